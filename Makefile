@@ -1,0 +1,35 @@
+# Two commands: `make run` and `make test`. Each does the whole set-up on a fresh clone.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test setup bench gradcheck sweep clean
+
+setup: $(STAMP)
+
+# torch==2.13.0 first: the CPU build on disk. An unpinned torch could pull a multi-GB CUDA build.
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/lnbench compare
+
+test: $(STAMP)
+	MPLBACKEND=Agg $(PY) -m pytest
+
+gradcheck: $(STAMP)
+	$(VENV)/bin/lnbench gradcheck
+
+sweep: $(STAMP)
+	$(VENV)/bin/lnbench batchsize-sweep
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_layernorm.py
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache

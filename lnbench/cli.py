@@ -1,0 +1,140 @@
+"""The ``lnbench`` command line: a thin Typer layer over :mod:`lnbench.experiments`.
+
+A mistake the user can fix (bad config key or value, bad argument) is one line on stderr and
+exit code 2, before any run folder exists.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from lnbench import experiments
+from lnbench.config import ConfigError, RunConfig, load_config
+
+app = typer.Typer(
+    name="lnbench",
+    help="Train and compare NoNorm / BatchNorm / LayerNorm RNNs and Transformers on CPU, "
+    "check the from-scratch LayerNorm gradients, and sweep the batch size.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+SetOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--set", "-s", help="Override a config key, e.g. --set train.epochs=5 (repeatable)."),
+]
+RunsDirOption = Annotated[Path, typer.Option("--runs-dir", help="Folder the run folder is created in.")]
+SeedOption = Annotated[Optional[int], typer.Option("--seed", help="Replace the config's seed (and compare.seeds).")]
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err_console.print(f"lnbench: error: {message}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _load(config: Optional[Path], overrides: Optional[list[str]], seed: Optional[int]) -> RunConfig:
+    try:
+        return load_config(config, overrides or [], seed)
+    except ConfigError as exc:
+        _fail(str(exc))
+
+
+@contextmanager
+def _progress(total_epochs: int):
+    """A rich progress bar over all epochs of all runs; yields the ``on_epoch`` callback."""
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("epochs"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=err_console, transient=False) as progress:
+        task = progress.add_task("training", total=total_epochs)
+        seen: dict[str, int] = {}
+
+        def on_epoch(label: str, epoch: int, epochs: int) -> None:
+            progress.advance(task, epoch - seen.get(label, 0))
+            seen[label] = epoch
+            progress.update(task, description=f"{label} epoch {epoch}/{epochs}")
+
+        yield on_epoch
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1%}"
+
+
+def _num(x: float | None, fmt: str = ".4f") -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def _print_rows(title: str, rows: list[dict], target_acc: float, sweep: bool = False) -> None:
+    table = Table(title=title, title_justify="left")
+    for col in ("model", "norm") + (("batch size",) if sweep else ()) + ("seed", "status"):
+        table.add_column(col)
+    table.add_column("final test acc", justify="right")
+    table.add_column("BN acc, batch stats", justify="right")
+    table.add_column("final train loss", justify="right")
+    if not sweep:
+        table.add_column(f"first epoch >= {target_acc:.0%}", justify="right")
+    table.add_column("seconds", justify="right")
+    for r in rows:
+        status = r["status"] if r["status"] == "completed" else f"[bold red]{r['status']}[/]"
+        cells = [r["family"], experiments.NORM_NAMES.get(r["norm"], r["norm"])]
+        cells += [str(r["batch_size"])] if sweep else []
+        cells += [str(r["seed"]), status, _pct(r["final_test_acc"]), _pct(r["final_test_acc_batch_stats"]), _num(r["final_train_loss"])]
+        cells += [] if sweep else [str(r["first_epoch_at_target"] or "never")]
+        cells += [_num(r["wall_seconds"], ".1f")]
+        table.add_row(*cells)
+    console.print(table)
+
+
+def _print_result(result: experiments.ExperimentResult) -> None:
+    for v in result.verdicts:
+        console.print(f"- {v}", highlight=False)
+    console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)
+
+
+@app.command()
+def train(
+    config: Annotated[Path, typer.Argument(help="YAML config, e.g. configs/train.yaml.")],
+    set_: SetOption = None,
+    runs_dir: RunsDirOption = Path("runs"),
+    seed: SeedOption = None,
+) -> None:
+    """Train one model; write config.yaml, run.json, metrics.json and the plots to a run folder."""
+    cfg = _load(config, set_, seed)
+    with _progress(cfg.train.epochs) as on_epoch:
+        result = experiments.train(cfg, runs_dir, on_epoch)
+    _print_rows(f"lnbench train: {cfg.name}", result.rows, cfg.compare.target_acc)
+    _print_result(result)
+
+
+@app.command()
+def compare(
+    config: Annotated[Path, typer.Argument(help="YAML config.")] = Path("configs/compare.yaml"),
+    set_: SetOption = None,
+    runs_dir: RunsDirOption = Path("runs"),
+    seed: SeedOption = None,
+) -> None:
+    """Train every model family x norm (x seed) on identical data; plot and tabulate them."""
+    cfg = _load(config, set_, seed)
+    spec = cfg.compare
+    total = len(spec.families) * len(spec.norms) * len(spec.seeds) * cfg.train.epochs
+    with _progress(total) as on_epoch:
+        result = experiments.compare(cfg, runs_dir, on_epoch)
+    _print_rows(f"lnbench compare: {cfg.name} ({cfg.train.epochs} epochs)", result.rows, spec.target_acc)
+    _print_result(result)
+

@@ -1,0 +1,188 @@
+"""Typed config schema, YAML loading and ``key=value`` overrides.
+
+A config file has the sections ``data``, ``model``, ``train`` (one run), and optionally
+``compare`` and ``sweep`` (what the multi-run experiments vary). Every key has a default here,
+so an empty file is a valid config; an unknown key, a wrong type or an impossible value is a
+:class:`ConfigError` whose message is one line naming the file and the key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+Norm = Literal["none", "batch", "layer"]
+Family = Literal["rnn", "transformer"]
+
+
+class ConfigError(ValueError):
+    """A config or override the user can fix; the message is one line naming file and key."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DataConfig(_Section):
+    """Arguments of :func:`lnbench.data.make_trend_data`."""
+
+    n_train: int = Field(1000, ge=1)
+    n_test: int = Field(200, ge=1)
+    seq_len: int = Field(20, ge=2)
+    features: int = Field(64, ge=1)
+    trend_strength: float = Field(0.5, ge=0)
+    noise_std: float = Field(1.0, ge=0)
+    offset_std: float = Field(1.0, ge=0)
+    scale_min: float = Field(0.25, gt=0)
+    scale_max: float = Field(4.0, gt=0)
+
+    @model_validator(mode="after")
+    def _scale_range(self) -> "DataConfig":
+        if self.scale_min > self.scale_max:
+            raise ValueError(f"scale_min ({self.scale_min}) must be <= scale_max ({self.scale_max})")
+        return self
+
+
+class ModelConfig(_Section):
+    """Which model to build (:func:`lnbench.models.build_model`)."""
+
+    family: Family = "rnn"
+    norm: Norm = "layer"
+    hidden_size: int = Field(64, ge=1)
+    num_layers: int = Field(1, ge=1)  # Transformer blocks
+    d_ff: int | None = Field(None, ge=1)  # Transformer feed-forward width; None: 4 * hidden_size
+
+
+class TrainConfig(_Section):
+    """Optimisation: Adam on cross-entropy."""
+
+    epochs: int = Field(50, ge=1)
+    batch_size: int = Field(64, ge=1)
+    lr: float = Field(1e-3, gt=0)
+    grad_clip: float | None = Field(None, gt=0)  # max global L2 norm; None: no clipping
+
+
+class CompareConfig(_Section):
+    """What ``lnbench compare`` varies: every family x norm x seed."""
+
+    families: list[Family] = Field(default_factory=lambda: ["rnn", "transformer"], min_length=1)
+    norms: list[Norm] = Field(default_factory=lambda: ["none", "batch", "layer"], min_length=1)
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    target_acc: float = Field(0.9, gt=0, le=1)  # "first epoch reaching" this test accuracy
+
+
+class SweepConfig(_Section):
+    """What ``lnbench batchsize-sweep`` varies: every norm x batch size, one family."""
+
+    family: Family = "rnn"
+    norms: list[Norm] = Field(default_factory=lambda: ["none", "batch", "layer"], min_length=1)
+    batch_sizes: list[int] = Field(default_factory=lambda: [1, 2, 4, 8, 16, 32, 64, 128], min_length=1)
+
+    @model_validator(mode="after")
+    def _positive(self) -> "SweepConfig":
+        if any(b < 1 for b in self.batch_sizes):
+            raise ValueError(f"batch_sizes must all be >= 1, got {self.batch_sizes}")
+        return self
+
+
+class RunConfig(_Section):
+    """A whole config file. ``name`` becomes the run folder's suffix."""
+
+    name: str = Field("run", pattern=r"^[A-Za-z0-9_.-]+$", max_length=80)
+    seed: int = 0
+    data: DataConfig = Field(default_factory=DataConfig)
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    train: TrainConfig = Field(default_factory=TrainConfig)
+    compare: CompareConfig = Field(default_factory=CompareConfig)
+    sweep: SweepConfig = Field(default_factory=SweepConfig)
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+
+
+def _allowed_keys(loc: tuple) -> list[str]:
+    section: type[BaseModel] = RunConfig
+    for part in loc:
+        annotation = section.model_fields[str(part)].annotation
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return []
+        section = annotation
+    return list(section.model_fields)
+
+
+def _format_error(source: str, err: ValidationError) -> str:
+    first = err.errors()[0]
+    key = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    msg = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "extra_forbidden":
+        msg = f"unknown key; allowed: {', '.join(_allowed_keys(first['loc'][:-1]))}"
+    elif "input" in first and not isinstance(first["input"], dict):
+        msg += f" (got {first['input']!r})"
+    more = len(err.errors()) - 1
+    return f"{source}: {key}: {msg}" + (f" (and {more} more error{'s' * (more > 1)})" if more else "")
+
+
+def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str = "--set") -> dict[str, Any]:
+    """Apply ``key.sub=value`` overrides to a raw config dict (values parsed as YAML).
+
+    Raises:
+        ConfigError: for an override without ``=`` or one that descends into a non-mapping.
+    """
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{source}: {item!r}: expected key=value, e.g. train.epochs=5")
+        node = raw
+        parts = key.strip().split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"{source}: {key}: {part!r} is not a section")
+        try:
+            node[parts[-1]] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            node[parts[-1]] = value
+    return raw
+
+
+def load_config(path: str | Path | None, overrides: list[str] | None = None, seed: int | None = None) -> RunConfig:
+    """Load, override and validate a YAML config.
+
+    Args:
+        path: a YAML file, or None for the schema defaults.
+        overrides: ``key=value`` strings applied after loading (``train.epochs=5``).
+        seed: if given, replaces ``seed`` (and ``compare.seeds`` with ``[seed]``).
+
+    Raises:
+        ConfigError: unreadable file, invalid YAML, unknown key, wrong type or impossible value;
+            the message is one line naming the file and the key.
+    """
+    source = str(path) if path is not None else "(defaults)"
+    raw: Any = {}
+    if path is not None:
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise ConfigError(f"{source}: cannot read config: {exc.strerror}") from None
+        try:
+            raw = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}" if mark else ""
+            raise ConfigError(f"{source}: invalid YAML{where}") from None
+        raw = {} if raw is None else raw
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{source}: expected a mapping of sections (data, model, train, ...)")
+    if overrides:
+        raw = apply_overrides(raw, overrides)
+        source += " (with --set)"
+    if seed is not None:
+        raw["seed"] = seed
+        raw.setdefault("compare", {})["seeds"] = [seed]
+    try:
+        return RunConfig.model_validate(raw)
+    except ValidationError as err:
+        raise ConfigError(_format_error(source, err)) from None

@@ -1,0 +1,245 @@
+"""The experiments: one training run, compare, batch-size sweep, gradcheck.
+
+Every command of the CLI is a function here that a notebook can call. Each returns an
+:class:`ExperimentResult` (the run folder, the summary rows and the verdicts) and prints
+nothing; progress is reported through the optional ``on_epoch(label, epoch, epochs)`` callback.
+
+Verdicts are computed from the metrics, with the test-set sampling noise of an accuracy
+(binomial standard error ``sqrt(p (1 - p) / n_test)``) as the yardstick: a difference smaller
+than 1.96 standard errors of the difference is reported as not distinguishable.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import mean
+
+import torch
+
+from lnbench import plots
+from lnbench.config import RunConfig
+from lnbench.data import make_trend_data
+from lnbench.models import build_model
+from lnbench.runs import Run
+from lnbench.training import History, train_model
+
+EpochCallback = Callable[[str, int, int], None]
+Z_95 = 1.96
+NORM_NAMES = plots.NORM_LABELS
+FAMILY_NAMES = {"rnn": "RNN", "transformer": "Transformer"}
+
+
+@dataclass
+class ExperimentResult:
+    """What an experiment wrote (``path``), its table (``rows``) and its verdicts."""
+
+    path: Path
+    status: str
+    rows: list[dict] = field(default_factory=list)
+    verdicts: list[str] = field(default_factory=list)
+
+
+def _first_epoch_at(acc: list[float], target: float) -> int | None:
+    return next((i + 1 for i, a in enumerate(acc) if a is not None and a >= target), None)
+
+
+def _metrics_body(cfg: RunConfig, hist: History) -> dict:
+    return {
+        "schema_version": 1,
+        "family": cfg.model.family,
+        "norm": cfg.model.norm,
+        "batch_size": cfg.train.batch_size,
+        "seed": cfg.seed,
+        "n_test": cfg.data.n_test,
+        **hist.to_dict(),
+    }
+
+
+def run_one(
+    cfg: RunConfig,
+    parent: str | Path,
+    name: str,
+    on_epoch: EpochCallback | None = None,
+    timestamped: bool = True,
+    target_acc: float = 0.9,
+) -> tuple[dict, Path]:
+    """Train one model as its own run folder; the building block of every experiment.
+
+    The run is a pure function of ``cfg``: the data comes from ``cfg.data`` and ``cfg.seed``,
+    the initial weights from ``torch.manual_seed(cfg.seed)``, the batch order from the seed.
+    ``metrics.json`` is rewritten after every epoch, so an interrupted run keeps its epochs.
+
+    Returns:
+        The summary row (see README, "summary.json") and the run folder.
+    """
+    label = f"{cfg.model.family}/{cfg.model.norm}/bs{cfg.train.batch_size}/seed{cfg.seed}"
+    with Run(parent, name, cfg.to_yaml(), cfg.seed, "train", timestamped=timestamped) as run:
+        data = make_trend_data(**cfg.data.model_dump(), seed=cfg.seed)
+        torch.manual_seed(cfg.seed)
+        model = build_model(cfg.model, data.input_size, data.seq_len)
+
+        def epoch_done(epoch: int, hist: History) -> None:
+            run.write_json("metrics.json", _metrics_body(cfg, hist))
+            if on_epoch is not None:
+                on_epoch(label, epoch, cfg.train.epochs)
+
+        hist = train_model(model, data, cfg.train, seed=cfg.seed, on_epoch=epoch_done)
+        run.write_json("metrics.json", _metrics_body(cfg, hist))
+        if hist.status == "diverged":
+            run.set_status("diverged", f"loss became NaN or inf at epoch {hist.diverged_at_epoch}")
+            if on_epoch is not None:  # account for the epochs it will not run
+                on_epoch(label, cfg.train.epochs, cfg.train.epochs)
+
+    last = lambda xs: xs[-1] if xs else None  # noqa: E731
+    row = {
+        "family": cfg.model.family,
+        "norm": cfg.model.norm,
+        "batch_size": cfg.train.batch_size,
+        "seed": cfg.seed,
+        "status": run.status,
+        "epochs_completed": len(hist.epochs),
+        "final_test_acc": last(hist.test_acc),
+        "final_test_acc_batch_stats": last(hist.test_acc_batch_stats or []),
+        "final_train_loss": last(hist.train_loss),
+        "final_test_loss": last(hist.test_loss),
+        "first_epoch_at_target": _first_epoch_at(hist.test_acc, target_acc),
+        "wall_seconds": run.manifest["wall_seconds"],
+        "run_dir": run.path.name,
+    }
+    return row, run.path
+
+
+def _load_metrics(run_dirs: list[Path]) -> list[dict]:
+    out = []
+    for d in run_dirs:
+        f = d / "metrics.json"
+        if f.exists():
+            out.append(json.loads(f.read_text()))
+    return out
+
+
+def _draw_comparison(path: Path, run_dirs: list[Path], target_acc: float) -> list[str]:
+    metrics = [m for m in _load_metrics(run_dirs) if m["epochs"]]
+    if not metrics:
+        return []
+    files = [
+        plots.plot_training_loss(metrics, path / "training_loss.png"),
+        plots.plot_test_accuracy(metrics, path / "test_accuracy.png", target_acc),
+        plots.plot_hidden_norm(metrics, path / "hidden_norm.png"),
+        plots.plot_grad_norm(metrics, path / "grad_norm.png"),
+    ]
+    return [f.name for f in files]
+
+
+def _binomial_se(p: float, n: int) -> float:
+    return math.sqrt(max(p * (1 - p), 1.0 / n) / n)  # floor: p = 1.0 still has sampling noise
+
+
+def _distinguishable(p1: float, p2: float, n: int) -> bool:
+    return abs(p1 - p2) > Z_95 * math.hypot(_binomial_se(p1, n), _binomial_se(p2, n))
+
+
+def compare_verdicts(rows: list[dict], n_test: int, epochs: int, target_acc: float) -> list[str]:
+    """Which norm reached ``target_acc`` first and whether final accuracies differ, per family.
+
+    Computed from the summary rows only; a difference inside test-set noise is said to be so.
+    """
+    verdicts = []
+    for family in dict.fromkeys(r["family"] for r in rows):
+        fam = FAMILY_NAMES.get(family, family)
+        by_norm: dict[str, list[dict]] = {}
+        for r in rows:
+            if r["family"] == family:
+                by_norm.setdefault(r["norm"], []).append(r)
+        n_seeds = max(len(v) for v in by_norm.values())
+        diverged = [NORM_NAMES[n] for n, rs in by_norm.items() if any(r["status"] == "diverged" for r in rs)]
+        if diverged:
+            verdicts.append(f"{fam}: diverged (NaN/inf loss): {', '.join(diverged)}.")
+        reach = {n: [r["first_epoch_at_target"] for r in rs] for n, rs in by_norm.items()}
+        reached = {n: mean(e) for n, e in reach.items() if all(x is not None for x in e)}
+        never = [NORM_NAMES[n] for n in by_norm if n not in reached]
+        if reached:
+            order = sorted(reached, key=reached.get)
+            ranking = ", ".join(f"{NORM_NAMES[n]} (epoch {reached[n]:g})" for n in order)
+            text = f"{fam}: first to {target_acc:.0%} test accuracy: {ranking}"
+            if len(order) > 1 and reached[order[0]] == reached[order[1]]:
+                text += " (a tie at the top)"
+            if never:
+                text += f"; not reached in {epochs} epochs{' by every seed' if n_seeds > 1 else ''}: {', '.join(never)}"
+            verdicts.append(text + ".")
+        else:
+            verdicts.append(f"{fam}: no norm reached {target_acc:.0%} test accuracy in {epochs} epochs.")
+
+        finals = {
+            n: mean(r["final_test_acc"] for r in rs)
+            for n, rs in by_norm.items()
+            if all(r["final_test_acc"] is not None for r in rs)
+        }
+        if len(finals) > 1:
+            best = max(finals, key=finals.get)
+            n_eff = n_test * n_seeds
+            parts = []
+            for n, acc in sorted(finals.items(), key=lambda kv: -kv[1]):
+                if n == best:
+                    continue
+                tag = "below" if _distinguishable(finals[best], acc, n_eff) else "not distinguishable from"
+                parts.append(f"{NORM_NAMES[n]} {acc:.1%} ({tag} it)")
+            verdicts.append(
+                f"{fam}: best final test accuracy {NORM_NAMES[best]} {finals[best]:.1%}; "
+                + "; ".join(parts)
+                + f" [95% test-set noise, n={n_eff}]."
+            )
+    if rows and max(1, len({r["seed"] for r in rows})) == 1:
+        verdicts.append(
+            "One seed: epoch rankings can change with the seed; set compare.seeds to several seeds for a spread."
+        )
+    return verdicts
+
+
+def _with(cfg: RunConfig, **changes) -> RunConfig:
+    """A deep copy of ``cfg`` with dotted-path changes, re-validated."""
+    raw = cfg.model_dump(mode="python")
+    for key, value in changes.items():
+        node = raw
+        *parents, leaf = key.split("__")
+        for p in parents:
+            node = node[p]
+        node[leaf] = value
+    return RunConfig.model_validate(raw)
+
+
+def train(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None) -> ExperimentResult:
+    """One training run (``lnbench train``): a run folder with metrics.json and the four plots."""
+    row, path = run_one(cfg, runs_dir, cfg.name, on_epoch, target_acc=cfg.compare.target_acc)
+    _draw_comparison(path, [path], cfg.compare.target_acc)
+    return ExperimentResult(path, row["status"], [row])
+
+
+def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None) -> ExperimentResult:
+    """``lnbench compare``: every family x norm x seed of ``cfg.compare`` on identical data.
+
+    Writes one child run per model, the four comparison plots and summary.json into one run
+    folder. A diverged child is recorded and the comparison goes on.
+    """
+    spec = cfg.compare
+    with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed, "compare") as run:
+        rows, dirs = [], []
+        for family in spec.families:
+            for norm in spec.norms:
+                for seed in spec.seeds:
+                    child = _with(cfg, model__family=family, model__norm=norm, seed=seed)
+                    row, path = run_one(child, run.path, f"{family}_{norm}_seed{seed}", on_epoch, False, spec.target_acc)
+                    rows.append(row)
+                    dirs.append(path)
+                    run.write_json("summary.json", {"kind": "compare", "complete": False, "rows": rows})
+        figures = _draw_comparison(run.path, dirs, spec.target_acc)
+        verdicts = compare_verdicts(rows, cfg.data.n_test, cfg.train.epochs, spec.target_acc)
+        run.write_json(
+            "summary.json",
+            {"kind": "compare", "complete": True, "target_acc": spec.target_acc, "rows": rows, "verdicts": verdicts, "figures": figures},
+        )
+    return ExperimentResult(run.path, run.status, rows, verdicts)

@@ -1,0 +1,206 @@
+"""The two model families, each with a pluggable norm (``none`` / ``batch`` / ``layer``).
+
+RNN (Ba et al. 2016, section 3.1, eq. 4): the summed inputs of the recurrent layer,
+``a_t = W_hh h_{t-1} + W_xh x_t``, are normalized before the nonlinearity::
+
+    h_t = tanh(norm(a_t))          norm's beta plays the role of the bias b
+
+Transformer: a single-head, pre-norm block (nanoGPT's ordering)::
+
+    x = x + attn(norm_1(x));  x = x + mlp(norm_2(x))
+
+Shapes: B batch, T seq_len, H hidden_size / d_model, C num_classes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from lnbench.norms import build_norm
+
+
+class RNNCellWithNorm(nn.Module):
+    """One step of a tanh RNN with the summed inputs normalized (Ba et al. 2016, eq. 4).
+
+    ``a_t = W_hh h_{t-1} + W_xh x_t (+ bias)``, ``h_t = tanh(norm(a_t))``. The bias is only
+    present with ``norm="none"``: with a norm, the norm's ``beta`` is the bias (the paper's b).
+
+    Args:
+        hidden_size: H.
+        norm: ``none``, ``batch`` or ``layer``.
+        input_size: size of x_t; defaults to H (so ``W_xh`` is ``(H, H)``).
+
+    Shape:
+        x: ``(B, input_size)``, h: ``(B, H)`` -> ``(B, H)``, float32.
+
+    Raises:
+        ValueError: for an unknown ``norm``.
+    """
+
+    def __init__(self, hidden_size: int, norm: str, input_size: int | None = None) -> None:
+        super().__init__()
+        input_size = hidden_size if input_size is None else input_size
+        self.hidden_size, self.input_size, self.norm_kind = hidden_size, input_size, norm
+        bound = 1.0 / math.sqrt(hidden_size)  # torch.nn.RNN's init
+        self.W_hh = nn.Parameter(torch.empty(hidden_size, hidden_size).uniform_(-bound, bound))
+        self.W_xh = nn.Parameter(torch.empty(hidden_size, input_size).uniform_(-bound, bound))
+        self.bias = nn.Parameter(torch.zeros(hidden_size)) if norm == "none" else None
+        self.norm = build_norm(norm, hidden_size)
+
+    def forward(self, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        a = h @ self.W_hh.T + x @ self.W_xh.T  # (B, H) summed inputs
+        if self.bias is not None:
+            a = a + self.bias
+        return torch.tanh(self.norm(a))
+
+    def extra_repr(self) -> str:
+        return f"input_size={self.input_size}, hidden_size={self.hidden_size}, norm={self.norm_kind!r}"
+
+
+class SimpleRNN(nn.Module):
+    """A one-layer RNN classifier: unroll T steps from ``h_0 = 0``, then ``Linear(H, C)`` on h_T.
+
+    Args:
+        input_size: features per timestep of the input.
+        hidden_size: H.
+        num_classes: C.
+        norm: ``none``, ``batch`` or ``layer`` (see :class:`RNNCellWithNorm`).
+
+    Shape:
+        Input: ``(B, T, input_size)`` float32. Output: logits ``(B, C)``; with
+        ``return_hidden=True`` also the hidden states ``(B, T, H)``.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_classes: int, norm: str) -> None:
+        super().__init__()
+        self.cell = RNNCellWithNorm(hidden_size, norm, input_size=input_size)
+        self.head = nn.Linear(hidden_size, num_classes)
+
+    def forward(self, x: torch.Tensor, return_hidden: bool = False):
+        B, T, _ = x.shape
+        h = x.new_zeros(B, self.cell.hidden_size)
+        hidden = []
+        for t in range(T):
+            h = self.cell(x[:, t], h)  # (B, H)
+            hidden.append(h)
+        logits = self.head(h)  # (B, C)
+        if return_hidden:
+            return logits, torch.stack(hidden, dim=1)  # (B, T, H)
+        return logits
+
+
+class SelfAttention(nn.Module):
+    """Single-head scaled dot-product self-attention (Vaswani et al. 2017, eq. 1), no mask.
+
+    Shape: ``(B, T, D)`` -> ``(B, T, D)``.
+    """
+
+    def __init__(self, d_model: int) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.proj = nn.Linear(d_model, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.qkv(x).chunk(3, dim=-1)  # each (B, T, D)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (B, T, T)
+        return self.proj(att.softmax(dim=-1) @ v)  # (B, T, D)
+
+
+class TransformerBlock(nn.Module):
+    """A pre-norm Transformer block: ``x + attn(norm_1(x))`` then ``x + mlp(norm_2(x))``.
+
+    Args:
+        d_model: D, the width of the residual stream.
+        norm: ``none``, ``batch`` or ``layer``; BatchNorm takes statistics over (B, T).
+        d_ff: hidden width of the feed-forward layer. Default: ``4 * d_model``.
+
+    Shape:
+        ``(B, T, D)`` -> ``(B, T, D)``.
+    """
+
+    def __init__(self, d_model: int, norm: str, d_ff: int | None = None) -> None:
+        super().__init__()
+        d_ff = 4 * d_model if d_ff is None else d_ff
+        self.norm_1 = build_norm(norm, d_model)
+        self.attn = SelfAttention(d_model)
+        self.norm_2 = build_norm(norm, d_model)
+        self.mlp = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.norm_1(x))
+        return x + self.mlp(self.norm_2(x))
+
+
+class TransformerClassifier(nn.Module):
+    """Input projection + learned positions, pre-norm block(s), final norm, mean pool, Linear.
+
+    The learned position embedding is what lets attention see order at all: without it the
+    model is permutation invariant and cannot tell an increasing trend from a decreasing one.
+
+    Args:
+        input_size: features per timestep of the input.
+        d_model: D.
+        num_classes: C.
+        norm: ``none``, ``batch`` or ``layer`` (every norm in the model, the final one included).
+        seq_len: T, the number of learned positions.
+        num_layers: number of blocks. Default: 1.
+        d_ff: feed-forward width. Default: ``4 * d_model``.
+
+    Shape:
+        Input: ``(B, T, input_size)``. Output: logits ``(B, C)``; with ``return_hidden=True``
+        also the residual stream after the last block, ``(B, T, D)``.
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        d_model: int,
+        num_classes: int,
+        norm: str,
+        seq_len: int,
+        num_layers: int = 1,
+        d_ff: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.input_proj = nn.Linear(input_size, d_model)
+        self.pos_emb = nn.Parameter(torch.randn(seq_len, d_model) * 0.02)
+        self.blocks = nn.ModuleList(TransformerBlock(d_model, norm, d_ff) for _ in range(num_layers))
+        self.norm_f = build_norm(norm, d_model)
+        self.head = nn.Linear(d_model, num_classes)
+
+    def forward(self, x: torch.Tensor, return_hidden: bool = False):
+        T = x.shape[1]
+        if T > self.pos_emb.shape[0]:
+            raise ValueError(f"sequence length {T} exceeds the model's seq_len {self.pos_emb.shape[0]}")
+        z = self.input_proj(x) + self.pos_emb[:T]  # (B, T, D)
+        for block in self.blocks:
+            z = block(z)
+        logits = self.head(self.norm_f(z).mean(dim=1))  # (B, C)
+        if return_hidden:
+            return logits, z
+        return logits
+
+
+def build_model(model_cfg, input_size: int, seq_len: int, num_classes: int = 2) -> nn.Module:
+    """Build the model a :class:`lnbench.config.ModelConfig` describes.
+
+    Raises:
+        ValueError: for an unknown family or norm.
+    """
+    if model_cfg.family == "rnn":
+        return SimpleRNN(input_size, model_cfg.hidden_size, num_classes, model_cfg.norm)
+    if model_cfg.family == "transformer":
+        return TransformerClassifier(
+            input_size,
+            model_cfg.hidden_size,
+            num_classes,
+            model_cfg.norm,
+            seq_len=seq_len,
+            num_layers=model_cfg.num_layers,
+            d_ff=model_cfg.d_ff,
+        )
+    raise ValueError(f"unknown model family {model_cfg.family!r}; allowed: rnn, transformer")

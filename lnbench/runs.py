@@ -1,0 +1,187 @@
+"""Run folders: unique names, the run.json manifest, atomic JSON writes.
+
+Layout (see README, "Run folder")::
+
+    runs/<UTC timestamp with microseconds>_<name>/
+        config.yaml   run.json   metrics.json   *.png   <child runs>/   summary.json
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+STATUSES = ("running", "completed", "failed", "interrupted", "diverged")
+
+
+def utc_now() -> str:
+    """The current UTC time, ISO 8601 with microseconds (``2026-11-30T01:34:25.123456+00:00``)."""
+    return datetime.now(timezone.utc).isoformat()
+
+
+def _jsonable(obj: Any) -> Any:
+    """NaN and inf are not JSON: write them as null (JSON readers elsewhere choke on ``NaN``)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, (np.floating, np.integer)):
+        return _jsonable(obj.item())
+    return obj
+
+
+def write_json_atomic(path: str | Path, obj: Any) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically (temporary file in the same folder, then
+    ``os.replace``), so a reader never sees half a file. Non-finite floats become ``null``."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(_jsonable(obj), f, indent=2, allow_nan=False)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def create_run_dir(parent: str | Path, name: str) -> Path:
+    """Create ``parent/<UTC timestamp with microseconds>_<name>`` with ``exist_ok=False``.
+
+    Two runs started in the same microsecond get two folders (the second retries with a new
+    timestamp); an existing folder is never reused.
+    """
+    parent = Path(parent)
+    parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S_%fZ")
+        path = parent / f"{stamp}_{name}"
+        try:
+            path.mkdir(exist_ok=False)
+            return path
+        except FileExistsError:
+            time.sleep(1e-6)
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+class Run:
+    """One run folder and its manifest.
+
+    Use as a context manager: on entry the folder is created with ``config.yaml`` and a
+    ``run.json`` whose status is ``running``; on exit the status becomes ``completed``,
+    ``failed`` (with the error message), ``interrupted`` (Ctrl-C) or whatever
+    :meth:`set_status` chose (``diverged``), with the end time and wall seconds. Whatever was
+    written before a failure stays.
+
+    Args:
+        parent: the folder to create the run folder in (``runs/`` or a parent run folder).
+        name: suffix of the folder name.
+        config_yaml: the resolved config, written as ``config.yaml``.
+        seed: recorded in the manifest.
+        kind: ``train``, ``compare``, ``batchsize-sweep`` or ``gradcheck``.
+        timestamped: False for a child run: the folder is ``parent/name`` (still never reused).
+    """
+
+    def __init__(
+        self,
+        parent: str | Path,
+        name: str,
+        config_yaml: str | None,
+        seed: int | None,
+        kind: str,
+        timestamped: bool = True,
+    ) -> None:
+        self.parent, self.name, self.config_yaml = Path(parent), name, config_yaml
+        self.timestamped = timestamped
+        self.path: Path | None = None
+        self.status = "running"
+        self._t0 = 0.0
+        self.manifest: dict[str, Any] = {
+            "kind": kind,
+            "name": name,
+            "status": "running",
+            "command": sys.argv,
+            "seed": seed,
+            "versions": {
+                "python": platform.python_version(),
+                "torch": torch.__version__,
+                "numpy": np.__version__,
+            },
+            "platform": platform.platform(),
+            "git_commit": _git_commit(),
+            "start_time": None,
+            "end_time": None,
+            "wall_seconds": None,
+            "error": None,
+        }
+
+    def __enter__(self) -> "Run":
+        if self.timestamped:
+            self.path = create_run_dir(self.parent, self.name)
+        else:  # a child run inside its parent's folder: a plain, readable name
+            self.path = self.parent / self.name
+            self.path.mkdir(parents=False, exist_ok=False)
+        self._t0 = time.perf_counter()
+        self.manifest["start_time"] = utc_now()
+        if self.config_yaml is not None:
+            (self.path / "config.yaml").write_text(self.config_yaml)
+        self.write_manifest()
+        return self
+
+    def set_status(self, status: str, error: str | None = None) -> None:
+        if status not in STATUSES:
+            raise ValueError(f"unknown status {status!r}; allowed: {', '.join(STATUSES)}")
+        self.status = status
+        if error is not None:
+            self.manifest["error"] = error
+
+    def write_manifest(self) -> None:
+        self.manifest["status"] = self.status
+        write_json_atomic(self.path / "run.json", self.manifest)
+
+    def write_json(self, filename: str, obj: Any) -> Path:
+        path = self.path / filename
+        write_json_atomic(path, obj)
+        return path
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc_type is None:
+            if self.status == "running":
+                self.status = "completed"
+        elif issubclass(exc_type, KeyboardInterrupt):
+            self.status = "interrupted"
+            self.manifest["error"] = "interrupted by the user (KeyboardInterrupt)"
+        else:
+            self.status = "failed"
+            self.manifest["error"] = f"{exc_type.__name__}: {exc}"
+        self.manifest["end_time"] = utc_now()
+        self.manifest["wall_seconds"] = round(time.perf_counter() - self._t0, 3)
+        self.write_manifest()
+        return False
