@@ -72,6 +72,23 @@ def _progress(total_epochs: int):
         yield on_epoch
 
 
+@app.command("batchsize-sweep")
+def batchsize_sweep(
+    config: Annotated[Path, typer.Argument(help="YAML config.")] = Path("configs/batchsize_sweep.yaml"),
+    set_: SetOption = None,
+    runs_dir: RunsDirOption = Path("runs"),
+    seed: SeedOption = None,
+) -> None:
+    """Train each norm at each batch size (same data, weights, seed and epochs); plot and tabulate."""
+    cfg = _load(config, set_, seed)
+    spec = cfg.sweep
+    with _progress(len(spec.norms) * len(spec.batch_sizes) * cfg.train.epochs) as on_epoch:
+        result = experiments.batchsize_sweep(cfg, runs_dir, on_epoch)
+    title = f"lnbench batchsize-sweep: {spec.family}, {cfg.train.epochs} epochs, lr {cfg.train.lr:g}"
+    _print_rows(title, result.rows, cfg.compare.target_acc, sweep=True)
+    _print_result(result)
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.1%}"
 
@@ -81,24 +98,33 @@ def _num(x: float | None, fmt: str = ".4f") -> str:
 
 
 def _print_rows(title: str, rows: list[dict], target_acc: float, sweep: bool = False) -> None:
-    table = Table(title=title, title_justify="left")
-    for col in ("model", "norm") + (("batch size",) if sweep else ()) + ("seed", "status"):
-        table.add_column(col)
-    table.add_column("final test acc", justify="right")
-    table.add_column("BN acc, batch stats", justify="right")
-    table.add_column("final train loss", justify="right")
-    if not sweep:
-        table.add_column(f"first epoch >= {target_acc:.0%}", justify="right")
-    table.add_column("seconds", justify="right")
+    """The summary rows as a rich table (the same rows are in summary.json)."""
+    seeds = len({r["seed"] for r in rows}) > 1
+    has_bn = any(r["final_test_acc_batch_stats"] is not None for r in rows)
+    table = Table(title=title, title_justify="left", caption_justify="left")
+    columns = ["model", "norm"] + (["batch"] if sweep else []) + (["seed"] if seeds else [])
+    columns += ["test acc"] + (["BN acc, batch stats"] if has_bn else []) + ["train loss"]
+    columns += [] if sweep else [f"1st epoch >= {target_acc:.0%}"]
+    columns += ["seconds", "status"]
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("model", "norm", "status") else "right")
     for r in rows:
-        status = r["status"] if r["status"] == "completed" else f"[bold red]{r['status']}[/]"
-        cells = [r["family"], experiments.NORM_NAMES.get(r["norm"], r["norm"])]
+        cells = [experiments.FAMILY_NAMES.get(r["family"], r["family"]), r["norm"]]
         cells += [str(r["batch_size"])] if sweep else []
-        cells += [str(r["seed"]), status, _pct(r["final_test_acc"]), _pct(r["final_test_acc_batch_stats"]), _num(r["final_train_loss"])]
+        cells += [str(r["seed"])] if seeds else []
+        cells += [_pct(r["final_test_acc"])] + ([_pct(r["final_test_acc_batch_stats"])] if has_bn else [])
+        cells += [_num(r["final_train_loss"])]
         cells += [] if sweep else [str(r["first_epoch_at_target"] or "never")]
-        cells += [_num(r["wall_seconds"], ".1f")]
+        status = "ok" if r["status"] == "completed" else f"[bold red]{r['status']}[/]"
+        cells += [_num(r["wall_seconds"], ".1f"), status]
         table.add_row(*cells)
+    n_test = rows[0].get("n_test") if rows else None
+    if n_test:
+        table.caption = f"test acc: eval mode (BatchNorm with running statistics), n_test = {n_test}"
     console.print(table)
+    notes = sorted({w for r in rows for w in r.get("warnings", [])})
+    for note in notes:
+        console.print(f"[dim]note: {note}[/]", highlight=False)
 
 
 def _print_result(result: experiments.ExperimentResult) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from lnbench import plots
 from lnbench.config import RunConfig
 from lnbench.data import make_trend_data
 from lnbench.models import build_model
+from lnbench.norms import SingleValueBatchWarning
 from lnbench.runs import Run
 from lnbench.training import History, train_model
 
@@ -54,6 +56,7 @@ def _metrics_body(cfg: RunConfig, hist: History) -> dict:
         "norm": cfg.model.norm,
         "batch_size": cfg.train.batch_size,
         "seed": cfg.seed,
+        "hidden_size": cfg.model.hidden_size,
         "n_test": cfg.data.n_test,
         **hist.to_dict(),
     }
@@ -87,7 +90,14 @@ def run_one(
             if on_epoch is not None:
                 on_epoch(label, epoch, cfg.train.epochs)
 
-        hist = train_model(model, data, cfg.train, seed=cfg.seed, on_epoch=epoch_done)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SingleValueBatchWarning)
+            hist = train_model(model, data, cfg.train, seed=cfg.seed, on_epoch=epoch_done)
+        notes = sorted({str(w.message) for w in caught if issubclass(w.category, SingleValueBatchWarning)})
+        for w in caught:  # pass every other warning on unchanged
+            if not issubclass(w.category, SingleValueBatchWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        run.manifest["warnings"] = notes
         run.write_json("metrics.json", _metrics_body(cfg, hist))
         if hist.status == "diverged":
             run.set_status("diverged", f"loss became NaN or inf at epoch {hist.diverged_at_epoch}")
@@ -108,6 +118,8 @@ def run_one(
         "final_test_loss": last(hist.test_loss),
         "first_epoch_at_target": _first_epoch_at(hist.test_acc, target_acc),
         "wall_seconds": run.manifest["wall_seconds"],
+        "n_test": cfg.data.n_test,
+        "warnings": notes,
         "run_dir": run.path.name,
     }
     return row, run.path
@@ -241,5 +253,89 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
         run.write_json(
             "summary.json",
             {"kind": "compare", "complete": True, "target_acc": spec.target_acc, "rows": rows, "verdicts": verdicts, "figures": figures},
+        )
+    return ExperimentResult(run.path, run.status, rows, verdicts)
+
+
+def sweep_verdicts(rows: list[dict], n_test: int) -> list[str]:
+    """Per norm: where the final test accuracy falls below the same norm's best batch size, and
+    where it falls below NoNorm at the same batch size (which separates the norm's own batch
+    dependence from the budget effect of fewer, larger steps). Differences inside test-set
+    noise are not reported as degradation."""
+    verdicts = []
+    cell = {(r["norm"], r["batch_size"]): r for r in rows}
+    for norm in dict.fromkeys(r["norm"] for r in rows):
+        name = NORM_NAMES.get(norm, norm)
+        cells = sorted((r for r in rows if r["norm"] == norm), key=lambda r: r["batch_size"])
+        diverged = [r["batch_size"] for r in cells if r["status"] == "diverged"]
+        ok = [r for r in cells if r["final_test_acc"] is not None and r["status"] != "diverged"]
+        if diverged:
+            verdicts.append(f"{name}: diverged at batch size {', '.join(map(str, diverged))}.")
+        if not ok:
+            continue
+        best = max(ok, key=lambda r: r["final_test_acc"])
+        low = [r for r in ok if _distinguishable(best["final_test_acc"], r["final_test_acc"], n_test)]
+        lo, hi = min(r["final_test_acc"] for r in ok), best["final_test_acc"]
+        if len(ok) == 1:
+            verdicts.append(f"{name}: test accuracy {hi:.1%} at batch size {best['batch_size']} (one batch size: nothing to compare).")
+            continue
+        text = f"{name}: test accuracy {lo:.1%} to {hi:.1%} across batch sizes (best at {best['batch_size']})"
+        if low:
+            worst = ", ".join(f"{r['batch_size']} ({r['final_test_acc']:.1%})" for r in low)
+            text += f"; below its best beyond test-set noise at batch size {worst}"
+        else:
+            text += "; no batch size is below its best beyond test-set noise"
+        if norm != "none":
+            vs_none = [
+                r for r in ok
+                if ("none", r["batch_size"]) in cell
+                and cell[("none", r["batch_size"])]["final_test_acc"] is not None
+                and cell[("none", r["batch_size"])]["final_test_acc"] > r["final_test_acc"]
+                and _distinguishable(cell[("none", r["batch_size"])]["final_test_acc"], r["final_test_acc"], n_test)
+            ]
+            if vs_none:
+                text += f"; below NoNorm at the same batch size at {', '.join(str(r['batch_size']) for r in vs_none)}"
+            elif ("none", best["batch_size"]) in cell:
+                text += "; never below NoNorm at the same batch size"
+        bs_gap = [
+            r for r in ok
+            if r["final_test_acc_batch_stats"] is not None
+            and _distinguishable(r["final_test_acc"], r["final_test_acc_batch_stats"], n_test)
+        ]
+        if bs_gap:
+            text += "; eval (running stats) vs batch stats differ at " + ", ".join(
+                f"{r['batch_size']} ({r['final_test_acc']:.1%} vs {r['final_test_acc_batch_stats']:.1%})" for r in bs_gap
+            )
+        verdicts.append(text + ".")
+    return verdicts
+
+
+def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None) -> ExperimentResult:
+    """``lnbench batchsize-sweep``: every norm x batch size of ``cfg.sweep``, one model family.
+
+    Every cell uses the same data, seed and initial weights and the same number of epochs
+    (so the same number of training samples; smaller batches take more, noisier steps).
+    A diverged cell is recorded and the sweep goes on.
+    """
+    spec = cfg.sweep
+    with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed, "batchsize-sweep") as run:
+        rows = []
+        for norm in spec.norms:
+            for bs in spec.batch_sizes:
+                child = _with(cfg, model__family=spec.family, model__norm=norm, train__batch_size=bs)
+                row, _ = run_one(child, run.path, f"{spec.family}_{norm}_bs{bs}", on_epoch, False, cfg.compare.target_acc)
+                rows.append(row)
+                run.write_json("summary.json", {"kind": "batchsize-sweep", "complete": False, "rows": rows})
+        figures = []
+        if any(r["final_test_acc"] is not None for r in rows):
+            fam = FAMILY_NAMES.get(spec.family, spec.family)
+            figures = [
+                plots.plot_sweep(rows, "final_test_acc", "final test accuracy", f"{fam}: test accuracy after {cfg.train.epochs} epochs vs batch size", run.path / "accuracy_vs_batch_size.png").name,
+                plots.plot_sweep(rows, "final_train_loss", "final train loss (nats, log scale)", f"{fam}: training loss after {cfg.train.epochs} epochs vs batch size", run.path / "train_loss_vs_batch_size.png", log_y=True).name,
+            ]
+        verdicts = sweep_verdicts(rows, cfg.data.n_test)
+        run.write_json(
+            "summary.json",
+            {"kind": "batchsize-sweep", "complete": True, "family": spec.family, "epochs": cfg.train.epochs, "lr": cfg.train.lr, "rows": rows, "verdicts": verdicts, "figures": figures},
         )
     return ExperimentResult(run.path, run.status, rows, verdicts)

@@ -17,6 +17,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 NORM_COLORS = {"none": "tab:gray", "batch": "tab:orange", "layer": "tab:blue"}
 NORM_LABELS = {"none": "NoNorm", "batch": "BatchNorm", "layer": "LayerNorm"}
@@ -61,6 +62,9 @@ def _family_axes(n: int, title: str):
 
 
 def _save(fig, path: str | Path) -> Path:
+    for ax in fig.axes:
+        if ax.get_xlabel() in ("epoch", "timestep t"):
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return Path(path)
@@ -118,7 +122,10 @@ def plot_hidden_norm(metrics: list[dict], path: str | Path) -> Path:
                 _draw(ax, np.arange(1, len(final[0]) + 1), final, norm, ", last epoch", marker="o", ms=3)
             if init:
                 _draw(ax, np.arange(1, len(init[0]) + 1), init, norm, ", init", ls=":", lw=1.2)
-        ylabel = "mean ||h_t||" if family == "rnn" else "mean ||residual stream||"
+        ylabel = "mean ||h_t|| (L2)" if family == "rnn" else "mean ||residual stream|| (L2)"
+        sizes = {r.get("hidden_size") for rs in norms.values() for r in rs}
+        if family == "rnn" and len(sizes) == 1 and None not in sizes:  # |tanh| < 1
+            ax.axhline(np.sqrt(sizes.pop()), color="k", lw=0.7, ls="--", label="bound sqrt(H) of tanh")
         ax.set(title=FAMILY_LABELS.get(family, family), xlabel="timestep t", ylabel=ylabel)
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
@@ -163,7 +170,8 @@ def plot_sweep(rows: list[dict], key: str, ylabel: str, title: str, path: str | 
     """Batch-size sweep: ``key`` of each cell against batch size (log2 axis), one line per norm.
 
     ``rows`` are summary rows with ``norm``, ``batch_size``, ``status`` and ``key``; diverged
-    cells are drawn as an x at the bottom of the axes. For ``final_test_acc``, BatchNorm's
+    cells are drawn as an x at the bottom of the axes. Accuracies get a 95% binomial error bar
+    over the ``n_test`` test sequences. For ``final_test_acc``, BatchNorm's
     accuracy with batch statistics (``final_test_acc_batch_stats``) is drawn dashed.
     """
     fig, ax = plt.subplots(figsize=(7.5, 4.8), constrained_layout=True)
@@ -174,7 +182,12 @@ def plot_sweep(rows: list[dict], key: str, ylabel: str, title: str, path: str | 
         cells = sorted(cells, key=lambda r: r["batch_size"])
         bs = np.array([c["batch_size"] for c in cells])
         y = _series([c.get(key) for c in cells])
-        ax.plot(bs, y, marker="o", color=NORM_COLORS.get(norm), label=NORM_LABELS.get(norm, norm))
+        if key == "final_test_acc" and all(c.get("n_test") for c in cells):  # binomial 95% interval
+            n = np.array([c["n_test"] for c in cells], dtype=float)
+            err = 1.96 * np.sqrt(np.clip(y * (1 - y), 1 / n, None) / n)
+            ax.errorbar(bs, y, yerr=err, marker="o", capsize=3, color=NORM_COLORS.get(norm), label=NORM_LABELS.get(norm, norm))
+        else:
+            ax.plot(bs, y, marker="o", color=NORM_COLORS.get(norm), label=NORM_LABELS.get(norm, norm))
         if key == "final_test_acc" and any(c.get("final_test_acc_batch_stats") is not None for c in cells):
             yb = _series([c.get("final_test_acc_batch_stats") for c in cells])
             ax.plot(bs, yb, marker="s", ls="--", lw=1, color=NORM_COLORS.get(norm), label=f"{NORM_LABELS.get(norm, norm)} (batch stats)")

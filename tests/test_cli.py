@@ -1,0 +1,129 @@
+"""End to end through the Typer CLI on tiny configs."""
+
+import json
+import math
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from lnbench import experiments
+from lnbench.cli import app
+
+runner = CliRunner()
+TINY = ["--set", "data.n_train=32", "--set", "data.n_test=16", "--set", "data.seq_len=5", "--set", "data.features=8", "--set", "model.hidden_size=8"]
+METRIC_KEYS = {"schema_version", "family", "norm", "batch_size", "seed", "hidden_size", "n_test", "status", "epochs", "train_loss", "test_loss", "test_acc", "test_acc_batch_stats", "hidden_norm_init", "hidden_norm", "grad_norm", "grad_norm_layer", "epoch_seconds", "diverged_at_epoch"}
+ROW_KEYS = {"family", "norm", "batch_size", "seed", "status", "epochs_completed", "final_test_acc", "final_test_acc_batch_stats", "final_train_loss", "final_test_loss", "first_epoch_at_target", "wall_seconds", "n_test", "warnings", "run_dir"}
+PLOTS = {"training_loss.png", "test_accuracy.png", "hidden_norm.png", "grad_norm.png"}
+
+
+def _only_run(runs):
+    (run,) = list(runs.iterdir())
+    return run
+
+
+def test_compare_writes_children_plots_summary_and_table(tmp_path):
+    result = runner.invoke(app, ["compare", "configs/compare.yaml", "--runs-dir", str(tmp_path), "--set", "train.epochs=2", *TINY])
+    assert result.exit_code == 0, result.output
+    run = _only_run(tmp_path)
+    assert run.name.endswith("_compare")
+    assert PLOTS <= {p.name for p in run.iterdir()}
+    assert all((run / p).stat().st_size > 10_000 for p in PLOTS)
+    manifest = json.loads((run / "run.json").read_text())
+    assert manifest["status"] == "completed" and manifest["kind"] == "compare"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["complete"] and len(summary["rows"]) == 6 and summary["verdicts"]
+    assert {(r["family"], r["norm"]) for r in summary["rows"]} == {(f, n) for f in ("rnn", "transformer") for n in ("none", "batch", "layer")}
+    for row in summary["rows"]:
+        assert set(row) == ROW_KEYS and row["status"] == "completed"
+        metrics = json.loads((run / row["run_dir"] / "metrics.json").read_text())
+        assert set(metrics) == METRIC_KEYS
+        assert metrics["epochs"] == [1, 2] and len(metrics["hidden_norm"][0]) == 5
+        assert metrics["test_acc"][-1] == row["final_test_acc"]
+        assert (metrics["test_acc_batch_stats"] is not None) == (row["norm"] == "batch")
+        assert (run / row["run_dir"] / "config.yaml").exists()
+    for name in ("test acc", "rnn", "Run folder"):
+        assert name.lower() in result.output.lower()
+
+
+def test_compare_child_config_is_rerunnable_with_train(tmp_path):
+    runner.invoke(app, ["compare", "--runs-dir", str(tmp_path / "a"), "--set", "train.epochs=1", "--set", "compare.families=[rnn]", "--set", "compare.norms=[layer]", *TINY])
+    child = _only_run(tmp_path / "a") / "rnn_layer_seed0"
+    result = runner.invoke(app, ["train", str(child / "config.yaml"), "--runs-dir", str(tmp_path / "b")])
+    assert result.exit_code == 0, result.output
+    again = json.loads((_only_run(tmp_path / "b") / "metrics.json").read_text())
+    first = json.loads((child / "metrics.json").read_text())
+    assert again["test_acc"] == first["test_acc"] and again["train_loss"] == first["train_loss"]
+
+
+def test_batchsize_sweep_trains_batchnorm_at_batch_size_1(tmp_path):
+    args = ["batchsize-sweep", "--runs-dir", str(tmp_path), "--set", "train.epochs=1", "--set", "sweep.batch_sizes=[1, 4]", *TINY]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    run = _only_run(tmp_path)
+    assert {"accuracy_vs_batch_size.png", "train_loss_vs_batch_size.png", "summary.json"} <= {p.name for p in run.iterdir()}
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["kind"] == "batchsize-sweep" and summary["complete"] and summary["verdicts"]
+    cells = {(r["norm"], r["batch_size"]): r for r in summary["rows"]}
+    assert set(cells) == {(n, b) for n in ("none", "batch", "layer") for b in (1, 4)}
+    bn1 = cells[("batch", 1)]
+    assert bn1["status"] == "completed" and bn1["warnings"]
+    assert all(math.isfinite(bn1[k]) for k in ("final_test_acc", "final_test_acc_batch_stats", "final_train_loss"))
+    # batch statistics of one sample: x_hat = 0, every h_t = tanh(beta), one constant prediction
+    # for the whole (balanced, 8 + 8) test set, so exactly half right
+    assert bn1["final_test_acc_batch_stats"] == 0.5
+    metrics = json.loads((run / bn1["run_dir"] / "metrics.json").read_text())
+    assert all(math.isfinite(v) for v in metrics["train_loss"] + metrics["test_loss"])
+
+
+def test_a_diverged_child_does_not_stop_the_comparison(tmp_path, monkeypatch):
+    build = experiments.build_model
+
+    def poisoned(cfg, *a, **k):
+        model = build(cfg, *a, **k)
+        if cfg.norm == "batch":
+            with torch.no_grad():
+                model.head.bias.fill_(float("nan"))
+        return model
+
+    monkeypatch.setattr(experiments, "build_model", poisoned)
+    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path), "--set", "train.epochs=2", "--set", "compare.families=[rnn]", *TINY])
+    assert result.exit_code == 0, result.output
+    run = _only_run(tmp_path)
+    rows = {r["norm"]: r for r in json.loads((run / "summary.json").read_text())["rows"]}
+    assert rows["batch"]["status"] == "diverged" and rows["layer"]["status"] == "completed"
+    assert json.loads((run / "rnn_batch_seed0" / "run.json").read_text())["status"] == "diverged"
+    assert "diverged" in result.output
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["compare", "--set", "train.epochs=0"], "train.epochs"),
+        (["compare", "--set", "model.norm=group"], "'none', 'batch' or 'layer'"),
+        (["compare", "--set", "train.lr=-0.1"], "train.lr"),
+        (["compare", "--set", "train.bogus=1"], "train.bogus: unknown key"),
+        (["compare", "missing.yaml"], "missing.yaml: cannot read config"),
+        (["batchsize-sweep", "--set", "sweep.batch_sizes=[0]"], "batch_sizes"),
+        (["train", "configs/train.yaml", "--set", "epochs"], "expected key=value"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_and_no_run_folder(tmp_path, args, message):
+    result = runner.invoke(app, [*args, "--runs-dir", str(tmp_path / "runs")])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+    assert not (tmp_path / "runs").exists()
+
+
+def test_bad_option_type_exits_2(tmp_path):
+    result = runner.invoke(app, ["compare", "--seed", "x", "--runs-dir", str(tmp_path)])
+    assert result.exit_code == 2 and "--seed" in result.output
+    assert not any(tmp_path.iterdir())
+
+
+def test_help_lists_every_command():
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for cmd in ("train", "compare", "batchsize-sweep", "gradcheck"):
+        assert cmd in result.output

@@ -1,0 +1,94 @@
+"""Model shapes and the equations each model implements, against hand-written references."""
+
+import pytest
+import torch
+from torch.nn import functional as F
+
+from lnbench.config import ModelConfig
+from lnbench.models import RNNCellWithNorm, SimpleRNN, TransformerBlock, TransformerClassifier, build_model
+from lnbench.norms import BatchNorm1d
+
+
+def test_rnn_cell_is_tanh_of_layer_normalized_summed_inputs():
+    torch.manual_seed(0)
+    cell = RNNCellWithNorm(8, "layer")
+    x, h = torch.randn(3, 8), torch.randn(3, 8)
+    a = h @ cell.W_hh.T + x @ cell.W_xh.T
+    expected = torch.tanh(F.layer_norm(a, (8,), cell.norm.gamma, cell.norm.beta, eps=1e-5))
+    torch.testing.assert_close(cell(x, h), expected)
+    assert cell.W_hh.shape == (8, 8) and cell.W_xh.shape == (8, 8) and cell.bias is None
+
+
+def test_rnn_cell_without_norm_has_a_bias():
+    torch.manual_seed(0)
+    cell = RNNCellWithNorm(4, "none")
+    with torch.no_grad():
+        cell.bias.fill_(0.3)
+    x, h = torch.randn(2, 4), torch.randn(2, 4)
+    torch.testing.assert_close(cell(x, h), torch.tanh(h @ cell.W_hh.T + x @ cell.W_xh.T + 0.3))
+
+
+@pytest.mark.parametrize("norm", ["none", "batch", "layer"])
+def test_simple_rnn_shapes_and_hidden_states(norm):
+    torch.manual_seed(0)
+    model = SimpleRNN(input_size=5, hidden_size=7, num_classes=2, norm=norm)
+    x = torch.randn(4, 6, 5)
+    logits, hidden = model(x, return_hidden=True)
+    assert logits.shape == (4, 2) and hidden.shape == (4, 6, 7)
+    torch.testing.assert_close(logits, model.head(hidden[:, -1]))  # logits come from h_T
+    assert hidden.abs().max() < 1  # tanh
+
+
+def test_same_seed_gives_same_initial_weights_for_every_norm():
+    weights = []
+    for norm in ["none", "batch", "layer"]:
+        torch.manual_seed(3)
+        m = SimpleRNN(8, 8, 2, norm)
+        weights.append((m.cell.W_hh.detach(), m.cell.W_xh.detach(), m.head.weight.detach()))
+    for w in weights[1:]:
+        assert all(torch.equal(a, b) for a, b in zip(weights[0], w))
+
+
+def test_transformer_block_is_pre_norm_with_residuals():
+    torch.manual_seed(0)
+    block = TransformerBlock(8, "layer", d_ff=16)
+    x = torch.randn(2, 5, 8)
+    ln = lambda m, t: F.layer_norm(t, (8,), m.gamma, m.beta, 1e-5)  # noqa: E731
+    q, k, v = block.attn.qkv(ln(block.norm_1, x)).chunk(3, -1)
+    att = torch.softmax(q @ k.transpose(1, 2) / 8**0.5, dim=-1)
+    x1 = x + block.attn.proj(att @ v)
+    expected = x1 + block.mlp(ln(block.norm_2, x1))
+    torch.testing.assert_close(block(x), expected)
+
+
+def test_transformer_batchnorm_takes_statistics_over_batch_and_time():
+    torch.manual_seed(0)
+    block = TransformerBlock(4, "batch").train()
+    x = torch.randn(3, 5, 4) * 2 + 1
+    block(x)
+    bn = block.norm_1
+    assert isinstance(bn, BatchNorm1d)
+    torch.testing.assert_close(bn.running_mean, 0.1 * x.mean(dim=(0, 1)))
+
+
+@pytest.mark.parametrize("norm", ["none", "batch", "layer"])
+def test_transformer_classifier_shapes(norm):
+    torch.manual_seed(0)
+    model = TransformerClassifier(input_size=5, d_model=8, num_classes=2, norm=norm, seq_len=6, num_layers=2)
+    logits, stream = model(torch.randn(4, 6, 5), return_hidden=True)
+    assert logits.shape == (4, 2) and stream.shape == (4, 6, 8)
+
+
+def test_transformer_sees_order():
+    """Reversing time must change the output: the position embedding breaks permutation symmetry."""
+    torch.manual_seed(0)
+    model = TransformerClassifier(5, 8, 2, "layer", seq_len=6).eval()
+    x = torch.randn(1, 6, 5)
+    assert not torch.allclose(model(x), model(x.flip(1)))
+
+
+def test_build_model_from_config():
+    rnn = build_model(ModelConfig(family="rnn", norm="batch", hidden_size=16), input_size=4, seq_len=10)
+    tr = build_model(ModelConfig(family="transformer", norm="layer", hidden_size=16, d_ff=32), 4, 10)
+    assert isinstance(rnn, SimpleRNN) and isinstance(rnn.cell.norm, BatchNorm1d)
+    assert isinstance(tr, TransformerClassifier) and tr.blocks[0].mlp[0].out_features == 32
