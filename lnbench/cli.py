@@ -6,6 +6,7 @@ exit code 2, before any run folder exists.
 
 from __future__ import annotations
 
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
@@ -26,7 +27,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
+# Not a terminal (a pipe, a CI log): 80 columns would wrap the tables; 120 keeps them whole.
+console = Console(width=None if sys.stdout.isatty() else 120)
 err_console = Console(stderr=True)
 
 SetOption = Annotated[
@@ -87,6 +89,46 @@ def batchsize_sweep(
     title = f"lnbench batchsize-sweep: {spec.family}, {cfg.train.epochs} epochs, lr {cfg.train.lr:g}"
     _print_rows(title, result.rows, cfg.compare.target_acc, sweep=True)
     _print_result(result)
+
+
+def _parse_shape(text: str) -> tuple[int, ...]:
+    try:
+        shape = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        _fail(f"--shape: {text!r} is not a comma-separated list of ints, e.g. 4,5,8")
+    return shape
+
+
+@app.command()
+def gradcheck(
+    dtype: Annotated[str, typer.Option(help="dtype of the NumPy-vs-PyTorch checks: float16, float32 or float64.")] = "float64",
+    shape: Annotated[str, typer.Option(help="Input shape (..., D), comma-separated.")] = "4,5,8",
+    seed: Annotated[int, typer.Option(help="Seed of the random inputs.")] = 0,
+    runs_dir: RunsDirOption = Path("runs"),
+    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")] = None,
+) -> None:
+    """Check the hand-written LayerNorm gradients against finite differences and PyTorch.
+
+    Exit code 0 when every check passes, 1 when any fails.
+    """
+    try:
+        checks, path = experiments.gradcheck(dtype, _parse_shape(shape), seed, runs_dir, json_path)
+    except ValueError as exc:
+        _fail(str(exc))
+    table = Table(title=f"lnbench gradcheck: dtype {dtype}, shape {shape}, seed {seed}", title_justify="left")
+    for col, justify in [("group", "left"), ("check", "left"), ("max abs error", "right"), ("rel error", "right"), ("tolerance", "right"), ("result", "left")]:
+        table.add_column(col, justify=justify)
+    for c in checks:
+        result = "[green]PASS[/]" if c.passed else "[bold red]FAIL[/]"
+        table.add_row(c.group, c.name, f"{c.max_abs_error:.2e}", f"{c.rel_error:.2e}", f"{c.tolerance:.0e}", result)
+    console.print(table)
+    console.print("rel error = max|a - b| / max(max(|a| + |b|), tiny)", style="dim", highlight=False)
+    failed = [c for c in checks if not c.passed]
+    console.print(f"Report: {path}", highlight=False)
+    if failed:
+        console.print(f"[bold red]{len(failed)} of {len(checks)} checks failed:[/] " + "; ".join(f"{c.group}/{c.name}: {c.detail}" for c in failed), highlight=False)
+        raise typer.Exit(1)
+    console.print(f"[green]All {len(checks)} checks passed.[/]")
 
 
 def _pct(x: float | None) -> str:

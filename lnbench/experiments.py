@@ -339,3 +339,48 @@ def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: Epo
             {"kind": "batchsize-sweep", "complete": True, "family": spec.family, "epochs": cfg.train.epochs, "lr": cfg.train.lr, "rows": rows, "verdicts": verdicts, "figures": figures},
         )
     return ExperimentResult(run.path, run.status, rows, verdicts)
+
+
+def gradcheck(
+    dtype: str = "float64",
+    shape: tuple[int, ...] = (4, 5, 8),
+    seed: int = 0,
+    runs_dir: str | Path | None = "runs",
+    json_path: str | Path | None = None,
+) -> tuple[list, Path | None]:
+    """``lnbench gradcheck``: run :func:`lnbench.gradcheck.run_checks` and write the report.
+
+    The report (``{"dtype", "shape", "seed", "passed", "checks": [...]}``) goes to
+    ``json_path`` if given, otherwise to ``gradcheck.json`` in a new run folder under
+    ``runs_dir`` (none if ``runs_dir`` is None). The checks run before anything is written, so
+    bad arguments leave no folder.
+
+    Returns:
+        The list of :class:`lnbench.gradcheck.Check` and the path of the report (or None).
+
+    Raises:
+        ValueError: bad ``dtype`` or ``shape`` (the message names which).
+    """
+    from lnbench.gradcheck import run_checks
+    from lnbench.runs import write_json_atomic
+
+    checks = run_checks(dtype=dtype, shape=shape, seed=seed)
+    report = {
+        "dtype": dtype,
+        "shape": list(shape),
+        "seed": seed,
+        "passed": all(c.passed for c in checks),
+        "checks": [c.to_dict() for c in checks],
+    }
+    if json_path is not None:
+        path = Path(json_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(path, report)
+        return checks, path
+    if runs_dir is None:
+        return checks, None
+    with Run(runs_dir, "gradcheck", None, seed, "gradcheck") as run:
+        path = run.write_json("gradcheck.json", report)
+        if not report["passed"]:
+            run.set_status("failed", "checks failed: " + ", ".join(c.name for c in checks if not c.passed))
+    return checks, path

@@ -127,3 +127,42 @@ def test_help_lists_every_command():
     assert result.exit_code == 0
     for cmd in ("train", "compare", "batchsize-sweep", "gradcheck"):
         assert cmd in result.output
+
+
+def test_gradcheck_passes_and_writes_json(tmp_path):
+    out = tmp_path / "report.json"
+    result = runner.invoke(app, ["gradcheck", "--json", str(out), "--shape", "3,4", "--dtype", "float32"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["passed"] and report["shape"] == [3, 4] and report["dtype"] == "float32"
+    groups = {c["group"] for c in report["checks"]}
+    assert groups == {"finite-diff", "vs-torch", "autograd", "edge-cases"}
+    assert all(c["passed"] for c in report["checks"]) and "All" in result.output
+
+
+def test_gradcheck_exits_1_and_names_the_failing_check(tmp_path, monkeypatch):
+    import lnbench.numpy_layernorm as nl
+
+    real = nl.layernorm_backward
+
+    def broken(grad_y, cache):
+        dx, dgamma, dbeta = real(grad_y, cache)
+        return dx * 1.001, dgamma, dbeta
+
+    monkeypatch.setattr(nl, "layernorm_backward", broken)
+    import lnbench.gradcheck as gc
+
+    monkeypatch.setattr(gc, "layernorm_backward", broken, raising=False)
+    result = runner.invoke(app, ["gradcheck", "--runs-dir", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "FAIL" in result.output and "dx" in result.output
+    (run,) = list(tmp_path.iterdir())
+    assert json.loads((run / "run.json").read_text())["status"] == "failed"
+    assert not json.loads((run / "gradcheck.json").read_text())["passed"]
+
+
+@pytest.mark.parametrize("args,message", [(["--dtype", "int8"], "dtype"), (["--shape", "4,x"], "--shape"), (["--shape", "4,0"], "shape")])
+def test_gradcheck_bad_arguments_exit_2_without_folder(tmp_path, args, message):
+    result = runner.invoke(app, ["gradcheck", *args, "--runs-dir", str(tmp_path / "runs")])
+    assert result.exit_code == 2 and message in result.output
+    assert not (tmp_path / "runs").exists()
