@@ -11,7 +11,6 @@ setup: $(STAMP)
 # torch==2.13.0 first: the CPU build on disk. An unpinned torch could pull a multi-GB CUDA build.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)

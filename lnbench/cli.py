@@ -39,8 +39,8 @@ RunsDirOption = Annotated[Path, typer.Option("--runs-dir", help="Folder the run 
 SeedOption = Annotated[Optional[int], typer.Option("--seed", help="Replace the config's seed (and compare.seeds).")]
 
 
-def _fail(message: str, code: int = 2) -> None:
-    err_console.print(f"lnbench: error: {message}", markup=False, highlight=False, soft_wrap=True)
+def _fail(message: str, code: int = 2, kind: str = "error") -> None:
+    err_console.print(f"lnbench: {kind}: {message}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -49,6 +49,17 @@ def _load(config: Optional[Path], overrides: Optional[list[str]], seed: Optional
         return load_config(config, overrides or [], seed)
     except ConfigError as exc:
         _fail(str(exc))
+
+
+@contextmanager
+def _interrupt_is_one_line():
+    """Ctrl-C: say where the partial results are (the run folder keeps them), exit 130."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        notes = getattr(exc, "__notes__", [])
+        where = f"; {notes[-1]}" if notes else ""
+        _fail(f"stopped by Ctrl-C{where}; finished epochs were kept", code=130, kind="interrupted")
 
 
 @contextmanager
@@ -62,7 +73,7 @@ def _progress(total_epochs: int):
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, console=err_console, transient=False) as progress:
+    with _interrupt_is_one_line(), Progress(*columns, console=err_console, transient=False) as progress:
         task = progress.add_task("training", total=total_epochs)
         seen: dict[str, int] = {}
 

@@ -184,4 +184,6 @@ class Run:
         self.manifest["end_time"] = utc_now()
         self.manifest["wall_seconds"] = round(time.perf_counter() - self._t0, 3)
         self.write_manifest()
+        if exc is not None:  # the outermost run's folder is the last note
+            exc.add_note(f"run folder: {self.path} (status: {self.status})")
         return False
