@@ -176,10 +176,12 @@ def compare_verdicts(rows: list[dict], n_test: int, epochs: int, target_acc: flo
         never = [NORM_NAMES[n] for n in by_norm if n not in reached]
         if reached:
             order = sorted(reached, key=reached.get)
-            ranking = ", ".join(f"{NORM_NAMES[n]} (epoch {reached[n]:g})" for n in order)
-            text = f"{fam}: first to {target_acc:.0%} test accuracy: {ranking}"
-            if len(order) > 1 and reached[order[0]] == reached[order[1]]:
-                text += " (a tie at the top)"
+            if len(order) > 1 and len(set(reached.values())) == 1:
+                names = ", ".join(NORM_NAMES[n] for n in order)
+                text = f"{fam}: {names} all reached {target_acc:.0%} test accuracy at epoch {reached[order[0]]:g} (a tie)"
+            else:
+                ranking = ", ".join(f"{NORM_NAMES[n]} (epoch {reached[n]:g})" for n in order)
+                text = f"{fam}: first to {target_acc:.0%} test accuracy: {ranking}"
             if never:
                 text += f"; not reached in {epochs} epochs{' by every seed' if n_seeds > 1 else ''}: {', '.join(never)}"
             verdicts.append(text + ".")

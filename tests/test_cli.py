@@ -166,3 +166,27 @@ def test_gradcheck_bad_arguments_exit_2_without_folder(tmp_path, args, message):
     result = runner.invoke(app, ["gradcheck", *args, "--runs-dir", str(tmp_path / "runs")])
     assert result.exit_code == 2 and message in result.output
     assert not (tmp_path / "runs").exists()
+
+
+def test_compare_verdicts_from_hand_made_rows():
+    def row(norm, first, acc, status="completed"):
+        return {"family": "rnn", "norm": norm, "seed": 0, "status": status, "first_epoch_at_target": first, "final_test_acc": acc}
+
+    verdicts = experiments.compare_verdicts([row("none", None, 0.80), row("batch", 7, 0.93), row("layer", 3, 0.95)], n_test=200, epochs=10, target_acc=0.9)
+    assert verdicts[0] == "RNN: first to 90% test accuracy: LayerNorm (epoch 3), BatchNorm (epoch 7); not reached in 10 epochs: NoNorm."
+    # 95% vs 93%: |diff| = 0.02 < 1.96 * hypot(0.0154, 0.018) = 0.046; 95% vs 80%: 0.15 > 0.065
+    assert verdicts[1] == "RNN: best final test accuracy LayerNorm 95.0%; BatchNorm 93.0% (not distinguishable from it); NoNorm 80.0% (below it) [95% test-set noise, n=200]."
+    tie = experiments.compare_verdicts([row("none", 3, 0.9), row("layer", 3, 0.9)], 200, 10, 0.9)
+    assert tie[0] == "RNN: NoNorm, LayerNorm all reached 90% test accuracy at epoch 3 (a tie)."
+    assert "not distinguishable" in tie[1] and tie[-1].startswith("One seed")
+
+
+def test_sweep_verdicts_from_hand_made_rows():
+    def row(norm, bs, acc, acc_bs=None):
+        return {"norm": norm, "batch_size": bs, "status": "completed", "final_test_acc": acc, "final_test_acc_batch_stats": acc_bs}
+
+    rows = [row("none", 1, 0.92), row("none", 64, 0.93), row("batch", 1, 0.50, 0.50), row("batch", 64, 0.92, 0.93), row("layer", 1, 0.93), row("layer", 64, 0.94)]
+    v = {line.split(":")[0]: line for line in experiments.sweep_verdicts(rows, n_test=200)}
+    assert "below its best beyond test-set noise at batch size 1 (50.0%)" in v["BatchNorm"]
+    assert "below NoNorm at the same batch size at 1" in v["BatchNorm"]
+    assert "no batch size is below its best" in v["LayerNorm"] and "never below NoNorm" in v["LayerNorm"]
