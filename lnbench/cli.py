@@ -6,6 +6,8 @@ exit code 2, before any run folder exists.
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from lnbench import experiments
-from lnbench.config import ConfigError, RunConfig, load_config
+from lnbench.config import ConfigError, RunConfig, check_sweep, load_config
 
 app = typer.Typer(
     name="lnbench",
@@ -36,7 +38,9 @@ SetOption = Annotated[
     typer.Option("--set", "-s", help="Override a config key, e.g. --set train.epochs=5 (repeatable)."),
 ]
 RunsDirOption = Annotated[Path, typer.Option("--runs-dir", help="Folder the run folder is created in.")]
-SeedOption = Annotated[Optional[int], typer.Option("--seed", help="Replace the config's seed (and compare.seeds).")]
+SeedOption = Annotated[
+    Optional[int], typer.Option("--seed", min=0, max=2**32 - 1, help="Replace the config's seed (and a compare.seeds list).")
+]
 
 
 def _fail(message: str, code: int = 2, kind: str = "error") -> None:
@@ -51,15 +55,36 @@ def _load(config: Optional[Path], overrides: Optional[list[str]], seed: Optional
         _fail(str(exc))
 
 
+def _check_runs_dir(runs_dir: Path) -> None:
+    """Fail early, with one line and nothing created, if run folders cannot go under ``runs_dir``."""
+    existing = runs_dir.absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        _fail(f"--runs-dir {runs_dir}: {existing} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        _fail(f"--runs-dir {runs_dir}: {existing} is not writable")
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 @contextmanager
-def _interrupt_is_one_line():
-    """Ctrl-C: say where the partial results are (the run folder keeps them), exit 130."""
+def _guarded():
+    """Ctrl-C or SIGTERM: say where the partial results are (the run folder keeps them),
+    exit 130. A config problem found only when the experiment starts: one line, exit 2."""
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         yield
+    except ConfigError as exc:
+        _fail(str(exc))
     except KeyboardInterrupt as exc:
         notes = getattr(exc, "__notes__", [])
         where = f"; {notes[-1]}" if notes else ""
-        _fail(f"stopped by Ctrl-C{where}; finished epochs were kept", code=130, kind="interrupted")
+        _fail(f"stopped by {exc.args[0] if exc.args else 'Ctrl-C'}{where}; finished epochs were kept", code=130, kind="interrupted")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextmanager
@@ -73,7 +98,7 @@ def _progress(total_epochs: int):
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
-    with _interrupt_is_one_line(), Progress(*columns, console=err_console, transient=False) as progress:
+    with _guarded(), Progress(*columns, console=err_console, transient=False) as progress:
         task = progress.add_task("training", total=total_epochs)
         seen: dict[str, int] = {}
 
@@ -94,6 +119,11 @@ def batchsize_sweep(
 ) -> None:
     """Train each norm at each batch size (same data, weights, seed and epochs); plot and tabulate."""
     cfg = _load(config, set_, seed)
+    try:
+        check_sweep(cfg)
+    except ConfigError as exc:
+        _fail(str(exc))
+    _check_runs_dir(runs_dir)
     spec = cfg.sweep
     with _progress(len(spec.norms) * len(spec.batch_sizes) * cfg.train.epochs) as on_epoch:
         result = experiments.batchsize_sweep(cfg, runs_dir, on_epoch)
@@ -104,7 +134,7 @@ def batchsize_sweep(
 
 def _parse_shape(text: str) -> tuple[int, ...]:
     try:
-        shape = tuple(int(part) for part in text.split(",") if part.strip())
+        shape = tuple(int(part) for part in text.split(","))
     except ValueError:
         _fail(f"--shape: {text!r} is not a comma-separated list of ints, e.g. 4,5,8")
     return shape
@@ -114,7 +144,7 @@ def _parse_shape(text: str) -> tuple[int, ...]:
 def gradcheck(
     dtype: Annotated[str, typer.Option(help="dtype of the NumPy-vs-PyTorch checks: float16, float32 or float64.")] = "float64",
     shape: Annotated[str, typer.Option(help="Input shape (..., D), comma-separated.")] = "4,5,8",
-    seed: Annotated[int, typer.Option(help="Seed of the random inputs.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, max=2**32 - 1, help="Seed of the random inputs.")] = 0,
     runs_dir: RunsDirOption = Path("runs"),
     json_path: Annotated[Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")] = None,
 ) -> None:
@@ -122,10 +152,17 @@ def gradcheck(
 
     Exit code 0 when every check passes, 1 when any fails.
     """
+    shape_tuple = _parse_shape(shape)
+    if json_path is None:
+        _check_runs_dir(runs_dir)
+    elif json_path.is_dir():
+        _fail(f"--json {json_path}: is a folder; give a file path such as {json_path / 'gradcheck.json'}")
     try:
-        checks, path = experiments.gradcheck(dtype, _parse_shape(shape), seed, runs_dir, json_path)
+        checks, path = experiments.gradcheck(dtype, shape_tuple, seed, runs_dir, json_path)
     except ValueError as exc:
         _fail(str(exc))
+    except OSError as exc:
+        _fail(f"--json {json_path}: cannot write the report ({exc.strerror})")
     table = Table(title=f"lnbench gradcheck: dtype {dtype}, shape {shape}, seed {seed}", title_justify="left")
     for col, justify in [("group", "left"), ("check", "left"), ("max abs error", "right"), ("rel error", "right"), ("tolerance", "right"), ("result", "left")]:
         table.add_column(col, justify=justify)
@@ -195,6 +232,7 @@ def train(
 ) -> None:
     """Train one model; write config.yaml, run.json, metrics.json and the plots to a run folder."""
     cfg = _load(config, set_, seed)
+    _check_runs_dir(runs_dir)
     with _progress(cfg.train.epochs) as on_epoch:
         result = experiments.train(cfg, runs_dir, on_epoch)
     _print_rows(f"lnbench train: {cfg.name}", result.rows, cfg.compare.target_acc)
@@ -210,8 +248,9 @@ def compare(
 ) -> None:
     """Train every model family x norm (x seed) on identical data; plot and tabulate them."""
     cfg = _load(config, set_, seed)
+    _check_runs_dir(runs_dir)
     spec = cfg.compare
-    total = len(spec.families) * len(spec.norms) * len(spec.seeds) * cfg.train.epochs
+    total = len(spec.families) * len(spec.norms) * len(cfg.compare_seeds) * cfg.train.epochs
     with _progress(total) as on_epoch:
         result = experiments.compare(cfg, runs_dir, on_epoch)
     _print_rows(f"lnbench compare: {cfg.name} ({cfg.train.epochs} epochs)", result.rows, spec.target_acc)

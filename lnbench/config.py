@@ -9,7 +9,7 @@ so an empty file is a valid config; an unknown key, a wrong type or an impossibl
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -22,8 +22,29 @@ class ConfigError(ValueError):
     """A config or override the user can fix; the message is one line naming file and key."""
 
 
+MAX_SEED = 2**32 - 1  # numpy's default_rng and torch.manual_seed both take [0, 2**32)
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+
+
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # inf is no learning rate or noise level; NaN is rejected by the bounds already
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_booleans_as_numbers(cls, raw: Any) -> Any:
+        """YAML's yes/no/on/off/true are booleans, which pydantic would turn into 1 and 0."""
+        if isinstance(raw, dict):
+            for key, value in raw.items():
+                if isinstance(value, bool) and key in cls.model_fields:
+                    raise ValueError(f"{key}: expected a number, got the boolean {str(value).lower()}")
+        return raw
+
+
+def _unique(values: list, key: str) -> list:
+    if len(set(values)) != len(values):
+        raise ValueError(f"{key}: duplicate entries in {values}")
+    return values
 
 
 class DataConfig(_Section):
@@ -70,8 +91,13 @@ class CompareConfig(_Section):
 
     families: list[Family] = Field(default_factory=lambda: ["rnn", "transformer"], min_length=1)
     norms: list[Norm] = Field(default_factory=lambda: ["none", "batch", "layer"], min_length=1)
-    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    seeds: list[Seed] | None = Field(None, min_length=1)  # None: [seed]
     target_acc: float = Field(0.9, gt=0, le=1)  # "first epoch reaching" this test accuracy
+
+    @model_validator(mode="after")
+    def _no_duplicates(self) -> "CompareConfig":
+        _unique(self.families, "families"), _unique(self.norms, "norms"), _unique(self.seeds or [], "seeds")
+        return self
 
 
 class SweepConfig(_Section):
@@ -85,6 +111,7 @@ class SweepConfig(_Section):
     def _positive(self) -> "SweepConfig":
         if any(b < 1 for b in self.batch_sizes):
             raise ValueError(f"batch_sizes must all be >= 1, got {self.batch_sizes}")
+        _unique(self.batch_sizes, "batch_sizes"), _unique(self.norms, "norms")
         return self
 
 
@@ -92,15 +119,36 @@ class RunConfig(_Section):
     """A whole config file. ``name`` becomes the run folder's suffix."""
 
     name: str = Field("run", pattern=r"^[A-Za-z0-9_.-]+$", max_length=80)
-    seed: int = 0
+    seed: Seed = 0
     data: DataConfig = Field(default_factory=DataConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)
     compare: CompareConfig = Field(default_factory=CompareConfig)
     sweep: SweepConfig = Field(default_factory=SweepConfig)
 
+    @model_validator(mode="after")
+    def _batches_fit_the_data(self) -> "RunConfig":
+        n = self.data.n_train
+        if self.train.batch_size > n:
+            raise ValueError(f"train.batch_size ({self.train.batch_size}) must be <= data.n_train ({n})")
+        return self
+
+    @property
+    def compare_seeds(self) -> list[int]:
+        """``compare.seeds``, or ``[seed]`` when it is not set."""
+        return self.compare.seeds or [self.seed]
+
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+
+
+def check_sweep(cfg: RunConfig) -> None:
+    """Raise :class:`ConfigError` if a sweep batch size exceeds ``data.n_train``."""
+    too_big = [b for b in cfg.sweep.batch_sizes if b > cfg.data.n_train]
+    if too_big:
+        raise ConfigError(
+            f"sweep.batch_sizes: {too_big} exceed data.n_train ({cfg.data.n_train}); every batch size must be <= n_train"
+        )
 
 
 def _allowed_keys(loc: tuple) -> list[str]:
@@ -115,14 +163,15 @@ def _allowed_keys(loc: tuple) -> list[str]:
 
 def _format_error(source: str, err: ValidationError) -> str:
     first = err.errors()[0]
-    key = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    key = ".".join(str(p) for p in first["loc"])
     msg = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
         msg = f"unknown key; allowed: {', '.join(_allowed_keys(first['loc'][:-1]))}"
     elif "input" in first and not isinstance(first["input"], dict):
         msg += f" (got {first['input']!r})"
     more = len(err.errors()) - 1
-    return f"{source}: {key}: {msg}" + (f" (and {more} more error{'s' * (more > 1)})" if more else "")
+    where = f"{source}: {key}: " if key else f"{source}: "
+    return f"{where}{msg}" + (f" (and {more} more error{'s' * (more > 1)})" if more else "")
 
 
 def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str = "--set") -> dict[str, Any]:
@@ -154,7 +203,7 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None, see
     Args:
         path: a YAML file, or None for the schema defaults.
         overrides: ``key=value`` strings applied after loading (``train.epochs=5``).
-        seed: if given, replaces ``seed`` (and ``compare.seeds`` with ``[seed]``).
+        seed: if given, replaces ``seed`` (and a ``compare.seeds`` list with ``[seed]``).
 
     Raises:
         ConfigError: unreadable file, invalid YAML, unknown key, wrong type or impossible value;
@@ -164,9 +213,11 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None, see
     raw: Any = {}
     if path is not None:
         try:
-            text = Path(path).read_text()
+            text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"{source}: cannot read config: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{source}: cannot read config: not UTF-8 text") from None
         try:
             raw = yaml.safe_load(text)
         except yaml.YAMLError as exc:
@@ -181,7 +232,8 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None, see
         source += " (with --set)"
     if seed is not None:
         raw["seed"] = seed
-        raw.setdefault("compare", {})["seeds"] = [seed]
+        if isinstance(raw.get("compare"), dict) and raw["compare"].get("seeds") is not None:
+            raw["compare"]["seeds"] = [seed]
     try:
         return RunConfig.model_validate(raw)
     except ValidationError as err:

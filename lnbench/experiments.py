@@ -22,7 +22,7 @@ from statistics import mean
 import torch
 
 from lnbench import plots
-from lnbench.config import RunConfig
+from lnbench.config import RunConfig, check_sweep
 from lnbench.data import make_trend_data
 from lnbench.models import build_model
 from lnbench.norms import SingleValueBatchWarning
@@ -69,6 +69,7 @@ def run_one(
     on_epoch: EpochCallback | None = None,
     timestamped: bool = True,
     target_acc: float = 0.9,
+    draw_plots: bool = False,
 ) -> tuple[dict, Path]:
     """Train one model as its own run folder; the building block of every experiment.
 
@@ -80,19 +81,27 @@ def run_one(
         The summary row (see README, "summary.json") and the run folder.
     """
     label = f"{cfg.model.family}/{cfg.model.norm}/bs{cfg.train.batch_size}/seed{cfg.seed}"
+    latest: list[History] = []  # the history as of the last finished epoch
     with Run(parent, name, cfg.to_yaml(), cfg.seed, "train", timestamped=timestamped) as run:
         data = make_trend_data(**cfg.data.model_dump(), seed=cfg.seed)
         torch.manual_seed(cfg.seed)
         model = build_model(cfg.model, data.input_size, data.seq_len)
 
         def epoch_done(epoch: int, hist: History) -> None:
+            latest[:] = [hist]
             run.write_json("metrics.json", _metrics_body(cfg, hist))
             if on_epoch is not None:
                 on_epoch(label, epoch, cfg.train.epochs)
 
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", SingleValueBatchWarning)
-            hist = train_model(model, data, cfg.train, seed=cfg.seed, on_epoch=epoch_done)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", SingleValueBatchWarning)
+                hist = train_model(model, data, cfg.train, seed=cfg.seed, on_epoch=epoch_done)
+        except BaseException as exc:  # keep the finished epochs, saying how the run ended
+            if latest:
+                latest[0].status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+                run.write_json("metrics.json", _metrics_body(cfg, latest[0]))
+            raise
         notes = sorted({str(w.message) for w in caught if issubclass(w.category, SingleValueBatchWarning)})
         for w in caught:  # pass every other warning on unchanged
             if not issubclass(w.category, SingleValueBatchWarning):
@@ -103,6 +112,8 @@ def run_one(
             run.set_status("diverged", f"loss became NaN or inf at epoch {hist.diverged_at_epoch}")
             if on_epoch is not None:  # account for the epochs it will not run
                 on_epoch(label, cfg.train.epochs, cfg.train.epochs)
+        if draw_plots:
+            _draw_comparison(run.path, [run.path], target_acc)
 
     last = lambda xs: xs[-1] if xs else None  # noqa: E731
     row = {
@@ -228,8 +239,7 @@ def _with(cfg: RunConfig, **changes) -> RunConfig:
 
 def train(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None) -> ExperimentResult:
     """One training run (``lnbench train``): a run folder with metrics.json and the four plots."""
-    row, path = run_one(cfg, runs_dir, cfg.name, on_epoch, target_acc=cfg.compare.target_acc)
-    _draw_comparison(path, [path], cfg.compare.target_acc)
+    row, path = run_one(cfg, runs_dir, cfg.name, on_epoch, target_acc=cfg.compare.target_acc, draw_plots=True)
     return ExperimentResult(path, row["status"], [row])
 
 
@@ -240,11 +250,11 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
     folder. A diverged child is recorded and the comparison goes on.
     """
     spec = cfg.compare
-    with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed, "compare") as run:
+    with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.compare_seeds, "compare") as run:
         rows, dirs = [], []
         for family in spec.families:
             for norm in spec.norms:
-                for seed in spec.seeds:
+                for seed in cfg.compare_seeds:
                     child = _with(cfg, model__family=family, model__norm=norm, seed=seed)
                     row, path = run_one(child, run.path, f"{family}_{norm}_seed{seed}", on_epoch, False, spec.target_acc)
                     rows.append(row)
@@ -320,6 +330,7 @@ def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: Epo
     A diverged cell is recorded and the sweep goes on.
     """
     spec = cfg.sweep
+    check_sweep(cfg)
     with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed, "batchsize-sweep") as run:
         rows = []
         for norm in spec.norms:
@@ -362,6 +373,7 @@ def gradcheck(
 
     Raises:
         ValueError: bad ``dtype`` or ``shape`` (the message names which).
+        OSError: the report cannot be written.
     """
     from lnbench.gradcheck import run_checks
     from lnbench.runs import write_json_atomic

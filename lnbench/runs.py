@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import torch
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 STATUSES = ("running", "completed", "failed", "interrupted", "diverged")
 
 
@@ -39,6 +41,8 @@ def _jsonable(obj: Any) -> Any:
         return {str(k): _jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.bool_):
+        return bool(obj)
     if isinstance(obj, (np.floating, np.integer)):
         return _jsonable(obj.item())
     return obj
@@ -50,6 +54,7 @@ def write_json_atomic(path: str | Path, obj: Any) -> None:
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual permissions
         with os.fdopen(fd, "w") as f:
             json.dump(_jsonable(obj), f, indent=2, allow_nan=False)
             f.write("\n")
@@ -114,7 +119,7 @@ class Run:
         parent: str | Path,
         name: str,
         config_yaml: str | None,
-        seed: int | None,
+        seed: int | list[int] | None,
         kind: str,
         timestamped: bool = True,
     ) -> None:
@@ -150,9 +155,13 @@ class Run:
             self.path.mkdir(parents=False, exist_ok=False)
         self._t0 = time.perf_counter()
         self.manifest["start_time"] = utc_now()
-        if self.config_yaml is not None:
-            (self.path / "config.yaml").write_text(self.config_yaml)
-        self.write_manifest()
+        try:
+            self.write_manifest()
+            if self.config_yaml is not None:
+                (self.path / "config.yaml").write_text(self.config_yaml)
+        except BaseException as exc:  # e.g. a full disk: __exit__ will not run, so record it here
+            self.__exit__(type(exc), exc, exc.__traceback__)
+            raise
         return self
 
     def set_status(self, status: str, error: str | None = None) -> None:
@@ -183,7 +192,11 @@ class Run:
             self.manifest["error"] = f"{exc_type.__name__}: {exc}"
         self.manifest["end_time"] = utc_now()
         self.manifest["wall_seconds"] = round(time.perf_counter() - self._t0, 3)
-        self.write_manifest()
+        try:
+            self.write_manifest()
+        except OSError:
+            if exc is None:
+                raise
         if exc is not None:  # the outermost run's folder is the last note
             exc.add_note(f"run folder: {self.path} (status: {self.status})")
         return False

@@ -11,7 +11,7 @@ from lnbench import experiments
 from lnbench.cli import app
 
 runner = CliRunner()
-TINY = ["--set", "data.n_train=32", "--set", "data.n_test=16", "--set", "data.seq_len=5", "--set", "data.features=8", "--set", "model.hidden_size=8"]
+TINY = ["--set", "train.batch_size=16", "--set", "data.n_train=32", "--set", "data.n_test=16", "--set", "data.seq_len=5", "--set", "data.features=8", "--set", "model.hidden_size=8"]
 METRIC_KEYS = {"schema_version", "family", "norm", "batch_size", "seed", "hidden_size", "n_test", "status", "epochs", "train_loss", "test_loss", "test_acc", "test_acc_batch_stats", "hidden_norm_init", "hidden_norm", "grad_norm", "grad_norm_layer", "epoch_seconds", "diverged_at_epoch"}
 ROW_KEYS = {"family", "norm", "batch_size", "seed", "status", "epochs_completed", "final_test_acc", "final_test_acc_batch_stats", "final_train_loss", "final_test_loss", "first_epoch_at_target", "wall_seconds", "n_test", "warnings", "run_dir"}
 PLOTS = {"training_loss.png", "test_accuracy.png", "hidden_norm.png", "grad_norm.png"}
@@ -106,6 +106,7 @@ def test_a_diverged_child_does_not_stop_the_comparison(tmp_path, monkeypatch):
         (["compare", "missing.yaml"], "missing.yaml: cannot read config"),
         (["batchsize-sweep", "--set", "sweep.batch_sizes=[0]"], "batch_sizes"),
         (["train", "configs/train.yaml", "--set", "epochs"], "expected key=value"),
+        (["batchsize-sweep", "--set", "data.n_train=100"], "sweep.batch_sizes: [128] exceed data.n_train (100)"),
     ],
 )
 def test_bad_input_exits_2_with_one_line_and_no_run_folder(tmp_path, args, message):
@@ -114,6 +115,40 @@ def test_bad_input_exits_2_with_one_line_and_no_run_folder(tmp_path, args, messa
     assert message in result.output
     assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
     assert not (tmp_path / "runs").exists()
+
+
+def test_unusable_runs_dir_exits_2_and_creates_nothing(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for runs_dir in (afile, afile / "sub"):
+        result = runner.invoke(app, ["compare", "--runs-dir", str(runs_dir), "--set", "train.epochs=1"])
+        assert result.exit_code == 2 and "is not a folder" in result.output
+    result = runner.invoke(app, ["gradcheck", "--json", str(tmp_path)])
+    assert result.exit_code == 2 and "is a folder" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_train_run_interrupted_mid_training_says_so(tmp_path, monkeypatch):
+    """Ctrl-C after the first epoch: exit 130, one line naming the folder, metrics kept."""
+    import lnbench.training as training
+
+    real = training.evaluate
+    calls = {"n": 0}
+
+    def evaluate_then_interrupt(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:  # init probe, epoch 1, then Ctrl-C during epoch 2's evaluation
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "evaluate", evaluate_then_interrupt)
+    result = runner.invoke(app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path), "--set", "train.epochs=3", *TINY])
+    assert result.exit_code == 130
+    run = _only_run(tmp_path)
+    assert f"run folder: {run}" in result.output and "Traceback" not in result.output
+    assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["status"] == "interrupted" and metrics["epochs"] == [1]
 
 
 def test_bad_option_type_exits_2(tmp_path):
@@ -127,6 +162,13 @@ def test_help_lists_every_command():
     assert result.exit_code == 0
     for cmd in ("train", "compare", "batchsize-sweep", "gradcheck"):
         assert cmd in result.output
+
+
+def test_gradcheck_with_one_feature_writes_json(tmp_path):
+    result = runner.invoke(app, ["gradcheck", "--shape", "3,1", "--runs-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((_only_run(tmp_path) / "gradcheck.json").read_text())
+    assert report["passed"] is True and report["shape"] == [3, 1]
 
 
 def test_gradcheck_passes_and_writes_json(tmp_path):
@@ -161,7 +203,7 @@ def test_gradcheck_exits_1_and_names_the_failing_check(tmp_path, monkeypatch):
     assert not json.loads((run / "gradcheck.json").read_text())["passed"]
 
 
-@pytest.mark.parametrize("args,message", [(["--dtype", "int8"], "dtype"), (["--shape", "4,x"], "--shape"), (["--shape", "4,0"], "shape")])
+@pytest.mark.parametrize("args,message", [(["--dtype", "int8"], "dtype"), (["--shape", "4,x"], "--shape"), (["--shape", "4,,5"], "--shape"), (["--shape", "4,0"], "shape")])
 def test_gradcheck_bad_arguments_exit_2_without_folder(tmp_path, args, message):
     result = runner.invoke(app, ["gradcheck", *args, "--runs-dir", str(tmp_path / "runs")])
     assert result.exit_code == 2 and message in result.output

@@ -27,7 +27,10 @@ def test_yaml_1e_minus_3_string_becomes_float(tmp_path):
 def test_overrides_parse_yaml_values_and_seed(tmp_path):
     cfg = load_config(_write(tmp_path, "train:\n  epochs: 3\n"), ["train.epochs=7", "compare.norms=[layer]", "model.d_ff=null"], seed=5)
     assert cfg.train.epochs == 7 and cfg.compare.norms == ["layer"] and cfg.model.d_ff is None
-    assert cfg.seed == 5 and cfg.compare.seeds == [5]
+    assert cfg.seed == 5 and cfg.compare.seeds is None and cfg.compare_seeds == [5]
+    listed = load_config(_write(tmp_path, "compare:\n  seeds: [1, 2]\n"), seed=7)
+    assert listed.compare_seeds == [7]
+    assert load_config(_write(tmp_path, "compare:\n  seeds: [1, 2]\n")).compare_seeds == [1, 2]
 
 
 @pytest.mark.parametrize(
@@ -44,6 +47,15 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
         ("- 1\n- 2\n", [], "expected a mapping"),
         ("", ["train.epochs"], "expected key=value"),
         ("", ["sweep.batch_sizes=[0, 4]"], "batch_sizes must all be >= 1"),
+        ("seed: -1\n", [], "seed: Input should be greater than or equal to 0"),
+        ("", ["compare.seeds=[4294967296]"], "compare.seeds.0: Input should be less than or equal to 4294967295"),
+        ("", ["compare.norms=[layer, layer]"], "compare: norms: duplicate entries in ['layer', 'layer']"),
+        ("", ["sweep.batch_sizes=[4, 4]"], "sweep: batch_sizes: duplicate entries in [4, 4]"),
+        ("", ["train.lr=.inf"], "train.lr: Input should be a finite number"),
+        ("", ["data.scale_max=.inf"], "data.scale_max: Input should be a finite number"),
+        ("", ["train.batch_size=yes"], "train: batch_size: expected a number, got the boolean true"),
+        ("", ["train.batch_size=2000"], "train.batch_size (2000) must be <= data.n_train (1000)"),
+        ("compare: null\n", [], "compare: Input should be a valid dictionary"),
     ],
 )
 def test_errors_are_one_line_naming_file_and_key(tmp_path, text, overrides, message):
@@ -56,9 +68,15 @@ def test_errors_are_one_line_naming_file_and_key(tmp_path, text, overrides, mess
         assert str(err.value).startswith(str(path))
 
 
-def test_missing_file_is_a_config_error(tmp_path):
+def test_missing_or_binary_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="cannot read config"):
         load_config(tmp_path / "nope.yaml")
+    (tmp_path / "bin.yaml").write_bytes(b"name: \xff\xfe\n")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_config(tmp_path / "bin.yaml")
+    (tmp_path / "null.yaml").write_text("compare: null\n")
+    with pytest.raises(ConfigError, match="compare: Input should be a valid dictionary"):
+        load_config(tmp_path / "null.yaml", seed=3)
 
 
 def test_resolved_config_round_trips(tmp_path):
