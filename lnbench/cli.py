@@ -127,7 +127,7 @@ def batchsize_sweep(
     spec = cfg.sweep
     with _progress(len(spec.norms) * len(spec.batch_sizes) * cfg.train.epochs) as on_epoch:
         result = experiments.batchsize_sweep(cfg, runs_dir, on_epoch)
-    title = f"lnbench batchsize-sweep: {spec.family}, {cfg.train.epochs} epochs, lr {cfg.train.lr:g}"
+    title = f"lnbench batchsize-sweep: {spec.family}, {experiments.plural(cfg.train.epochs, 'epoch')}, lr {cfg.train.lr:g}"
     _print_rows(title, result.rows, cfg.compare.target_acc, sweep=True)
     _print_result(result)
 
@@ -203,7 +203,7 @@ def _print_rows(title: str, rows: list[dict], target_acc: float, sweep: bool = F
         cells += [str(r["batch_size"])] if sweep else []
         cells += [str(r["seed"])] if seeds else []
         cells += [_pct(r["final_test_acc"])] + ([_pct(r["final_test_acc_batch_stats"])] if has_bn else [])
-        cells += [_num(r["final_train_loss"])]
+        cells += [_num(r["final_train_loss"], ".3g")]
         cells += [] if sweep else [str(r["first_epoch_at_target"] or "never")]
         status = "ok" if r["status"] == "completed" else f"[bold red]{r['status']}[/]"
         cells += [_num(r["wall_seconds"], ".1f"), status]
@@ -219,7 +219,7 @@ def _print_rows(title: str, rows: list[dict], target_acc: float, sweep: bool = F
 
 def _print_result(result: experiments.ExperimentResult) -> None:
     for v in result.verdicts:
-        console.print(f"- {v}", highlight=False)
+        console.print(f"- {v}", highlight=False, soft_wrap=True)
     console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)
 
 
@@ -253,6 +253,6 @@ def compare(
     total = len(spec.families) * len(spec.norms) * len(cfg.compare_seeds) * cfg.train.epochs
     with _progress(total) as on_epoch:
         result = experiments.compare(cfg, runs_dir, on_epoch)
-    _print_rows(f"lnbench compare: {cfg.name} ({cfg.train.epochs} epochs)", result.rows, spec.target_acc)
+    _print_rows(f"lnbench compare: {cfg.name} ({experiments.plural(cfg.train.epochs, 'epoch')})", result.rows, spec.target_acc)
     _print_result(result)
 

@@ -84,6 +84,9 @@ class TrainConfig(_Section):
     batch_size: int = Field(64, ge=1)
     lr: float = Field(1e-3, gt=0)
     grad_clip: float | None = Field(None, gt=0)  # max global L2 norm; None: no clipping
+    # torch threads per run. These models are tiny: one thread is about as fast as two on an
+    # idle 2-core machine and much faster on a busy one (OpenMP threads stall when a core is taken)
+    num_threads: int = Field(1, ge=1)
 
 
 class CompareConfig(_Section):

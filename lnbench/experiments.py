@@ -20,6 +20,7 @@ from pathlib import Path
 from statistics import mean
 
 import torch
+from scipy import stats
 
 from lnbench import plots
 from lnbench.config import RunConfig, check_sweep
@@ -93,6 +94,8 @@ def run_one(
             if on_epoch is not None:
                 on_epoch(label, epoch, cfg.train.epochs)
 
+        threads = torch.get_num_threads()
+        torch.set_num_threads(cfg.train.num_threads)
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", SingleValueBatchWarning)
@@ -102,6 +105,8 @@ def run_one(
                 latest[0].status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
                 run.write_json("metrics.json", _metrics_body(cfg, latest[0]))
             raise
+        finally:
+            torch.set_num_threads(threads)
         notes = sorted({str(w.message) for w in caught if issubclass(w.category, SingleValueBatchWarning)})
         for w in caught:  # pass every other warning on unchanged
             if not issubclass(w.category, SingleValueBatchWarning):
@@ -146,7 +151,7 @@ def _load_metrics(run_dirs: list[Path]) -> list[dict]:
 
 
 def _draw_comparison(path: Path, run_dirs: list[Path], target_acc: float) -> list[str]:
-    metrics = [m for m in _load_metrics(run_dirs) if m["epochs"]]
+    metrics = [m for m in _load_metrics(run_dirs) if m["epochs"] or m["status"] == "diverged"]
     if not metrics:
         return []
     files = [
@@ -163,7 +168,26 @@ def _binomial_se(p: float, n: int) -> float:
 
 
 def _distinguishable(p1: float, p2: float, n: int) -> bool:
+    """Two single-run accuracies on ``n`` test sequences each: a two-proportion z-test at 5%."""
     return abs(p1 - p2) > Z_95 * math.hypot(_binomial_se(p1, n), _binomial_se(p2, n))
+
+
+def _differs(a: list[float], b: list[float], n_test: int) -> bool:
+    """Do two groups of final accuracies differ at the 5% level?
+
+    One run each: the test-set sampling noise (:func:`_distinguishable`). Several seeds: Welch's
+    t-test (``scipy.stats.ttest_ind(equal_var=False)``) over the seeds, whose spread includes
+    the test-set noise and the seed-to-seed variation.
+    """
+    if len(a) < 2 or len(b) < 2:
+        return _distinguishable(mean(a), mean(b), n_test)
+    if len(set(a)) == 1 and len(set(b)) == 1:  # no spread at all: t is undefined
+        return a[0] != b[0] and _distinguishable(a[0], b[0], n_test * len(a))
+    return bool(stats.ttest_ind(a, b, equal_var=False).pvalue < 0.05)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def compare_verdicts(rows: list[dict], n_test: int, epochs: int, target_acc: float) -> list[str]:
@@ -187,37 +211,37 @@ def compare_verdicts(rows: list[dict], n_test: int, epochs: int, target_acc: flo
         never = [NORM_NAMES[n] for n in by_norm if n not in reached]
         if reached:
             order = sorted(reached, key=reached.get)
+            unit = "epoch" if n_seeds == 1 else "mean epoch"
             if len(order) > 1 and len(set(reached.values())) == 1:
                 names = ", ".join(NORM_NAMES[n] for n in order)
-                text = f"{fam}: {names} all reached {target_acc:.0%} test accuracy at epoch {reached[order[0]]:g} (a tie)"
+                text = f"{fam}: {names} all reached {target_acc:.0%} test accuracy at {unit} {reached[order[0]]:.3g} (a tie)"
             else:
-                ranking = ", ".join(f"{NORM_NAMES[n]} (epoch {reached[n]:g})" for n in order)
+                ranking = ", ".join(f"{NORM_NAMES[n]} ({unit} {reached[n]:.3g})" for n in order)
                 text = f"{fam}: first to {target_acc:.0%} test accuracy: {ranking}"
             if never:
-                text += f"; not reached in {epochs} epochs{' by every seed' if n_seeds > 1 else ''}: {', '.join(never)}"
+                text += f"; not reached in {plural(epochs, 'epoch')}{' by every seed' if n_seeds > 1 else ''}: {', '.join(never)}"
             verdicts.append(text + ".")
         else:
-            verdicts.append(f"{fam}: no norm reached {target_acc:.0%} test accuracy in {epochs} epochs.")
+            verdicts.append(f"{fam}: no norm reached {target_acc:.0%} test accuracy in {plural(epochs, 'epoch')}.")
 
         finals = {
-            n: mean(r["final_test_acc"] for r in rs)
+            n: [r["final_test_acc"] for r in rs]
             for n, rs in by_norm.items()
             if all(r["final_test_acc"] is not None for r in rs)
         }
         if len(finals) > 1:
-            best = max(finals, key=finals.get)
-            n_eff = n_test * n_seeds
+            best = max(finals, key=lambda n: mean(finals[n]))
             parts = []
-            for n, acc in sorted(finals.items(), key=lambda kv: -kv[1]):
+            for n, accs in sorted(finals.items(), key=lambda kv: -mean(kv[1])):
                 if n == best:
                     continue
-                tag = "below" if _distinguishable(finals[best], acc, n_eff) else "not distinguishable from"
-                parts.append(f"{NORM_NAMES[n]} {acc:.1%} ({tag} it)")
-            verdicts.append(
-                f"{fam}: best final test accuracy {NORM_NAMES[best]} {finals[best]:.1%}; "
-                + "; ".join(parts)
-                + f" [95% test-set noise, n={n_eff}]."
+                tag = "below" if _differs(finals[best], accs, n_test) else "not distinguishable from"
+                parts.append(f"{NORM_NAMES[n]} {mean(accs):.1%} ({tag} it)")
+            yardstick = (
+                f"5% Welch t-test over {n_seeds} seeds" if n_seeds > 1 else f"5% two-proportion test, n_test={n_test}"
             )
+            what = "best mean final test accuracy" if n_seeds > 1 else "best final test accuracy"
+            verdicts.append(f"{fam}: {what} {NORM_NAMES[best]} {mean(finals[best]):.1%}; " + "; ".join(parts) + f" [{yardstick}].")
     if rows and max(1, len({r["seed"] for r in rows})) == 1:
         verdicts.append(
             "One seed: epoch rankings can change with the seed; set compare.seeds to several seeds for a spread."
@@ -255,8 +279,8 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
         for family in spec.families:
             for norm in spec.norms:
                 for seed in cfg.compare_seeds:
-                    child = _with(cfg, model__family=family, model__norm=norm, seed=seed)
-                    row, path = run_one(child, run.path, f"{family}_{norm}_seed{seed}", on_epoch, False, spec.target_acc)
+                    child = _with(cfg, model__family=family, model__norm=norm, seed=seed, name=f"{family}_{norm}_seed{seed}")
+                    row, path = run_one(child, run.path, child.name, on_epoch, False, spec.target_acc)
                     rows.append(row)
                     dirs.append(path)
                     run.write_json("summary.json", {"kind": "compare", "complete": False, "rows": rows})
@@ -308,7 +332,7 @@ def sweep_verdicts(rows: list[dict], n_test: int) -> list[str]:
             if vs_none:
                 text += f"; below NoNorm at the same batch size at {', '.join(str(r['batch_size']) for r in vs_none)}"
             elif ("none", best["batch_size"]) in cell:
-                text += "; never below NoNorm at the same batch size"
+                text += "; never below NoNorm at the same batch size beyond test-set noise"
         bs_gap = [
             r for r in ok
             if r["final_test_acc_batch_stats"] is not None
@@ -335,8 +359,8 @@ def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: Epo
         rows = []
         for norm in spec.norms:
             for bs in spec.batch_sizes:
-                child = _with(cfg, model__family=spec.family, model__norm=norm, train__batch_size=bs)
-                row, _ = run_one(child, run.path, f"{spec.family}_{norm}_bs{bs}", on_epoch, False, cfg.compare.target_acc)
+                child = _with(cfg, model__family=spec.family, model__norm=norm, train__batch_size=bs, name=f"{spec.family}_{norm}_bs{bs}")
+                row, _ = run_one(child, run.path, child.name, on_epoch, False, cfg.compare.target_acc)
                 rows.append(row)
                 run.write_json("summary.json", {"kind": "batchsize-sweep", "complete": False, "rows": rows})
         figures = []

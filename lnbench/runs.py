@@ -145,6 +145,7 @@ class Run:
             "end_time": None,
             "wall_seconds": None,
             "error": None,
+            "warnings": [],
         }
 
     def __enter__(self) -> "Run":

@@ -73,7 +73,7 @@ def evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> tuple[float,
     model.eval()
     logits, hidden = model(X, return_hidden=True)  # (N, C), (N, T, H)
     loss = F.cross_entropy(logits, y).item()
-    acc = (logits.argmax(dim=-1) == y).float().mean().item()
+    acc = (logits.argmax(dim=-1) == y).sum().item() / len(y)  # exact: 187 / 200, not float32
     return loss, acc, hidden.norm(dim=-1).mean(dim=0).tolist()
 
 

@@ -217,7 +217,7 @@ def test_compare_verdicts_from_hand_made_rows():
     verdicts = experiments.compare_verdicts([row("none", None, 0.80), row("batch", 7, 0.93), row("layer", 3, 0.95)], n_test=200, epochs=10, target_acc=0.9)
     assert verdicts[0] == "RNN: first to 90% test accuracy: LayerNorm (epoch 3), BatchNorm (epoch 7); not reached in 10 epochs: NoNorm."
     # 95% vs 93%: |diff| = 0.02 < 1.96 * hypot(0.0154, 0.018) = 0.046; 95% vs 80%: 0.15 > 0.065
-    assert verdicts[1] == "RNN: best final test accuracy LayerNorm 95.0%; BatchNorm 93.0% (not distinguishable from it); NoNorm 80.0% (below it) [95% test-set noise, n=200]."
+    assert verdicts[1] == "RNN: best final test accuracy LayerNorm 95.0%; BatchNorm 93.0% (not distinguishable from it); NoNorm 80.0% (below it) [5% two-proportion test, n_test=200]."
     tie = experiments.compare_verdicts([row("none", 3, 0.9), row("layer", 3, 0.9)], 200, 10, 0.9)
     assert tie[0] == "RNN: NoNorm, LayerNorm all reached 90% test accuracy at epoch 3 (a tie)."
     assert "not distinguishable" in tie[1] and tie[-1].startswith("One seed")
@@ -231,4 +231,18 @@ def test_sweep_verdicts_from_hand_made_rows():
     v = {line.split(":")[0]: line for line in experiments.sweep_verdicts(rows, n_test=200)}
     assert "below its best beyond test-set noise at batch size 1 (50.0%)" in v["BatchNorm"]
     assert "below NoNorm at the same batch size at 1" in v["BatchNorm"]
-    assert "no batch size is below its best" in v["LayerNorm"] and "never below NoNorm" in v["LayerNorm"]
+    assert "no batch size is below its best" in v["LayerNorm"] and "never below NoNorm at the same batch size beyond" in v["LayerNorm"]
+
+
+def test_multi_seed_verdicts_use_the_seed_spread():
+    def row(norm, seed, acc, first):
+        return {"family": "rnn", "norm": norm, "seed": seed, "status": "completed", "first_epoch_at_target": first, "final_test_acc": acc}
+
+    # means 0.92 vs 0.86; spreads large: Welch t = 1.13, p = 0.32 -> not distinguishable,
+    # although a binomial test on n = 600 would call 6 points a difference
+    noisy = [row("layer", s, a, 2) for s, a in enumerate([0.99, 0.85, 0.92])] + [row("none", s, a, e) for s, a, e in zip(range(3), [0.80, 0.92, 0.86], [3, 4, 4])]
+    v = experiments.compare_verdicts(noisy, n_test=200, epochs=10, target_acc=0.9)
+    assert v[0] == "RNN: first to 90% test accuracy: LayerNorm (mean epoch 2), NoNorm (mean epoch 3.67)."
+    assert "NoNorm 86.0% (not distinguishable from it) [5% Welch t-test over 3 seeds]" in v[1]
+    tight = [row("layer", s, a, 2) for s, a in enumerate([0.95, 0.96, 0.955])] + [row("none", s, a, 3) for s, a in enumerate([0.80, 0.81, 0.805])]
+    assert "NoNorm 80.5% (below it)" in experiments.compare_verdicts(tight, 200, 10, 0.9)[1]
