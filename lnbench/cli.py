@@ -6,6 +6,7 @@ exit code 2, before any run folder exists.
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sys
@@ -168,7 +169,8 @@ def gradcheck(
         table.add_column(col, justify=justify)
     for c in checks:
         result = "[green]PASS[/]" if c.passed else "[bold red]FAIL[/]"
-        table.add_row(c.group, c.name, f"{c.max_abs_error:.2e}", f"{c.rel_error:.2e}", f"{c.tolerance:.0e}", result)
+        errors = [f"{e:.2e}" if math.isfinite(e) else "-" for e in (c.max_abs_error, c.rel_error)]
+        table.add_row(c.group, c.name, *errors, f"{c.tolerance:.0e}", result)
     console.print(table)
     console.print("rel error = max|a - b| / max(max(|a| + |b|), tiny)", style="dim", highlight=False)
     failed = [c for c in checks if not c.passed]

@@ -72,7 +72,7 @@ class Check:
     Attributes:
         name: what was compared, e.g. ``"dx (4, 5, 8)"``.
         group: ``finite-diff``, ``vs-torch``, ``autograd`` or ``edge-cases``.
-        max_abs_error: ``max|a - b|`` over the compared arrays (0.0 when not measured).
+        max_abs_error: ``max|a - b|`` over the compared arrays (NaN when not measured).
         rel_error: ``max|a - b| / max(max(|a| + |b|), tiny)``.
         tolerance: the bar on ``rel_error``; in ``edge-cases`` the bar on ``max_abs_error``
             (expected values there are often exactly 0). ``finite-diff``, ``vs-torch`` and
@@ -272,7 +272,8 @@ def autograd_checks(features: int, rng: np.random.Generator) -> list[Check]:
             detail = f"torch.autograd.gradcheck({settings}) on x, gamma, beta of {shape}, float64"
         except Exception as exc:  # GradcheckError, or the module failing outright
             ok, detail = False, f"torch.autograd.gradcheck({settings}) failed: {str(exc).splitlines()[0]}"
-        checks.append(Check(f"{name} gradcheck", "autograd", 0.0, 0.0, 1e-5, bool(ok), detail))
+        # gradcheck answers pass/fail only: its errors are not measured (NaN, shown as "-")
+        checks.append(Check(f"{name} gradcheck", "autograd", math.nan, math.nan, 1e-5, bool(ok), detail))
 
         ours = [fn(*inputs)]
         ours += torch.autograd.grad(ours[0], inputs, grad_y)
