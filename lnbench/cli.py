@@ -14,12 +14,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
+import numpy as np
+import torch
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from lnbench import experiments
+from lnbench import __version__, experiments
 from lnbench.config import ConfigError, RunConfig, check_sweep, load_config
 
 app = typer.Typer(
@@ -29,18 +31,37 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    epilog="Example: lnbench compare --set train.epochs=10 --set compare.seeds=[0,1,2]",
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"lnbench {__version__} (torch {torch.__version__}, numpy {np.__version__})", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        Optional[bool], typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+    ] = None,
+) -> None:
+    """Train and compare NoNorm / BatchNorm / LayerNorm RNNs and Transformers on CPU, check the
+    from-scratch LayerNorm gradients, and sweep the batch size."""
+
+
 # Not a terminal (a pipe, a CI log): 80 columns would wrap the tables; 120 keeps them whole.
 console = Console(width=None if sys.stdout.isatty() else 120)
 err_console = Console(stderr=True)
 
 SetOption = Annotated[
     Optional[list[str]],
-    typer.Option("--set", "-s", help="Override a config key, e.g. --set train.epochs=5 (repeatable)."),
+    typer.Option("--set", "-s", metavar="KEY=VALUE", help="Override a config key, e.g. --set train.epochs=5 (repeatable)."),
 ]
-RunsDirOption = Annotated[Path, typer.Option("--runs-dir", help="Folder the run folder is created in.")]
+RunsDirOption = Annotated[Path, typer.Option("--runs-dir", metavar="DIR", help="Folder the run folder is created in.")]
 SeedOption = Annotated[
-    Optional[int], typer.Option("--seed", min=0, max=2**32 - 1, help="Replace the config's seed (and a compare.seeds list).")
+    Optional[int], typer.Option("--seed", metavar="N", min=0, max=2**32 - 1, help="Replace the config's seed (and a compare.seeds list).")
 ]
 
 
@@ -111,9 +132,87 @@ def _progress(total_epochs: int):
         yield on_epoch
 
 
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1%}"
+
+
+def _num(x: float | None, fmt: str = ".4f") -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def _print_rows(title: str, rows: list[dict], target_acc: float, sweep: bool = False) -> None:
+    """The summary rows as a rich table (the same rows are in summary.json)."""
+    seeds = len({r["seed"] for r in rows}) > 1
+    has_bn = any(r["final_test_acc_batch_stats"] is not None for r in rows)
+    table = Table(title=title, title_justify="left", caption_justify="left")
+    columns = ["model", "norm"] + (["batch"] if sweep else []) + (["seed"] if seeds else [])
+    columns += ["test acc"] + (["BN acc, batch stats"] if has_bn else []) + ["train loss"]
+    columns += [] if sweep else [f"1st epoch >= {target_acc:.0%}"]
+    columns += ["seconds", "status"]
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("model", "norm", "status") else "right")
+    for r in rows:
+        cells = [experiments.FAMILY_NAMES.get(r["family"], r["family"]), r["norm"]]
+        cells += [str(r["batch_size"])] if sweep else []
+        cells += [str(r["seed"])] if seeds else []
+        cells += [_pct(r["final_test_acc"])] + ([_pct(r["final_test_acc_batch_stats"])] if has_bn else [])
+        cells += [_num(r["final_train_loss"], ".3g")]
+        cells += [] if sweep else [str(r["first_epoch_at_target"] or "never")]
+        status = "ok" if r["status"] == "completed" else f"[bold red]{r['status']}[/]"
+        cells += [_num(r["wall_seconds"], ".1f"), status]
+        table.add_row(*cells)
+    n_test = rows[0].get("n_test") if rows else None
+    if n_test:
+        table.caption = f"test acc: eval mode (BatchNorm with running statistics), n_test = {n_test}"
+    console.print(table)
+    notes = sorted({w for r in rows for w in r.get("warnings", [])})
+    for note in notes:
+        console.print(f"[dim]note: {note}[/]", highlight=False)
+
+
+def _print_result(result: experiments.ExperimentResult) -> None:
+    for v in result.verdicts:
+        console.print(f"- {v}", highlight=False, soft_wrap=True)
+    console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)
+
+
+@app.command()
+def train(
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="YAML config, e.g. configs/train.yaml.")],
+    set_: SetOption = None,
+    runs_dir: RunsDirOption = Path("runs"),
+    seed: SeedOption = None,
+) -> None:
+    """Train one model; write config.yaml, run.json, metrics.json and the plots to a run folder."""
+    cfg = _load(config, set_, seed)
+    _check_runs_dir(runs_dir)
+    with _progress(cfg.train.epochs) as on_epoch:
+        result = experiments.train(cfg, runs_dir, on_epoch)
+    _print_rows(f"lnbench train: {cfg.name}", result.rows, cfg.compare.target_acc)
+    _print_result(result)
+
+
+@app.command()
+def compare(
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="YAML config.")] = Path("configs/compare.yaml"),
+    set_: SetOption = None,
+    runs_dir: RunsDirOption = Path("runs"),
+    seed: SeedOption = None,
+) -> None:
+    """Train every model family x norm (x seed) on identical data; plot and tabulate them."""
+    cfg = _load(config, set_, seed)
+    _check_runs_dir(runs_dir)
+    spec = cfg.compare
+    total = len(spec.families) * len(spec.norms) * len(cfg.compare_seeds) * cfg.train.epochs
+    with _progress(total) as on_epoch:
+        result = experiments.compare(cfg, runs_dir, on_epoch)
+    _print_rows(f"lnbench compare: {cfg.name} ({experiments.plural(cfg.train.epochs, 'epoch')})", result.rows, spec.target_acc)
+    _print_result(result)
+
+
 @app.command("batchsize-sweep")
 def batchsize_sweep(
-    config: Annotated[Path, typer.Argument(help="YAML config.")] = Path("configs/batchsize_sweep.yaml"),
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="YAML config.")] = Path("configs/batchsize_sweep.yaml"),
     set_: SetOption = None,
     runs_dir: RunsDirOption = Path("runs"),
     seed: SeedOption = None,
@@ -179,82 +278,3 @@ def gradcheck(
         console.print(f"[bold red]{len(failed)} of {len(checks)} checks failed:[/] " + "; ".join(f"{c.group}/{c.name}: {c.detail}" for c in failed), highlight=False)
         raise typer.Exit(1)
     console.print(f"[green]All {len(checks)} checks passed.[/]")
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x:.1%}"
-
-
-def _num(x: float | None, fmt: str = ".4f") -> str:
-    return "-" if x is None else format(x, fmt)
-
-
-def _print_rows(title: str, rows: list[dict], target_acc: float, sweep: bool = False) -> None:
-    """The summary rows as a rich table (the same rows are in summary.json)."""
-    seeds = len({r["seed"] for r in rows}) > 1
-    has_bn = any(r["final_test_acc_batch_stats"] is not None for r in rows)
-    table = Table(title=title, title_justify="left", caption_justify="left")
-    columns = ["model", "norm"] + (["batch"] if sweep else []) + (["seed"] if seeds else [])
-    columns += ["test acc"] + (["BN acc, batch stats"] if has_bn else []) + ["train loss"]
-    columns += [] if sweep else [f"1st epoch >= {target_acc:.0%}"]
-    columns += ["seconds", "status"]
-    for col in columns:
-        table.add_column(col, justify="left" if col in ("model", "norm", "status") else "right")
-    for r in rows:
-        cells = [experiments.FAMILY_NAMES.get(r["family"], r["family"]), r["norm"]]
-        cells += [str(r["batch_size"])] if sweep else []
-        cells += [str(r["seed"])] if seeds else []
-        cells += [_pct(r["final_test_acc"])] + ([_pct(r["final_test_acc_batch_stats"])] if has_bn else [])
-        cells += [_num(r["final_train_loss"], ".3g")]
-        cells += [] if sweep else [str(r["first_epoch_at_target"] or "never")]
-        status = "ok" if r["status"] == "completed" else f"[bold red]{r['status']}[/]"
-        cells += [_num(r["wall_seconds"], ".1f"), status]
-        table.add_row(*cells)
-    n_test = rows[0].get("n_test") if rows else None
-    if n_test:
-        table.caption = f"test acc: eval mode (BatchNorm with running statistics), n_test = {n_test}"
-    console.print(table)
-    notes = sorted({w for r in rows for w in r.get("warnings", [])})
-    for note in notes:
-        console.print(f"[dim]note: {note}[/]", highlight=False)
-
-
-def _print_result(result: experiments.ExperimentResult) -> None:
-    for v in result.verdicts:
-        console.print(f"- {v}", highlight=False, soft_wrap=True)
-    console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)
-
-
-@app.command()
-def train(
-    config: Annotated[Path, typer.Argument(help="YAML config, e.g. configs/train.yaml.")],
-    set_: SetOption = None,
-    runs_dir: RunsDirOption = Path("runs"),
-    seed: SeedOption = None,
-) -> None:
-    """Train one model; write config.yaml, run.json, metrics.json and the plots to a run folder."""
-    cfg = _load(config, set_, seed)
-    _check_runs_dir(runs_dir)
-    with _progress(cfg.train.epochs) as on_epoch:
-        result = experiments.train(cfg, runs_dir, on_epoch)
-    _print_rows(f"lnbench train: {cfg.name}", result.rows, cfg.compare.target_acc)
-    _print_result(result)
-
-
-@app.command()
-def compare(
-    config: Annotated[Path, typer.Argument(help="YAML config.")] = Path("configs/compare.yaml"),
-    set_: SetOption = None,
-    runs_dir: RunsDirOption = Path("runs"),
-    seed: SeedOption = None,
-) -> None:
-    """Train every model family x norm (x seed) on identical data; plot and tabulate them."""
-    cfg = _load(config, set_, seed)
-    _check_runs_dir(runs_dir)
-    spec = cfg.compare
-    total = len(spec.families) * len(spec.norms) * len(cfg.compare_seeds) * cfg.train.epochs
-    with _progress(total) as on_epoch:
-        result = experiments.compare(cfg, runs_dir, on_epoch)
-    _print_rows(f"lnbench compare: {cfg.name} ({experiments.plural(cfg.train.epochs, 'epoch')})", result.rows, spec.target_acc)
-    _print_result(result)
-
