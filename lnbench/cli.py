@@ -170,6 +170,26 @@ def _print_rows(title: str, rows: list[dict], target_acc: float, sweep: bool = F
         console.print(f"[dim]note: {note}[/]", highlight=False)
 
 
+def _print_aggregate(rows: list[dict], target_acc: float) -> None:
+    n = rows[0]["n_seeds"]
+    table = Table(title=f"mean over {n} seeds", title_justify="left")
+    for col in ("model", "norm", "test acc ± sd", "range", "train loss", f"reached {target_acc:.0%}", "mean 1st epoch", "diverged"):
+        table.add_column(col, justify="left" if col in ("model", "norm") else "right")
+    for r in rows:
+        std = f" ± {r['std_final_test_acc']:.1%}" if r["std_final_test_acc"] is not None else ""
+        table.add_row(
+            experiments.FAMILY_NAMES.get(r["family"], r["family"]),
+            r["norm"],
+            _pct(r["mean_final_test_acc"]) + std,
+            f"{_pct(r['min_final_test_acc'])} - {_pct(r['max_final_test_acc'])}",
+            _num(r["mean_final_train_loss"], ".3g"),
+            f"{r['n_reached_target']}/{r['n_seeds']}",
+            _num(r["mean_first_epoch_at_target"], ".3g"),
+            str(r["n_diverged"]),
+        )
+    console.print(table)
+
+
 def _print_result(result: experiments.ExperimentResult) -> None:
     for v in result.verdicts:
         console.print(f"- {v}", highlight=False, soft_wrap=True)
@@ -207,6 +227,8 @@ def compare(
     with _progress(total) as on_epoch:
         result = experiments.compare(cfg, runs_dir, on_epoch)
     _print_rows(f"lnbench compare: {cfg.name} ({experiments.plural(cfg.train.epochs, 'epoch')})", result.rows, spec.target_acc)
+    if result.aggregate:
+        _print_aggregate(result.aggregate, spec.target_acc)
     _print_result(result)
 
 

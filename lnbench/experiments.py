@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import mean
+from statistics import mean, stdev
 
 import torch
 from scipy import stats
@@ -44,6 +44,7 @@ class ExperimentResult:
     status: str
     rows: list[dict] = field(default_factory=list)
     verdicts: list[str] = field(default_factory=list)
+    aggregate: list[dict] | None = None  # compare with several seeds: see aggregate_over_seeds
 
 
 def _first_epoch_at(acc: list[float], target: float) -> int | None:
@@ -190,6 +191,36 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def aggregate_over_seeds(rows: list[dict]) -> list[dict]:
+    """One row per (family, norm, batch size): mean, standard deviation, min and max over seeds
+    of the final test accuracy, mean final train loss, and how many seeds reached the target
+    (with their mean first epoch). Diverged seeds count in ``n_diverged`` and not in the means.
+    """
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["family"], r["norm"], r["batch_size"]), []).append(r)
+    out = []
+    for (family, norm, batch_size), rs in groups.items():
+        accs = [r["final_test_acc"] for r in rs if r["final_test_acc"] is not None and r["status"] != "diverged"]
+        losses = [r["final_train_loss"] for r in rs if r["final_train_loss"] is not None and r["status"] != "diverged"]
+        firsts = [r["first_epoch_at_target"] for r in rs if r["first_epoch_at_target"] is not None]
+        out.append({
+            "family": family,
+            "norm": norm,
+            "batch_size": batch_size,
+            "n_seeds": len(rs),
+            "n_diverged": sum(r["status"] == "diverged" for r in rs),
+            "mean_final_test_acc": mean(accs) if accs else None,
+            "std_final_test_acc": stdev(accs) if len(accs) > 1 else None,
+            "min_final_test_acc": min(accs, default=None),
+            "max_final_test_acc": max(accs, default=None),
+            "mean_final_train_loss": mean(losses) if losses else None,
+            "n_reached_target": len(firsts),
+            "mean_first_epoch_at_target": mean(firsts) if firsts else None,
+        })
+    return out
+
+
 def compare_verdicts(rows: list[dict], n_test: int, epochs: int, target_acc: float) -> list[str]:
     """Which norm reached ``target_acc`` first and whether final accuracies differ, per family.
 
@@ -286,11 +317,12 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
                     run.write_json("summary.json", {"kind": "compare", "complete": False, "rows": rows})
         figures = _draw_comparison(run.path, dirs, spec.target_acc)
         verdicts = compare_verdicts(rows, cfg.data.n_test, cfg.train.epochs, spec.target_acc)
+        aggregate = aggregate_over_seeds(rows) if len(cfg.compare_seeds) > 1 else None
         run.write_json(
             "summary.json",
-            {"kind": "compare", "complete": True, "target_acc": spec.target_acc, "rows": rows, "verdicts": verdicts, "figures": figures},
+            {"kind": "compare", "complete": True, "target_acc": spec.target_acc, "rows": rows, "aggregate": aggregate, "verdicts": verdicts, "figures": figures},
         )
-    return ExperimentResult(run.path, run.status, rows, verdicts)
+    return ExperimentResult(run.path, run.status, rows, verdicts, aggregate)
 
 
 def sweep_verdicts(rows: list[dict], n_test: int) -> list[str]:

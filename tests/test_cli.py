@@ -234,6 +234,30 @@ def test_sweep_verdicts_from_hand_made_rows():
     assert "no batch size is below its best" in v["LayerNorm"] and "never below NoNorm at the same batch size beyond" in v["LayerNorm"]
 
 
+def test_aggregate_over_seeds_by_hand():
+    rows = [
+        {"family": "rnn", "norm": "layer", "batch_size": 64, "seed": s, "status": st, "final_test_acc": a, "final_train_loss": l, "first_epoch_at_target": e}
+        for s, st, a, l, e in [(0, "completed", 0.9, 0.1, 3), (1, "completed", 0.8, 0.3, None), (2, "diverged", None, None, None)]
+    ]
+    (agg,) = experiments.aggregate_over_seeds(rows)
+    assert agg["n_seeds"] == 3 and agg["n_diverged"] == 1 and agg["n_reached_target"] == 1
+    assert math.isclose(agg["mean_final_test_acc"], 0.85) and math.isclose(agg["std_final_test_acc"], 0.0707107, rel_tol=1e-5)
+    assert (agg["min_final_test_acc"], agg["max_final_test_acc"]) == (0.8, 0.9)
+    assert math.isclose(agg["mean_final_train_loss"], 0.2) and agg["mean_first_epoch_at_target"] == 3
+
+
+def test_compare_with_two_seeds_prints_and_stores_the_aggregate(tmp_path):
+    args = ["compare", "--runs-dir", str(tmp_path), "--set", "train.epochs=1", "--set", "compare.families=[rnn]", "--set", "compare.norms=[layer]", "--set", "compare.seeds=[0,1]", *TINY]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((_only_run(tmp_path) / "summary.json").read_text())
+    (agg,) = summary["aggregate"]
+    accs = [r["final_test_acc"] for r in summary["rows"]]
+    assert agg["n_seeds"] == 2 and math.isclose(agg["mean_final_test_acc"], sum(accs) / 2)
+    assert "mean over 2 seeds" in result.output
+    assert json.loads((_only_run(tmp_path) / "run.json").read_text())["seed"] == [0, 1]
+
+
 def test_multi_seed_verdicts_use_the_seed_spread():
     def row(norm, seed, acc, first):
         return {"family": "rnn", "norm": norm, "seed": seed, "status": "completed", "first_epoch_at_target": first, "final_test_acc": acc}
