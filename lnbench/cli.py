@@ -10,6 +10,7 @@ import math
 import os
 import signal
 import sys
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
@@ -22,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from lnbench import __version__, experiments
-from lnbench.config import ConfigError, RunConfig, check_sweep, load_config
+from lnbench.config import MAX_SEED, ConfigError, RunConfig, check_sweep, load_config
 
 app = typer.Typer(
     name="lnbench",
@@ -61,7 +62,7 @@ SetOption = Annotated[
 ]
 RunsDirOption = Annotated[Path, typer.Option("--runs-dir", metavar="DIR", help="Folder the run folder is created in.")]
 SeedOption = Annotated[
-    Optional[int], typer.Option("--seed", metavar="N", min=0, max=2**32 - 1, help="Replace the config's seed (and a compare.seeds list).")
+    Optional[int], typer.Option("--seed", metavar="N", min=0, max=MAX_SEED, help="Replace the config's seed (and a compare.seeds list).")
 ]
 
 
@@ -70,11 +71,23 @@ def _fail(message: str, code: int = 2, kind: str = "error") -> None:
     raise typer.Exit(code)
 
 
-def _load(config: Optional[Path], overrides: Optional[list[str]], seed: Optional[int]) -> RunConfig:
+def _prepare(
+    config: Optional[Path],
+    overrides: Optional[list[str]],
+    seed: Optional[int],
+    runs_dir: Path,
+    check: Callable[[RunConfig], None] | None = None,
+) -> RunConfig:
+    """Load and validate the config (plus ``check``) and the runs folder, before anything is
+    written or shown: any problem is one line and exit code 2."""
     try:
-        return load_config(config, overrides or [], seed)
+        cfg = load_config(config, overrides or [], seed)
+        if check is not None:
+            check(cfg)
     except ConfigError as exc:
         _fail(str(exc))
+    _check_runs_dir(runs_dir)
+    return cfg
 
 
 def _check_runs_dir(runs_dir: Path) -> None:
@@ -204,8 +217,7 @@ def train(
     seed: SeedOption = None,
 ) -> None:
     """Train one model; write config.yaml, run.json, metrics.json and the plots to a run folder."""
-    cfg = _load(config, set_, seed)
-    _check_runs_dir(runs_dir)
+    cfg = _prepare(config, set_, seed, runs_dir)
     with _progress(cfg.train.epochs) as on_epoch:
         result = experiments.train(cfg, runs_dir, on_epoch)
     _print_rows(f"lnbench train: {cfg.name}", result.rows, cfg.compare.target_acc)
@@ -220,8 +232,7 @@ def compare(
     seed: SeedOption = None,
 ) -> None:
     """Train every model family x norm (x seed) on identical data; plot and tabulate them."""
-    cfg = _load(config, set_, seed)
-    _check_runs_dir(runs_dir)
+    cfg = _prepare(config, set_, seed, runs_dir)
     spec = cfg.compare
     total = len(spec.families) * len(spec.norms) * len(cfg.compare_seeds) * cfg.train.epochs
     with _progress(total) as on_epoch:
@@ -240,12 +251,7 @@ def batchsize_sweep(
     seed: SeedOption = None,
 ) -> None:
     """Train each norm at each batch size (same data, weights, seed and epochs); plot and tabulate."""
-    cfg = _load(config, set_, seed)
-    try:
-        check_sweep(cfg)
-    except ConfigError as exc:
-        _fail(str(exc))
-    _check_runs_dir(runs_dir)
+    cfg = _prepare(config, set_, seed, runs_dir, check=check_sweep)
     spec = cfg.sweep
     with _progress(len(spec.norms) * len(spec.batch_sizes) * cfg.train.epochs) as on_epoch:
         result = experiments.batchsize_sweep(cfg, runs_dir, on_epoch)
@@ -266,7 +272,7 @@ def _parse_shape(text: str) -> tuple[int, ...]:
 def gradcheck(
     dtype: Annotated[str, typer.Option(help="dtype of the NumPy-vs-PyTorch checks: float16, float32 or float64.")] = "float64",
     shape: Annotated[str, typer.Option(help="Input shape (..., D), comma-separated.")] = "4,5,8",
-    seed: Annotated[int, typer.Option(min=0, max=2**32 - 1, help="Seed of the random inputs.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed of the random inputs.")] = 0,
     runs_dir: RunsDirOption = Path("runs"),
     json_path: Annotated[Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")] = None,
 ) -> None:

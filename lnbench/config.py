@@ -26,6 +26,9 @@ MAX_SEED = 2**32 - 1  # numpy's default_rng and torch.manual_seed both take [0, 
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 
 
+_NUMERIC = (int, float, int | None, float | None)
+
+
 class _Section(BaseModel):
     # inf is no learning rate or noise level; NaN is rejected by the bounds already
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
@@ -36,7 +39,8 @@ class _Section(BaseModel):
         """YAML's yes/no/on/off/true are booleans, which pydantic would turn into 1 and 0."""
         if isinstance(raw, dict):
             for key, value in raw.items():
-                if isinstance(value, bool) and key in cls.model_fields:
+                field = cls.model_fields.get(key)
+                if isinstance(value, bool) and field is not None and field.annotation in _NUMERIC:
                     raise ValueError(f"{key}: expected a number, got the boolean {str(value).lower()}")
         return raw
 

@@ -4,9 +4,9 @@ Every command of the CLI is a function here that a notebook can call. Each retur
 :class:`ExperimentResult` (the run folder, the summary rows and the verdicts) and prints
 nothing; progress is reported through the optional ``on_epoch(label, epoch, epochs)`` callback.
 
-Verdicts are computed from the metrics, with the test-set sampling noise of an accuracy
-(binomial standard error ``sqrt(p (1 - p) / n_test)``) as the yardstick: a difference smaller
-than 1.96 standard errors of the difference is reported as not distinguishable.
+Verdicts are computed from the summary rows. Two final accuracies count as different at the
+5% level: for single runs by a two-proportion z-test on the test set (binomial standard error
+``sqrt(p (1 - p) / n_test)``), for several seeds by Welch's t-test over the seeds.
 """
 
 from __future__ import annotations

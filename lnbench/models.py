@@ -18,7 +18,6 @@ import math
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 from lnbench.norms import build_norm
 

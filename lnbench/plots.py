@@ -163,7 +163,8 @@ def plot_grad_norm(metrics: list[dict], path: str | Path) -> Path:
     palette = plt.get_cmap("tab20").colors
     for i, (family, norms) in enumerate(groups.items()):
         layers = list(dict.fromkeys(layer for rs in norms.values() for r in rs for layer in r["grad_norm_layer"]))
-        color = {layer: palette[(2 * k) % 20 + (2 * k) // 20 % 2] for k, layer in enumerate(layers)}
+        shades = [*range(0, 20, 2), *range(1, 20, 2)]  # tab20's ten dark colours first, then the light ones
+        color = {layer: palette[shades[k % 20]] for k, layer in enumerate(layers)}
         for j, norm in enumerate(norms_order):
             ax = axes[i, j]
             runs = norms.get(norm, [])
