@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from lnbench import __version__, experiments
+from lnbench import __version__, experiments, report
 from lnbench.config import MAX_SEED, ConfigError, RunConfig, check_sweep, load_config
 
 app = typer.Typer(
@@ -32,7 +32,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    epilog="Example: lnbench compare --set train.epochs=10 --set compare.seeds=[0,1,2]",
+    epilog="Example: lnbench compare --set train.epochs=10 --set seeds=[0,1,2,3,4]",
 )
 
 
@@ -62,7 +62,7 @@ SetOption = Annotated[
 ]
 RunsDirOption = Annotated[Path, typer.Option("--runs-dir", metavar="DIR", help="Folder the run folder is created in.")]
 SeedOption = Annotated[
-    Optional[int], typer.Option("--seed", metavar="N", min=0, max=MAX_SEED, help="Replace the config's seed (and a compare.seeds list).")
+    Optional[int], typer.Option("--seed", metavar="N", min=0, max=MAX_SEED, help="Replace the config's seed (and a seeds list).")
 ]
 
 
@@ -145,67 +145,20 @@ def _progress(total_epochs: int):
         yield on_epoch
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x:.1%}"
-
-
-def _num(x: float | None, fmt: str = ".4f") -> str:
-    return "-" if x is None else format(x, fmt)
-
-
-def _print_rows(title: str, rows: list[dict], target_acc: float, sweep: bool = False) -> None:
-    """The summary rows as a rich table (the same rows are in summary.json)."""
-    seeds = len({r["seed"] for r in rows}) > 1
-    has_bn = any(r["final_test_acc_batch_stats"] is not None for r in rows)
-    table = Table(title=title, title_justify="left", caption_justify="left")
-    columns = ["model", "norm"] + (["batch"] if sweep else []) + (["seed"] if seeds else [])
-    columns += ["test acc"] + (["BN acc, batch stats"] if has_bn else []) + ["train loss"]
-    columns += [] if sweep else [f"1st epoch >= {target_acc:.0%}"]
-    columns += ["seconds", "status"]
-    for col in columns:
-        table.add_column(col, justify="left" if col in ("model", "norm", "status") else "right")
-    for r in rows:
-        cells = [experiments.FAMILY_NAMES.get(r["family"], r["family"]), r["norm"]]
-        cells += [str(r["batch_size"])] if sweep else []
-        cells += [str(r["seed"])] if seeds else []
-        cells += [_pct(r["final_test_acc"])] + ([_pct(r["final_test_acc_batch_stats"])] if has_bn else [])
-        cells += [_num(r["final_train_loss"], ".3g")]
-        cells += [] if sweep else [str(r["first_epoch_at_target"] or "never")]
-        status = "ok" if r["status"] == "completed" else f"[bold red]{r['status']}[/]"
-        cells += [_num(r["wall_seconds"], ".1f"), status]
-        table.add_row(*cells)
-    n_test = rows[0].get("n_test") if rows else None
-    if n_test:
-        table.caption = f"test acc: eval mode (BatchNorm with running statistics), n_test = {n_test}"
-    console.print(table)
-    notes = sorted({w for r in rows for w in r.get("warnings", [])})
-    for note in notes:
+def _print_rows(title: str, rows, target_acc: float, sweep: bool = False) -> None:
+    """The summary rows as a table (the same rows are in summary.json), then any warnings."""
+    console.print(report.runs_table(title, rows, target_acc, sweep))
+    for note in sorted({w for r in rows for w in r.warnings}):
         console.print(f"[dim]note: {note}[/]", highlight=False)
 
 
-def _print_aggregate(rows: list[dict], target_acc: float) -> None:
-    n = rows[0]["n_seeds"]
-    table = Table(title=f"mean over {n} seeds", title_justify="left")
-    for col in ("model", "norm", "test acc ± sd", "range", "train loss", f"reached {target_acc:.0%}", "mean 1st epoch", "diverged"):
-        table.add_column(col, justify="left" if col in ("model", "norm") else "right")
-    for r in rows:
-        std = f" ± {r['std_final_test_acc']:.1%}" if r["std_final_test_acc"] is not None else ""
-        table.add_row(
-            experiments.FAMILY_NAMES.get(r["family"], r["family"]),
-            r["norm"],
-            _pct(r["mean_final_test_acc"]) + std,
-            f"{_pct(r['min_final_test_acc'])} - {_pct(r['max_final_test_acc'])}",
-            _num(r["mean_final_train_loss"], ".3g"),
-            f"{r['n_reached_target']}/{r['n_seeds']}",
-            _num(r["mean_first_epoch_at_target"], ".3g"),
-            str(r["n_diverged"]),
-        )
-    console.print(table)
-
-
-def _print_result(result: experiments.ExperimentResult) -> None:
+def _print_result(result: experiments.ExperimentResult, target_acc: float, sweep: bool = False) -> None:
+    if result.aggregate and max(e["n_seeds"] for e in result.aggregate) > 1:
+        console.print(report.aggregate_table(result.aggregate, target_acc, sweep))
+    if result.comparisons and not sweep:
+        console.print(report.comparisons_table(result.comparisons))
     for v in result.verdicts:
-        console.print(f"- {v}", highlight=False, soft_wrap=True)
+        console.print(f"- {v}", highlight=False, soft_wrap=True, markup=False)
     console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)
 
 
@@ -221,7 +174,7 @@ def train(
     with _progress(cfg.train.epochs) as on_epoch:
         result = experiments.train(cfg, runs_dir, on_epoch)
     _print_rows(f"lnbench train: {cfg.name}", result.rows, cfg.compare.target_acc)
-    _print_result(result)
+    _print_result(result, cfg.compare.target_acc)
 
 
 @app.command()
@@ -234,13 +187,11 @@ def compare(
     """Train every model family x norm (x seed) on identical data; plot and tabulate them."""
     cfg = _prepare(config, set_, seed, runs_dir)
     spec = cfg.compare
-    total = len(spec.families) * len(spec.norms) * len(cfg.compare_seeds) * cfg.train.epochs
+    total = len(spec.families) * len(spec.norms) * len(cfg.seed_list) * cfg.train.epochs
     with _progress(total) as on_epoch:
         result = experiments.compare(cfg, runs_dir, on_epoch)
     _print_rows(f"lnbench compare: {cfg.name} ({experiments.plural(cfg.train.epochs, 'epoch')})", result.rows, spec.target_acc)
-    if result.aggregate:
-        _print_aggregate(result.aggregate, spec.target_acc)
-    _print_result(result)
+    _print_result(result, spec.target_acc)
 
 
 @app.command("batchsize-sweep")
@@ -253,11 +204,11 @@ def batchsize_sweep(
     """Train each norm at each batch size (same data, weights, seed and epochs); plot and tabulate."""
     cfg = _prepare(config, set_, seed, runs_dir, check=check_sweep)
     spec = cfg.sweep
-    with _progress(len(spec.norms) * len(spec.batch_sizes) * cfg.train.epochs) as on_epoch:
+    with _progress(len(spec.norms) * len(spec.batch_sizes) * len(cfg.seed_list) * cfg.train.epochs) as on_epoch:
         result = experiments.batchsize_sweep(cfg, runs_dir, on_epoch)
     title = f"lnbench batchsize-sweep: {spec.family}, {experiments.plural(cfg.train.epochs, 'epoch')}, lr {cfg.train.lr:g}"
     _print_rows(title, result.rows, cfg.compare.target_acc, sweep=True)
-    _print_result(result)
+    _print_result(result, cfg.compare.target_acc, sweep=True)
 
 
 def _parse_shape(text: str) -> tuple[int, ...]:

@@ -14,7 +14,9 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-Norm = Literal["none", "batch", "layer"]
+from lnbench.norms import NORM_KINDS
+
+Norm = Literal[NORM_KINDS]  # type: ignore[valid-type]  # the registry in lnbench.norms
 Family = Literal["rnn", "transformer"]
 
 
@@ -79,6 +81,9 @@ class ModelConfig(_Section):
     hidden_size: int = Field(64, ge=1)
     num_layers: int = Field(1, ge=1)  # Transformer blocks
     d_ff: int | None = Field(None, ge=1)  # Transformer feed-forward width; None: 4 * hidden_size
+    # RNN with norm: batch. pooled: one set of running statistics, updated once per training step
+    # from the mean over timesteps; per_timestep: one set per timestep (Cooijmans et al. 2016)
+    batch_norm_stats: Literal["pooled", "per_timestep"] = "pooled"
 
 
 class TrainConfig(_Section):
@@ -98,12 +103,11 @@ class CompareConfig(_Section):
 
     families: list[Family] = Field(default_factory=lambda: ["rnn", "transformer"], min_length=1)
     norms: list[Norm] = Field(default_factory=lambda: ["none", "batch", "layer"], min_length=1)
-    seeds: list[Seed] | None = Field(None, min_length=1)  # None: [seed]
     target_acc: float = Field(0.9, gt=0, le=1)  # "first epoch reaching" this test accuracy
 
     @model_validator(mode="after")
     def _no_duplicates(self) -> "CompareConfig":
-        _unique(self.families, "families"), _unique(self.norms, "norms"), _unique(self.seeds or [], "seeds")
+        _unique(self.families, "families"), _unique(self.norms, "norms")
         return self
 
 
@@ -113,12 +117,17 @@ class SweepConfig(_Section):
     family: Family = "rnn"
     norms: list[Norm] = Field(default_factory=lambda: ["none", "batch", "layer"], min_length=1)
     batch_sizes: list[int] = Field(default_factory=lambda: [1, 2, 4, 8, 16, 32, 64, 128], min_length=1)
+    # each batch size is compared with the same norm at this one; None: train.batch_size if it
+    # is swept, else the largest swept batch size
+    reference_batch_size: int | None = Field(None, ge=1)
 
     @model_validator(mode="after")
     def _positive(self) -> "SweepConfig":
         if any(b < 1 for b in self.batch_sizes):
             raise ValueError(f"batch_sizes must all be >= 1, got {self.batch_sizes}")
         _unique(self.batch_sizes, "batch_sizes"), _unique(self.norms, "norms")
+        if self.reference_batch_size is not None and self.reference_batch_size not in self.batch_sizes:
+            raise ValueError(f"reference_batch_size {self.reference_batch_size} is not one of batch_sizes {self.batch_sizes}")
         return self
 
 
@@ -127,6 +136,9 @@ class RunConfig(_Section):
 
     name: str = Field("run", pattern=r"^[A-Za-z0-9_.-]+$", max_length=80)
     seed: Seed = 0
+    # the seeds of compare and sweeps (each: its own data, initial weights and batch order);
+    # None: [seed]. Verdicts over one seed cover the test-set noise only.
+    seeds: list[Seed] | None = Field(None, min_length=1)
     data: DataConfig = Field(default_factory=DataConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)
@@ -138,12 +150,32 @@ class RunConfig(_Section):
         n = self.data.n_train
         if self.train.batch_size > n:
             raise ValueError(f"train.batch_size ({self.train.batch_size}) must be <= data.n_train ({n})")
+        _unique(self.seeds or [], "seeds")
         return self
 
     @property
-    def compare_seeds(self) -> list[int]:
-        """``compare.seeds``, or ``[seed]`` when it is not set."""
-        return self.compare.seeds or [self.seed]
+    def seed_list(self) -> list[int]:
+        """``seeds``, or ``[seed]`` when it is not set."""
+        return self.seeds or [self.seed]
+
+    @property
+    def reference_batch_size(self) -> int:
+        """The sweep's reference batch size (see :class:`SweepConfig`)."""
+        if self.sweep.reference_batch_size is not None:
+            return self.sweep.reference_batch_size
+        return self.train.batch_size if self.train.batch_size in self.sweep.batch_sizes else max(self.sweep.batch_sizes)
+
+    def with_changes(self, **changes: Any) -> "RunConfig":
+        """A re-validated deep copy with dotted-path changes given as ``section__key=value``
+        (``model__norm="batch"``)."""
+        raw = self.model_dump(mode="python")
+        for key, value in changes.items():
+            node = raw
+            *parents, leaf = key.split("__")
+            for p in parents:
+                node = node[p]
+            node[leaf] = value
+        return RunConfig.model_validate(raw)
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
@@ -210,7 +242,7 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None, see
     Args:
         path: a YAML file, or None for the schema defaults.
         overrides: ``key=value`` strings applied after loading (``train.epochs=5``).
-        seed: if given, replaces ``seed`` (and a ``compare.seeds`` list with ``[seed]``).
+        seed: if given, replaces ``seed`` (and a ``seeds`` list with ``[seed]``).
 
     Raises:
         ConfigError: unreadable file, invalid YAML, unknown key, wrong type or impossible value;
@@ -239,8 +271,8 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None, see
         source += " (with --set)"
     if seed is not None:
         raw["seed"] = seed
-        if isinstance(raw.get("compare"), dict) and raw["compare"].get("seeds") is not None:
-            raw["compare"]["seeds"] = [seed]
+        if raw.get("seeds") is not None:
+            raw["seeds"] = [seed]
     try:
         return RunConfig.model_validate(raw)
     except ValidationError as err:

@@ -19,7 +19,15 @@ import math
 import torch
 from torch import nn
 
-from lnbench.norms import build_norm
+from lnbench.norms import RecurrentBatchNorm1d, build_norm
+
+#: The model families: config name -> label in tables, legends and verdicts.
+FAMILIES = {"rnn": "RNN", "transformer": "Transformer (pre-norm)"}
+
+
+def family_label(family: str) -> str:
+    """``"rnn"`` -> ``"RNN"``; an unknown family as given."""
+    return FAMILIES.get(family, family)
 
 
 class RNNCellWithNorm(nn.Module):
@@ -27,20 +35,32 @@ class RNNCellWithNorm(nn.Module):
 
     ``a_t = W_hh h_{t-1} + W_xh x_t (+ bias)``, ``h_t = tanh(norm(a_t))``. The bias is only
     present with ``norm="none"``: with a norm, the norm's ``beta`` is the bias (the paper's b).
+    ``norm="batch"`` is a :class:`lnbench.norms.RecurrentBatchNorm1d`: batch statistics per
+    timestep, running statistics ``pooled`` over timesteps (one update per training step) or
+    ``per_timestep`` (Cooijmans et al. 2016).
 
     Args:
         hidden_size: H.
-        norm: ``none``, ``batch`` or ``layer``.
+        norm: one of :data:`lnbench.norms.NORM_KINDS`.
         input_size: size of x_t; defaults to H (so ``W_xh`` is ``(H, H)``).
+        batch_norm_stats: ``pooled`` or ``per_timestep`` (``norm="batch"`` only).
+        seq_len: T, for ``per_timestep`` statistics.
 
     Shape:
-        x: ``(B, input_size)``, h: ``(B, H)`` -> ``(B, H)``, float32.
+        x: ``(B, input_size)``, h: ``(B, H)``, t: int -> ``(B, H)``, float32.
 
     Raises:
-        ValueError: for an unknown ``norm``.
+        ValueError: for an unknown ``norm`` or ``batch_norm_stats``.
     """
 
-    def __init__(self, hidden_size: int, norm: str, input_size: int | None = None) -> None:
+    def __init__(
+        self,
+        hidden_size: int,
+        norm: str,
+        input_size: int | None = None,
+        batch_norm_stats: str = "pooled",
+        seq_len: int | None = None,
+    ) -> None:
         super().__init__()
         input_size = hidden_size if input_size is None else input_size
         self.hidden_size, self.input_size, self.norm_kind = hidden_size, input_size, norm
@@ -48,13 +68,17 @@ class RNNCellWithNorm(nn.Module):
         self.W_hh = nn.Parameter(torch.empty(hidden_size, hidden_size).uniform_(-bound, bound))
         self.W_xh = nn.Parameter(torch.empty(hidden_size, input_size).uniform_(-bound, bound))
         self.bias = nn.Parameter(torch.zeros(hidden_size)) if norm == "none" else None
-        self.norm = build_norm(norm, hidden_size)
+        if norm == "batch":
+            self.norm = RecurrentBatchNorm1d(hidden_size, batch_norm_stats, seq_len)
+        else:
+            self.norm = build_norm(norm, hidden_size)
 
-    def forward(self, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, h: torch.Tensor, t: int = 0) -> torch.Tensor:
         a = h @ self.W_hh.T + x @ self.W_xh.T  # (B, H) summed inputs
         if self.bias is not None:
             a = a + self.bias
-        return torch.tanh(self.norm(a))
+        a = self.norm(a, t) if isinstance(self.norm, RecurrentBatchNorm1d) else self.norm(a)
+        return torch.tanh(a)
 
     def extra_repr(self) -> str:
         return f"input_size={self.input_size}, hidden_size={self.hidden_size}, norm={self.norm_kind!r}"
@@ -68,15 +92,24 @@ class SimpleRNN(nn.Module):
         hidden_size: H.
         num_classes: C.
         norm: ``none``, ``batch`` or ``layer`` (see :class:`RNNCellWithNorm`).
+        batch_norm_stats, seq_len: see :class:`RNNCellWithNorm`.
 
     Shape:
         Input: ``(B, T, input_size)`` float32. Output: logits ``(B, C)``; with
         ``return_hidden=True`` also the hidden states ``(B, T, H)``.
     """
 
-    def __init__(self, input_size: int, hidden_size: int, num_classes: int, norm: str) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_classes: int,
+        norm: str,
+        batch_norm_stats: str = "pooled",
+        seq_len: int | None = None,
+    ) -> None:
         super().__init__()
-        self.cell = RNNCellWithNorm(hidden_size, norm, input_size=input_size)
+        self.cell = RNNCellWithNorm(hidden_size, norm, input_size, batch_norm_stats, seq_len)
         self.head = nn.Linear(hidden_size, num_classes)
 
     def forward(self, x: torch.Tensor, return_hidden: bool = False):
@@ -84,8 +117,10 @@ class SimpleRNN(nn.Module):
         h = x.new_zeros(B, self.cell.hidden_size)
         hidden = []
         for t in range(T):
-            h = self.cell(x[:, t], h)  # (B, H)
+            h = self.cell(x[:, t], h, t)  # (B, H)
             hidden.append(h)
+        if isinstance(self.cell.norm, RecurrentBatchNorm1d):
+            self.cell.norm.update_running_stats()  # once per training step (no-op in eval)
         logits = self.head(h)  # (B, C)
         if return_hidden:
             return logits, torch.stack(hidden, dim=1)  # (B, T, H)
@@ -191,7 +226,9 @@ def build_model(model_cfg, input_size: int, seq_len: int, num_classes: int = 2) 
         ValueError: for an unknown family or norm.
     """
     if model_cfg.family == "rnn":
-        return SimpleRNN(input_size, model_cfg.hidden_size, num_classes, model_cfg.norm)
+        return SimpleRNN(
+            input_size, model_cfg.hidden_size, num_classes, model_cfg.norm, model_cfg.batch_norm_stats, seq_len
+        )
     if model_cfg.family == "transformer":
         return TransformerClassifier(
             input_size,

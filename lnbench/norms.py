@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import torch
 from torch import nn
-
-NORM_KINDS = ("none", "batch", "layer")
 
 
 class SingleValueBatchWarning(UserWarning):
@@ -156,13 +155,17 @@ class BatchNorm1d(nn.Module):
         self.running_mean.mul_(1 - m).add_(m * mean)
         if n > 1:
             self.running_var.mul_(1 - m).add_(m * var * (n / (n - 1)))
-        elif not self._warned_single_value:
+        else:
+            self._warn_single_value()
+
+    def _warn_single_value(self) -> None:
+        if not self._warned_single_value:
             self._warned_single_value = True
             warnings.warn(
                 "BatchNorm1d got one value per feature in training: x_hat = 0, so the output is beta "
                 "and running_var is not updated",
                 SingleValueBatchWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
 
     def extra_repr(self) -> str:
@@ -187,8 +190,142 @@ def batch_statistics(model: nn.Module) -> Iterator[None]:
             bn.use_batch_stats_in_eval = False
 
 
+class RecurrentBatchNorm1d(BatchNorm1d):
+    r"""BatchNorm1d called once per timestep inside a recurrence, with running statistics that
+    estimate what training normalizes with.
+
+    Each call normalizes ``(B, H)`` summed inputs with the batch statistics of that timestep,
+    :math:`\mu_t` and the biased :math:`\sigma_t^2`, exactly as :class:`BatchNorm1d` does. The
+    running statistics are what differs from calling one BatchNorm1d T times (which would update
+    them T times per training step, an effective momentum of ``1 - (1 - m)^T``, 0.88 for T = 20,
+    weighted towards the last timesteps):
+
+    - ``stats="pooled"`` (default): one update per training step, made by
+      :meth:`update_running_stats` after the sequence, with the unbiased per-timestep variances
+      :math:`s_t^2 = \sigma_t^2 \cdot B / (B - 1)`::
+
+          running_mean = (1 - m) * running_mean + m * mean_t(mu_t)
+          running_var  = (1 - m) * running_var  + m * mean_t(s_t^2)
+
+    - ``stats="per_timestep"``: separate running statistics for every timestep, shared gamma and
+      beta (Cooijmans et al. 2016, "Recurrent Batch Normalization", section 4); row t is updated
+      once per step with PyTorch's rule. In eval mode a timestep beyond the trained length
+      ``seq_len`` uses the last timestep's statistics.
+
+    With B = 1 the variance is left alone (see :class:`BatchNorm1d`).
+
+    Args:
+        features: H.
+        stats: ``pooled`` or ``per_timestep``.
+        seq_len: T, the number of per-timestep rows (required for ``per_timestep``).
+        eps, momentum: as :class:`BatchNorm1d`.
+
+    Attributes:
+        running_mean, running_var: ``(H,)`` (pooled) or ``(T, H)`` (per_timestep).
+
+    Shape:
+        Input: ``(B, H)`` and the timestep ``t`` (int, from 0). Output: ``(B, H)``.
+
+    Raises:
+        ValueError: for an unknown ``stats``, a missing ``seq_len`` with ``per_timestep``, or
+            an input that is not ``(B, H)``.
+    """
+
+    STATS = ("pooled", "per_timestep")
+
+    def __init__(self, features: int, stats: str = "pooled", seq_len: int | None = None, eps: float = 1e-5, momentum: float = 0.1) -> None:
+        super().__init__(features, eps, momentum)
+        if stats not in self.STATS:
+            raise ValueError(f"batch_norm_stats: unknown {stats!r}; allowed: {', '.join(self.STATS)}")
+        if stats == "per_timestep":
+            if seq_len is None or seq_len < 1:
+                raise ValueError("batch_norm_stats=per_timestep needs seq_len >= 1")
+            self.running_mean = torch.zeros(seq_len, features)
+            self.running_var = torch.ones(seq_len, features)
+        self.stats = stats
+        self._pending: list[tuple[torch.Tensor, torch.Tensor, int]] = []  # (mu_t, s_t^2, B) per timestep
+
+    def forward(self, x: torch.Tensor, t: int = 0) -> torch.Tensor:  # type: ignore[override]
+        if x.dim() != 2 or x.shape[-1] != self.features:
+            raise ValueError(f"RecurrentBatchNorm1d: expected (B, {self.features}), got {tuple(x.shape)}")
+        row = min(t, self.running_mean.shape[0] - 1) if self.stats == "per_timestep" else None
+        if not self.training and not self.use_batch_stats_in_eval:
+            mean, var = (self.running_mean, self.running_var) if row is None else (self.running_mean[row], self.running_var[row])
+            return (x - mean) * torch.rsqrt(var + self.eps) * self.gamma + self.beta
+        mean = x.mean(dim=0)  # (H,)
+        centered = x - mean
+        var = (centered * centered).mean(dim=0)  # (H,), biased: used to normalize
+        if self.training:
+            n = x.shape[0]
+            if t == 0:
+                self._pending.clear()  # a new sequence (drops any left by an aborted forward)
+            if row is None:
+                self._pending.append((mean.detach(), var.detach(), n))
+            else:
+                self._update_row(row, mean.detach(), var.detach(), n)
+        return centered * torch.rsqrt(var + self.eps) * self.gamma + self.beta
+
+    @torch.no_grad()
+    def _update_row(self, row: int, mean: torch.Tensor, var: torch.Tensor, n: int) -> None:
+        m = self.momentum
+        self.running_mean[row].mul_(1 - m).add_(m * mean)
+        if n > 1:
+            self.running_var[row].mul_(1 - m).add_(m * var * (n / (n - 1)))
+        else:
+            self._warn_single_value()
+
+    @torch.no_grad()
+    def update_running_stats(self) -> None:
+        """Fold the timesteps seen since the last call into the pooled running statistics (one
+        update per training step); a no-op for ``per_timestep`` or when nothing is pending."""
+        if self.stats != "pooled" or not self._pending:
+            return
+        means, variances, sizes = zip(*self._pending)
+        self._pending.clear()
+        n = sizes[0]
+        m = self.momentum
+        self.running_mean.mul_(1 - m).add_(m * torch.stack(means).mean(dim=0))
+        if n > 1:
+            self.running_var.mul_(1 - m).add_(m * torch.stack(variances).mean(dim=0) * (n / (n - 1)))
+        else:
+            self._warn_single_value()
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + f", stats={self.stats!r}"
+
+
+@dataclass(frozen=True)
+class NormKind:
+    """One norm kind: its config name, its label in tables and legends, its plot colour, and a
+    factory ``(features) -> nn.Module``."""
+
+    kind: str
+    label: str
+    color: str
+    factory: Callable[[int], nn.Module]
+
+
+#: The one registry of norm kinds; config, models, plots and tables read it.
+NORMS: dict[str, NormKind] = {
+    "none": NormKind("none", "NoNorm", "tab:gray", lambda features: nn.Identity()),
+    "batch": NormKind("batch", "BatchNorm", "tab:orange", BatchNorm1d),
+    "layer": NormKind("layer", "LayerNorm", "tab:blue", LayerNorm),
+}
+NORM_KINDS = tuple(NORMS)
+
+
+def norm_label(kind: str) -> str:
+    """The display name of a norm kind (``"layer"`` -> ``"LayerNorm"``); unknown kinds as given."""
+    return NORMS[kind].label if kind in NORMS else kind
+
+
+def norm_color(kind: str) -> str | None:
+    """The plot colour of a norm kind (None for an unknown kind)."""
+    return NORMS[kind].color if kind in NORMS else None
+
+
 def build_norm(kind: str, features: int) -> nn.Module:
-    """Return the normalization layer for ``kind``: ``none`` (identity), ``batch`` or ``layer``.
+    """Return the normalization layer for ``kind`` from :data:`NORMS` (``none`` is the identity).
 
     Args:
         kind: one of :data:`NORM_KINDS`.
@@ -197,10 +334,6 @@ def build_norm(kind: str, features: int) -> nn.Module:
     Raises:
         ValueError: for any other ``kind``, naming the allowed kinds.
     """
-    if kind == "none":
-        return nn.Identity()
-    if kind == "batch":
-        return BatchNorm1d(features)
-    if kind == "layer":
-        return LayerNorm(features)
-    raise ValueError(f"unknown norm {kind!r}; allowed: {', '.join(NORM_KINDS)}")
+    if kind not in NORMS:
+        raise ValueError(f"unknown norm {kind!r}; allowed: {', '.join(NORM_KINDS)}")
+    return NORMS[kind].factory(features)

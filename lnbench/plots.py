@@ -1,8 +1,10 @@
 """Figures drawn from metrics.json files only (never from live models).
 
-Every function takes the loaded metrics of runs and a path, saves one PNG with the Agg backend
-and closes the figure. Runs with several seeds are drawn as the mean over seeds with a band from
-the minimum to the maximum. A diverged run is drawn up to its last finished epoch, with a dotted
+Each ``figure_*`` function takes the loaded :class:`lnbench.schema.Metrics` of runs and returns a
+:class:`matplotlib.figure.Figure` (no pyplot, so the backend of a notebook that imports lnbench
+is never switched); each ``plot_*`` function draws the same figure and saves it as a PNG. Runs
+with several seeds are drawn as the mean over seeds with a band from the minimum to the maximum
+(the legend says so). A diverged run is drawn up to its last finished epoch, with a dotted
 vertical line at the epoch it diverged in (and a legend entry even if it finished no epoch).
 """
 
@@ -13,17 +15,15 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
-
-NORM_COLORS = {"none": "tab:gray", "batch": "tab:orange", "layer": "tab:blue"}
-NORM_LABELS = {"none": "NoNorm", "batch": "BatchNorm", "layer": "LayerNorm"}
-FAMILY_LABELS = {"rnn": "RNN", "transformer": "Transformer (pre-norm)"}
+from lnbench.models import family_label
+from lnbench.norms import NORMS, norm_color, norm_label
+from lnbench.schema import Metrics
 
 
 def _series(values: Sequence) -> np.ndarray:
@@ -41,96 +41,107 @@ def _mean_band(runs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarr
         return np.nanmean(stacked, 0), np.nanmin(stacked, 0), np.nanmax(stacked, 0)
 
 
-def _by_family_norm(metrics: list[dict]) -> dict[str, dict[str, list[dict]]]:
-    out: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+def _by_family_norm(metrics: Sequence[Metrics]) -> dict[str, dict[str, list[Metrics]]]:
+    out: dict[str, dict[str, list[Metrics]]] = defaultdict(lambda: defaultdict(list))
     for m in metrics:
-        out[m["family"]][m["norm"]].append(m)
+        out[m.family][m.norm].append(m)
     return out
 
 
-def _norm_label(norm: str, runs: list[dict], suffix: str = "") -> str:
-    label = NORM_LABELS.get(norm, norm) + suffix
+def _norm_label(norm: str, runs: list[Metrics], suffix: str = "") -> str:
+    label = norm_label(norm) + suffix
     if len(runs) > 1:
-        label += f" ({len(runs)} seeds)"
-    diverged = sorted(r["diverged_at_epoch"] for r in runs if r.get("status") == "diverged" and r.get("diverged_at_epoch"))
+        label += f", mean of {len(runs)} seeds"
+    diverged = sorted(r.diverged_at_epoch for r in runs if r.status == "diverged" and r.diverged_at_epoch)
     if diverged:
         label += f", diverged at epoch {', '.join(map(str, diverged))}"
     return label
 
 
-def _draw(ax, runs: list[dict], key: str, norm: str, suffix: str = "", legend: bool = True, **kw) -> None:
+def _draw(ax, runs: list[Metrics], key: str, norm: str, suffix: str = "", legend: bool = True, **kw) -> None:
     """Mean over seeds of per-epoch ``key`` against epoch, with a min-max band and divergence marks."""
-    series = [_series(r.get(key) or []) for r in runs]
+    series = [_series(getattr(r, key) or []) for r in runs]
     mean, lo, hi = _mean_band(series)
-    color = NORM_COLORS.get(norm)
+    color = norm_color(norm)
     x = np.arange(1, len(mean) + 1)
     ax.plot(x, mean, color=color, label=_norm_label(norm, runs, suffix) if legend else "_nolegend_", **kw)
     if len(runs) > 1 and len(mean):
         ax.fill_between(x, lo, hi, color=color, alpha=0.15, linewidth=0)
     if not suffix:
         for r in runs:
-            if r.get("status") == "diverged" and r.get("diverged_at_epoch"):
-                ax.axvline(r["diverged_at_epoch"], color=color, ls=":", lw=1.2)
+            if r.status == "diverged" and r.diverged_at_epoch:
+                ax.axvline(r.diverged_at_epoch, color=color, ls=":", lw=1.2)
+
+
+def _legend(ax, runs: Sequence[Metrics], extra: Sequence = (), **kw) -> None:
+    """The axes' legend plus ``extra`` handles, and a note on the band when seeds are averaged."""
+    handles = ax.get_legend_handles_labels()[0] + list(extra)
+    if len({m.seed for m in runs}) > 1:
+        handles.append(Patch(color="k", alpha=0.15, label="band: min to max over seeds"))
+    ax.legend(handles=handles, **kw)
 
 
 def _family_axes(n: int, title: str):
-    fig, axes = plt.subplots(1, n, figsize=(6.4 * n, 4.6), squeeze=False, constrained_layout=True)
+    fig = Figure(figsize=(6.4 * n, 4.6), layout="constrained")
+    axes = fig.subplots(1, n, squeeze=False)
     fig.suptitle(title, fontsize=13)
     return fig, axes[0]
 
 
-def _save(fig, path: str | Path) -> Path:
+def save(fig: Figure, path: str | Path) -> Path:
+    """Save ``fig`` as a PNG at 120 dpi (integer ticks on epoch and timestep axes)."""
     for ax in fig.axes:
         if ax.get_xlabel() in ("epoch", "timestep t"):
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return Path(path)
 
 
-def plot_training_loss(metrics: list[dict], path: str | Path) -> Path:
+def figure_training_loss(metrics: Sequence[Metrics]) -> Figure:
     """(1) Train loss (solid, mean over the epoch's mini-batches) and test loss (dashed) per
     epoch, log scale, one panel per family. A widening gap between them is overfitting."""
     groups = _by_family_norm(metrics)
     fig, axes = _family_axes(len(groups), "Training loss (solid) and test loss (dashed)")
     for ax, (family, norms) in zip(axes, groups.items()):
-        for norm, runs in norms.items():
-            _draw(ax, runs, "train_loss", norm)
-            _draw(ax, runs, "test_loss", norm, " test", legend=False, ls="--", lw=1)
-        handles = ax.get_legend_handles_labels()[0]
-        ax.set(title=FAMILY_LABELS.get(family, family), xlabel="epoch", ylabel="cross-entropy (nats, log scale)", yscale="log")
+        runs = [r for rs in norms.values() for r in rs]
+        for norm, rs in norms.items():
+            _draw(ax, rs, "train_loss", norm)
+            _draw(ax, rs, "test_loss", norm, " test", legend=False, ls="--", lw=1)
+        ax.set(title=family_label(family), xlabel="epoch", ylabel="cross-entropy (nats, log scale)", yscale="log")
         ax.grid(alpha=0.3, which="both")
-        ax.legend(handles=handles + [Line2D([], [], color="k", lw=1, ls="--", label="test loss")], fontsize=9)
-    return _save(fig, path)
+        _legend(ax, runs, [Line2D([], [], color="k", lw=1, ls="--", label="test loss")], fontsize=9)
+    return fig
 
 
-def plot_test_accuracy(metrics: list[dict], path: str | Path, target_acc: float = 0.9) -> Path:
+def figure_test_accuracy(metrics: Sequence[Metrics], target_acc: float = 0.9) -> Figure:
     """(2) Test accuracy per epoch per norm (eval mode); BatchNorm with batch statistics dashed."""
     groups = _by_family_norm(metrics)
     fig, axes = _family_axes(len(groups), "Test accuracy")
     for ax, (family, norms) in zip(axes, groups.items()):
-        for norm, runs in norms.items():
-            _draw(ax, runs, "test_acc", norm)
-            if all(r.get("test_acc_batch_stats") for r in runs):
-                _draw(ax, runs, "test_acc_batch_stats", norm, " (batch stats)", ls="--", lw=1)
+        runs = [r for rs in norms.values() for r in rs]
+        for norm, rs in norms.items():
+            _draw(ax, rs, "test_acc", norm)
+            if all(r.test_acc_batch_stats for r in rs):
+                _draw(ax, rs, "test_acc_batch_stats", norm, " with batch statistics", ls="--", lw=1)
         ax.axhline(target_acc, color="k", lw=0.8, ls=":", label=f"{target_acc:.0%} target")
         ax.axhline(0.5, color="k", lw=0.5, alpha=0.4)
-        ax.set(title=FAMILY_LABELS.get(family, family), xlabel="epoch", ylabel="test accuracy", ylim=(0.4, 1.01))
+        ax.set(title=family_label(family), xlabel="epoch", ylabel="test accuracy", ylim=(0.4, 1.01))
         ax.grid(alpha=0.3)
-        ax.legend(loc="lower right", fontsize=9)
-    return _save(fig, path)
+        _legend(ax, runs, fontsize=9, loc="best")
+    return fig
 
 
-def plot_hidden_norm(metrics: list[dict], path: str | Path) -> Path:
-    """(3) Mean L2 norm of the hidden state per timestep after the last epoch (solid) and at
-    initialisation (dotted). For the Transformer: the residual stream after the block."""
+def figure_hidden_norm(metrics: Sequence[Metrics]) -> Figure:
+    """(3) Mean L2 norm of the hidden state per timestep after the last epoch (solid, eval mode)
+    and at initialisation (dotted, as in training: BatchNorm with batch statistics). For the
+    Transformer: the residual stream after the block. Several seeds: the mean over seeds."""
     groups = _by_family_norm(metrics)
     fig, axes = _family_axes(len(groups), "Hidden-state magnitude over timesteps (test set)")
     for ax, (family, norms) in zip(axes, groups.items()):
         for norm, runs in norms.items():
-            final = [_series(r["hidden_norm"][-1]) for r in runs if r["hidden_norm"]]
-            init = [_series(r["hidden_norm_init"]) for r in runs if r.get("hidden_norm_init")]
-            color = NORM_COLORS.get(norm)
+            final = [_series(r.hidden_norm[-1]) for r in runs if r.hidden_norm]  # the last epoch
+            init = [_series(r.hidden_norm_init) for r in runs if r.hidden_norm_init]
+            color = norm_color(norm)
             if final:
                 mean = _mean_band(final)[0]
                 ax.plot(np.arange(1, len(mean) + 1), mean, color=color, marker="o", ms=3, label=_norm_label(norm, runs))
@@ -138,42 +149,44 @@ def plot_hidden_norm(metrics: list[dict], path: str | Path) -> Path:
                 mean = _mean_band(init)[0]
                 ax.plot(np.arange(1, len(mean) + 1), mean, color=color, ls=":", lw=1.2)
         ylabel = "mean ||h_t|| (L2)" if family == "rnn" else "mean ||residual stream|| (L2)"
-        sizes = {r.get("hidden_size") for rs in norms.values() for r in rs}
+        sizes = {r.hidden_size for rs in norms.values() for r in rs}
         if family == "rnn" and len(sizes) == 1 and None not in sizes:  # |tanh| < 1
             ax.axhline(np.sqrt(sizes.pop()), color="k", lw=0.7, ls="--", label="sqrt(H), the bound of tanh")
-        ax.plot([], [], color="k", ls=":", lw=1.2, label="dotted: at initialisation")
-        ax.set(title=FAMILY_LABELS.get(family, family), xlabel="timestep t", ylabel=ylabel)
+        init_note = "dotted: at initialisation" + (" (BatchNorm: batch statistics)" if "batch" in norms else "")
+        ax.plot([], [], color="k", ls=":", lw=1.2, label=init_note)
+        ax.set(title=family_label(family), xlabel="timestep t", ylabel=ylabel)
         ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.25)  # headroom for the legend
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="upper center", ncol=2)
-    return _save(fig, path)
+    return fig
 
 
-def plot_grad_norm(metrics: list[dict], path: str | Path) -> Path:
+def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
     """(4) Gradient L2 norm per layer over training (mean over each epoch's steps, log scale):
     rows are model families, columns norms, one line per layer; a layer has one colour
     throughout, and each row has one legend."""
+    from matplotlib import colormaps
+
     groups = _by_family_norm(metrics)
-    norms_order = [n for n in NORM_LABELS if any(n in v for v in groups.values())]
+    norms_order = [n for n in NORMS if any(n in v for v in groups.values())]
     rows, cols = len(groups), len(norms_order)
-    fig, axes = plt.subplots(
-        rows, cols, figsize=(4.6 * cols + 2.6, 3.8 * rows), squeeze=False, sharey="row", constrained_layout=True
-    )
+    fig = Figure(figsize=(4.6 * cols + 2.6, 3.8 * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False, sharey="row")
     fig.suptitle("Gradient norm per layer over training (L2 norm of each layer's gradient, mean over steps)", fontsize=12)
-    palette = plt.get_cmap("tab20").colors
+    palette = colormaps["tab20"].colors
     for i, (family, norms) in enumerate(groups.items()):
-        layers = list(dict.fromkeys(layer for rs in norms.values() for r in rs for layer in r["grad_norm_layer"]))
+        layers = list(dict.fromkeys(layer for rs in norms.values() for r in rs for layer in r.grad_norm_layer))
         shades = [*range(0, 20, 2), *range(1, 20, 2)]  # tab20's ten dark colours first, then the light ones
         color = {layer: palette[shades[k % 20]] for k, layer in enumerate(layers)}
         for j, norm in enumerate(norms_order):
             ax = axes[i, j]
             runs = norms.get(norm, [])
-            ax.set_title(f"{FAMILY_LABELS.get(family, family)}: {NORM_LABELS.get(norm, norm)}", fontsize=10)
+            ax.set_title(f"{family_label(family)}: {norm_label(norm)}", fontsize=10)
             if not runs:
                 ax.set_axis_off()
                 continue
             for layer in layers:
-                series = [_series(r["grad_norm_layer"][layer]) for r in runs if layer in r["grad_norm_layer"]]
+                series = [_series(r.grad_norm_layer[layer]) for r in runs if layer in r.grad_norm_layer]
                 if series:
                     mean = _mean_band(series)[0]
                     ax.plot(np.arange(1, len(mean) + 1), mean, color=color[layer], lw=1.4)
@@ -184,51 +197,84 @@ def plot_grad_norm(metrics: list[dict], path: str | Path) -> Path:
             ax.grid(alpha=0.3, which="both")
         handles = [Line2D([], [], color=color[layer], lw=2, label=layer) for layer in layers]
         axes[i, -1].legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), title="layer", title_fontsize=8)
-    return _save(fig, path)
+    return fig
 
 
-def plot_sweep(rows: list[dict], key: str, ylabel: str, title: str, path: str | Path, log_y: bool = False) -> Path:
-    """Batch-size sweep: ``key`` of each cell against batch size (log2 axis), one line per norm.
+def figure_sweep(aggregate: Sequence[dict], key: str, ylabel: str, title: str, log_y: bool = False) -> Figure:
+    """Batch-size sweep: the mean over seeds of ``key`` against batch size (log2 axis), one line
+    per norm, from :func:`lnbench.report.aggregate_over_seeds` entries.
 
-    ``rows`` are summary rows with ``norm``, ``batch_size``, ``status`` and ``key``; diverged
-    cells are drawn as an x at the bottom of the axes. Accuracies get a 95% binomial error bar
-    over the ``n_test`` test sequences; the norms are nudged apart on the x axis so that the
-    bars do not hide each other. For ``final_test_acc``, BatchNorm's accuracy with batch
-    statistics (``final_test_acc_batch_stats``) is drawn dashed.
+    ``key`` is ``final_test_acc`` (drawn with its 95% interval: a t interval over seeds, or the
+    Wilson interval over the test set for one seed; BatchNorm's batch-statistics accuracy
+    dashed) or ``mean_train_loss``. A cell where every seed diverged is an x at the bottom; the
+    norms are nudged apart on the x axis so that the bars do not hide each other.
     """
-    fig, ax = plt.subplots(figsize=(8, 5), constrained_layout=True)
+    fig = Figure(figsize=(8, 5), layout="constrained")
+    ax = fig.subplots()
     by_norm: dict[str, list[dict]] = defaultdict(list)
-    for r in rows:
-        by_norm[r["norm"]].append(r)
+    for e in aggregate:
+        by_norm[e["norm"]].append(e)
     nudge = {norm: 2 ** (0.06 * (k - (len(by_norm) - 1) / 2)) for k, norm in enumerate(by_norm)}
+    n_seeds = max((e["n_seeds"] for e in aggregate), default=1)
     later = []
     for norm, cells in by_norm.items():
-        cells = sorted(cells, key=lambda r: r["batch_size"])
+        cells = sorted(cells, key=lambda e: e["batch_size"])
         bs = np.array([c["batch_size"] for c in cells], dtype=float)
-        y = _series([c.get(key) for c in cells])
-        color, name = NORM_COLORS.get(norm), NORM_LABELS.get(norm, norm)
-        if key == "final_test_acc" and all(c.get("n_test") for c in cells):  # binomial 95% interval
-            n = np.array([c["n_test"] for c in cells], dtype=float)
-            err = 1.96 * np.sqrt(np.clip(y * (1 - y), 1 / n, None) / n)
+        y = _series([c.get(f"mean_{key}") for c in cells])
+        color, name = norm_color(norm), norm_label(norm)
+        if key == "final_test_acc":
+            ci = np.array([c["ci95_final_test_acc"] or [np.nan, np.nan] for c in cells], dtype=float)  # (n, 2)
+            err = np.abs(np.stack([y - ci[:, 0], ci[:, 1] - y]))
             ax.errorbar(bs * nudge[norm], y, yerr=err, marker="o", capsize=3, color=color, label=name)
+            if any(c.get("mean_final_test_acc_batch_stats") is not None for c in cells):
+                yb = _series([c.get("mean_final_test_acc_batch_stats") for c in cells])
+                later.append((bs * nudge[norm], yb, color, f"{name} with batch statistics"))
         else:
             ax.plot(bs, y, marker="o", color=color, label=name)
-        if key == "final_test_acc" and any(c.get("final_test_acc_batch_stats") is not None for c in cells):
-            yb = _series([c.get("final_test_acc_batch_stats") for c in cells])
-            later.append((bs * nudge[norm], yb, color, f"{name} with batch statistics"))
-        div = bs[[c["status"] == "diverged" for c in cells]]
+        div = bs[[c["n_diverged"] == c["n_seeds"] for c in cells]]
         if len(div):
             ax.plot(div, np.zeros(len(div)), "x", color=color, ms=9, transform=ax.get_xaxis_transform(), clip_on=False, label=f"{name} diverged")
     for x, yb, color, label in later:
         ax.plot(x, yb, marker="s", ms=4, ls="--", lw=1, color=color, label=label)
     ax.set_xscale("log", base=2)
-    all_bs = sorted({r["batch_size"] for r in rows})
+    all_bs = sorted({e["batch_size"] for e in aggregate})
     ax.set_xticks(all_bs, [str(b) for b in all_bs])
+    ax.xaxis.set_minor_formatter(NullFormatter())
     if log_y:
         ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(NullFormatter())
     if key == "final_test_acc":
         ax.axhline(0.5, color="k", lw=0.6, ls=":", label="chance")
+        what = f"mean of {n_seeds} seeds, 95% t interval" if n_seeds > 1 else "95% Wilson interval over the test set"
+        title += f"\n({what})"
+    elif n_seeds > 1:
+        title += f"\n(mean of {n_seeds} seeds)"
     ax.set(title=title, xlabel="batch size (log2 scale)", ylabel=ylabel)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return fig
+
+
+def plot_training_loss(metrics: Sequence[Metrics], path: str | Path) -> Path:
+    """Save :func:`figure_training_loss` as a PNG."""
+    return save(figure_training_loss(metrics), path)
+
+
+def plot_test_accuracy(metrics: Sequence[Metrics], path: str | Path, target_acc: float = 0.9) -> Path:
+    """Save :func:`figure_test_accuracy` as a PNG."""
+    return save(figure_test_accuracy(metrics, target_acc), path)
+
+
+def plot_hidden_norm(metrics: Sequence[Metrics], path: str | Path) -> Path:
+    """Save :func:`figure_hidden_norm` as a PNG."""
+    return save(figure_hidden_norm(metrics), path)
+
+
+def plot_grad_norm(metrics: Sequence[Metrics], path: str | Path) -> Path:
+    """Save :func:`figure_grad_norm` as a PNG."""
+    return save(figure_grad_norm(metrics), path)
+
+
+def plot_sweep(aggregate: Sequence[dict], key: str, ylabel: str, title: str, path: str | Path, log_y: bool = False) -> Path:
+    """Save :func:`figure_sweep` as a PNG."""
+    return save(figure_sweep(aggregate, key, ylabel, title, log_y), path)

@@ -27,10 +27,10 @@ def test_yaml_1e_minus_3_string_becomes_float(tmp_path):
 def test_overrides_parse_yaml_values_and_seed(tmp_path):
     cfg = load_config(_write(tmp_path, "train:\n  epochs: 3\n"), ["train.epochs=7", "compare.norms=[layer]", "model.d_ff=null"], seed=5)
     assert cfg.train.epochs == 7 and cfg.compare.norms == ["layer"] and cfg.model.d_ff is None
-    assert cfg.seed == 5 and cfg.compare.seeds is None and cfg.compare_seeds == [5]
-    listed = load_config(_write(tmp_path, "compare:\n  seeds: [1, 2]\n"), seed=7)
-    assert listed.compare_seeds == [7]
-    assert load_config(_write(tmp_path, "compare:\n  seeds: [1, 2]\n")).compare_seeds == [1, 2]
+    assert cfg.seed == 5 and cfg.seeds is None and cfg.seed_list == [5]
+    listed = load_config(_write(tmp_path, "seeds: [1, 2]\n"), seed=7)
+    assert listed.seed_list == [7]
+    assert load_config(_write(tmp_path, "seeds: [1, 2]\n")).seed_list == [1, 2]
 
 
 @pytest.mark.parametrize(
@@ -40,7 +40,7 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
         ("train:\n  lr: -1\n", [], "train.lr: Input should be greater than 0"),
         ("model:\n  norm: group\n", [], "model.norm: Input should be 'none', 'batch' or 'layer' (got 'group')"),
         ("train:\n  epoch: 3\n", [], "train.epoch: unknown key; allowed: epochs, batch_size, lr, grad_clip"),
-        ("trian:\n  epochs: 3\n", [], "trian: unknown key; allowed: name, seed, data, model, train, compare, sweep"),
+        ("trian:\n  epochs: 3\n", [], "trian: unknown key; allowed: name, seed, seeds, data, model, train, compare, sweep"),
         ("train:\n  epochs: many\n", [], "train.epochs: Input should be a valid integer"),
         ("data:\n  scale_min: 5\n", [], "scale_min (5.0) must be <= scale_max (4.0)"),
         ("train: [1, 2\n", [], "invalid YAML at line"),
@@ -48,7 +48,7 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
         ("", ["train.epochs"], "expected key=value"),
         ("", ["sweep.batch_sizes=[0, 4]"], "batch_sizes must all be >= 1"),
         ("seed: -1\n", [], "seed: Input should be greater than or equal to 0"),
-        ("", ["compare.seeds=[4294967296]"], "compare.seeds.0: Input should be less than or equal to 4294967295"),
+        ("", ["seeds=[4294967296]"], "seeds.0: Input should be less than or equal to 4294967295"),
         ("", ["compare.norms=[layer, layer]"], "compare: norms: duplicate entries in ['layer', 'layer']"),
         ("", ["sweep.batch_sizes=[4, 4]"], "sweep: batch_sizes: duplicate entries in [4, 4]"),
         ("", ["train.lr=.inf"], "train.lr: Input should be a finite number"),

@@ -1,0 +1,167 @@
+"""Tables: the aggregate over seeds and the rich tables the CLI prints, reachable from the library.
+
+``aggregate_over_seeds(rows)`` is the one place rows are summarised per condition;
+``runs_table``, ``aggregate_table`` and ``comparisons_table`` return :class:`rich.table.Table`
+objects a notebook can print with ``rich.print``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from statistics import mean, stdev
+
+from rich.table import Table
+from scipy.stats import t as student_t
+
+from lnbench import stats
+from lnbench.models import family_label
+from lnbench.norms import norm_label
+from lnbench.schema import SummaryRow
+from lnbench.verdicts import METRICS, Comparison
+
+
+def condition_label(r: SummaryRow) -> str:
+    """The norm as a table shows it: ``batch`` or ``batch (per_timestep)`` for the RNN's BN."""
+    if r.norm == "batch" and r.batch_norm_stats and r.family == "rnn":
+        return f"batch ({r.batch_norm_stats})"
+    return r.norm
+
+
+def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
+    """One entry per (family, norm, batch size) over its seeds.
+
+    Keys: ``family``, ``norm``, ``batch_norm_stats``, ``batch_size``, ``n_seeds``,
+    ``n_diverged``; over the seeds that did not diverge: ``mean_final_test_acc``,
+    ``std_final_test_acc`` (None for one seed), ``ci95_final_test_acc`` (t interval of the mean
+    over >= 2 seeds, Wilson interval on the test set for one seed), ``min_``/``max_final_test_acc``,
+    ``mean_final_test_acc_batch_stats``, ``mean_mean_train_loss``; and the first epoch at the
+    target over all seeds: ``n_reached_target``, ``median_first_epoch_at_target``,
+    ``min_``/``max_first_epoch_at_target`` (a seed that never reached it is not averaged in: it
+    is counted in ``n_reached_target`` of ``n_seeds``).
+    """
+    groups: dict[tuple, list[SummaryRow]] = {}
+    for r in rows:
+        groups.setdefault((r.family, r.norm, r.batch_size), []).append(r)
+    out = []
+    for (family, norm, batch_size), rs in groups.items():
+        ok = [r for r in rs if r.ok]
+        accs = [r.final_test_acc for r in ok]
+        if len(accs) > 1:
+            half = student_t.ppf(0.975, len(accs) - 1) * stdev(accs) / math.sqrt(len(accs))
+            ci = (mean(accs) - half, mean(accs) + half)
+        elif accs:
+            ci = stats.accuracy_interval(accs[0], ok[0].n_test)
+        else:
+            ci = None
+        bs_accs = [r.final_test_acc_batch_stats for r in ok if r.final_test_acc_batch_stats is not None]
+        losses = [r.mean_train_loss for r in ok if r.mean_train_loss is not None]
+        reach = stats.summarize_first_epochs([r.first_epoch_at_target for r in rs])
+        out.append({
+            "family": family,
+            "norm": norm,
+            "batch_norm_stats": rs[0].batch_norm_stats,
+            "batch_size": batch_size,
+            "n_seeds": len(rs),
+            "n_diverged": sum(r.status == "diverged" for r in rs),
+            "mean_final_test_acc": mean(accs) if accs else None,
+            "std_final_test_acc": stdev(accs) if len(accs) > 1 else None,
+            "ci95_final_test_acc": list(ci) if ci else None,
+            "min_final_test_acc": min(accs, default=None),
+            "max_final_test_acc": max(accs, default=None),
+            "mean_final_test_acc_batch_stats": mean(bs_accs) if bs_accs else None,
+            "mean_mean_train_loss": mean(losses) if losses else None,
+            "n_reached_target": reach["n_reached"],
+            "median_first_epoch_at_target": reach["median"],
+            "min_first_epoch_at_target": reach["min"],
+            "max_first_epoch_at_target": reach["max"],
+        })
+    return out
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1%}"
+
+
+def _num(x: float | None, fmt: str = ".3g") -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep: bool = False) -> Table:
+    """One line per run: final test accuracy with its Wilson 95% interval over the test set."""
+    seeds = len({r.seed for r in rows}) > 1
+    has_bn = any(r.final_test_acc_batch_stats is not None for r in rows)
+    table = Table(title=title, title_justify="left", caption_justify="left")
+    columns = ["model", "norm"] + (["batch"] if sweep else []) + (["seed"] if seeds else [])
+    columns += ["test acc [95% CI]"] + (["BN acc, batch stats"] if has_bn else []) + ["train loss", "mean train loss"]
+    columns += [] if sweep else [f"1st epoch >= {target_acc:.0%}"]
+    columns += ["seconds", "status"]
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("model", "norm", "status") else "right")
+    for r in rows:
+        acc = _pct(r.final_test_acc)
+        if r.final_test_acc is not None and r.n_test:
+            lo, hi = stats.accuracy_interval(r.final_test_acc, r.n_test)
+            acc += f" [{lo:.1%}, {hi:.1%}]"
+        cells = [family_label(r.family), condition_label(r)]
+        cells += [str(r.batch_size)] if sweep else []
+        cells += [str(r.seed)] if seeds else []
+        cells += [acc] + ([_pct(r.final_test_acc_batch_stats)] if has_bn else [])
+        cells += [_num(r.final_train_loss), _num(r.mean_train_loss)]
+        cells += [] if sweep else [str(r.first_epoch_at_target or "never")]
+        status = "ok" if r.status == "completed" else f"[bold red]{r.status}[/]"
+        cells += [_num(r.wall_seconds, ".1f"), status]
+        table.add_row(*cells)
+    n_test = rows[0].n_test if rows else None
+    if n_test:
+        table.caption = (
+            f"test acc: eval mode (BatchNorm with running statistics), n_test = {n_test}, Wilson 95% interval; "
+            "a diverged run has no final values"
+        )
+    return table
+
+
+def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = False) -> Table:
+    """The aggregate over seeds (see :func:`aggregate_over_seeds`) as a table."""
+    n = max((e["n_seeds"] for e in entries), default=0)
+    table = Table(title=f"over {n} seeds", title_justify="left", caption_justify="left")
+    columns = ["model", "norm"] + (["batch"] if sweep else [])
+    has_bn = any(e["mean_final_test_acc_batch_stats"] is not None for e in entries)
+    columns += ["test acc mean ± sd", "95% CI of mean", "range"] + (["BN batch stats"] if has_bn else [])
+    columns += ["mean train loss", f"reached {target_acc:.0%}", "diverged"]
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("model", "norm") else "right")
+    for e in entries:
+        std = f" ± {e['std_final_test_acc']:.1%}" if e["std_final_test_acc"] is not None else ""
+        ci = e["ci95_final_test_acc"]
+        reach = f"{e['n_reached_target']}/{e['n_seeds']}"
+        if e["median_first_epoch_at_target"] is not None:
+            reach += f", median {e['median_first_epoch_at_target']:g} ({e['min_first_epoch_at_target']}-{e['max_first_epoch_at_target']})"
+        norm = f"batch ({e['batch_norm_stats']})" if e["norm"] == "batch" and e["batch_norm_stats"] and e["family"] == "rnn" else e["norm"]
+        cells = [family_label(e["family"]), norm] + ([str(e["batch_size"])] if sweep else [])
+        cells += [_pct(e["mean_final_test_acc"]) + std, f"{ci[0]:.1%} - {ci[1]:.1%}" if ci else "-"]
+        cells += [f"{_pct(e['min_final_test_acc'])} - {_pct(e['max_final_test_acc'])}"]
+        if has_bn:
+            cells += [_pct(e["mean_final_test_acc_batch_stats"])]
+        cells += [_num(e["mean_mean_train_loss"]), reach, str(e["n_diverged"])]
+        table.add_row(*cells)
+    table.caption = "95% CI of mean: t interval over seeds (one seed: Wilson interval over the test set); reached: seeds that reached the target, median first epoch (range)"
+    return table
+
+
+def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired comparisons") -> Table:
+    """Every tested pair: effect (a minus b) with its 95% interval, test, raw and Holm p."""
+    table = Table(title=title, title_justify="left", caption_justify="left")
+    for col in ("family", "a", "b", "metric", "a - b [95% CI]", "test", "p", "Holm p", "verdict"):
+        table.add_column(col, justify="right" if col in ("p", "Holm p") else "left")
+    for c in comparisons:
+        if c.metric == "mean_train_loss":
+            eff = f"{c.mean_diff:+.3f} [{c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}] nats"
+        else:
+            eff = f"{100 * c.mean_diff:+.1f} [{100 * c.ci95[0]:+.1f}, {100 * c.ci95[1]:+.1f}] pts"
+        a = norm_label(c.norm_a) + (f" {c.condition_a}" if c.condition_a else "")
+        b = norm_label(c.norm_b) + (f" {c.condition_b}" if c.condition_b else "")
+        verdict = "[bold]differs[/]" if c.significant else "n.s."
+        table.add_row(c.family.split("/")[0], a, b, METRICS.get(c.metric, c.metric), eff, c.test, f"{c.p_value:.2g}", f"{c.p_adjusted:.2g}", verdict)
+    table.caption = f"Holm-Bonferroni within each family; differs: Holm p < {stats.ALPHA:g}"
+    return table

@@ -1,0 +1,173 @@
+"""The two JSON bodies every other module shares, as typed structures written and read here only.
+
+- :class:`Metrics`: the body of a run's ``metrics.json`` (per-epoch metrics and probes).
+- :class:`SummaryRow`: one row of a compare or sweep table (``summary.json`` ``rows``), derived
+  from a :class:`Metrics` by :func:`summary_row`.
+
+The rule for diverged runs lives here, once: a run whose status is ``diverged`` has no final
+accuracy or loss (``None``): its weights are not trustworthy, and it enters neither means nor
+tests. Tables, aggregates, verdicts and plots all read these fields.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 2  # 2: test_correct, test_correct_batch_stats, divergence_reason, batch_norm_stats
+
+
+class SchemaError(ValueError):
+    """A metrics or summary file this version cannot read; the message names the file."""
+
+
+@dataclass
+class Metrics:
+    """Per-epoch metrics of one run: the body of ``metrics.json`` (README, "metrics.json").
+
+    Lists indexed by epoch hold one value per completed epoch; ``test_correct`` holds one 0/1
+    per test sequence for the last completed epoch (so two runs on the same test set can be
+    compared pairwise, e.g. by an exact McNemar test).
+    """
+
+    family: str = "rnn"
+    norm: str = "layer"
+    batch_size: int = 64
+    seed: int = 0
+    hidden_size: int = 64
+    n_test: int = 0
+    batch_norm_stats: str | None = None  # RNN with BatchNorm: "pooled" or "per_timestep"
+    status: str = "running"
+    epochs: list[int] = field(default_factory=list)
+    train_loss: list[float] = field(default_factory=list)
+    test_loss: list[float] = field(default_factory=list)
+    test_acc: list[float] = field(default_factory=list)
+    test_acc_batch_stats: list[float] | None = None
+    test_correct: list[int] | None = None
+    test_correct_batch_stats: list[int] | None = None
+    hidden_norm_init: list[float] = field(default_factory=list)
+    hidden_norm: list[list[float]] = field(default_factory=list)
+    grad_norm: dict[str, list[float]] = field(default_factory=dict)
+    grad_norm_layer: dict[str, list[float]] = field(default_factory=dict)
+    epoch_seconds: list[float] = field(default_factory=list)
+    diverged_at_epoch: int | None = None
+    divergence_reason: str | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: dict, source: str = "metrics.json") -> "Metrics":
+        """Read a metrics body; version 1 files (no per-example results) are read too.
+
+        Raises:
+            SchemaError: a newer ``schema_version`` or a body that is not a mapping.
+        """
+        if not isinstance(raw, dict):
+            raise SchemaError(f"{source}: expected a JSON object")
+        version = raw.get("schema_version", 1)
+        if not isinstance(version, int) or version > SCHEMA_VERSION:
+            raise SchemaError(f"{source}: schema_version {version!r} is newer than this lnbench reads ({SCHEMA_VERSION})")
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in raw.items() if k in known})
+
+
+def read_metrics(path: str | Path) -> Metrics:
+    """Load ``metrics.json`` (a file, or a run folder holding one).
+
+    Raises:
+        SchemaError: unreadable, not JSON, or a newer schema version.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / "metrics.json"
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SchemaError(f"{path}: cannot read metrics ({exc})") from None
+    return Metrics.from_dict(raw, str(path))
+
+
+def first_epoch_at(test_acc: list[float | None], target: float) -> int | None:
+    """The first epoch (1-based) whose test accuracy is at or above ``target`` (a fraction);
+    None if none is. Reaching the target counts even if the accuracy drops again later."""
+    return next((i + 1 for i, a in enumerate(test_acc) if a is not None and a >= target), None)
+
+
+@dataclass
+class SummaryRow:
+    """One run in a table: what was trained, how it ended, and its final numbers.
+
+    ``final_*`` are the last completed epoch's values, or None when the run diverged (see the
+    module docstring). ``mean_train_loss`` is the area under the train-loss curve divided by
+    the number of epochs (nats): convergence speed without a threshold. ``test_correct`` is
+    kept in memory for paired tests and not written into summary.json (it is in metrics.json).
+    """
+
+    family: str
+    norm: str
+    batch_size: int
+    seed: int
+    status: str
+    epochs_completed: int
+    final_test_acc: float | None
+    final_test_acc_batch_stats: float | None
+    final_train_loss: float | None
+    final_test_loss: float | None
+    mean_train_loss: float | None
+    first_epoch_at_target: int | None
+    n_test: int
+    batch_norm_stats: str | None = None
+    wall_seconds: float | None = None
+    warnings: list[str] = field(default_factory=list)
+    run_dir: str = ""
+    test_correct: list[int] | None = field(default=None, repr=False)
+    test_correct_batch_stats: list[int] | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out.pop("test_correct"), out.pop("test_correct_batch_stats")
+        return out
+
+    @property
+    def ok(self) -> bool:
+        """Finished without diverging and has a final accuracy."""
+        return self.status != "diverged" and self.final_test_acc is not None
+
+
+def summary_row(m: Metrics, target_acc: float, run_dir: str = "", wall_seconds: float | None = None, warnings: list[str] | None = None) -> SummaryRow:
+    """The table row of one run, with the diverged-run rule applied."""
+    diverged = m.status == "diverged"
+    last = lambda xs: None if diverged or not xs else xs[-1]  # noqa: E731
+    finite = [x for x in m.train_loss if x is not None and math.isfinite(x)]
+    return SummaryRow(
+        family=m.family,
+        norm=m.norm,
+        batch_size=m.batch_size,
+        seed=m.seed,
+        status=m.status,
+        epochs_completed=len(m.epochs),
+        final_test_acc=last(m.test_acc),
+        final_test_acc_batch_stats=last(m.test_acc_batch_stats or []),
+        final_train_loss=last(m.train_loss),
+        final_test_loss=last(m.test_loss),
+        mean_train_loss=None if diverged or not finite else sum(finite) / len(finite),
+        first_epoch_at_target=first_epoch_at(m.test_acc, target_acc),
+        n_test=m.n_test,
+        batch_norm_stats=m.batch_norm_stats,
+        wall_seconds=wall_seconds,
+        warnings=list(warnings or []),
+        run_dir=run_dir,
+        test_correct=None if diverged else m.test_correct,
+        test_correct_batch_stats=None if diverged else m.test_correct_batch_stats,
+    )
+
+
+def row_from_dict(raw: dict[str, Any]) -> SummaryRow:
+    """A row as written in summary.json (without the per-example results)."""
+    known = {f.name for f in fields(SummaryRow)}
+    return SummaryRow(**{k: v for k, v in raw.items() if k in known})

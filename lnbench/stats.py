@@ -1,0 +1,174 @@
+"""Significance tests for comparing normalization conditions. Pure statistics: numpy + scipy, no I/O.
+
+Design: runs compared within one experiment share the test set, the seed, the data and the initial
+weights, so their results are *paired*, and every test here is a paired test:
+
+- one seed, per-example correctness (0/1) on the same test set -> exact McNemar test
+  (:func:`mcnemar_exact`): only the examples on which the two runs disagree carry information;
+- several seeds, one number per seed and condition -> paired t-test on the per-seed differences
+  (:func:`paired_over_seeds`). The seed effect (a lucky initialisation helps every norm) cancels in
+  the differences; an unpaired test would count it as noise and lose most of its power.
+
+With several conditions, correct the p-values of all pairs in one family with :func:`holm`.
+All p-values are two-sided. Accuracy differences are fractions (0.02 = 2 points).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+import numpy as np
+from scipy import stats
+
+ALPHA = 0.05
+# Differences whose spread is below this fraction of the data's magnitude count as all equal: round-off
+# (0.91 - 0.90 != 0.87 - 0.86 in floats; float32 losses carry ~1e-7 relative error) would otherwise
+# give scipy's t-test a near-zero sd, a huge t and p ~ 0. Erring this way only makes p larger.
+_EQUAL_RTOL = 1e-6
+
+
+@dataclass(frozen=True)
+class PairedResult:
+    """Result of a paired comparison of conditions a and b."""
+
+    mean_diff: float  # mean of (a - b); for accuracies a fraction (0.02 = 2 points)
+    ci95: tuple[float, float]  # 95% interval of mean_diff
+    p_value: float  # two-sided, unadjusted
+    test: str  # short human name of the test, e.g. "paired t-test over 5 seeds"
+    n: int  # number of pairs (test examples for McNemar, seeds for the paired test)
+
+
+def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a proportion: k successes (int, 0 <= k <= n) out of n trials.
+
+    Returns (low, high) as fractions in [0, 1]. Raises ValueError for n < 1 or k outside [0, n].
+    Mirrors ``scipy.stats.binomtest(k, n).proportion_ci(confidence, method="wilson")`` (Wilson 1927).
+    """
+    if n < 1 or not 0 <= k <= n:
+        raise ValueError(f"need 0 <= k <= n and n >= 1, got k={k}, n={n}")
+    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def accuracy_interval(acc: float, n: int) -> tuple[float, float]:
+    """95% Wilson interval of an accuracy ``acc`` (fraction in [0, 1]) measured on n test examples.
+
+    The count is recovered as round(acc * n). Raises ValueError for acc outside [0, 1] or n < 1.
+    """
+    if not 0.0 <= acc <= 1.0:
+        raise ValueError(f"accuracy must be a fraction in [0, 1], got {acc}")
+    return wilson_interval(round(acc * n), n)
+
+
+@lru_cache(maxsize=4096)
+def _mcnemar_counts(b: int, c: int, n: int) -> tuple[float, float, float]:
+    """(p, lo, hi) for b, c discordant counts out of n; cached because few (b, c) pairs recur."""
+    if b + c == 0:
+        return 1.0, 0.0, 0.0
+    res = stats.binomtest(b, b + c, 0.5)
+    ci = res.proportion_ci(0.95, method="exact")
+    scale = (b + c) / n
+    return float(res.pvalue), scale * (2 * ci.low - 1), scale * (2 * ci.high - 1)
+
+
+def mcnemar_exact(correct_a: Sequence[int], correct_b: Sequence[int]) -> PairedResult:
+    """Exact (binomial) McNemar test of accuracy(a) - accuracy(b) on the SAME test set, one seed.
+
+    correct_a, correct_b: equal-length 1-D sequences of 0/1 (or bool), one per test example.
+    With b = #(a right, b wrong) and c = #(a wrong, b right): mean_diff = (b - c) / n_test (fraction);
+    p = ``scipy.stats.binomtest(b, b + c, 0.5).pvalue`` (exact, two-sided; 1 when b + c == 0).
+    ci95: conditional exact interval: the Clopper-Pearson interval [lo, hi] of b / (b + c)
+    (``binomtest(...).proportion_ci(method="exact")``) mapped to (b + c) / n * (2 * [lo, hi] - 1);
+    [0, 0] when b + c == 0. Reference: McNemar (1947); Fagerland, Lydersen & Laake (2013).
+    Raises ValueError for different lengths, empty input, or values other than 0/1.
+    """
+    a, b_ = np.asarray(correct_a), np.asarray(correct_b)
+    if a.ndim != 1 or a.shape != b_.shape:
+        raise ValueError(f"need two 1-D sequences of equal length, got shapes {a.shape} and {b_.shape}")
+    if a.size == 0:
+        raise ValueError("need at least one test example")
+    if not (((a == 0) | (a == 1)).all() and ((b_ == 0) | (b_ == 1)).all()):
+        raise ValueError("correctness values must be 0/1 (or bool)")
+    a, b_ = a.astype(bool), b_.astype(bool)
+    b, c, n = int((a & ~b_).sum()), int((~a & b_).sum()), a.size
+    p, lo, hi = _mcnemar_counts(b, c, n)
+    return PairedResult((b - c) / n, (lo, hi), p, f"exact McNemar (n_test={n})", n)
+
+
+def paired_over_seeds(a: Sequence[float], b: Sequence[float]) -> PairedResult:
+    """Paired comparison of one metric of conditions a and b over seeds.
+
+    a[i], b[i]: the metric (floats, any unit; accuracies as fractions) of the two conditions for seed i,
+    same seeds in the same order. d = a - b; mean_diff = mean(d), in the metric's unit.
+    If d varies: ``scipy.stats.ttest_rel(a, b)``, ci95 from its ``confidence_interval(0.95)``.
+    If all d are equal (zero spread, t undefined; scipy would return t = inf, p = 0): d == 0 -> p = 1,
+    ci95 (0, 0); otherwise an exact two-sided sign test, p = ``binomtest(n, n, 0.5).pvalue``
+    (5 seeds all +1 point -> p = 0.0625), ci95 (d, d). "Equal" allows round-off (see _EQUAL_RTOL).
+    Raises ValueError for fewer than 2 seeds, different lengths, non-1-D input or non-finite values.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"need two 1-D sequences of equal length, got shapes {a.shape} and {b.shape}")
+    n = a.size
+    if n < 2:
+        raise ValueError(f"at least 2 seeds are needed for a paired test over seeds, got {n}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("metrics must be finite (a diverged run has no comparable value)")
+    d = a - b
+    tol = _EQUAL_RTOL * max(np.abs(a).max(), np.abs(b).max())
+    mean = float(d.mean())
+    if np.ptp(d) > tol:
+        res = stats.ttest_rel(a, b)
+        ci = res.confidence_interval(0.95)
+        return PairedResult(mean, (float(ci.low), float(ci.high)), float(res.pvalue),
+                            f"paired t-test over {n} seeds", n)
+    if abs(mean) <= tol:
+        return PairedResult(0.0, (0.0, 0.0), 1.0, f"no test over {n} seeds (all differences zero)", n)
+    p = float(stats.binomtest(n, n, 0.5).pvalue)
+    return PairedResult(mean, (mean, mean), p, f"sign test over {n} seeds (all differences equal)", n)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni step-down adjusted p-values (Holm 1979), in the order given.
+
+    With p sorted ascending, p_(i) (i = 0..m-1) is adjusted to max_{j <= i} (m - j) p_(j), capped at 1;
+    the result is monotone in p. Reject where adjusted p < ALPHA: controls the family-wise error rate.
+    Equals ``statsmodels.stats.multitest.multipletests(p, method="holm")[1]``. Empty -> [].
+    Raises ValueError for NaN or values outside [0, 1].
+    """
+    p = np.asarray(p_values, dtype=float)
+    if np.isnan(p).any() or ((p < 0) | (p > 1)).any():
+        raise ValueError(f"p-values must be in [0, 1], got {list(p_values)}")
+    m, order = p.size, np.argsort(p, kind="stable")
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    return adjusted.tolist()
+
+
+def summarize_first_epochs(first_epochs: Sequence[int | None]) -> dict:
+    """Summary of the first epoch (int, 1-based as recorded) at which each seed reached a target.
+
+    None = that seed never reached it. Returns {"n_reached": k, "n": n, "median": float or None,
+    "min": int or None, "max": int or None}; the statistics are over the seeds that reached it.
+    """
+    reached = [e for e in first_epochs if e is not None]
+    if not reached:
+        return {"n_reached": 0, "n": len(first_epochs), "median": None, "min": None, "max": None}
+    return {"n_reached": len(reached), "n": len(first_epochs), "median": float(np.median(reached)),
+            "min": min(reached), "max": max(reached)}
+
+
+def describe_first_epochs(summary: dict) -> str:
+    """One line for a :func:`summarize_first_epochs` result, e.g.
+    "3/5 seeds reached it, median epoch 4 (range 3-7)", "1/1 seed reached it at epoch 4",
+    "0/5 seeds reached it".
+    """
+    k, n = summary["n_reached"], summary["n"]
+    head = f"{k}/{n} seed{'' if n == 1 else 's'} reached it"
+    if k == 0:
+        return head
+    if summary["min"] == summary["max"]:
+        return f"{head} at epoch {summary['min']}"
+    return f"{head}, median epoch {summary['median']:g} (range {summary['min']}-{summary['max']})"

@@ -1,0 +1,311 @@
+"""Comparisons and the sentences built on them, computed from summary rows with :mod:`lnbench.stats`.
+
+Within one experiment the runs being compared share the test set, the data, the seed and the
+initial weights, so they are compared *pairwise*:
+
+- one seed: an exact McNemar test on the per-example results (``test_correct``);
+- several seeds: a paired t-test over the seeds and a t interval of the mean paired difference
+  (a sign test when every seed gives the same difference).
+
+Every test of one family of comparisons (all pairs of norms of one model family for one metric
+in ``compare``; all comparisons of one sweep) is corrected with Holm-Bonferroni; a comparison is
+``significant`` when its adjusted p-value is below :data:`lnbench.stats.ALPHA`. A seed on which
+either run diverged is left out of that pair (see :mod:`lnbench.schema`), and the sentence says
+how many seeds diverged. Effects are reported in points (percentage points of accuracy) or nats,
+with their 95% interval.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+
+from lnbench import stats
+from lnbench.models import family_label
+from lnbench.norms import norm_label
+from lnbench.schema import SummaryRow
+
+METRICS = {
+    "final_test_acc": "final test accuracy",
+    "mean_train_loss": "mean train loss (area under the loss curve)",
+    "batch_stats_vs_eval": "test accuracy, batch statistics minus running statistics",
+}
+
+
+@dataclass
+class Comparison:
+    """One tested pair, as written to ``summary.json`` ``comparisons``.
+
+    ``mean_diff`` is a minus b (accuracy: a fraction, 0.02 = 2 points; loss: nats); ``ci95`` its
+    95% interval; ``p_adjusted`` the Holm-adjusted p-value within ``family``. ``condition_a`` /
+    ``condition_b`` say what else differs when the norms are the same (a batch size, an
+    evaluation mode).
+    """
+
+    family: str
+    norm_a: str
+    norm_b: str
+    metric: str
+    mean_diff: float
+    ci95: tuple[float, float]
+    p_value: float
+    p_adjusted: float
+    test: str
+    n_seeds: int
+    significant: bool
+    condition_a: str = ""
+    condition_b: str = ""
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["ci95"] = list(self.ci95)
+        return out
+
+
+Pair = tuple[SummaryRow, SummaryRow]
+
+
+def paired_test(pairs: Sequence[Pair], metric: str) -> stats.PairedResult | None:
+    """Test a paired difference over ``pairs`` (one per seed; diverged seeds already dropped).
+
+    ``final_test_acc`` with one pair: exact McNemar on ``test_correct``. ``batch_stats_vs_eval``:
+    the same row's ``test_correct_batch_stats`` against its ``test_correct``. Any metric with
+    >= 2 pairs: :func:`lnbench.stats.paired_over_seeds`. None when nothing can be tested (no
+    pair, or one pair of a metric without per-example results).
+    """
+    if not pairs:
+        return None
+    if metric == "batch_stats_vs_eval":
+        if len(pairs) == 1:
+            a = pairs[0][0]
+            return stats.mcnemar_exact(a.test_correct_batch_stats, a.test_correct) if a.test_correct else None
+        return stats.paired_over_seeds([a.final_test_acc_batch_stats for a, _ in pairs], [a.final_test_acc for a, _ in pairs])
+    if len(pairs) == 1:
+        a, b = pairs[0]
+        if metric == "final_test_acc" and a.test_correct and b.test_correct and len(a.test_correct) == len(b.test_correct):
+            return stats.mcnemar_exact(a.test_correct, b.test_correct)
+        return None
+    return stats.paired_over_seeds([getattr(a, metric) for a, _ in pairs], [getattr(b, metric) for _, b in pairs])
+
+
+def _has(r: SummaryRow, metric: str) -> bool:
+    if metric == "batch_stats_vs_eval":
+        return r.final_test_acc_batch_stats is not None
+    return getattr(r, metric) is not None
+
+
+def pair_by_seed(rows_a: Iterable[SummaryRow], rows_b: Iterable[SummaryRow], metric: str) -> list[Pair]:
+    """Rows of two conditions matched by seed, keeping the seeds where both finished (neither
+    diverged) with a value of ``metric``; the seeds stay paired."""
+    b_by_seed = {r.seed: r for r in rows_b}
+    return [
+        (a, b)
+        for a in rows_a
+        if (b := b_by_seed.get(a.seed)) is not None and a.ok and b.ok and _has(a, metric) and _has(b, metric)
+    ]
+
+
+def holm_family(family: str, tests: list[tuple[dict, stats.PairedResult]]) -> list[Comparison]:
+    """Holm-correct one family of tests; each ``dict`` holds norm_a, norm_b, metric, conditions."""
+    adjusted = stats.holm([t.p_value for _, t in tests])
+    return [
+        Comparison(
+            family=family,
+            metric=spec["metric"],
+            norm_a=spec["norm_a"],
+            norm_b=spec["norm_b"],
+            condition_a=spec.get("condition_a", ""),
+            condition_b=spec.get("condition_b", ""),
+            mean_diff=t.mean_diff,
+            ci95=tuple(t.ci95),
+            p_value=t.p_value,
+            p_adjusted=p_adj,
+            test=t.test,
+            n_seeds=spec["n_seeds"],
+            significant=p_adj < stats.ALPHA,
+        )
+        for (spec, t), p_adj in zip(tests, adjusted)
+    ]
+
+
+def _group(rows: Iterable[SummaryRow], *keys: str) -> dict[tuple, list[SummaryRow]]:
+    out: dict[tuple, list[SummaryRow]] = defaultdict(list)
+    for r in rows:
+        out[tuple(getattr(r, k) for k in keys)].append(r)
+    return out
+
+
+def compare_comparisons(rows: Sequence[SummaryRow]) -> list[Comparison]:
+    """Every pair of norms of each model family, for ``final_test_acc`` and ``mean_train_loss``;
+    Holm within each (model family, metric)."""
+    out: list[Comparison] = []
+    by_family = _group(rows, "family")
+    for (family,), fam_rows in by_family.items():
+        by_norm = {n: rs for (n,), rs in _group(fam_rows, "norm").items()}
+        norms = list(by_norm)
+        for metric in ("final_test_acc", "mean_train_loss"):
+            tests = []
+            for i, a in enumerate(norms):
+                for b in norms[i + 1 :]:
+                    pairs = pair_by_seed(by_norm[a], by_norm[b], metric)
+                    result = paired_test(pairs, metric)
+                    if result is not None:
+                        tests.append(({"norm_a": a, "norm_b": b, "metric": metric, "n_seeds": len(pairs)}, result))
+            out += holm_family(f"{family}/{metric}", tests)
+    return out
+
+
+def sweep_comparisons(rows: Sequence[SummaryRow], reference_batch_size: int) -> list[Comparison]:
+    """All comparisons of a batch-size sweep, one Holm family:
+
+    - each norm against NoNorm at the same batch size (final test accuracy);
+    - each norm at each batch size against the same norm at ``reference_batch_size``;
+    - BatchNorm's batch-statistics accuracy against its eval-mode (running statistics) accuracy.
+    """
+    cell = {k: v for k, v in _group(rows, "norm", "batch_size").items()}
+    norms = list(dict.fromkeys(r.norm for r in rows))
+    sizes = sorted({r.batch_size for r in rows})
+    tests = []
+
+    def add(rows_a, rows_b, metric, norm_a, norm_b, cond_a, cond_b):
+        pairs = pair_by_seed(rows_a, rows_b, metric)
+        result = paired_test(pairs, metric)
+        if result is not None:
+            spec = {"norm_a": norm_a, "norm_b": norm_b, "metric": metric, "n_seeds": len(pairs), "condition_a": cond_a, "condition_b": cond_b}
+            tests.append((spec, result))
+
+    for norm in norms:
+        for bs in sizes:
+            here = cell.get((norm, bs), [])
+            if norm != "none" and ("none", bs) in cell:
+                add(here, cell[("none", bs)], "final_test_acc", norm, "none", f"batch size {bs}", f"batch size {bs}")
+            if bs != reference_batch_size and (norm, reference_batch_size) in cell:
+                add(here, cell[(norm, reference_batch_size)], "final_test_acc", norm, norm, f"batch size {bs}", f"batch size {reference_batch_size}")
+            if any(r.final_test_acc_batch_stats is not None for r in here):
+                add(here, here, "batch_stats_vs_eval", norm, norm, f"batch size {bs}, batch statistics", f"batch size {bs}, running statistics")
+    return holm_family("sweep", tests)
+
+
+# ---- sentences ---------------------------------------------------------------------------
+
+
+def _points(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def _effect(c: Comparison) -> str:
+    """``+1.9 points [95% CI +0.8, +3.0], paired t-test over 5 seeds, p = 0.004, Holm p = 0.012``."""
+    if c.metric == "mean_train_loss":
+        size = f"{c.mean_diff:+.3f} nats [95% CI {c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}]"
+    else:
+        size = f"{_points(c.mean_diff)} points [95% CI {_points(c.ci95[0])}, {_points(c.ci95[1])}]"
+    return f"{size}, {c.test}, p = {c.p_value:.2g}, Holm p = {c.p_adjusted:.2g}"
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def describe_comparisons(comparisons: Sequence[Comparison], family_size: dict[str, int]) -> list[str]:
+    """One sentence per tested pair: the effect, its interval, the test, and the verdict."""
+    out = []
+    for c in comparisons:
+        a = norm_label(c.norm_a) + (f" ({c.condition_a})" if c.condition_a else "")
+        b = norm_label(c.norm_b) + (f" ({c.condition_b})" if c.condition_b else "")
+        word = "differs" if c.significant else "not distinguishable"
+        out.append(f"{a} minus {b}: {_effect(c)} ({family_size[c.family]} comparisons): {word}.")
+    return out
+
+
+def compare_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Comparison], epochs: int, target_acc: float) -> list[str]:
+    """The verdicts of ``compare``, per model family: divergences, reaching ``target_acc``
+    (k/n seeds, median and range of the first epoch), and each tested pair for final test
+    accuracy and mean train loss, with effects, intervals and Holm-adjusted p-values."""
+    verdicts = []
+    sizes: dict[str, int] = defaultdict(int)
+    for c in comparisons:
+        sizes[c.family] += 1
+    n_seeds = len({r.seed for r in rows})
+    for (family,), fam_rows in _group(rows, "family").items():
+        fam = family_label(family)
+        by_norm = {n: rs for (n,), rs in _group(fam_rows, "norm").items()}
+        for norm, rs in by_norm.items():
+            k = sum(r.status == "diverged" for r in rs)
+            if k:
+                verdicts.append(
+                    f"{fam}: {norm_label(norm)} diverged in {k} of {len(rs)} seed{'s' * (len(rs) > 1)}; "
+                    "a diverged seed has no final accuracy and is left out of means and tests."
+                )
+        reach = []
+        for norm, rs in by_norm.items():
+            summary = stats.summarize_first_epochs([r.first_epoch_at_target for r in rs])
+            reach.append(f"{norm_label(norm)} {stats.describe_first_epochs(summary)}")
+        verdicts.append(f"{fam}, first epoch at {target_acc:.0%} test accuracy within {epochs} epochs: " + "; ".join(reach) + ".")
+        for metric in ("final_test_acc", "mean_train_loss"):
+            means = {n: [getattr(r, metric) for r in rs if r.ok and getattr(r, metric) is not None] for n, rs in by_norm.items()}
+            fmt = (lambda x: f"{x:.1%}") if metric == "final_test_acc" else (lambda x: f"{x:.3f} nats")
+            shown = ", ".join(f"{norm_label(n)} {fmt(_mean(v))}" for n, v in means.items() if v)
+            over = f"mean over {n_seeds} seeds" if n_seeds > 1 else "one seed"
+            fam_cmp = [c for c in comparisons if c.family == f"{family}/{metric}"]
+            line = f"{fam}, {METRICS[metric]} ({over}): {shown}."
+            if fam_cmp:
+                line += " " + " ".join(describe_comparisons(fam_cmp, sizes))
+            elif len(means) > 1:
+                line += " Not tested: " + ("one seed has no paired test for a loss curve." if metric == "mean_train_loss" else "no pair of finished runs.")
+            verdicts.append(line)
+    if rows and n_seeds == 1:
+        verdicts.append(
+            "One seed: the tests above cover the test-set sampling only, not the seed-to-seed variation; "
+            "set seeds to 5 or more (e.g. --set seeds=[0,1,2,3,4]) before trusting a ranking."
+        )
+    return verdicts
+
+
+def sweep_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Comparison], reference_batch_size: int) -> list[str]:
+    """The verdicts of the batch-size sweep, per norm: accuracy range, divergences, and the
+    batch sizes where it differs from NoNorm, from its own accuracy at ``reference_batch_size``,
+    and (BatchNorm) between batch and running statistics, all Holm-corrected over the sweep."""
+    verdicts = []
+    total = len(comparisons)
+    n_seeds = len({r.seed for r in rows})
+    over = f"mean over {n_seeds} seeds" if n_seeds > 1 else "one seed"
+    for (norm,), rs in _group(rows, "norm").items():
+        name = norm_label(norm)
+        diverged = sorted({r.batch_size for r in rs if r.status == "diverged"})
+        if diverged:
+            verdicts.append(f"{name}: diverged at batch size {', '.join(map(str, diverged))} (left out of means and tests).")
+        means = {bs: _mean([r.final_test_acc for r in cell if r.ok]) for (bs,), cell in sorted(_group(rs, "batch_size").items()) if any(r.ok for r in cell)}
+        if not means:
+            continue
+        text = f"{name}: final test accuracy {min(means.values()):.1%} to {max(means.values()):.1%} across batch sizes ({over})"
+        mine = [c for c in comparisons if c.norm_a == norm]
+        groups = [
+            ("below NoNorm", lambda c: c.norm_b == "none" and c.metric == "final_test_acc" and c.mean_diff < 0),
+            ("above NoNorm", lambda c: c.norm_b == "none" and c.metric == "final_test_acc" and c.mean_diff > 0),
+            (f"below its batch size {reference_batch_size}", lambda c: c.norm_b == norm and c.metric == "final_test_acc" and c.mean_diff < 0),
+            (f"above its batch size {reference_batch_size}", lambda c: c.norm_b == norm and c.metric == "final_test_acc" and c.mean_diff > 0),
+            ("batch statistics differ from running statistics", lambda c: c.metric == "batch_stats_vs_eval"),
+        ]
+        parts = []
+        for what, select in groups:
+            hits = [c for c in mine if c.significant and select(c)]
+            if hits:
+                parts.append(f"{what} at batch size " + ", ".join(f"{c.condition_a.split(',')[0].removeprefix('batch size ')} ({_points(c.mean_diff)} points)" for c in hits))
+        tested = [c for c in mine if c.metric == "final_test_acc"]
+        if parts:
+            text += "; " + "; ".join(parts)
+        elif tested:
+            text += "; no tested difference is significant"
+        verdicts.append(text + ".")
+    if comparisons:
+        tests = sorted({c.test.split(" (")[0] for c in comparisons})
+        verdicts.append(
+            f"Significance: {', '.join(tests)}, Holm-Bonferroni over all {total} comparisons of this sweep at {stats.ALPHA:.0%}; "
+            "the effects with 95% intervals are in summary.json (comparisons)."
+        )
+    if rows and n_seeds == 1:
+        verdicts.append(
+            "One seed: the tests cover the test-set sampling only, not the seed-to-seed variation; set seeds to 5 or more."
+        )
+    return verdicts
