@@ -65,3 +65,85 @@ def test_learns_the_task():
     model = build_model(ModelConfig(norm="layer", hidden_size=16), data.input_size, data.seq_len)
     hist = train_model(model, data, TrainConfig(epochs=5, batch_size=32, lr=3e-3), seed=0)
     assert hist.test_acc[-1] > 0.8 and hist.train_loss[-1] < hist.train_loss[0]
+
+
+def test_evaluate_runs_in_eval_mode_and_leaves_batchnorm_alone():
+    """The recorded test accuracy is the eval-mode one (running statistics), and probing the
+    test set does not move the running statistics."""
+    from lnbench.training import evaluate
+
+    model = _model("batch")
+    hist = train_model(model, DATA, TrainConfig(epochs=2, batch_size=16), seed=0)
+    buffers = [b.clone() for b in model.buffers()]
+    model.train()  # evaluate must switch to eval itself
+    loss, acc, _, correct = evaluate(model, DATA.X_test, DATA.y_test)
+    assert all(torch.equal(a, b) for a, b in zip(buffers, model.buffers()))
+    model.eval()
+    expected = (model(DATA.X_test).argmax(-1) == DATA.y_test).tolist()
+    assert correct == [int(c) for c in expected] and acc == sum(expected) / len(expected)
+    assert hist.test_acc[-1] == acc and hist.test_correct == correct and len(correct) == len(DATA.y_test)
+
+
+def test_training_matches_a_hand_written_adam_loop_with_clipping():
+    """Oracle: the same batch order, Adam, cross-entropy and clip_grad_norm_ written out by hand."""
+    cfg = TrainConfig(epochs=2, batch_size=16, lr=1e-2, grad_clip=0.05)
+    ours = _model("layer")
+    train_model(ours, DATA, cfg, seed=3)
+    ref = _model("layer")
+    opt = torch.optim.Adam(ref.parameters(), lr=cfg.lr)
+    gen = torch.Generator().manual_seed(3)
+    for _ in range(cfg.epochs):
+        ref.train()
+        perm = torch.randperm(len(DATA.X_train), generator=gen)
+        for i in range(0, len(perm), cfg.batch_size):
+            idx = perm[i : i + cfg.batch_size]
+            opt.zero_grad()
+            F.cross_entropy(ref(DATA.X_train[idx]), DATA.y_train[idx]).backward()
+            torch.nn.utils.clip_grad_norm_(ref.parameters(), cfg.grad_clip)
+            opt.step()
+    for (name, p), q in zip(ours.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(p, q, msg=name)
+
+
+def test_weights_turning_nan_at_the_end_of_an_epoch_is_divergence_and_that_epoch_is_not_evaluated():
+    model = _model("none")
+    model.head.weight.register_hook(lambda g: g * float("nan"))  # finite loss, NaN step
+    hist = train_model(model, DATA, TrainConfig(epochs=3, batch_size=64), seed=0)
+    assert hist.status == "diverged" and hist.diverged_at_epoch == 1 and "weights" in hist.divergence_reason
+    assert hist.epochs == [] and hist.test_acc == [] and hist.test_correct is None
+
+
+class _Exploding(torch.nn.Module):
+    """Finite but enormous logits: confidently wrong on half the examples."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.tensor(1e4))
+
+    def forward(self, x, return_hidden=False):
+        z = self.w * x[:, :, 0].mean(1, keepdim=True)  # (B, 1)
+        logits = torch.cat([z, -z], dim=1)
+        return (logits, x) if return_hidden else logits
+
+
+def test_a_finite_loss_far_above_chance_is_divergence():
+    hist = train_model(_Exploding(), DATA, TrainConfig(epochs=2, batch_size=64, lr=1e-9), seed=0)
+    assert hist.train_loss == [] and hist.status == "diverged" and hist.diverged_at_epoch == 1
+    assert hist.divergence_reason.startswith("train loss") and "exceeds 100 x ln 2" in hist.divergence_reason
+
+
+def test_batchnorm_initial_hidden_norm_uses_batch_statistics():
+    """At initialisation eval-mode BatchNorm (running stats 0 and 1) is the identity; the probe
+    must instead show the network as it trains, and must not move the running statistics."""
+    from lnbench.norms import batch_statistics
+
+    model = _model("batch")
+    with torch.no_grad(), batch_statistics(model):
+        model.eval()
+        h = torch.cat([model(DATA.X_test[i : i + 16], return_hidden=True)[1] for i in range(0, 32, 16)])
+    expected = h.norm(dim=-1).mean(0)
+    model.eval()
+    as_identity = model(DATA.X_test, return_hidden=True)[1].norm(dim=-1).mean(0)
+    hist = train_model(_model("batch"), DATA, TrainConfig(epochs=1, batch_size=16), seed=0)
+    torch.testing.assert_close(torch.tensor(hist.hidden_norm_init), expected)
+    assert not torch.allclose(expected, as_identity)

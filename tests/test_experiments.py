@@ -1,0 +1,43 @@
+"""Experiments as library calls: the seeds axis, child configs that re-run alone, summary.json."""
+
+import json
+
+from lnbench import experiments
+from lnbench.config import load_config
+from lnbench.schema import read_metrics
+
+TINY = ["train.batch_size=16", "data.n_train=32", "data.n_test=16", "data.seq_len=5", "data.features=8", "model.hidden_size=8", "train.epochs=2"]
+COMPARISON_KEYS = {"family", "norm_a", "norm_b", "metric", "mean_diff", "ci95", "p_value", "p_adjusted", "test", "n_seeds", "significant", "condition_a", "condition_b"}
+
+
+def _curves(m):
+    return m.train_loss, m.test_acc, m.test_correct
+
+
+def test_compare_trains_every_seed_and_each_child_reruns_alone(tmp_path):
+    cfg = load_config(None, TINY + ["compare.families=[rnn]", "compare.norms=[none,batch]", "seeds=[0,1]"])
+    result = experiments.compare(cfg, tmp_path / "runs")
+    assert sorted((r.norm, r.seed) for r in result.rows) == [("batch", 0), ("batch", 1), ("none", 0), ("none", 1)]
+    child = {(r.norm, r.seed): read_metrics(result.path / r.run_dir) for r in result.rows}
+    assert _curves(child[("batch", 0)]) != _curves(child[("batch", 1)])  # the seed is really varied
+    for (norm, seed), m in child.items():
+        assert m.seed == seed
+        solo = experiments.train(load_config(result.path / f"rnn_{norm}_seed{seed}" / "config.yaml"), tmp_path / "solo")
+        assert _curves(read_metrics(solo.path)) == _curves(m), (norm, seed)
+    summary = json.loads((result.path / "summary.json").read_text())
+    assert summary["seeds"] == [0, 1] and summary["complete"]
+    assert summary["comparisons"] and all(set(c) == COMPARISON_KEYS for c in summary["comparisons"])
+    assert {c["metric"] for c in summary["comparisons"]} == {"final_test_acc", "mean_train_loss"}
+    assert all(c["test"] == "paired t-test over 2 seeds" or "2 seeds" in c["test"] for c in summary["comparisons"])
+
+
+def test_sweep_with_seeds_writes_aggregate_and_one_holm_family(tmp_path):
+    cfg = load_config(None, TINY + ["sweep.norms=[none,batch]", "sweep.batch_sizes=[8,16]", "seeds=[0,1]"])
+    result = experiments.batchsize_sweep(cfg, tmp_path)
+    assert len(result.rows) == 8 and {e["n_seeds"] for e in result.aggregate} == {2}
+    summary = json.loads((result.path / "summary.json").read_text())
+    assert summary["reference_batch_size"] == 16  # train.batch_size, which is swept
+    # batch vs none at 2 sizes, each norm at 8 vs 16, batch stats vs eval at 2 sizes
+    assert len(summary["comparisons"]) == 2 + 2 + 2 and {c["family"] for c in summary["comparisons"]} == {"sweep"}
+    assert (result.path / "rnn_batch_bs8_seed1" / "metrics.json").exists()
+    assert any(v.startswith("Significance:") for v in summary["verdicts"])

@@ -1,0 +1,68 @@
+"""Figures check the data they draw (which epoch, mean over seeds), from hand-made metrics."""
+
+import matplotlib
+import numpy as np
+
+from lnbench import plots
+from lnbench.schema import Metrics
+
+
+def _metrics(seed, acc, hidden, norm="layer", init=(1.0, 1.0, 1.0), status="completed", diverged_at=None):
+    return Metrics(
+        family="rnn", norm=norm, seed=seed, hidden_size=4, n_test=100, status=status, diverged_at_epoch=diverged_at,
+        epochs=list(range(1, len(acc) + 1)), train_loss=[0.7 - 0.1 * i for i in range(len(acc))],
+        test_loss=[0.7 - 0.1 * i for i in range(len(acc))], test_acc=list(acc), hidden_norm=[list(h) for h in hidden],
+        hidden_norm_init=list(init), grad_norm_layer={"head": [0.5] * len(acc)},
+    )
+
+
+def _line(ax, label_start):
+    (line,) = [ln for ln in ax.get_lines() if ln.get_label().startswith(label_start)]
+    return line
+
+
+def test_accuracy_curve_is_the_mean_over_seeds_and_the_band_is_min_to_max():
+    runs = [_metrics(0, [0.6, 0.8, 0.9], [[1, 1, 1]] * 3), _metrics(1, [0.7, 0.9, 0.7], [[1, 1, 1]] * 3)]
+    fig = plots.figure_test_accuracy(runs, 0.9)
+    ax = fig.axes[0]
+    line = _line(ax, "LayerNorm")
+    np.testing.assert_allclose(line.get_ydata(), [0.65, 0.85, 0.8])
+    np.testing.assert_allclose(line.get_xdata(), [1, 2, 3])
+    (band,) = ax.collections
+    ys = band.get_paths()[0].vertices[:, 1]
+    assert np.isclose(ys.min(), 0.6) and np.isclose(ys.max(), 0.9)
+    assert "band: min to max over seeds" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "mean of 2 seeds" in line.get_label()
+
+
+def test_hidden_norm_draws_the_last_epoch_and_initialisation():
+    runs = [
+        _metrics(0, [0.6, 0.8], [[9, 9, 9], [1, 2, 3]], init=(5, 5, 5)),
+        _metrics(1, [0.6, 0.8], [[9, 9, 9], [3, 4, 5]], init=(7, 7, 7)),
+    ]
+    ax = plots.figure_hidden_norm(runs).axes[0]
+    np.testing.assert_allclose(_line(ax, "LayerNorm").get_ydata(), [2, 3, 4])  # epoch 2, mean of seeds
+    dotted = [ln for ln in ax.get_lines() if ln.get_linestyle() == ":" and len(ln.get_ydata())]
+    np.testing.assert_allclose(dotted[0].get_ydata(), [6, 6, 6])
+
+
+def test_diverged_runs_are_marked_and_no_pyplot_backend_switch(tmp_path):
+    backend = matplotlib.get_backend()
+    runs = [_metrics(0, [0.6, 0.7], [[1, 1, 1]] * 2, norm="none", status="diverged", diverged_at=3), _metrics(0, [0.6, 0.8], [[1, 1, 1]] * 2)]
+    path = plots.plot_training_loss(runs, tmp_path / "loss.png")
+    assert path.stat().st_size > 10_000 and matplotlib.get_backend() == backend
+    ax = plots.figure_training_loss(runs).axes[0]
+    assert "NoNorm, diverged at epoch 3" in [ln.get_label() for ln in ax.get_lines()]
+
+
+def test_sweep_figure_draws_aggregate_means_with_their_intervals():
+    agg = [
+        {"norm": "layer", "batch_size": b, "n_seeds": 5, "n_diverged": 0, "mean_final_test_acc": m, "ci95_final_test_acc": [m - 0.02, m + 0.03], "mean_final_test_acc_batch_stats": None}
+        for b, m in [(1, 0.9), (8, 0.8)]
+    ]
+    ax = plots.figure_sweep(agg, "final_test_acc", "acc", "t").axes[0]
+    (container,) = ax.containers
+    np.testing.assert_allclose(container.lines[0].get_ydata(), [0.9, 0.8])
+    segs = container.lines[2][0].get_segments()
+    np.testing.assert_allclose([s[:, 1] for s in segs], [[0.88, 0.93], [0.78, 0.83]])
+    assert "mean of 5 seeds, 95% t interval" in ax.get_title()
