@@ -18,7 +18,7 @@ from lnbench import stats
 from lnbench.models import family_label
 from lnbench.norms import norm_label
 from lnbench.schema import SummaryRow
-from lnbench.verdicts import METRICS, Comparison
+from lnbench.verdicts import METRICS_SHORT, Comparison
 
 
 def condition_label(r: SummaryRow) -> str:
@@ -152,7 +152,7 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
 def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired comparisons") -> Table:
     """Every tested pair: effect (a minus b) with its 95% interval, test, raw and Holm p."""
     table = Table(title=title, title_justify="left", caption_justify="left")
-    for col in ("family", "a", "b", "metric", "a - b [95% CI]", "test", "p", "Holm p", "verdict"):
+    for col in ("model", "a", "b", "metric", "a - b [95% CI]", "test", "p", "Holm p", "verdict"):
         table.add_column(col, justify="right" if col in ("p", "Holm p") else "left")
     for c in comparisons:
         if c.metric == "mean_train_loss":
@@ -162,6 +162,6 @@ def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired co
         a = norm_label(c.norm_a) + (f" {c.condition_a}" if c.condition_a else "")
         b = norm_label(c.norm_b) + (f" {c.condition_b}" if c.condition_b else "")
         verdict = "[bold]differs[/]" if c.significant else "n.s."
-        table.add_row(c.family.split("/")[0], a, b, METRICS.get(c.metric, c.metric), eff, c.test, f"{c.p_value:.2g}", f"{c.p_adjusted:.2g}", verdict)
+        table.add_row(family_label(c.family.split("/")[0]), a, b, METRICS_SHORT.get(c.metric, c.metric), eff, c.test, f"{c.p_value:.2g}", f"{c.p_adjusted:.2g}", verdict)
     table.caption = f"Holm-Bonferroni within each family; differs: Holm p < {stats.ALPHA:g}"
     return table

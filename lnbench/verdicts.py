@@ -31,6 +31,7 @@ METRICS = {
     "mean_train_loss": "mean train loss (area under the loss curve)",
     "batch_stats_vs_eval": "test accuracy, batch statistics minus running statistics",
 }
+METRICS_SHORT = {"final_test_acc": "final acc", "mean_train_loss": "mean train loss", "batch_stats_vs_eval": "BN batch - running stats"}
 
 
 @dataclass
