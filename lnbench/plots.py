@@ -50,8 +50,9 @@ def _by_family_norm(metrics: Sequence[Metrics]) -> dict[str, dict[str, list[Metr
 
 def _norm_label(norm: str, runs: list[Metrics], suffix: str = "") -> str:
     label = norm_label(norm) + suffix
-    if len(runs) > 1:
-        label += f", mean of {len(runs)} seeds"
+    finished = [r for r in runs if r.status != "diverged"] or runs
+    if len(finished) > 1:
+        label += f", mean of {len(finished)} seeds"
     diverged = sorted(r.diverged_at_epoch for r in runs if r.status == "diverged" and r.diverged_at_epoch)
     if diverged:
         label += f", diverged at epoch {', '.join(map(str, diverged))}"
@@ -59,8 +60,14 @@ def _norm_label(norm: str, runs: list[Metrics], suffix: str = "") -> str:
 
 
 def _draw(ax, runs: list[Metrics], key: str, norm: str, suffix: str = "", legend: bool = True, **kw) -> None:
-    """Mean over seeds of per-epoch ``key`` against epoch, with a min-max band and divergence marks."""
-    series = [_series(getattr(r, key) or []) for r in runs]
+    """Mean over seeds of per-epoch ``key`` against epoch, with a min-max band and divergence marks.
+
+    The diverged-run rule of :mod:`lnbench.schema`: the mean and band are over the seeds that did
+    not diverge; diverged seeds are marked by a dotted line at their epoch (and in the legend).
+    Only when every seed diverged are their partial curves averaged, so the group stays visible.
+    """
+    finished = [r for r in runs if r.status != "diverged"]
+    series = [_series(getattr(r, key) or []) for r in (finished or runs)]
     mean, lo, hi = _mean_band(series)
     color = norm_color(norm)
     x = np.arange(1, len(mean) + 1)
@@ -139,7 +146,8 @@ def figure_hidden_norm(metrics: Sequence[Metrics]) -> Figure:
     fig, axes = _family_axes(len(groups), "Hidden-state magnitude over timesteps (test set)")
     for ax, (family, norms) in zip(axes, groups.items()):
         for norm, runs in norms.items():
-            final = [_series(r.hidden_norm[-1]) for r in runs if r.hidden_norm]  # the last epoch
+            finished = [r for r in runs if r.status != "diverged"] or runs  # the diverged-run rule
+            final = [_series(r.hidden_norm[-1]) for r in finished if r.hidden_norm]  # the last epoch
             init = [_series(r.hidden_norm_init) for r in runs if r.hidden_norm_init]
             color = norm_color(norm)
             if final:
@@ -225,8 +233,10 @@ def figure_sweep(aggregate: Sequence[dict], key: str, ylabel: str, title: str, l
         if key == "final_test_acc":
             ci = np.array([c["ci95_final_test_acc"] or [np.nan, np.nan] for c in cells], dtype=float)  # (n, 2)
             err = np.abs(np.stack([y - ci[:, 0], ci[:, 1] - y]))
-            ax.errorbar(bs * nudge[norm], y, yerr=err, marker="o", capsize=3, color=color, label=name)
-            if any(c.get("mean_final_test_acc_batch_stats") is not None for c in cells):
+            has_bs = any(c.get("mean_final_test_acc_batch_stats") is not None for c in cells)
+            label = f"{name} (eval: running statistics)" if has_bs else name
+            ax.errorbar(bs * nudge[norm], y, yerr=err, marker="o", capsize=3, color=color, label=label)
+            if has_bs:
                 yb = _series([c.get("mean_final_test_acc_batch_stats") for c in cells])
                 later.append((bs * nudge[norm], yb, color, f"{name} with batch statistics"))
         else:

@@ -66,3 +66,11 @@ def test_sweep_figure_draws_aggregate_means_with_their_intervals():
     segs = container.lines[2][0].get_segments()
     np.testing.assert_allclose([s[:, 1] for s in segs], [[0.88, 0.93], [0.78, 0.83]])
     assert "mean of 5 seeds, 95% t interval" in ax.get_title()
+
+
+def test_a_diverged_seed_is_left_out_of_the_mean_curve():
+    runs = [_metrics(0, [0.6, 0.8], [[1, 1, 1]] * 2), _metrics(1, [0.9, 0.9], [[1, 1, 1]] * 2, status="diverged", diverged_at=3)]
+    ax = plots.figure_test_accuracy(runs).axes[0]
+    line = _line(ax, "LayerNorm")
+    np.testing.assert_allclose(line.get_ydata(), [0.6, 0.8])
+    assert "diverged at epoch 3" in line.get_label()
