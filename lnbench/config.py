@@ -44,6 +44,8 @@ class _Section(BaseModel):
                 field = cls.model_fields.get(key)
                 if isinstance(value, bool) and field is not None and field.annotation in _NUMERIC:
                     raise ValueError(f"{key}: expected a number, got the boolean {str(value).lower()}")
+                if isinstance(value, list) and any(isinstance(v, bool) for v in value):
+                    raise ValueError(f"{key}: expected a list of numbers or names, got a boolean in {value}")
         return raw
 
 

@@ -252,7 +252,9 @@ def figure_sweep(aggregate: Sequence[dict], key: str, ylabel: str, title: str, l
     ax.xaxis.set_minor_formatter(NullFormatter())
     if log_y:
         ax.set_yscale("log")
-        ax.yaxis.set_minor_formatter(NullFormatter())
+        finite = [v for e in aggregate if (v := e.get(f"mean_{key}")) is not None and v > 0]
+        if finite and max(finite) / min(finite) > 10:  # within one decade the minor labels are the only ones
+            ax.yaxis.set_minor_formatter(NullFormatter())
     if key == "final_test_acc":
         ax.axhline(0.5, color="k", lw=0.6, ls=":", label="chance")
         what = f"mean of {n_seeds} seeds, 95% t interval" if n_seeds > 1 else "95% Wilson interval over the test set"

@@ -34,7 +34,7 @@ def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
     Keys: ``family``, ``norm``, ``batch_norm_stats``, ``batch_size``, ``n_seeds``,
     ``n_diverged``; over the seeds that did not diverge: ``mean_final_test_acc``,
     ``std_final_test_acc`` (None for one seed), ``ci95_final_test_acc`` (t interval of the mean
-    over >= 2 seeds, Wilson interval on the test set for one seed), ``min_``/``max_final_test_acc``,
+    over >= 2 seeds, clipped to [0, 1]; Wilson interval on the test set for one seed), ``min_``/``max_final_test_acc``,
     ``mean_final_test_acc_batch_stats``, ``mean_mean_train_loss``; and the first epoch at the
     target over all seeds: ``n_reached_target``, ``median_first_epoch_at_target``,
     ``min_``/``max_first_epoch_at_target`` (a seed that never reached it is not averaged in: it
@@ -49,7 +49,7 @@ def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
         accs = [r.final_test_acc for r in ok]
         if len(accs) > 1:
             half = student_t.ppf(0.975, len(accs) - 1) * stdev(accs) / math.sqrt(len(accs))
-            ci = (mean(accs) - half, mean(accs) + half)
+            ci = (max(0.0, mean(accs) - half), min(1.0, mean(accs) + half))  # an accuracy stays in [0, 1]
         elif accs:
             ci = stats.accuracy_interval(accs[0], ok[0].n_test)
         else:
@@ -128,7 +128,7 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
     columns = ["model", "norm"] + (["batch"] if sweep else [])
     has_bn = any(e["mean_final_test_acc_batch_stats"] is not None for e in entries)
     columns += ["test acc mean ± sd", "95% CI of mean", "range"] + (["BN batch stats"] if has_bn else [])
-    columns += ["mean train loss", f"reached {target_acc:.0%}", "diverged"]
+    columns += ["mean train loss"] + ([] if sweep else [f"reached {target_acc:.0%}"]) + ["diverged"]
     for col in columns:
         table.add_column(col, justify="left" if col in ("model", "norm") else "right")
     for e in entries:
@@ -143,16 +143,18 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
         cells += [f"{_pct(e['min_final_test_acc'])} - {_pct(e['max_final_test_acc'])}"]
         if has_bn:
             cells += [_pct(e["mean_final_test_acc_batch_stats"])]
-        cells += [_num(e["mean_mean_train_loss"]), reach, str(e["n_diverged"])]
+        cells += [_num(e["mean_mean_train_loss"])] + ([] if sweep else [reach]) + [str(e["n_diverged"])]
         table.add_row(*cells)
-    table.caption = "95% CI of mean: t interval over seeds (one seed: Wilson interval over the test set); reached: seeds that reached the target, median first epoch (range)"
+    table.caption = "95% CI of mean: t interval over seeds, clipped to [0, 100%] (one seed: Wilson interval over the test set)"
+    if not sweep:
+        table.caption += "; reached: seeds that reached the target, median first epoch (range)"
     return table
 
 
 def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired comparisons") -> Table:
     """Every tested pair: effect (a minus b) with its 95% interval, test, raw and Holm p."""
     table = Table(title=title, title_justify="left", caption_justify="left")
-    for col in ("model", "a", "b", "metric", "a - b [95% CI]", "test", "p", "Holm p", "verdict"):
+    for col in ("model", "a", "b", "metric", "a - b [unadjusted 95% CI]", "test", "p", "Holm p", "verdict"):
         table.add_column(col, justify="right" if col in ("p", "Holm p") else "left")
     for c in comparisons:
         if c.metric == "mean_train_loss":

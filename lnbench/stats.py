@@ -97,16 +97,24 @@ def mcnemar_exact(correct_a: Sequence[int], correct_b: Sequence[int]) -> PairedR
     return PairedResult((b - c) / n, (lo, hi), p, f"exact McNemar (n_test={n})", n)
 
 
-def paired_over_seeds(a: Sequence[float], b: Sequence[float]) -> PairedResult:
-    """Paired comparison of one metric of conditions a and b over seeds.
+def paired_over_seeds(a: Sequence[float], b: Sequence[float], resolution: float | None = None) -> PairedResult:
+    """Paired comparison of one metric of conditions a and b over seeds: a paired t-test.
 
     a[i], b[i]: the metric (floats, any unit; accuracies as fractions) of the two conditions for seed i,
-    same seeds in the same order. d = a - b; mean_diff = mean(d), in the metric's unit.
-    If d varies: ``scipy.stats.ttest_rel(a, b)``, ci95 from its ``confidence_interval(0.95)``.
-    If all d are equal (zero spread, t undefined; scipy would return t = inf, p = 0): d == 0 -> p = 1,
-    ci95 (0, 0); otherwise an exact two-sided sign test, p = ``binomtest(n, n, 0.5).pvalue``
-    (5 seeds all +1 point -> p = 0.0625), ci95 (d, d). "Equal" allows round-off (see _EQUAL_RTOL).
-    Raises ValueError for fewer than 2 seeds, different lengths, non-1-D input or non-finite values.
+    same seeds in the same order. d = a - b; mean_diff = mean(d), in the metric's unit; p and ci95
+    from the t distribution with n - 1 degrees of freedom, as ``scipy.stats.ttest_rel(a, b)`` and its
+    ``confidence_interval(0.95)``.
+
+    ``resolution``: the metric's smallest step, e.g. 1 / n_test for an accuracy. Each value is then
+    known only to within a rounding error uniform on +-resolution / 2, so the sd of d is floored at
+    ``resolution / sqrt(6)`` (the sd of the difference of two such errors). Without the floor, seeds
+    that all land on the same difference (common when accuracies move in 0.5-point steps) give
+    sd = 0: scipy returns t = inf, p = 0, and a zero-width interval; a sign test instead could
+    never reach p < 0.0625 with 5 seeds, however consistent the effect. With the floor the test is
+    continuous in the data. Without a resolution and zero spread (all d equal, up to round-off):
+    d == 0 -> p = 1, ci95 (0, 0); otherwise the exact two-sided sign test, ci95 (d, d).
+    Raises ValueError for fewer than 2 seeds, different lengths, non-1-D input, non-finite values
+    or a resolution <= 0.
     """
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.ndim != 1 or a.shape != b.shape:
@@ -116,18 +124,29 @@ def paired_over_seeds(a: Sequence[float], b: Sequence[float]) -> PairedResult:
         raise ValueError(f"at least 2 seeds are needed for a paired test over seeds, got {n}")
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
         raise ValueError("metrics must be finite (a diverged run has no comparable value)")
+    if resolution is not None and not resolution > 0:
+        raise ValueError(f"resolution must be > 0, got {resolution}")
     d = a - b
     tol = _EQUAL_RTOL * max(np.abs(a).max(), np.abs(b).max())
     mean = float(d.mean())
-    if np.ptp(d) > tol:
-        res = stats.ttest_rel(a, b)
-        ci = res.confidence_interval(0.95)
-        return PairedResult(mean, (float(ci.low), float(ci.high)), float(res.pvalue),
-                            f"paired t-test over {n} seeds", n)
-    if abs(mean) <= tol:
+    spread = np.ptp(d) > tol
+    if resolution is None and not spread:
+        if abs(mean) <= tol:
+            return PairedResult(0.0, (0.0, 0.0), 1.0, f"no test over {n} seeds (all differences zero)", n)
+        p = float(stats.binomtest(n, n, 0.5).pvalue)
+        return PairedResult(mean, (mean, mean), p, f"sign test over {n} seeds (all differences equal)", n)
+    sd = float(d.std(ddof=1)) if spread else 0.0
+    floor = resolution / np.sqrt(6) if resolution is not None else 0.0
+    test = f"paired t-test over {n} seeds"
+    if sd < floor:
+        sd, test = floor, test + " (sd floored at the resolution)"
+    if abs(mean) <= tol and sd == 0.0:
         return PairedResult(0.0, (0.0, 0.0), 1.0, f"no test over {n} seeds (all differences zero)", n)
-    p = float(stats.binomtest(n, n, 0.5).pvalue)
-    return PairedResult(mean, (mean, mean), p, f"sign test over {n} seeds (all differences equal)", n)
+    se = sd / np.sqrt(n)
+    t = mean / se
+    p = float(2 * stats.t.sf(abs(t), n - 1))
+    half = float(stats.t.ppf(0.975, n - 1) * se)
+    return PairedResult(mean, (mean - half, mean + half), p, test, n)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -178,7 +178,9 @@ def train_model(
         if train_loss > exploded:
             return diverge(epoch, f"train loss {train_loss:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}")
         test_loss, test_acc, hidden_norm, test_correct = evaluate(model, data.X_test, data.y_test)
-        if not math.isfinite(test_loss) or test_loss > exploded:
+        if not math.isfinite(test_loss):
+            return diverge(epoch, f"the test loss became {test_loss}")
+        if test_loss > exploded:
             return diverge(epoch, f"test loss {test_loss:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}")
         hist.epochs.append(epoch)
         hist.train_loss.append(train_loss)

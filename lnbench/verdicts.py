@@ -72,7 +72,8 @@ def paired_test(pairs: Sequence[Pair], metric: str) -> stats.PairedResult | None
 
     ``final_test_acc`` with one pair: exact McNemar on ``test_correct``. ``batch_stats_vs_eval``:
     the same row's ``test_correct_batch_stats`` against its ``test_correct``. Any metric with
-    >= 2 pairs: :func:`lnbench.stats.paired_over_seeds`. None when nothing can be tested (no
+    >= 2 pairs: :func:`lnbench.stats.paired_over_seeds`, accuracies with their resolution
+    1 / n_test. None when nothing can be tested (no
     pair, or one pair of a metric without per-example results).
     """
     if not pairs:
@@ -81,13 +82,16 @@ def paired_test(pairs: Sequence[Pair], metric: str) -> stats.PairedResult | None
         if len(pairs) == 1:
             a = pairs[0][0]
             return stats.mcnemar_exact(a.test_correct_batch_stats, a.test_correct) if a.test_correct else None
-        return stats.paired_over_seeds([a.final_test_acc_batch_stats for a, _ in pairs], [a.final_test_acc for a, _ in pairs])
+        return stats.paired_over_seeds(
+            [a.final_test_acc_batch_stats for a, _ in pairs], [a.final_test_acc for a, _ in pairs], resolution=1 / pairs[0][0].n_test
+        )
     if len(pairs) == 1:
         a, b = pairs[0]
         if metric == "final_test_acc" and a.test_correct and b.test_correct and len(a.test_correct) == len(b.test_correct):
             return stats.mcnemar_exact(a.test_correct, b.test_correct)
         return None
-    return stats.paired_over_seeds([getattr(a, metric) for a, _ in pairs], [getattr(b, metric) for _, b in pairs])
+    resolution = 1 / pairs[0][0].n_test if metric == "final_test_acc" and pairs[0][0].n_test else None  # accuracy steps
+    return stats.paired_over_seeds([getattr(a, metric) for a, _ in pairs], [getattr(b, metric) for _, b in pairs], resolution)
 
 
 def _has(r: SummaryRow, metric: str) -> bool:
@@ -198,10 +202,14 @@ def _points(x: float) -> str:
 def _effect(c: Comparison) -> str:
     """``+1.9 points [95% CI +0.8, +3.0], paired t-test over 5 seeds, p = 0.004, Holm p = 0.012``."""
     if c.metric == "mean_train_loss":
-        size = f"{c.mean_diff:+.3f} nats [95% CI {c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}]"
+        size = f"{c.mean_diff:+.3f} nats [unadjusted 95% CI {c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}]"
     else:
-        size = f"{_points(c.mean_diff)} points [95% CI {_points(c.ci95[0])}, {_points(c.ci95[1])}]"
+        size = f"{_points(c.mean_diff)} points [unadjusted 95% CI {_points(c.ci95[0])}, {_points(c.ci95[1])}]"
     return f"{size}, {c.test}, p = {c.p_value:.2g}, Holm p = {c.p_adjusted:.2g}"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -246,7 +254,8 @@ def compare_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Compariso
         for metric in ("final_test_acc", "mean_train_loss"):
             means = {n: [getattr(r, metric) for r in rs if r.ok and getattr(r, metric) is not None] for n, rs in by_norm.items()}
             fmt = (lambda x: f"{x:.1%}") if metric == "final_test_acc" else (lambda x: f"{x:.3f} nats")
-            shown = ", ".join(f"{norm_label(n)} {fmt(_mean(v))}" for n, v in means.items() if v)
+            fewer = lambda v: f" ({plural(len(v), 'seed')})" if len(v) != n_seeds else ""  # noqa: E731  diverged seeds
+            shown = ", ".join(f"{norm_label(n)} {fmt(_mean(v))}{fewer(v)}" for n, v in means.items() if v)
             over = f"mean over {n_seeds} seeds" if n_seeds > 1 else "one seed"
             fam_cmp = [c for c in comparisons if c.family == f"{family}/{metric}"]
             line = f"{fam}, {METRICS[metric]} ({over}): {shown}."
@@ -279,13 +288,17 @@ def sweep_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Comparison]
         means = {bs: _mean([r.final_test_acc for r in cell if r.ok]) for (bs,), cell in sorted(_group(rs, "batch_size").items()) if any(r.ok for r in cell)}
         if not means:
             continue
-        text = f"{name}: final test accuracy {min(means.values()):.1%} to {max(means.values()):.1%} across batch sizes ({over})"
+        if len(means) == 1:
+            ((bs, acc),) = means.items()
+            text = f"{name}: final test accuracy {acc:.1%} at batch size {bs} ({over})"
+        else:
+            text = f"{name}: final test accuracy {min(means.values()):.1%} to {max(means.values()):.1%} across batch sizes ({over})"
         mine = [c for c in comparisons if c.norm_a == norm]
         groups = [
-            ("below NoNorm", lambda c: c.norm_b == "none" and c.metric == "final_test_acc" and c.mean_diff < 0),
-            ("above NoNorm", lambda c: c.norm_b == "none" and c.metric == "final_test_acc" and c.mean_diff > 0),
-            (f"below its batch size {reference_batch_size}", lambda c: c.norm_b == norm and c.metric == "final_test_acc" and c.mean_diff < 0),
-            (f"above its batch size {reference_batch_size}", lambda c: c.norm_b == norm and c.metric == "final_test_acc" and c.mean_diff > 0),
+            ("below NoNorm", lambda c: c.norm_b == "none" != c.norm_a and c.metric == "final_test_acc" and c.mean_diff < 0),
+            ("above NoNorm", lambda c: c.norm_b == "none" != c.norm_a and c.metric == "final_test_acc" and c.mean_diff > 0),
+            (f"below its batch size {reference_batch_size}", lambda c: c.norm_b == c.norm_a and c.metric == "final_test_acc" and c.mean_diff < 0),
+            (f"above its batch size {reference_batch_size}", lambda c: c.norm_b == c.norm_a and c.metric == "final_test_acc" and c.mean_diff > 0),
             ("batch statistics differ from running statistics", lambda c: c.metric == "batch_stats_vs_eval"),
         ]
         parts = []
@@ -293,10 +306,9 @@ def sweep_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Comparison]
             hits = [c for c in mine if c.significant and select(c)]
             if hits:
                 parts.append(f"{what} at batch size " + ", ".join(f"{c.condition_a.split(',')[0].removeprefix('batch size ')} ({_points(c.mean_diff)} points)" for c in hits))
-        tested = [c for c in mine if c.metric == "final_test_acc"]
         if parts:
             text += "; " + "; ".join(parts)
-        elif tested:
+        elif mine:
             text += "; no tested difference is significant"
         verdicts.append(text + ".")
     if comparisons:

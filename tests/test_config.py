@@ -56,6 +56,10 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
         ("", ["train.batch_size=yes"], "train: batch_size: expected a number, got the boolean true"),
         ("", ["train.batch_size=2000"], "train.batch_size (2000) must be <= data.n_train (1000)"),
         ("compare: null\n", [], "compare: Input should be a valid dictionary"),
+        ("", ["seeds=[0, true]"], "seeds: expected a list of numbers or names, got a boolean"),
+        ("", ["sweep.batch_sizes=[true, 16]"], "sweep: batch_sizes: expected a list of numbers or names, got a boolean"),
+        ("", ["model.batch_norm_stats=per_step"], "model.batch_norm_stats: Input should be 'pooled' or 'per_timestep'"),
+        ("", ["sweep.reference_batch_size=3"], "reference_batch_size 3 is not one of batch_sizes"),
     ],
 )
 def test_errors_are_one_line_naming_file_and_key(tmp_path, text, overrides, message):

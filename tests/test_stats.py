@@ -247,3 +247,23 @@ def test_power_paired_vs_welch():
     print(f"power: paired+Holm {power:.3f}, Welch+Holm {welch_power:.3f}, Welch unadjusted {welch_raw:.3f}")
     assert power >= 0.80
     assert welch_power < 0.3 and welch_raw < 0.3  # the seed effect swamps the unpaired test
+
+
+def test_resolution_floors_the_sd_so_identical_differences_are_not_p_zero_nor_unreachable():
+    # 5 seeds, every accuracy difference exactly +1 point, n_test = 200 (resolution 0.005):
+    # sd floor = 0.005 / sqrt(6) = 0.0020412; t = 0.01 / (0.0020412 / sqrt(5)) = 10.954, df 4
+    from scipy.stats import t as student_t
+
+    r = paired_over_seeds([0.91] * 5, [0.90] * 5, resolution=1 / 200)
+    se = 0.005 / np.sqrt(6) / np.sqrt(5)
+    assert r.p_value == pytest.approx(2 * student_t.sf(0.01 / se, 4), rel=1e-6) and 0 < r.p_value < 0.001
+    assert r.ci95 == pytest.approx((0.01 - 2.776445 * se, 0.01 + 2.776445 * se), rel=1e-5)
+    assert "floored" in r.test
+    # continuous: one seed half a point off gives a similar, not a wildly different, answer
+    near = paired_over_seeds([0.91] * 4 + [0.915], [0.90] * 5, resolution=1 / 200)
+    assert near.p_value == pytest.approx(r.p_value, rel=2)
+    # all differences zero: p = 1 and a non-degenerate interval around 0
+    zero = paired_over_seeds([0.9] * 5, [0.9] * 5, resolution=1 / 200)
+    assert zero.p_value == 1.0 and zero.ci95[0] < 0 < zero.ci95[1]
+    with pytest.raises(ValueError, match="resolution"):
+        paired_over_seeds([0.9, 0.8], [0.9, 0.7], resolution=0)

@@ -56,10 +56,11 @@ def test_identical_seeds_are_not_called_different():
     rows = [row(n, s, 0.9) for n in ("none", "layer") for s in range(5)]
     (acc, _) = verdicts.compare_comparisons(rows)
     assert acc.p_value == 1.0 and not acc.significant
-    # every seed exactly one point apart: a sign test, p = 2 / 2^5, not p = 0
+    # every seed exactly one point apart on n_test = 200: the sd is floored at 0.005 / sqrt(6),
+    # t = 10.95 on 4 df, p = 0.00039: small but not 0, and the interval is not zero-width
     rows = [row("none", s, 0.9) for s in range(5)] + [row("layer", s, 0.91) for s in range(5)]
     (acc, _) = verdicts.compare_comparisons(rows)
-    assert acc.p_value == pytest.approx(0.0625) and not acc.significant
+    assert acc.p_value == pytest.approx(0.000394, rel=1e-2) and acc.ci95[0] < -0.01 < acc.ci95[1] < 0
 
 
 def test_compare_verdict_sentences():
@@ -71,7 +72,7 @@ def test_compare_verdict_sentences():
     assert text[0] == "RNN: BatchNorm diverged in 1 of 1 seed; a diverged seed has no final accuracy and is left out of means and tests."
     assert "NoNorm 1/3 seeds reached it at epoch 9; LayerNorm 3/3 seeds reached it, median epoch 4 (range 3-7); BatchNorm 0/1 seed reached it" in text[1]
     assert "NoNorm 81.0%, LayerNorm 95.0%" in text[2]
-    assert "NoNorm minus LayerNorm: -14.0 points [95% CI" in text[2] and "paired t-test over 3 seeds" in text[2] and "differs" in text[2]
+    assert "NoNorm minus LayerNorm: -14.0 points [unadjusted 95% CI" in text[2] and "paired t-test over 3 seeds" in text[2] and "differs" in text[2]
 
 
 def test_sweep_comparisons_family_and_sentences():
@@ -95,8 +96,8 @@ def test_aggregate_over_seeds_by_hand():
     (agg,) = aggregate_over_seeds(rows)
     assert agg["n_seeds"] == 3 and agg["n_diverged"] == 1 and agg["n_reached_target"] == 1
     assert agg["mean_final_test_acc"] == pytest.approx(0.85) and agg["std_final_test_acc"] == pytest.approx(0.0707107, rel=1e-5)
-    # t interval, df 1: 0.85 +- 12.706 * 0.0707107 / sqrt(2) = 0.85 +- 0.6353
-    assert agg["ci95_final_test_acc"] == pytest.approx([0.85 - 0.63531, 0.85 + 0.63531], rel=1e-4)
+    # t interval, df 1: 0.85 +- 12.706 * 0.0707107 / sqrt(2) = 0.85 +- 0.6353, clipped at 100%
+    assert agg["ci95_final_test_acc"] == pytest.approx([0.85 - 0.63531, 1.0], rel=1e-4)
     assert agg["mean_mean_train_loss"] == pytest.approx(0.2) and agg["median_first_epoch_at_target"] == 3
 
 
@@ -130,3 +131,18 @@ def test_null_simulation_false_positive_rate_at_most_5_percent():
 def test_power_for_a_true_2_point_paired_difference_over_5_seeds():
     _, power = _simulate(0.02, np.random.default_rng(1), 300)
     assert power >= 0.80, power
+
+
+def test_sweep_verdict_for_nonorm_names_each_comparison_once():
+    rows = [row("none", s, a, bs=b) for s in range(3) for b, a in [(1, 0.95 + 0.01 * s), (16, 0.80 + 0.011 * s)]]
+    cmp = verdicts.sweep_comparisons(rows, reference_batch_size=16)
+    (line, _) = verdicts.sweep_verdicts(rows, cmp, 16)
+    assert "above its batch size 16 at batch size 1 (+14.9 points)" in line and "NoNorm at batch size" not in line
+
+
+def test_one_batch_size_and_per_norm_seed_counts_are_stated():
+    rows = [row("layer", s, 0.9 + 0.01 * s, bs=8) for s in range(2)]
+    assert verdicts.sweep_verdicts(rows, [], 8)[0].startswith("LayerNorm: final test accuracy 90.5% at batch size 8")
+    rows = [row("none", s, 0.8) for s in range(3)] + [row("layer", 0, 0.9), row("layer", 1, 0.93), row("layer", 2, status="diverged")]
+    text = verdicts.compare_verdicts(rows, verdicts.compare_comparisons(rows), 10, 0.9)
+    assert "NoNorm 80.0%, LayerNorm 91.5% (2 seeds)." in text[2]
