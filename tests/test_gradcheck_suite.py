@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 import torch
@@ -19,10 +17,8 @@ def by_name(checks: list[Check]) -> dict[str, Check]:
     return {f"{c.group}/{c.name}": c for c in checks}
 
 
-def test_default_run_passes_quickly():
-    start = time.perf_counter()
+def test_default_run_passes():
     checks = run_checks()
-    assert time.perf_counter() - start < 10.0
     failed = [c for c in checks if not c.passed]
     assert not failed, failed
     assert {c.group for c in checks} == GROUPS

@@ -1,10 +1,12 @@
 """Figures check the data they draw (which epoch, mean over seeds), from hand-made metrics."""
 
+import json
+
 import matplotlib
 import numpy as np
 
 from lnbench import plots
-from lnbench.schema import Metrics
+from lnbench.schema import Metrics, read_metrics
 
 
 def _metrics(seed, acc, hidden, norm="layer", init=(1.0, 1.0, 1.0), status="completed", diverged_at=None):
@@ -35,11 +37,11 @@ def test_accuracy_curve_is_the_mean_over_seeds_and_the_band_is_min_to_max():
     assert "mean of 2 seeds" in line.get_label()
 
 
-def test_hidden_norm_draws_the_last_epoch_and_initialisation():
-    runs = [
-        _metrics(0, [0.6, 0.8], [[9, 9, 9], [1, 2, 3]], init=(5, 5, 5)),
-        _metrics(1, [0.6, 0.8], [[9, 9, 9], [3, 4, 5]], init=(7, 7, 7)),
-    ]
+def test_hidden_norm_draws_the_last_epoch_and_initialisation(tmp_path):
+    runs = []
+    for m in (_metrics(0, [0.6, 0.8], [[9, 9, 9], [1, 2, 3]], init=(5, 5, 5)), _metrics(1, [0.6, 0.8], [[9, 9, 9], [3, 4, 5]], init=(7, 7, 7))):
+        (tmp_path / f"m{m.seed}.json").write_text(json.dumps(m.to_dict()))  # through a metrics file
+        runs.append(read_metrics(tmp_path / f"m{m.seed}.json"))
     ax = plots.figure_hidden_norm(runs).axes[0]
     np.testing.assert_allclose(_line(ax, "LayerNorm").get_ydata(), [2, 3, 4])  # epoch 2, mean of seeds
     dotted = [ln for ln in ax.get_lines() if ln.get_linestyle() == ":" and len(ln.get_ydata())]
