@@ -30,6 +30,65 @@ class SingleValueBatchWarning(UserWarning):
     """BatchNorm saw one value per feature in training: x_hat is 0 and the output is beta."""
 
 
+class NormalizeAffine(torch.autograd.Function):
+    r"""``y = gamma * (x - mean) * rstd + beta``, the statistics of ``x`` taken over ``dims``,
+    with a hand-written backward from a cache of ``(x_hat, rstd, gamma)``.
+
+    Forward (two-pass variance, biased)::
+
+        mean, var = moments of x over dims      rstd = 1 / sqrt(var + eps)
+        x_hat = (x - mean) * rstd               y = gamma * x_hat + beta
+
+    Backward, the x-hat form shared by LayerNorm (``dims`` = the features) and BatchNorm (the
+    batch axes), the same formula as :func:`lnbench.numpy_layernorm.layernorm_backward`, with
+    ``g = gamma * grad_y`` and means over ``dims``::
+
+        dx     = rstd * (g - mean(g) - x_hat * mean(g * x_hat))
+        dgamma = sum(grad_y * x_hat)        dbeta = sum(grad_y)    (over every axis gamma broadcasts on)
+
+    One graph node with one Python backward instead of ~8 autograd nodes per call.
+
+    Args (to ``apply``): x ``(*, D)`` floating; gamma, beta broadcastable to x (``(D,)``, or
+    ``(S, 1, D)`` for an ensemble of S models); eps (float); dims (tuple of ints).
+
+    Returns:
+        ``(y, mean, var)``: y like x; mean and the biased var over ``dims`` (keepdim), detached,
+        for running statistics.
+    """
+
+    @staticmethod
+    def forward(ctx, x, gamma, beta, eps, dims):  # type: ignore[override]
+        mean = x.mean(dim=dims, keepdim=True)
+        x_hat = x - mean  # centered for now; exactly 0 on a constant row, so y = beta there
+        var = (x_hat * x_hat).mean(dim=dims, keepdim=True)  # two-pass: no E[x^2] - E[x]^2 cancellation
+        rstd = (var + eps).rsqrt_()
+        x_hat.mul_(rstd)
+        ctx.save_for_backward(x_hat, rstd, gamma)
+        ctx.dims, ctx.param_axes = dims, _broadcast_axes(x.shape, gamma.shape)
+        ctx.mark_non_differentiable(mean, var)
+        ctx.set_materialize_grads(False)  # mean and var get no gradient: no zero tensors for them
+        return torch.addcmul(beta, x_hat, gamma), mean, var
+
+    @staticmethod
+    def backward(ctx, grad_y, _grad_mean, _grad_var):  # type: ignore[override]
+        if grad_y is None:
+            return None, None, None, None, None
+        x_hat, rstd, gamma = ctx.saved_tensors
+        dims, axes = ctx.dims, ctx.param_axes
+        g = grad_y * gamma
+        inner = (g * x_hat).mean(dim=dims, keepdim=True)
+        dx = torch.addcmul(g - g.mean(dim=dims, keepdim=True), x_hat, inner, value=-1).mul_(rstd)
+        dgamma = (grad_y * x_hat).sum(dim=axes).view(gamma.shape)
+        dbeta = grad_y.sum(dim=axes).view(gamma.shape)
+        return dx, dgamma, dbeta, None, None
+
+
+def _broadcast_axes(x_shape: torch.Size, param_shape: torch.Size) -> tuple[int, ...]:
+    """The axes of ``x`` a parameter of ``param_shape`` is broadcast over (summed in its gradient)."""
+    lead = len(x_shape) - len(param_shape)
+    return tuple(range(lead)) + tuple(lead + i for i, n in enumerate(param_shape) if n == 1 and x_shape[lead + i] != 1)
+
+
 class LayerNorm(nn.Module):
     r"""Layer Normalization over the last axis (Ba et al. 2016, eq. 4).
 
@@ -71,11 +130,7 @@ class LayerNorm(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.shape[-1] != self.features:
             raise ValueError(f"LayerNorm: expected last axis {self.features}, got shape {tuple(x.shape)}")
-        mean = x.mean(dim=-1, keepdim=True)  # (*, 1)
-        centered = x - mean  # (*, D); exactly 0 on a constant row, so y = beta there
-        var = (centered * centered).mean(dim=-1, keepdim=True)  # (*, 1), biased, two-pass
-        rstd = torch.rsqrt(var + self.eps)
-        return centered * rstd * self.gamma + self.beta
+        return NormalizeAffine.apply(x, self.gamma, self.beta, self.eps, (-1,))[0]  # (*, D)
 
     def extra_repr(self) -> str:
         return f"{self.features}, eps={self.eps}"
@@ -142,12 +197,10 @@ class BatchNorm1d(nn.Module):
             return (x - self.running_mean) * rstd * self.gamma + self.beta
 
         n = x.numel() // self.features  # values per feature in this batch
-        mean = x.mean(dim=dims)  # (H,)
-        centered = x - mean
-        var = (centered * centered).mean(dim=dims)  # (H,), biased: used to normalize
+        y, mean, var = NormalizeAffine.apply(x, self.gamma, self.beta, self.eps, dims)
         if self.training:
-            self._update_running_stats(mean.detach(), var.detach(), n)
-        return centered * torch.rsqrt(var + self.eps) * self.gamma + self.beta
+            self._update_running_stats(mean.reshape(-1), var.reshape(-1), n)
+        return y
 
     @torch.no_grad()
     def _update_running_stats(self, mean: torch.Tensor, var: torch.Tensor, n: int) -> None:
@@ -252,18 +305,17 @@ class RecurrentBatchNorm1d(BatchNorm1d):
         if not self.training and not self.use_batch_stats_in_eval:
             mean, var = (self.running_mean, self.running_var) if row is None else (self.running_mean[row], self.running_var[row])
             return (x - mean) * torch.rsqrt(var + self.eps) * self.gamma + self.beta
-        mean = x.mean(dim=0)  # (H,)
-        centered = x - mean
-        var = (centered * centered).mean(dim=0)  # (H,), biased: used to normalize
+        y, mean, var = NormalizeAffine.apply(x, self.gamma, self.beta, self.eps, (0,))
         if self.training:
             n = x.shape[0]
+            mean, var = mean.reshape(-1), var.reshape(-1)  # (H,)
             if t == 0:
                 self._pending.clear()  # a new sequence (drops any left by an aborted forward)
             if row is None:
-                self._pending.append((mean.detach(), var.detach(), n))
+                self._pending.append((mean, var, n))
             else:
-                self._update_row(row, mean.detach(), var.detach(), n)
-        return centered * torch.rsqrt(var + self.eps) * self.gamma + self.beta
+                self._update_row(row, mean, var, n)
+        return y
 
     @torch.no_grad()
     def _update_row(self, row: int, mean: torch.Tensor, var: torch.Tensor, n: int) -> None:
