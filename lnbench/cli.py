@@ -24,6 +24,7 @@ from rich.table import Table
 
 from lnbench import __version__, experiments, report
 from lnbench.config import MAX_SEED, ConfigError, RunConfig, check_sweep, load_config
+from lnbench.executors import usable_cores
 
 app = typer.Typer(
     name="lnbench",
@@ -61,6 +62,10 @@ SetOption = Annotated[
     typer.Option("--set", "-s", metavar="KEY=VALUE", help="Override a config key, e.g. --set train.epochs=5 (repeatable)."),
 ]
 RunsDirOption = Annotated[Path, typer.Option("--runs-dir", metavar="DIR", help="Folder the run folder is created in.")]
+JobsOption = Annotated[
+    Optional[int],
+    typer.Option("--jobs", "-j", metavar="N", min=1, help="Worker processes for the cells (default: the usable CPU cores). Results do not depend on it."),
+]
 SeedOption = Annotated[
     Optional[int], typer.Option("--seed", metavar="N", min=0, max=MAX_SEED, help="Replace the config's seed (and a seeds list).")
 ]
@@ -183,13 +188,14 @@ def compare(
     set_: SetOption = None,
     runs_dir: RunsDirOption = Path("runs"),
     seed: SeedOption = None,
+    jobs: JobsOption = None,
 ) -> None:
-    """Train every model family x norm (x seed) on identical data; plot and tabulate them."""
+    """Train every model family x norm x seed on identical data; plot, tabulate and test them."""
     cfg = _prepare(config, set_, seed, runs_dir)
     spec = cfg.compare
     total = len(spec.families) * len(spec.norms) * len(cfg.seed_list) * cfg.train.epochs
     with _progress(total) as on_epoch:
-        result = experiments.compare(cfg, runs_dir, on_epoch)
+        result = experiments.compare(cfg, runs_dir, on_epoch, jobs or usable_cores())
     _print_rows(f"lnbench compare: {cfg.name} ({experiments.plural(cfg.train.epochs, 'epoch')})", result.rows, spec.target_acc)
     _print_result(result, spec.target_acc)
 
@@ -200,12 +206,13 @@ def batchsize_sweep(
     set_: SetOption = None,
     runs_dir: RunsDirOption = Path("runs"),
     seed: SeedOption = None,
+    jobs: JobsOption = None,
 ) -> None:
-    """Train each norm at each batch size (same data, weights, seed and epochs); plot and tabulate."""
+    """Train each norm at each batch size x seed (same data, weights and epochs per seed); plot, tabulate, test."""
     cfg = _prepare(config, set_, seed, runs_dir, check=check_sweep)
     spec = cfg.sweep
     with _progress(len(spec.norms) * len(spec.batch_sizes) * len(cfg.seed_list) * cfg.train.epochs) as on_epoch:
-        result = experiments.batchsize_sweep(cfg, runs_dir, on_epoch)
+        result = experiments.batchsize_sweep(cfg, runs_dir, on_epoch, jobs or usable_cores())
     title = f"lnbench batchsize-sweep: {spec.family}, {experiments.plural(cfg.train.epochs, 'epoch')}, lr {cfg.train.lr:g}"
     _print_rows(title, result.rows, cfg.compare.target_acc, sweep=True)
     _print_result(result, cfg.compare.target_acc, sweep=True)

@@ -25,6 +25,7 @@ class ConfigError(ValueError):
 
 
 MAX_SEED = 2**32 - 1  # numpy's default_rng and torch.manual_seed both take [0, 2**32)
+DEFAULT_NUM_SEEDS = 5  # seeds of compare and sweeps when ``seeds`` is not set: seed, seed + 1, ...
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 
 
@@ -139,7 +140,7 @@ class RunConfig(_Section):
     name: str = Field("run", pattern=r"^[A-Za-z0-9_.-]+$", max_length=80)
     seed: Seed = 0
     # the seeds of compare and sweeps (each: its own data, initial weights and batch order);
-    # None: [seed]. Verdicts over one seed cover the test-set noise only.
+    # None: the 5 seeds seed, seed + 1, ..., seed + 4. One seed covers the test-set noise only.
     seeds: list[Seed] | None = Field(None, min_length=1)
     data: DataConfig = Field(default_factory=DataConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
@@ -153,12 +154,14 @@ class RunConfig(_Section):
         if self.train.batch_size > n:
             raise ValueError(f"train.batch_size ({self.train.batch_size}) must be <= data.n_train ({n})")
         _unique(self.seeds or [], "seeds")
+        if self.seeds is None and self.seed + DEFAULT_NUM_SEEDS - 1 > MAX_SEED:
+            raise ValueError(f"seed: with seeds unset the seeds are seed .. seed + {DEFAULT_NUM_SEEDS - 1}, which must be <= {MAX_SEED}")
         return self
 
     @property
     def seed_list(self) -> list[int]:
-        """``seeds``, or ``[seed]`` when it is not set."""
-        return self.seeds or [self.seed]
+        """``seeds``, or the :data:`DEFAULT_NUM_SEEDS` seeds from ``seed`` when it is not set."""
+        return self.seeds or [self.seed + k for k in range(DEFAULT_NUM_SEEDS)]
 
     @property
     def reference_batch_size(self) -> int:

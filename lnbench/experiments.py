@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,11 +21,12 @@ import torch
 from lnbench import plots, report, verdicts
 from lnbench.config import RunConfig, check_sweep
 from lnbench.data import make_trend_data
-from lnbench.models import build_model, family_label
+from lnbench.executors import Executor, Failed, make_executor
+from lnbench.models import SimpleRNN, build_model, family_label
 from lnbench.norms import SingleValueBatchWarning
 from lnbench.runs import Run
 from lnbench.schema import Metrics, SummaryRow, read_metrics, summary_row
-from lnbench.training import train_model
+from lnbench.training import train_members
 
 EpochCallback = Callable[[str, int, int], None]
 
@@ -58,45 +60,83 @@ def _metrics_for(cfg: RunConfig) -> Metrics:
     )
 
 
+def ensemble_mechanism(cfgs: Sequence[RunConfig]) -> str:
+    """How the seeds of one cell train: ``native`` (one RNN ensemble with a member axis) or
+    ``sequential`` (one model after another). Measured (README, "Speed"): an RNN ensemble of 5
+    seeds costs about 2.4x one seed; a Transformer gains nothing from one, so it runs sequentially."""
+    return "native" if len(cfgs) > 1 and cfgs[0].model.family == "rnn" else "sequential"
+
+
+def run_cell(
+    cfgs: Sequence[RunConfig],
+    parent: str | Path,
+    on_epoch: EpochCallback | None = None,
+    timestamped: bool = False,
+    target_acc: float = 0.9,
+    draw_plots: bool = False,
+) -> list[tuple[SummaryRow, Path]]:
+    """Train the seeds of one cell (configs equal but for ``seed`` and ``name``), each into its
+    own run folder ``parent/<cfg.name>``; the building block of every experiment.
+
+    Each run is a pure function of its config: its data comes from ``cfg.data`` and ``cfg.seed``,
+    its initial weights from ``torch.manual_seed(cfg.seed)``, its batch order from the seed;
+    trained in an ensemble (see :func:`ensemble_mechanism`) it follows the same arithmetic, and
+    its ``run.json`` says how it was trained (``ensemble``). ``metrics.json`` is rewritten after
+    every epoch, so an interrupted run keeps its epochs.
+
+    Returns:
+        Per seed, the summary row (README, "summary.json") and the run folder.
+    """
+    mechanism = ensemble_mechanism(cfgs)
+    if mechanism == "sequential" and len(cfgs) > 1:
+        return [out for c in cfgs for out in _train_members([c], parent, on_epoch, timestamped, target_acc, draw_plots, mechanism, len(cfgs))]
+    return _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, mechanism, len(cfgs))
+
+
 def run_one(
     cfg: RunConfig,
     parent: str | Path,
-    name: str,
     on_epoch: EpochCallback | None = None,
     timestamped: bool = True,
     target_acc: float = 0.9,
     draw_plots: bool = False,
 ) -> tuple[SummaryRow, Path]:
-    """Train one model as its own run folder; the building block of every experiment.
+    """Train one model as its own run folder (``lnbench train``): :func:`run_cell` with one seed."""
+    return run_cell([cfg], parent, on_epoch, timestamped, target_acc, draw_plots)[0]
 
-    The run is a pure function of ``cfg``: the data comes from ``cfg.data`` and ``cfg.seed``,
-    the initial weights from ``torch.manual_seed(cfg.seed)``, the batch order from the seed.
-    ``metrics.json`` is rewritten after every epoch, so an interrupted run keeps its epochs.
 
-    Returns:
-        The summary row (see README, "summary.json") and the run folder.
-    """
-    label = f"{cfg.model.family}/{cfg.model.norm}/bs{cfg.train.batch_size}/seed{cfg.seed}"
-    metrics = _metrics_for(cfg)
-    with Run(parent, name, cfg.to_yaml(), cfg.seed, "train", timestamped=timestamped) as run:
-        data = make_trend_data(**cfg.data.model_dump(), seed=cfg.seed)
-        torch.manual_seed(cfg.seed)
-        model = build_model(cfg.model, data.input_size, data.seq_len)
+def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, mechanism, cell_size):
+    cfg0, epochs = cfgs[0], cfgs[0].train.epochs
+    labels = [f"{c.model.family}/{c.model.norm}/bs{c.train.batch_size}/seed{c.seed}" for c in cfgs]
+    metrics = [_metrics_for(c) for c in cfgs]
+    with ExitStack() as stack:
+        runs = [stack.enter_context(Run(parent, c.name, c.to_yaml(), c.seed, "train", timestamped=timestamped)) for c in cfgs]
+        for run in runs:
+            run.manifest["ensemble"] = {"mechanism": mechanism, "members": len(cfgs), "cell_seeds": cell_size}
+        datas = [make_trend_data(**c.data.model_dump(), seed=c.seed) for c in cfgs]
+        models = []
+        for c, d in zip(cfgs, datas):
+            torch.manual_seed(c.seed)
+            models.append(build_model(c.model, d.input_size, d.seq_len))
+        model = models[0] if len(models) == 1 else SimpleRNN.stack(models)
 
-        def epoch_done(epoch: int, m: Metrics) -> None:
-            run.write_json("metrics.json", m.to_dict())
-            if on_epoch is not None:
-                on_epoch(label, epoch, cfg.train.epochs)
+        def epoch_done(epoch: int, ms: list[Metrics]) -> None:
+            for run, m, label in zip(runs, ms, labels):
+                if m.epochs and m.epochs[-1] == epoch:  # a member that diverged earlier has nothing new
+                    run.write_json("metrics.json", m.to_dict())
+                    if on_epoch is not None:
+                        on_epoch(label, epoch, epochs)
 
         threads = torch.get_num_threads()
-        torch.set_num_threads(cfg.train.num_threads)
+        torch.set_num_threads(cfg0.train.num_threads)
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", SingleValueBatchWarning)
-                train_model(model, data, cfg.train, seed=cfg.seed, on_epoch=epoch_done, metrics=metrics)
-        except BaseException as exc:  # keep the finished epochs, saying how the run ended
-            metrics.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-            run.write_json("metrics.json", metrics.to_dict())
+                train_members(model, datas, cfg0.train, [c.seed for c in cfgs], epoch_done, metrics)
+        except BaseException as exc:  # keep the finished epochs, saying how the runs ended
+            for run, m in zip(runs, metrics):
+                m.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+                run.write_json("metrics.json", m.to_dict())
             raise
         finally:
             torch.set_num_threads(threads)
@@ -104,16 +144,17 @@ def run_one(
         for w in caught:  # pass every other warning on unchanged
             if not issubclass(w.category, SingleValueBatchWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        run.manifest["warnings"] = notes
-        run.write_json("metrics.json", metrics.to_dict())
-        if metrics.status == "diverged":
-            run.set_status("diverged", f"diverged in epoch {metrics.diverged_at_epoch}: {metrics.divergence_reason}")
-            if on_epoch is not None:  # account for the epochs it will not run
-                on_epoch(label, cfg.train.epochs, cfg.train.epochs)
+        for run, m, label in zip(runs, metrics, labels):
+            run.manifest["warnings"] = notes
+            run.write_json("metrics.json", m.to_dict())
+            if m.status == "diverged":
+                run.set_status("diverged", f"diverged in epoch {m.diverged_at_epoch}: {m.divergence_reason}")
+                if on_epoch is not None:  # account for the epochs it will not run
+                    on_epoch(label, epochs, epochs)
         if draw_plots:
-            draw_comparison(run.path, [run.path], target_acc)
-    row = summary_row(metrics, target_acc, run.path.name, run.manifest["wall_seconds"], notes)
-    return row, run.path
+            for run in runs:
+                draw_comparison(run.path, [run.path], target_acc)
+    return [(summary_row(m, target_acc, run.path.name, run.manifest["wall_seconds"], notes), run.path) for run, m in zip(runs, metrics)]
 
 
 def draw_comparison(path: Path, run_dirs: Sequence[Path], target_acc: float) -> list[str]:
@@ -137,28 +178,70 @@ def _summary(kind: str, rows: list[SummaryRow], complete: bool, **extra) -> dict
 
 def train(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None) -> ExperimentResult:
     """One training run (``lnbench train``): a run folder with metrics.json and the four plots."""
-    row, path = run_one(cfg, runs_dir, cfg.name, on_epoch, target_acc=cfg.compare.target_acc, draw_plots=True)
+    row, path = run_one(cfg, runs_dir, on_epoch, target_acc=cfg.compare.target_acc, draw_plots=True)
     return ExperimentResult(path, row.status, [row])
 
 
-def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None) -> ExperimentResult:
+@dataclass
+class Cell:
+    """One job: the configs of one cell's seeds and the folder their runs go into (picklable)."""
+
+    cfgs: list[RunConfig]
+    parent: Path
+    target_acc: float
+
+
+def _run_cell_job(cell: Cell, progress: EpochCallback | None) -> list[tuple[SummaryRow, Path]]:
+    return run_cell(cell.cfgs, cell.parent, progress, False, cell.target_acc)
+
+
+def _run_cells(run: Run, cells: list[Cell], executor: Executor, on_epoch: EpochCallback | None, kind: str) -> tuple[list[SummaryRow], list[Path]]:
+    """Run every cell on ``executor``; rows and folders in the cells' order. A cell that failed
+    gives ``failed`` rows (no values), the others go on, and the experiment ends ``failed``."""
+    rows, dirs, failed = [], [], []
+    for cell, outcome in zip(cells, executor.run(_run_cell_job, cells, on_epoch)):
+        if isinstance(outcome, Failed):
+            failed.append(f"{cell.cfgs[0].name.rsplit('_seed', 1)[0]}: {outcome.error}")
+            rows += [_failed_row(c, cell.target_acc) for c in cell.cfgs]
+            continue
+        for row, path in outcome:
+            rows.append(row)
+            dirs.append(path)
+    if failed:
+        run.set_status("failed", "cells failed: " + "; ".join(failed))
+    return rows, dirs
+
+
+def _failed_row(cfg: RunConfig, target_acc: float) -> SummaryRow:
+    m = _metrics_for(cfg)
+    m.status = "failed"
+    return summary_row(m, target_acc, cfg.name)
+
+
+def _seed_cells(cfg: RunConfig, settings: list[dict], parent: Path, target_acc: float, name: Callable[[dict], str]) -> list[Cell]:
+    """One cell per setting (``section__key`` changes), holding a child config per seed."""
+    return [
+        Cell([cfg.with_changes(**changes, seed=seed, seeds=None, name=f"{name(changes)}_seed{seed}") for seed in cfg.seed_list], parent, target_acc)
+        for changes in settings
+    ]
+
+
+def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1) -> ExperimentResult:
     """``lnbench compare``: every family x norm x seed of the config, on identical data per seed.
 
     Writes one child run per model, the four comparison plots and summary.json (rows,
     aggregate, paired comparisons, verdicts) into one run folder. A diverged child is
-    recorded and the comparison goes on.
+    recorded and the comparison goes on. The cells (family x norm, all seeds) run on ``jobs``
+    worker processes; the results do not depend on ``jobs``.
     """
     spec = cfg.compare
+    executor = make_executor(jobs)
     with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "compare") as run:
-        rows, dirs = [], []
-        for family in spec.families:
-            for norm in spec.norms:
-                for seed in cfg.seed_list:
-                    child = cfg.with_changes(model__family=family, model__norm=norm, seed=seed, seeds=None, name=f"{family}_{norm}_seed{seed}")
-                    row, path = run_one(child, run.path, child.name, on_epoch, False, spec.target_acc)
-                    rows.append(row)
-                    dirs.append(path)
-                    run.write_json("summary.json", _summary("compare", rows, False))
+        settings = [{"model__family": f, "model__norm": n} for f in spec.families for n in spec.norms]
+        cells = _seed_cells(cfg, settings, run.path, spec.target_acc, lambda c: f"{c['model__family']}_{c['model__norm']}")
+        run.manifest["jobs"] = jobs
+        run.write_json("summary.json", _summary("compare", [], False))
+        rows, dirs = _run_cells(run, cells, executor, on_epoch, "compare")
         figures = draw_comparison(run.path, dirs, spec.target_acc)
         comparisons = verdicts.compare_comparisons(rows)
         sentences = verdicts.compare_verdicts(rows, comparisons, cfg.train.epochs, spec.target_acc)
@@ -173,30 +256,26 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
     return ExperimentResult(run.path, run.status, rows, sentences, aggregate, comparisons)
 
 
-def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None) -> ExperimentResult:
+def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1) -> ExperimentResult:
     """``lnbench batchsize-sweep``: every norm x batch size x seed of the config, one family.
 
     Every cell of one seed uses the same data and initial weights and the same number of epochs
     (so the same number of training samples; smaller batches take more, noisier steps). A
     diverged cell is recorded and the sweep goes on. Comparisons (Holm over the whole sweep):
     each norm vs NoNorm at each batch size, each batch size vs the reference batch size,
-    BatchNorm's batch statistics vs running statistics.
+    BatchNorm's batch statistics vs running statistics. Cells run on ``jobs`` processes.
     """
     spec = cfg.sweep
     check_sweep(cfg)
     ref = cfg.reference_batch_size
+    executor = make_executor(jobs)
     with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "batchsize-sweep") as run:
-        rows = []
-        for norm in spec.norms:
-            for bs in spec.batch_sizes:
-                for seed in cfg.seed_list:
-                    child = cfg.with_changes(
-                        model__family=spec.family, model__norm=norm, train__batch_size=bs, seed=seed, seeds=None,
-                        name=f"{spec.family}_{norm}_bs{bs}_seed{seed}",
-                    )
-                    row, _ = run_one(child, run.path, child.name, on_epoch, False, cfg.compare.target_acc)
-                    rows.append(row)
-                    run.write_json("summary.json", _summary("batchsize-sweep", rows, False))
+        settings = [{"model__family": spec.family, "model__norm": n, "train__batch_size": b} for n in spec.norms for b in spec.batch_sizes]
+        name = lambda c: f"{spec.family}_{c['model__norm']}_bs{c['train__batch_size']}"  # noqa: E731
+        cells = _seed_cells(cfg, settings, run.path, cfg.compare.target_acc, name)
+        run.manifest["jobs"] = jobs
+        run.write_json("summary.json", _summary("batchsize-sweep", [], False))
+        rows, _ = _run_cells(run, cells, executor, on_epoch, "batchsize-sweep")
         aggregate = report.aggregate_over_seeds(rows)
         figures = []
         if any(r.ok for r in rows):

@@ -19,7 +19,7 @@ import math
 import torch
 from torch import nn
 
-from lnbench.norms import RecurrentBatchNorm1d, build_norm
+from lnbench.norms import LayerNorm, RecurrentBatchNorm1d, build_norm
 
 #: The model families: config name -> label in tables, legends and verdicts.
 FAMILIES = {"rnn": "RNN", "transformer": "Transformer (pre-norm)"}
@@ -28,6 +28,22 @@ FAMILIES = {"rnn": "RNN", "transformer": "Transformer (pre-norm)"}
 def family_label(family: str) -> str:
     """``"rnn"`` -> ``"RNN"``; an unknown family as given."""
     return FAMILIES.get(family, family)
+
+
+class EnsembleLinear(nn.Module):
+    """S independent ``nn.Linear`` layers applied to S inputs at once: ``y[s] = x[s] W[s]^T + b[s]``.
+
+    Shape: ``(S, B, in_features)`` -> ``(S, B, out_features)``; weight ``(S, out, in)``, bias
+    ``(S, 1, out)`` (filled by :meth:`SimpleRNN.stack`).
+    """
+
+    def __init__(self, members: int, in_features: int, out_features: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(members, out_features, in_features))
+        self.bias = nn.Parameter(torch.zeros(members, 1, out_features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.baddbmm(self.bias, x, self.weight.transpose(1, 2))  # (S, B, out)
 
 
 class RNNCellWithNorm(nn.Module):
@@ -60,21 +76,29 @@ class RNNCellWithNorm(nn.Module):
         input_size: int | None = None,
         batch_norm_stats: str = "pooled",
         seq_len: int | None = None,
+        members: int | None = None,
     ) -> None:
         super().__init__()
         input_size = hidden_size if input_size is None else input_size
         self.hidden_size, self.input_size, self.norm_kind = hidden_size, input_size, norm
+        self.members = members
+        lead = () if members is None else (members,)  # an ensemble stacks S cells: (S, H, H), ...
         bound = 1.0 / math.sqrt(hidden_size)  # torch.nn.RNN's init
-        self.W_hh = nn.Parameter(torch.empty(hidden_size, hidden_size).uniform_(-bound, bound))
-        self.W_xh = nn.Parameter(torch.empty(hidden_size, input_size).uniform_(-bound, bound))
-        self.bias = nn.Parameter(torch.zeros(hidden_size)) if norm == "none" else None
+        self.W_hh = nn.Parameter(torch.empty(*lead, hidden_size, hidden_size).uniform_(-bound, bound))
+        self.W_xh = nn.Parameter(torch.empty(*lead, hidden_size, input_size).uniform_(-bound, bound))
+        bias_shape = (hidden_size,) if members is None else (members, 1, hidden_size)
+        self.bias = nn.Parameter(torch.zeros(bias_shape)) if norm == "none" else None
         if norm == "batch":
-            self.norm = RecurrentBatchNorm1d(hidden_size, batch_norm_stats, seq_len)
+            self.norm = RecurrentBatchNorm1d(hidden_size, batch_norm_stats, seq_len, members=members)
+        elif norm == "layer" and members is not None:
+            self.norm = LayerNorm(hidden_size, members=members)
+        elif members is not None and norm != "none":
+            raise ValueError(f"norm {norm!r} has no ensemble form; allowed with members: none, batch, layer")
         else:
             self.norm = build_norm(norm, hidden_size)
 
     def forward(self, x: torch.Tensor, h: torch.Tensor, t: int = 0) -> torch.Tensor:
-        a = h @ self.W_hh.T + x @ self.W_xh.T  # (B, H) summed inputs
+        a = h @ self.W_hh.mT + x @ self.W_xh.mT  # (B, H), or (S, B, H) for an ensemble: summed inputs
         if self.bias is not None:
             a = a + self.bias
         a = self.norm(a, t) if isinstance(self.norm, RecurrentBatchNorm1d) else self.norm(a)
@@ -93,10 +117,13 @@ class SimpleRNN(nn.Module):
         num_classes: C.
         norm: ``none``, ``batch`` or ``layer`` (see :class:`RNNCellWithNorm`).
         batch_norm_stats, seq_len: see :class:`RNNCellWithNorm`.
+        members: S for a seed ensemble of S independent RNNs trained at once (build it with
+            :meth:`stack`); every tensor then has a leading member axis.
 
     Shape:
-        Input: ``(B, T, input_size)`` float32. Output: logits ``(B, C)``; with
-        ``return_hidden=True`` also the hidden states ``(B, T, H)``.
+        Input: ``(B, T, input_size)`` float32 (ensemble: ``(S, B, T, input_size)``). Output:
+        logits ``(B, C)`` (``(S, B, C)``); with ``return_hidden=True`` also the hidden states
+        ``(B, T, H)`` (``(S, B, T, H)``).
     """
 
     def __init__(
@@ -107,23 +134,42 @@ class SimpleRNN(nn.Module):
         norm: str,
         batch_norm_stats: str = "pooled",
         seq_len: int | None = None,
+        members: int | None = None,
     ) -> None:
         super().__init__()
-        self.cell = RNNCellWithNorm(hidden_size, norm, input_size, batch_norm_stats, seq_len)
-        self.head = nn.Linear(hidden_size, num_classes)
+        self.members = members
+        self.cell = RNNCellWithNorm(hidden_size, norm, input_size, batch_norm_stats, seq_len, members)
+        self.head = nn.Linear(hidden_size, num_classes) if members is None else EnsembleLinear(members, hidden_size, num_classes)
+        self._config = (input_size, hidden_size, num_classes, norm, batch_norm_stats, seq_len)
+
+    @classmethod
+    @torch.no_grad()
+    def stack(cls, models: list["SimpleRNN"]) -> "SimpleRNN":
+        """One ensemble whose member s starts as ``models[s]`` (parameters and buffers copied):
+        trained by :func:`lnbench.training.train_members`, member s follows the arithmetic of
+        ``models[s]`` trained alone."""
+        ensemble = cls(*models[0]._config, members=len(models))
+        solo = [dict(m.named_parameters()) | dict(m.named_buffers()) for m in models]
+        for name, t in list(ensemble.named_parameters()) + list(ensemble.named_buffers()):
+            parts = [s[name] for s in solo]
+            if getattr(ensemble.cell.norm, "stats", None) == "per_timestep" and name.startswith("cell.norm.running_"):
+                # per-timestep statistics: (T, S, 1, H) from (T, H)
+                t.copy_(torch.stack(parts, dim=1).unsqueeze(2))
+            else:
+                t.copy_(torch.stack(parts).view(t.shape))
+        return ensemble
 
     def forward(self, x: torch.Tensor, return_hidden: bool = False):
-        B, T, _ = x.shape
-        h = x.new_zeros(B, self.cell.hidden_size)
+        h = x.new_zeros(*x.shape[:-2], self.cell.hidden_size)  # (B, H) or (S, B, H)
         hidden = []
-        for t in range(T):
-            h = self.cell(x[:, t], h, t)  # (B, H)
+        for t in range(x.shape[-2]):
+            h = self.cell(x[..., t, :], h, t)  # (B, H) or (S, B, H)
             hidden.append(h)
         if isinstance(self.cell.norm, RecurrentBatchNorm1d):
             self.cell.norm.update_running_stats()  # once per training step (no-op in eval)
-        logits = self.head(h)  # (B, C)
+        logits = self.head(h)  # (B, C) or (S, B, C)
         if return_hidden:
-            return logits, torch.stack(hidden, dim=1)  # (B, T, H)
+            return logits, torch.stack(hidden, dim=-2)  # (B, T, H) or (S, B, T, H)
         return logits
 
 

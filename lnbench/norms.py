@@ -78,8 +78,10 @@ class NormalizeAffine(torch.autograd.Function):
         g = grad_y * gamma
         inner = (g * x_hat).mean(dim=dims, keepdim=True)
         dx = torch.addcmul(g - g.mean(dim=dims, keepdim=True), x_hat, inner, value=-1).mul_(rstd)
-        dgamma = (grad_y * x_hat).sum(dim=axes).view(gamma.shape)
-        dbeta = grad_y.sum(dim=axes).view(gamma.shape)
+        dgamma, dbeta = grad_y * x_hat, grad_y
+        if axes:  # sum(dim=()) would sum everything
+            dgamma, dbeta = dgamma.sum(dim=axes), dbeta.sum(dim=axes)
+        dgamma, dbeta = dgamma.view(gamma.shape), dbeta.reshape(gamma.shape)
         return dx, dgamma, dbeta, None, None
 
 
@@ -101,6 +103,8 @@ class LayerNorm(nn.Module):
         features: D, the size of the normalized (last) axis.
         eps: added to the variance inside the square root. Default: 1e-5.
 
+        members: S for an ensemble of S models (input ``(S, B, D)``, gamma ``(S, 1, D)``).
+
     Attributes:
         gamma: learnable gain of shape ``(D,)``, initialised to ones (the paper's g).
         beta: learnable bias of shape ``(D,)``, initialised to zeros (the paper's b).
@@ -118,14 +122,16 @@ class LayerNorm(nn.Module):
         tensor([[-1.3416, -0.4472,  0.4472,  1.3416]], grad_fn=<AddBackward0>)
     """
 
-    def __init__(self, features: int, eps: float = 1e-5) -> None:
+    def __init__(self, features: int, eps: float = 1e-5, members: int | None = None) -> None:
         super().__init__()
         if features < 1:
             raise ValueError(f"LayerNorm: features must be >= 1, got {features}")
         self.features = features
         self.eps = eps
-        self.gamma = nn.Parameter(torch.ones(features))
-        self.beta = nn.Parameter(torch.zeros(features))
+        self.members = members
+        shape = (features,) if members is None else (members, 1, features)  # an ensemble: (S, 1, D)
+        self.gamma = nn.Parameter(torch.ones(shape))
+        self.beta = nn.Parameter(torch.zeros(shape))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.shape[-1] != self.features:
@@ -273,11 +279,15 @@ class RecurrentBatchNorm1d(BatchNorm1d):
         seq_len: T, the number of per-timestep rows (required for ``per_timestep``).
         eps, momentum: as :class:`BatchNorm1d`.
 
+        members: S for an ensemble of S models: input ``(S, B, H)``, statistics per member over B,
+            gamma and beta ``(S, 1, H)``.
+
     Attributes:
-        running_mean, running_var: ``(H,)`` (pooled) or ``(T, H)`` (per_timestep).
+        running_mean, running_var: ``(H,)`` (pooled) or ``(T, H)`` (per_timestep); for an
+            ensemble ``(S, 1, H)`` or ``(T, S, 1, H)``.
 
     Shape:
-        Input: ``(B, H)`` and the timestep ``t`` (int, from 0). Output: ``(B, H)``.
+        Input: ``(B, H)`` (ensemble: ``(S, B, H)``) and the timestep ``t`` (int, from 0). Output: same.
 
     Raises:
         ValueError: for an unknown ``stats``, a missing ``seq_len`` with ``per_timestep``, or
@@ -286,29 +296,45 @@ class RecurrentBatchNorm1d(BatchNorm1d):
 
     STATS = ("pooled", "per_timestep")
 
-    def __init__(self, features: int, stats: str = "pooled", seq_len: int | None = None, eps: float = 1e-5, momentum: float = 0.1) -> None:
+    def __init__(
+        self,
+        features: int,
+        stats: str = "pooled",
+        seq_len: int | None = None,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        members: int | None = None,
+    ) -> None:
         super().__init__(features, eps, momentum)
         if stats not in self.STATS:
             raise ValueError(f"batch_norm_stats: unknown {stats!r}; allowed: {', '.join(self.STATS)}")
-        if stats == "per_timestep":
-            if seq_len is None or seq_len < 1:
-                raise ValueError("batch_norm_stats=per_timestep needs seq_len >= 1")
-            self.running_mean = torch.zeros(seq_len, features)
-            self.running_var = torch.ones(seq_len, features)
+        if stats == "per_timestep" and (seq_len is None or seq_len < 1):
+            raise ValueError("batch_norm_stats=per_timestep needs seq_len >= 1")
+        # an ensemble of S members normalizes (S, B, H) over B, per member
+        self.members, self.batch_axis = members, (0 if members is None else 1)
+        stat = (features,) if members is None else (members, 1, features)
+        if members is not None:
+            self.gamma = nn.Parameter(torch.ones(stat))
+            self.beta = nn.Parameter(torch.zeros(stat))
+        rows = () if stats == "pooled" else (seq_len,)  # per_timestep: the timestep first, (T, *stat)
+        self.running_mean = torch.zeros(*rows, *stat)
+        self.running_var = torch.ones(*rows, *stat)
+        self._stat_shape = stat
         self.stats = stats
         self._pending: list[tuple[torch.Tensor, torch.Tensor, int]] = []  # (mu_t, s_t^2, B) per timestep
 
     def forward(self, x: torch.Tensor, t: int = 0) -> torch.Tensor:  # type: ignore[override]
-        if x.dim() != 2 or x.shape[-1] != self.features:
-            raise ValueError(f"RecurrentBatchNorm1d: expected (B, {self.features}), got {tuple(x.shape)}")
+        if x.dim() != 2 + self.batch_axis or x.shape[-1] != self.features:
+            want = f"(B, {self.features})" if self.members is None else f"({self.members}, B, {self.features})"
+            raise ValueError(f"RecurrentBatchNorm1d: expected {want}, got {tuple(x.shape)}")
         row = min(t, self.running_mean.shape[0] - 1) if self.stats == "per_timestep" else None
         if not self.training and not self.use_batch_stats_in_eval:
             mean, var = (self.running_mean, self.running_var) if row is None else (self.running_mean[row], self.running_var[row])
             return (x - mean) * torch.rsqrt(var + self.eps) * self.gamma + self.beta
-        y, mean, var = NormalizeAffine.apply(x, self.gamma, self.beta, self.eps, (0,))
+        y, mean, var = NormalizeAffine.apply(x, self.gamma, self.beta, self.eps, (self.batch_axis,))
         if self.training:
-            n = x.shape[0]
-            mean, var = mean.reshape(-1), var.reshape(-1)  # (H,)
+            n = x.shape[self.batch_axis]
+            mean, var = mean.view(self._stat_shape), var.view(self._stat_shape)  # (H,) or (S, 1, H)
             if t == 0:
                 self._pending.clear()  # a new sequence (drops any left by an aborted forward)
             if row is None:

@@ -17,6 +17,13 @@ Per epoch it records, into a :class:`lnbench.schema.Metrics`:
 - ``grad_norm``: the L2 norm of each parameter tensor's gradient, mean over the epoch's steps
   (before clipping); ``grad_norm_layer``: the same per layer (all tensors of a Linear or a norm).
 
+Seed ensembles: :func:`train_members` trains S members at once, each with its own data, initial
+weights, batch order and metrics, either as one model with a leading member axis (an ensemble
+built by :meth:`lnbench.models.SimpleRNN.stack`: parameters ``(S, ...)``, inputs ``(S, B, T, I)``)
+or, for S = 1, as a plain model. Per member the arithmetic is that of a solo run: the loss is the
+sum of the members' losses (so each member's gradient is its own), Adam is elementwise, and
+gradient clipping uses each member's own global norm.
+
 Divergence, one rule: a run is ``diverged`` when a mini-batch loss is NaN or inf, when the
 weights are not all finite at the end of an epoch, or when the epoch's train loss or test loss
 exceeds :data:`EXPLODED_LOSS_FACTOR` x ln C (C classes; ln C is the loss of a uniform guess):
@@ -28,7 +35,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
@@ -36,6 +43,7 @@ from torch.nn import functional as F
 
 from lnbench.config import TrainConfig
 from lnbench.data import TrendData
+from lnbench.models import EnsembleLinear
 from lnbench.norms import BatchNorm1d, LayerNorm, batch_statistics
 from lnbench.schema import Metrics
 
@@ -45,7 +53,7 @@ EXPLODED_LOSS_FACTOR = 100.0
 def layer_names(model: nn.Module) -> dict[str, str]:
     """Map each parameter name to its layer: the owning Linear or norm module, otherwise the
     parameter itself (so an RNN's ``W_hh`` and ``W_xh`` are two layers)."""
-    grouped = (nn.Linear, LayerNorm, BatchNorm1d)
+    grouped = (nn.Linear, EnsembleLinear, LayerNorm, BatchNorm1d)
     owners = {name for name, m in model.named_modules() if isinstance(m, grouped)}
     out = {}
     for name, _ in model.named_parameters():
@@ -58,50 +66,77 @@ def _has_batch_norm(model: nn.Module) -> bool:
     return any(isinstance(m, BatchNorm1d) for m in model.modules())
 
 
+def _is_ensemble(model: nn.Module) -> bool:
+    return getattr(model, "members", None) is not None
+
+
+def _forward(model: nn.Module, X: torch.Tensor, return_hidden: bool = False):
+    """``X (S, B, T, I)`` -> logits ``(S, B, C)`` (and hidden ``(S, B, T, H)``) for an ensemble of
+    S members, or for a plain model with S = 1."""
+    if _is_ensemble(model):
+        return model(X, return_hidden=return_hidden)
+    out = model(X[0], return_hidden=return_hidden)
+    return tuple(o.unsqueeze(0) for o in out) if return_hidden else out.unsqueeze(0)
+
+
+def _per_member(model: nn.Module, t: torch.Tensor) -> torch.Tensor:
+    """A parameter-shaped tensor with its member axis first: ``(S, ...)`` (a view)."""
+    return t if _is_ensemble(model) else t.unsqueeze(0)
+
+
+def _cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy per member: logits ``(S, B, C)``, y ``(S, B)`` -> ``(S,)`` nats."""
+    return F.cross_entropy(logits.transpose(1, 2), y, reduction="none").mean(dim=1)
+
+
 @torch.no_grad()
+def evaluate_members(model: nn.Module, X: torch.Tensor, y: torch.Tensor):
+    """Eval mode on ``X (S, N, T, I)``, ``y (S, N)``: per member the loss (nats), accuracy,
+    per-timestep mean hidden-state L2 norm ``(T,)`` and per-example correctness (0/1, N values).
+    BatchNorm uses its running statistics and updates nothing."""
+    model.eval()
+    logits, hidden = _forward(model, X, return_hidden=True)  # (S, N, C), (S, N, T, H)
+    loss = _cross_entropy(logits, y).tolist()
+    correct = (logits.argmax(dim=-1) == y).to(torch.int64)  # (S, N)
+    acc = [c / y.shape[1] for c in correct.sum(dim=1).tolist()]  # exact: 187 / 200, not float32
+    return loss, acc, hidden.norm(dim=-1).mean(dim=1).tolist(), correct.tolist()
+
+
 def evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> tuple[float, float, list[float], list[int]]:
     """Eval-mode loss (nats), accuracy (fraction), per-timestep mean hidden-state L2 norm (T,)
-    and per-example correctness (N values, 0/1). BatchNorm uses its running statistics and
-    updates nothing."""
-    model.eval()
-    logits, hidden = model(X, return_hidden=True)  # (N, C), (N, T, H)
-    loss = F.cross_entropy(logits, y).item()
-    correct = (logits.argmax(dim=-1) == y).to(torch.int64)  # (N,)
-    acc = correct.sum().item() / len(y)  # exact: 187 / 200, not float32
-    return loss, acc, hidden.norm(dim=-1).mean(dim=0).tolist(), correct.tolist()
+    and per-example correctness (N values, 0/1) of one plain model on ``X (N, T, I)``."""
+    return tuple(v[0] for v in evaluate_members(model, X.unsqueeze(0), y.unsqueeze(0)))  # type: ignore[return-value]
 
 
 @torch.no_grad()
-def correct_with_batch_stats(model: nn.Module, X: torch.Tensor, y: torch.Tensor, batch_size: int) -> list[int]:
-    """Per-example correctness (0/1, N values) with every BatchNorm normalizing by the statistics
-    of its test mini-batch of ``batch_size``; running statistics untouched."""
+def correct_with_batch_stats(model: nn.Module, X: torch.Tensor, y: torch.Tensor, batch_size: int) -> list[list[int]]:
+    """Per member, per-example correctness (0/1) with every BatchNorm normalizing by the
+    statistics of its test mini-batch of ``batch_size``; running statistics untouched.
+    ``X (S, N, T, I)``, ``y (S, N)``."""
     model.eval()
-    out: list[int] = []
+    out = []
     with batch_statistics(model):
-        for i in range(0, len(X), batch_size):
-            out += (model(X[i : i + batch_size]).argmax(dim=-1) == y[i : i + batch_size]).to(torch.int64).tolist()
-    return out
+        for i in range(0, X.shape[1], batch_size):
+            logits = _forward(model, X[:, i : i + batch_size])
+            out.append((logits.argmax(dim=-1) == y[:, i : i + batch_size]).to(torch.int64))
+    return torch.cat(out, dim=1).tolist()
 
 
 @torch.no_grad()
-def hidden_norm_as_in_training(model: nn.Module, X: torch.Tensor, batch_size: int) -> list[float]:
-    """Mean hidden-state L2 norm per timestep (T values) as the network behaves in training:
-    BatchNorm normalizes with the statistics of mini-batches of ``batch_size`` and its running
-    statistics are not touched; other layers are in eval mode (nothing here is stochastic)."""
+def hidden_norm_as_in_training(model: nn.Module, X: torch.Tensor, batch_size: int) -> list[list[float]]:
+    """Per member, the mean hidden-state L2 norm per timestep (T values) as the network behaves
+    in training: BatchNorm normalizes with the statistics of mini-batches of ``batch_size`` and
+    its running statistics are not touched; other layers are in eval mode (nothing here is
+    stochastic). ``X (S, N, T, I)``."""
     model.eval()
     if not _has_batch_norm(model):
-        return model(X, return_hidden=True)[1].norm(dim=-1).mean(dim=0).tolist()
-    total = None
+        return _forward(model, X, return_hidden=True)[1].norm(dim=-1).mean(dim=1).tolist()
+    total = 0
     with batch_statistics(model):
-        for i in range(0, len(X), batch_size):
-            h = model(X[i : i + batch_size], return_hidden=True)[1]  # (b, T, H)
-            part = h.norm(dim=-1).sum(dim=0)  # (T,)
-            total = part if total is None else total + part
-    return (total / len(X)).tolist()
-
-
-def _weights_finite(model: nn.Module) -> bool:
-    return all(bool(torch.isfinite(p).all()) for p in model.parameters())
+        for i in range(0, X.shape[1], batch_size):
+            h = _forward(model, X[:, i : i + batch_size], return_hidden=True)[1]  # (S, b, T, H)
+            total = total + h.norm(dim=-1).sum(dim=1)  # (S, T)
+    return (total / X.shape[1]).tolist()
 
 
 def train_model(
@@ -112,7 +147,7 @@ def train_model(
     on_epoch: Callable[[int, Metrics], None] | None = None,
     metrics: Metrics | None = None,
 ) -> Metrics:
-    """Train ``model`` on ``data`` with Adam and cross-entropy, probing every epoch.
+    """Train one plain ``model`` on ``data``: :func:`train_members` with one member.
 
     Args:
         model: returns logits ``(B, C)``, and with ``return_hidden=True`` also ``(B, T, H)``.
@@ -123,80 +158,137 @@ def train_model(
         metrics: filled in place if given (e.g. with the run's identity already set).
 
     Returns:
-        The :class:`lnbench.schema.Metrics`, status ``completed`` or ``diverged`` (see the
-        module docstring for the divergence rule).
+        The :class:`lnbench.schema.Metrics`, status ``completed`` or ``diverged``.
     """
-    hist = Metrics() if metrics is None else metrics
-    gen = torch.Generator().manual_seed(seed)
+    callback = None if on_epoch is None else (lambda epoch, ms: on_epoch(epoch, ms[0]))
+    return train_members(model, [data], cfg, [seed], callback, None if metrics is None else [metrics])[0]
+
+
+def train_members(
+    model: nn.Module,
+    datas: Sequence[TrendData],
+    cfg: TrainConfig,
+    seeds: Sequence[int],
+    on_epoch: Callable[[int, list[Metrics]], None] | None = None,
+    metrics: list[Metrics] | None = None,
+) -> list[Metrics]:
+    """Train S members with Adam and cross-entropy, probing every epoch: the one training loop.
+
+    Args:
+        model: an ensemble of S members (``model.members == S``; logits ``(S, B, C)`` from
+            ``(S, B, T, I)``) or, with S = 1, a plain model (logits ``(B, C)`` from ``(B, T, I)``).
+        datas: each member's train and test splits (equal sizes).
+        cfg: epochs, batch_size, lr, grad_clip.
+        seeds: each member's seed for its mini-batch order (a ``torch.Generator`` each).
+        on_epoch: called after every epoch with the epoch number and every member's metrics.
+        metrics: filled in place if given.
+
+    Returns:
+        One :class:`lnbench.schema.Metrics` per member, status ``completed`` or ``diverged``
+        (a diverged member stops being recorded; the others go on).
+    """
+    S = len(datas)
+    hists = [Metrics() for _ in range(S)] if metrics is None else metrics
+    X_train = torch.stack([d.X_train for d in datas])  # (S, N, T, I)
+    y_train = torch.stack([d.y_train for d in datas])  # (S, N)
+    X_test = torch.stack([d.X_test for d in datas])
+    y_test = torch.stack([d.y_test for d in datas])
+    gens = [torch.Generator().manual_seed(seed) for seed in seeds]
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     layer_of = layer_names(model)
     layers = list(dict.fromkeys(layer_of[n] for n, _ in params))
     layer_index = torch.tensor([layers.index(layer_of[n]) for n, _ in params])
-    hist.grad_norm = {n: [] for n, _ in params}
-    hist.grad_norm_layer = {name: [] for name in layers}
-    if _has_batch_norm(model):
-        hist.test_acc_batch_stats = []
-    hist.hidden_norm_init = hidden_norm_as_in_training(model, data.X_test, cfg.batch_size)
-    num_classes = int(max(data.y_train.max(), data.y_test.max())) + 1
+    has_bn = _has_batch_norm(model)
+    init = hidden_norm_as_in_training(model, X_test, cfg.batch_size)
+    for s, hist in enumerate(hists):
+        hist.grad_norm = {n: [] for n, _ in params}
+        hist.grad_norm_layer = {name: [] for name in layers}
+        hist.test_acc_batch_stats = [] if has_bn else None
+        hist.hidden_norm_init = init[s]
+    num_classes = int(max(y_train.max(), y_test.max())) + 1
     exploded = EXPLODED_LOSS_FACTOR * math.log(max(num_classes, 2))
+    alive = [True] * S
 
-    def diverge(epoch: int, reason: str) -> Metrics:
-        hist.status, hist.diverged_at_epoch, hist.divergence_reason = "diverged", epoch, reason
-        return hist
+    def diverge(s: int, epoch: int, reason: str) -> None:
+        alive[s] = False
+        hists[s].status, hists[s].diverged_at_epoch, hists[s].divergence_reason = "diverged", epoch, reason
 
-    n_train = len(data.X_train)
+    n_train, members = X_train.shape[1], torch.arange(S)[:, None]
     for epoch in range(1, cfg.epochs + 1):
         t0 = time.perf_counter()
         model.train()
-        perm = torch.randperm(n_train, generator=gen)
-        loss_sum = torch.zeros(())
-        norm_sum = torch.zeros(len(params))  # per tensor: sum over steps of the gradient's L2 norm
-        layer_sum = torch.zeros(len(layers))
+        perms = torch.stack([torch.randperm(n_train, generator=g) for g in gens])  # (S, N)
+        loss_sum = torch.zeros(S)
+        norm_sum = torch.zeros(len(params), S)  # per tensor and member: sum over steps of the gradient's L2 norm
+        layer_sum = torch.zeros(len(layers), S)
         steps = 0
         for i in range(0, n_train, cfg.batch_size):
-            idx = perm[i : i + cfg.batch_size]
-            loss = F.cross_entropy(model(data.X_train[idx]), data.y_train[idx])
-            if not torch.isfinite(loss):
-                return diverge(epoch, f"the loss of a mini-batch became {loss.item()}")
+            idx = perms[:, i : i + cfg.batch_size]  # (S, B)
+            loss = _cross_entropy(_forward(model, X_train[members, idx]), y_train[members, idx])  # (S,)
+            for s in range(S):
+                if alive[s] and not math.isfinite(loss[s].item()):
+                    diverge(s, epoch, f"the loss of a mini-batch became {loss[s].item()}")
+            if not any(alive):
+                return hists
             opt.zero_grad(set_to_none=True)
-            loss.backward()
-            norms = torch.stack(
-                [p.grad.norm() if p.grad is not None else torch.zeros(()) for _, p in params]
-            ).detach()  # (P,)
+            loss[torch.tensor(alive)].sum().backward()  # each member's gradient is its own
+            norms = torch.stack([
+                _per_member(model, p.grad).reshape(S, -1).norm(dim=1) if p.grad is not None else torch.zeros(S)
+                for _, p in params
+            ])  # (P, S)
             norm_sum += norms
-            layer_sum += torch.zeros(len(layers)).index_add_(0, layer_index, norms.square()).sqrt()
-            if cfg.grad_clip is not None:
-                nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            layer_sum += torch.zeros(len(layers), S).index_add_(0, layer_index, norms.square()).sqrt()
+            if cfg.grad_clip is not None:  # torch.nn.utils.clip_grad_norm_, per member
+                coef = (cfg.grad_clip / (norms.square().sum(dim=0).sqrt() + 1e-6)).clamp(max=1.0)  # (S,)
+                for _, p in params:
+                    if p.grad is not None:
+                        g = _per_member(model, p.grad)
+                        g.mul_(coef.view(S, *[1] * (g.dim() - 1)))
             opt.step()
             loss_sum += loss.detach()
             steps += 1
 
-        train_loss = (loss_sum / steps).item()
-        if not _weights_finite(model):
-            return diverge(epoch, "the weights became NaN or inf")
-        if train_loss > exploded:
-            return diverge(epoch, f"train loss {train_loss:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}")
-        test_loss, test_acc, hidden_norm, test_correct = evaluate(model, data.X_test, data.y_test)
-        if not math.isfinite(test_loss):
-            return diverge(epoch, f"the test loss became {test_loss}")
-        if test_loss > exploded:
-            return diverge(epoch, f"test loss {test_loss:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}")
-        hist.epochs.append(epoch)
-        hist.train_loss.append(train_loss)
-        hist.test_loss.append(test_loss)
-        hist.test_acc.append(test_acc)
-        hist.test_correct = test_correct
-        hist.hidden_norm.append(hidden_norm)
-        for (name, _), v in zip(params, (norm_sum / steps).tolist()):
-            hist.grad_norm[name].append(v)
-        for name, v in zip(layers, (layer_sum / steps).tolist()):
-            hist.grad_norm_layer[name].append(v)
-        if hist.test_acc_batch_stats is not None:
-            hist.test_correct_batch_stats = correct_with_batch_stats(model, data.X_test, data.y_test, cfg.batch_size)
-            hist.test_acc_batch_stats.append(sum(hist.test_correct_batch_stats) / len(data.y_test))
-        hist.epoch_seconds.append(time.perf_counter() - t0)
+        train_loss = (loss_sum / steps).tolist()
+        finite = torch.stack([_per_member(model, p.detach()).reshape(S, -1).isfinite().all(dim=1) for _, p in params]).all(dim=0)
+        for s in range(S):
+            if alive[s] and not finite[s]:
+                diverge(s, epoch, "the weights became NaN or inf")
+            elif alive[s] and train_loss[s] > exploded:
+                diverge(s, epoch, f"train loss {train_loss[s]:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}")
+        if not any(alive):
+            return hists
+        test_loss, test_acc, hidden_norm, test_correct = evaluate_members(model, X_test, y_test)
+        for s in range(S):
+            if alive[s] and not math.isfinite(test_loss[s]):
+                diverge(s, epoch, f"the test loss became {test_loss[s]}")
+            elif alive[s] and test_loss[s] > exploded:
+                diverge(s, epoch, f"test loss {test_loss[s]:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}")
+        correct_bs = correct_with_batch_stats(model, X_test, y_test, cfg.batch_size) if has_bn else None
+        seconds = time.perf_counter() - t0
+        grad_norms, layer_norms = (norm_sum / steps).tolist(), (layer_sum / steps).tolist()
+        for s, hist in enumerate(hists):
+            if not alive[s]:
+                continue
+            hist.epochs.append(epoch)
+            hist.train_loss.append(train_loss[s])
+            hist.test_loss.append(test_loss[s])
+            hist.test_acc.append(test_acc[s])
+            hist.test_correct = test_correct[s]
+            hist.hidden_norm.append(hidden_norm[s])
+            for k, (name, _) in enumerate(params):
+                hist.grad_norm[name].append(grad_norms[k][s])
+            for k, name in enumerate(layers):
+                hist.grad_norm_layer[name].append(layer_norms[k][s])
+            if correct_bs is not None:
+                hist.test_correct_batch_stats = correct_bs[s]
+                hist.test_acc_batch_stats.append(sum(correct_bs[s]) / len(correct_bs[s]))
+            hist.epoch_seconds.append(seconds)
         if on_epoch is not None:
-            on_epoch(epoch, hist)
-    hist.status = "completed"
-    return hist
+            on_epoch(epoch, hists)
+        if not any(alive):
+            return hists
+    for s, hist in enumerate(hists):
+        if alive[s]:
+            hist.status = "completed"
+    return hists

@@ -32,7 +32,11 @@ def test_compare_writes_children_plots_summary_and_table(tmp_path):
     manifest = json.loads((run / "run.json").read_text())
     assert manifest["status"] == "completed" and manifest["kind"] == "compare"
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["complete"] and len(summary["rows"]) == 6 and summary["verdicts"]
+    assert summary["complete"] and len(summary["rows"]) == 30 and summary["verdicts"]  # 5 seeds by default
+    assert manifest["jobs"] >= 1 and summary["seeds"] == [0, 1, 2, 3, 4]
+    ensemble = {r["family"]: json.loads((run / r["run_dir"] / "run.json").read_text())["ensemble"] for r in summary["rows"]}
+    assert ensemble["rnn"]["mechanism"] == "native" and ensemble["rnn"]["members"] == 5
+    assert ensemble["transformer"]["mechanism"] == "sequential" and ensemble["transformer"]["members"] == 1
     assert {(r["family"], r["norm"]) for r in summary["rows"]} == {(f, n) for f in ("rnn", "transformer") for n in ("none", "batch", "layer")}
     for row in summary["rows"]:
         assert set(row) == ROW_KEYS and row["status"] == "completed"
@@ -53,7 +57,7 @@ def test_compare_child_config_is_rerunnable_with_train(tmp_path):
     assert result.exit_code == 0, result.output
     again = json.loads((_only_run(tmp_path / "b") / "metrics.json").read_text())
     first = json.loads((child / "metrics.json").read_text())
-    assert again["test_acc"] == first["test_acc"] and again["train_loss"] == first["train_loss"]
+    assert again["test_acc"] == first["test_acc"] and again["train_loss"] == pytest.approx(first["train_loss"], rel=1e-5)
 
 
 def test_batchsize_sweep_trains_batchnorm_at_batch_size_1(tmp_path):
@@ -87,7 +91,8 @@ def test_a_diverged_child_does_not_stop_the_comparison(tmp_path, monkeypatch):
         return model
 
     monkeypatch.setattr(experiments, "build_model", poisoned)
-    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path), "--set", "train.epochs=2", "--set", "compare.families=[rnn]", *TINY])
+    args = ["compare", "--runs-dir", str(tmp_path), "--set", "train.epochs=2", "--set", "compare.families=[rnn]", "--set", "seeds=[0]", "--jobs", "1"]
+    result = runner.invoke(app, args + TINY)  # --jobs 1: the patched builder lives in this process
     assert result.exit_code == 0, result.output
     run = _only_run(tmp_path)
     rows = {r["norm"]: r for r in json.loads((run / "summary.json").read_text())["rows"]}
@@ -132,7 +137,7 @@ def test_train_run_interrupted_mid_training_says_so(tmp_path, monkeypatch):
     """Ctrl-C after the first epoch: exit 130, one line naming the folder, metrics kept."""
     import lnbench.training as training
 
-    real = training.evaluate
+    real = training.evaluate_members
     calls = {"n": 0}
 
     def evaluate_then_interrupt(*args, **kwargs):
@@ -141,7 +146,7 @@ def test_train_run_interrupted_mid_training_says_so(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(training, "evaluate", evaluate_then_interrupt)
+    monkeypatch.setattr(training, "evaluate_members", evaluate_then_interrupt)
     result = runner.invoke(app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path), "--set", "train.epochs=3", *TINY])
     assert result.exit_code == 130
     run = _only_run(tmp_path)

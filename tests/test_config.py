@@ -27,7 +27,7 @@ def test_yaml_1e_minus_3_string_becomes_float(tmp_path):
 def test_overrides_parse_yaml_values_and_seed(tmp_path):
     cfg = load_config(_write(tmp_path, "train:\n  epochs: 3\n"), ["train.epochs=7", "compare.norms=[layer]", "model.d_ff=null"], seed=5)
     assert cfg.train.epochs == 7 and cfg.compare.norms == ["layer"] and cfg.model.d_ff is None
-    assert cfg.seed == 5 and cfg.seeds is None and cfg.seed_list == [5]
+    assert cfg.seed == 5 and cfg.seeds is None and cfg.seed_list == [5, 6, 7, 8, 9]  # 5 seeds by default
     listed = load_config(_write(tmp_path, "seeds: [1, 2]\n"), seed=7)
     assert listed.seed_list == [7]
     assert load_config(_write(tmp_path, "seeds: [1, 2]\n")).seed_list == [1, 2]

@@ -1,0 +1,49 @@
+"""Seed ensembles: every member of a stacked RNN trains exactly as its solo run."""
+
+import pytest
+import torch
+
+from lnbench.config import ModelConfig, TrainConfig
+from lnbench.data import make_trend_data
+from lnbench.models import SimpleRNN, build_model
+from lnbench.training import train_members, train_model
+
+SEEDS = [0, 1, 2]
+CFG = TrainConfig(epochs=3, batch_size=16, lr=3e-3, grad_clip=0.5)
+
+
+def _data(seed):
+    return make_trend_data(n_train=48, n_test=24, seq_len=6, features=8, seed=seed)
+
+
+def _model(norm, seed, stats="pooled"):
+    torch.manual_seed(seed)
+    return build_model(ModelConfig(norm=norm, hidden_size=8, batch_norm_stats=stats), 8, 6)
+
+
+@pytest.mark.parametrize("norm,stats", [("none", "pooled"), ("layer", "pooled"), ("batch", "pooled"), ("batch", "per_timestep")])
+def test_each_member_matches_its_solo_run(norm, stats):
+    solo_models = [_model(norm, s, stats) for s in SEEDS]
+    ensemble = SimpleRNN.stack([_model(norm, s, stats) for s in SEEDS])
+    members = train_members(ensemble, [_data(s) for s in SEEDS], CFG, SEEDS)
+    for k, s in enumerate(SEEDS):
+        solo = train_model(solo_models[k], _data(s), CFG, seed=s)
+        for key in ("train_loss", "test_loss", "test_acc", "test_acc_batch_stats", "hidden_norm_init"):
+            torch.testing.assert_close(torch.tensor(getattr(members[k], key) or []), torch.tensor(getattr(solo, key) or []), atol=1e-5, rtol=1e-5, msg=key)
+        assert members[k].test_correct == solo.test_correct and members[k].status == "completed"
+        for name, values in solo.grad_norm.items():
+            torch.testing.assert_close(torch.tensor(members[k].grad_norm[name]), torch.tensor(values), atol=1e-5, rtol=1e-4, msg=name)
+        buffers = dict(ensemble.named_buffers())
+        for name, b in solo_models[k].named_buffers():  # BatchNorm running statistics
+            member = buffers[name][:, k] if stats == "per_timestep" else buffers[name][k]
+            torch.testing.assert_close(member.reshape(b.shape), b, atol=1e-5, rtol=1e-5, msg=name)
+
+
+def test_a_diverging_member_does_not_stop_the_others():
+    datas = [_data(s) for s in SEEDS]
+    datas[1].X_train[3, 2, 1] = float("nan")  # member 1's loss turns NaN in its first epoch
+    members = train_members(SimpleRNN.stack([_model("layer", s) for s in SEEDS]), datas, CFG, SEEDS)
+    assert [m.status for m in members] == ["completed", "diverged", "completed"]
+    assert members[1].epochs == [] and members[0].epochs == [1, 2, 3]
+    solo = train_model(_model("layer", 2), _data(2), CFG, seed=2)
+    torch.testing.assert_close(torch.tensor(members[2].train_loss), torch.tensor(solo.train_loss), atol=1e-5, rtol=1e-5)

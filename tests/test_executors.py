@@ -1,0 +1,56 @@
+"""Executors: the pool gives the serial results, survives a failing cell, and stops on SIGTERM."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from lnbench import experiments
+from lnbench.config import load_config
+from lnbench.executors import Failed, PoolExecutor, SerialExecutor
+
+TINY = ["train.batch_size=16", "data.n_train=32", "data.n_test=16", "data.seq_len=5", "data.features=8", "model.hidden_size=8", "train.epochs=2"]
+
+
+def _square_or_fail(job, progress):
+    if job == 3:
+        raise ValueError("three is not allowed")
+    progress(f"job{job}", 1, 1)
+    return job * job
+
+
+def test_pool_and_serial_give_the_same_outcomes_and_a_failure_does_not_stop_the_others():
+    seen = []
+    pool = PoolExecutor(2).run(_square_or_fail, [1, 2, 3, 4], lambda *a: seen.append(a))
+    serial = SerialExecutor().run(_square_or_fail, [1, 2, 3, 4], lambda *a: None)
+    assert pool[:2] == serial[:2] == [1, 4] and pool[3] == serial[3] == 16
+    assert pool[2] == serial[2] == Failed("ValueError: three is not allowed")
+    assert sorted(seen) == [("job1", 1, 1), ("job2", 1, 1), ("job4", 1, 1)]  # progress crossed processes
+
+
+def test_compare_on_two_workers_equals_one(tmp_path):
+    cfg = load_config(None, TINY + ["compare.norms=[none,batch]", "seeds=[0,1]"])
+    one = experiments.compare(cfg, tmp_path / "one", jobs=1)
+    two = experiments.compare(cfg, tmp_path / "two", jobs=2)
+    strip = lambda rows: [{k: v for k, v in r.to_dict().items() if k != "wall_seconds"} for r in rows]  # noqa: E731
+    assert strip(one.rows) == strip(two.rows) and one.verdicts == two.verdicts
+
+
+def test_sigterm_stops_the_workers_and_marks_unfinished_runs_interrupted(tmp_path):
+    args = [sys.executable, "-m", "lnbench", "compare", "--jobs", "2", "--runs-dir", str(tmp_path), "--set", "train.epochs=400", "--set", "seeds=[0,1]"]
+    args += [f"--set={kv}" for kv in TINY[:-1]]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list(Path(tmp_path).glob("*/*/metrics.json"))) < 2:  # two cells training
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("lnbench: interrupted: stopped by SIGTERM")
+    (run,) = list(Path(tmp_path).iterdir())
+    assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
+    children = [json.loads(p.read_text()) for p in run.glob("*/run.json")]
+    assert children and {c["status"] for c in children} <= {"interrupted", "completed"}
+    assert any(c["status"] == "interrupted" for c in children)
