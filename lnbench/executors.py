@@ -57,9 +57,12 @@ class SerialExecutor:
 
 
 _QUEUE: Any = None  # a worker's progress queue, set by _init_worker
+_STOPPING = False  # set in a worker by SIGTERM: it takes no further job
 
 
 def _raise_interrupt(signum, frame) -> None:
+    global _STOPPING
+    _STOPPING = True
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
@@ -77,6 +80,8 @@ def _queue_progress(label: str, epoch: int, epochs: int) -> None:
 
 
 def _run_in_worker(fn, job):
+    if _STOPPING:  # a job queued before the stop: do not start it
+        raise KeyboardInterrupt("SIGTERM")
     return _outcome(fn, job, _queue_progress)
 
 
