@@ -86,8 +86,8 @@ def _run_in_worker(fn, job):
 
 
 class PoolExecutor:
-    """Jobs on ``workers`` worker processes (``spawn``: nothing inherited but the job), one torch
-    thread each, via :class:`concurrent.futures.ProcessPoolExecutor`."""
+    """Jobs on ``workers`` worker processes, one torch thread each, via
+    :class:`concurrent.futures.ProcessPoolExecutor` (``forkserver`` start method, else ``spawn``)."""
 
     def __init__(self, workers: int) -> None:
         if workers < 1:
@@ -95,7 +95,12 @@ class PoolExecutor:
         self.workers = workers
 
     def run(self, fn, jobs, progress=None):
-        ctx = multiprocessing.get_context("spawn")
+        # forkserver: workers fork from a clean server process that has imported lnbench and torch
+        # once (no threads, nothing of ours inherited but the job); spawn where it does not exist
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        if ctx.get_start_method() == "forkserver":
+            ctx.set_forkserver_preload(["lnbench.experiments", "torch._dynamo"])  # Adam imports _dynamo: 1 s
         progress_queue = ctx.Queue()
         pool = ProcessPoolExecutor(min(self.workers, max(len(jobs), 1)), ctx, _init_worker, (progress_queue,))
         futures: list[Future] = [pool.submit(_run_in_worker, fn, job) for job in jobs]

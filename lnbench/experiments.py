@@ -63,8 +63,10 @@ def _metrics_for(cfg: RunConfig) -> Metrics:
 def ensemble_mechanism(cfgs: Sequence[RunConfig]) -> str:
     """How the seeds of one cell train: ``native`` (one RNN ensemble with a member axis) or
     ``sequential`` (one model after another). Measured (README, "Speed"): an RNN ensemble of 5
-    seeds costs about 2.4x one seed; a Transformer gains nothing from one, so it runs sequentially."""
-    return "native" if len(cfgs) > 1 and cfgs[0].model.family == "rnn" else "sequential"
+    seeds costs about 2.4x one seed; a Transformer gains nothing from one, so it runs sequentially.
+    An RNN trains as an ensemble even alone (one member): a member's arithmetic does not depend
+    on how many others it has, so re-running one seed of a cell reproduces it bit for bit."""
+    return "native" if cfgs[0].model.family == "rnn" else "sequential"
 
 
 def run_cell(
@@ -89,8 +91,8 @@ def run_cell(
     """
     mechanism = ensemble_mechanism(cfgs)
     if mechanism == "sequential" and len(cfgs) > 1:
-        return [out for c in cfgs for out in _train_members([c], parent, on_epoch, timestamped, target_acc, draw_plots, mechanism, len(cfgs))]
-    return _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, mechanism, len(cfgs))
+        return [out for c in cfgs for out in _train_members([c], parent, on_epoch, timestamped, target_acc, draw_plots, mechanism)]
+    return _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, mechanism)
 
 
 def run_one(
@@ -105,20 +107,20 @@ def run_one(
     return run_cell([cfg], parent, on_epoch, timestamped, target_acc, draw_plots)[0]
 
 
-def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, mechanism, cell_size):
+def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, mechanism):
     cfg0, epochs = cfgs[0], cfgs[0].train.epochs
     labels = [f"{c.model.family}/{c.model.norm}/bs{c.train.batch_size}/seed{c.seed}" for c in cfgs]
     metrics = [_metrics_for(c) for c in cfgs]
     with ExitStack() as stack:
         runs = [stack.enter_context(Run(parent, c.name, c.to_yaml(), c.seed, "train", timestamped=timestamped)) for c in cfgs]
         for run in runs:
-            run.manifest["ensemble"] = {"mechanism": mechanism, "members": len(cfgs), "cell_seeds": cell_size}
+            run.manifest["ensemble"] = {"mechanism": mechanism, "members": len(cfgs), "seeds": [c.seed for c in cfgs]}
         datas = [make_trend_data(**c.data.model_dump(), seed=c.seed) for c in cfgs]
         models = []
         for c, d in zip(cfgs, datas):
             torch.manual_seed(c.seed)
             models.append(build_model(c.model, d.input_size, d.seq_len))
-        model = models[0] if len(models) == 1 else SimpleRNN.stack(models)
+        model = SimpleRNN.stack(models) if mechanism == "native" else models[0]
 
         def epoch_done(epoch: int, ms: list[Metrics]) -> None:
             for run, m, label in zip(runs, ms, labels):
@@ -199,7 +201,10 @@ def _run_cells(run: Run, cells: list[Cell], executor: Executor, on_epoch: EpochC
     """Run every cell on ``executor``; rows and folders in the cells' order. A cell that failed
     gives ``failed`` rows (no values), the others go on, and the experiment ends ``failed``."""
     rows, dirs, failed = [], [], []
-    for cell, outcome in zip(cells, executor.run(_run_cell_job, cells, on_epoch)):
+    # the biggest jobs first, so that the last job to finish is a short one; results in cell order
+    order = sorted(range(len(cells)), key=lambda k: -_cost(cells[k]))
+    outcomes = dict(zip(order, executor.run(_run_cell_job, [cells[k] for k in order], on_epoch)))
+    for cell, outcome in zip(cells, (outcomes[k] for k in range(len(cells)))):
         if isinstance(outcome, Failed):
             failed.append(f"{cell.cfgs[0].name.rsplit('_seed', 1)[0]}: {outcome.error}")
             rows += [_failed_row(c, cell.target_acc) for c in cell.cfgs]
@@ -212,6 +217,13 @@ def _run_cells(run: Run, cells: list[Cell], executor: Executor, on_epoch: EpochC
     return rows, dirs
 
 
+def _cost(cell: Cell) -> float:
+    """A rough relative cost of a cell: steps x members (an RNN ensemble member costs ~1/2)."""
+    c = cell.cfgs[0]
+    steps = c.train.epochs * -(-c.data.n_train // c.train.batch_size)
+    return steps * len(cell.cfgs) * (0.5 if ensemble_mechanism(cell.cfgs) == "native" else 1.0) * (2 if c.model.family == "transformer" else 1)
+
+
 def _failed_row(cfg: RunConfig, target_acc: float) -> SummaryRow:
     m = _metrics_for(cfg)
     m.status = "failed"
@@ -219,11 +231,15 @@ def _failed_row(cfg: RunConfig, target_acc: float) -> SummaryRow:
 
 
 def _seed_cells(cfg: RunConfig, settings: list[dict], parent: Path, target_acc: float, name: Callable[[dict], str]) -> list[Cell]:
-    """One cell per setting (``section__key`` changes), holding a child config per seed."""
-    return [
-        Cell([cfg.with_changes(**changes, seed=seed, seeds=None, name=f"{name(changes)}_seed{seed}") for seed in cfg.seed_list], parent, target_acc)
-        for changes in settings
-    ]
+    """One job per setting (``section__key`` changes) with a child config per seed; settings
+    whose seeds train one after another (:func:`ensemble_mechanism`) give one job per seed, so
+    that the workers share them out."""
+    cells = []
+    for changes in settings:
+        cfgs = [cfg.with_changes(**changes, seed=seed, seeds=None, name=f"{name(changes)}_seed{seed}") for seed in cfg.seed_list]
+        groups = [cfgs] if ensemble_mechanism(cfgs) == "native" else [[c] for c in cfgs]
+        cells += [Cell(group, parent, target_acc) for group in groups]
+    return cells
 
 
 def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1) -> ExperimentResult:

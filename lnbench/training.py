@@ -139,6 +139,16 @@ def hidden_norm_as_in_training(model: nn.Module, X: torch.Tensor, batch_size: in
     return (total / X.shape[1]).tolist()
 
 
+def _grad_norms(model: nn.Module, params: list[tuple[str, nn.Parameter]], S: int) -> torch.Tensor:
+    """L2 norm of each parameter's gradient per member, ``(P, S)`` (0 for no gradient)."""
+    if not _is_ensemble(model) and all(p.grad is not None for _, p in params):
+        return torch.stack(torch._foreach_norm([p.grad for _, p in params])).unsqueeze(1)  # one call
+    return torch.stack([
+        _per_member(model, p.grad).reshape(S, -1).norm(dim=1) if p.grad is not None else torch.zeros(S)
+        for _, p in params
+    ])
+
+
 def train_model(
     model: nn.Module,
     data: TrendData,
@@ -226,17 +236,16 @@ def train_members(
         for i in range(0, n_train, cfg.batch_size):
             idx = perms[:, i : i + cfg.batch_size]  # (S, B)
             loss = _cross_entropy(_forward(model, X_train[members, idx]), y_train[members, idx])  # (S,)
-            for s in range(S):
-                if alive[s] and not math.isfinite(loss[s].item()):
-                    diverge(s, epoch, f"the loss of a mini-batch became {loss[s].item()}")
-            if not any(alive):
-                return hists
+            if not bool(torch.isfinite(loss).all()):
+                for s in range(S):
+                    if alive[s] and not math.isfinite(loss[s].item()):
+                        diverge(s, epoch, f"the loss of a mini-batch became {loss[s].item()}")
+                if not any(alive):
+                    return hists
             opt.zero_grad(set_to_none=True)
-            loss[torch.tensor(alive)].sum().backward()  # each member's gradient is its own
-            norms = torch.stack([
-                _per_member(model, p.grad).reshape(S, -1).norm(dim=1) if p.grad is not None else torch.zeros(S)
-                for _, p in params
-            ])  # (P, S)
+            total = loss.sum() if all(alive) else loss[torch.tensor(alive)].sum()
+            total.backward()  # each member's gradient is its own
+            norms = _grad_norms(model, params, S)  # (P, S)
             norm_sum += norms
             layer_sum += torch.zeros(len(layers), S).index_add_(0, layer_index, norms.square()).sqrt()
             if cfg.grad_clip is not None:  # torch.nn.utils.clip_grad_norm_, per member
