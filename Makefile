@@ -29,6 +29,7 @@ sweep: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_layernorm.py
+	$(PY) benchmarks/bench_training.py
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

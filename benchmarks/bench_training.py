@@ -1,0 +1,124 @@
+"""Training speed as ratios measured in one run: seeds per cell, worker processes, LayerNorm forms.
+
+1. Seeds per cell: one epoch of the default RNN (T = 20, H = 64, B = 64, 1000 sequences) trained
+   by :func:`lnbench.training.train_members` as an ensemble of 1, 5 and 10 members, for each norm.
+   Reported as time / time of 1 member (5 sequential seeds would be 5.0).
+2. Workers: a small ``compare`` (2 families x 3 norms x 2 seeds, 10 epochs) with ``jobs=1`` and
+   ``jobs=2``; wall time including the workers' start-up.
+3. LayerNorm: one Adam step of the default RNN with lnbench's ``LayerNorm`` (the autograd Function
+   with the hand-written backward), with ``torch.nn.LayerNorm``, and with the same formula left to
+   autograd (unfused, ~8 graph nodes per call). Reported as time / ``torch.nn.LayerNorm``.
+
+Timings of 1 and 3 use ``torch.utils.benchmark`` (warm-up, repeats, one thread).
+
+Usage::
+
+    python benchmarks/bench_training.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils import benchmark
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a plain checkout too
+from lnbench import experiments  # noqa: E402
+from lnbench.config import ModelConfig, TrainConfig, load_config  # noqa: E402
+from lnbench.data import make_trend_data  # noqa: E402
+from lnbench.models import SimpleRNN, build_model  # noqa: E402
+from lnbench.training import train_members  # noqa: E402
+
+
+class UnfusedLayerNorm(nn.Module):
+    """The LayerNorm formula as plain tensor ops: autograd differentiates each of them."""
+
+    def __init__(self, features: int, eps: float = 1e-5) -> None:
+        super().__init__()
+        self.eps = eps
+        self.gamma = nn.Parameter(torch.ones(features))
+        self.beta = nn.Parameter(torch.zeros(features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mean = x.mean(-1, keepdim=True)
+        centered = x - mean
+        var = (centered * centered).mean(-1, keepdim=True)
+        return centered * torch.rsqrt(var + self.eps) * self.gamma + self.beta
+
+
+def _rnn(norm: str, seed: int) -> SimpleRNN:
+    torch.manual_seed(seed)
+    return build_model(ModelConfig(norm=norm), 64, 20)
+
+
+def seeds_per_cell(min_run_time: float) -> list[tuple[str, float, float]]:
+    datas = [make_trend_data(seed=s) for s in range(10)]
+    cfg = TrainConfig(epochs=1)
+    out = []
+    for norm in ("none", "batch", "layer"):
+        times = {}
+        for members in (1, 5, 10):
+            def epoch(members=members):
+                model = SimpleRNN.stack([_rnn(norm, s) for s in range(members)])
+                train_members(model, datas[:members], cfg, list(range(members)))
+
+            times[members] = benchmark.Timer("epoch()", globals={"epoch": epoch}, num_threads=1).blocked_autorange(min_run_time=min_run_time).median
+        out.append((norm, times[5] / times[1], times[10] / times[1]))
+    return out
+
+
+def workers(epochs: int) -> tuple[float, float]:
+    cfg = load_config(None, [f"train.epochs={epochs}", "seeds=[0,1]"])
+    walls = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for jobs in (1, 2):
+            t0 = time.perf_counter()
+            experiments.compare(cfg, Path(tmp) / f"jobs{jobs}", jobs=jobs)
+            walls.append(time.perf_counter() - t0)
+    return walls[0], walls[1]
+
+
+def layernorm_forms(min_run_time: float) -> dict[str, float]:
+    X, y = torch.randn(64, 20, 64), torch.randint(0, 2, (64,))
+    times = {}
+    for name, norm in (("torch.nn.LayerNorm", nn.LayerNorm(64)), ("lnbench LayerNorm (Function)", None), ("unfused autograd", UnfusedLayerNorm(64))):
+        model = _rnn("layer", 0)
+        if norm is not None:
+            model.cell.norm = norm
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+        def step(model=model, opt=opt):
+            opt.zero_grad()
+            F.cross_entropy(model(X), y).backward()
+            opt.step()
+
+        times[name] = benchmark.Timer("step()", globals={"step": step}, num_threads=1).blocked_autorange(min_run_time=min_run_time).median
+    return {k: v / times["torch.nn.LayerNorm"] for k, v in times.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="shorter timings (noisier)")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    t = 0.5 if args.quick else 2.0
+    print("1. seeds per cell (RNN ensemble, one epoch; time / 1 member; 5 sequential seeds = 5.0)")
+    print("   norm    5 seeds   10 seeds")
+    for norm, r5, r10 in seeds_per_cell(t):
+        print(f"   {norm:<6} {r5:7.2f}x {r10:9.2f}x")
+    one, two = workers(3 if args.quick else 10)
+    print(f"2. compare (2 families x 3 norms x 2 seeds): --jobs 1 {one:.1f} s, --jobs 2 {two:.1f} s, ratio {two / one:.2f}")
+    print("3. one Adam step of the default LayerNorm RNN (time / torch.nn.LayerNorm)")
+    for name, ratio in layernorm_forms(t).items():
+        print(f"   {name:<30} {ratio:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()
