@@ -23,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from lnbench import __version__, experiments, report
-from lnbench.config import MAX_SEED, ConfigError, RunConfig, check_sweep, load_config
+from lnbench.config import MAX_SEED, ConfigError, RunConfig, check_seeds, check_sweep, load_config
 from lnbench.executors import usable_cores
 
 app = typer.Typer(
@@ -64,11 +64,17 @@ SetOption = Annotated[
 RunsDirOption = Annotated[Path, typer.Option("--runs-dir", metavar="DIR", help="Folder the run folder is created in.")]
 JobsOption = Annotated[
     Optional[int],
-    typer.Option("--jobs", "-j", metavar="N", min=1, help="Worker processes for the cells (default: the usable CPU cores). Results do not depend on it."),
+    typer.Option("--jobs", "-j", metavar="N", help="Worker processes for the cells (default: the usable CPU cores). Results do not depend on it."),
 ]
 SeedOption = Annotated[
     Optional[int], typer.Option("--seed", metavar="N", min=0, max=MAX_SEED, help="Replace the config's seed (and a seeds list).")
 ]
+
+
+def _jobs(jobs: int | None) -> int:
+    if jobs is not None and jobs < 1:
+        _fail(f"--jobs: must be >= 1, got {jobs}")
+    return jobs or usable_cores()
 
 
 def _fail(message: str, code: int = 2, kind: str = "error") -> None:
@@ -191,11 +197,12 @@ def compare(
     jobs: JobsOption = None,
 ) -> None:
     """Train every model family x norm x seed on identical data; plot, tabulate and test them."""
-    cfg = _prepare(config, set_, seed, runs_dir)
+    cfg = _prepare(config, set_, seed, runs_dir, check=check_seeds)
+    jobs = _jobs(jobs)
     spec = cfg.compare
     total = len(spec.families) * len(spec.norms) * len(cfg.seed_list) * cfg.train.epochs
     with _progress(total) as on_epoch:
-        result = experiments.compare(cfg, runs_dir, on_epoch, jobs or usable_cores())
+        result = experiments.compare(cfg, runs_dir, on_epoch, jobs)
     _print_rows(f"lnbench compare: {cfg.name} ({experiments.plural(cfg.train.epochs, 'epoch')})", result.rows, spec.target_acc)
     _print_result(result, spec.target_acc)
 
@@ -210,9 +217,10 @@ def batchsize_sweep(
 ) -> None:
     """Train each norm at each batch size x seed (same data, weights and epochs per seed); plot, tabulate, test."""
     cfg = _prepare(config, set_, seed, runs_dir, check=check_sweep)
+    jobs = _jobs(jobs)
     spec = cfg.sweep
     with _progress(len(spec.norms) * len(spec.batch_sizes) * len(cfg.seed_list) * cfg.train.epochs) as on_epoch:
-        result = experiments.batchsize_sweep(cfg, runs_dir, on_epoch, jobs or usable_cores())
+        result = experiments.batchsize_sweep(cfg, runs_dir, on_epoch, jobs)
     title = f"lnbench batchsize-sweep: {spec.family}, {experiments.plural(cfg.train.epochs, 'epoch')}, lr {cfg.train.lr:g}"
     _print_rows(title, result.rows, cfg.compare.target_acc, sweep=True)
     _print_result(result, cfg.compare.target_acc, sweep=True)

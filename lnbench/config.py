@@ -154,8 +154,6 @@ class RunConfig(_Section):
         if self.train.batch_size > n:
             raise ValueError(f"train.batch_size ({self.train.batch_size}) must be <= data.n_train ({n})")
         _unique(self.seeds or [], "seeds")
-        if self.seeds is None and self.seed + DEFAULT_NUM_SEEDS - 1 > MAX_SEED:
-            raise ValueError(f"seed: with seeds unset the seeds are seed .. seed + {DEFAULT_NUM_SEEDS - 1}, which must be <= {MAX_SEED}")
         return self
 
     @property
@@ -186,8 +184,20 @@ class RunConfig(_Section):
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
 
 
+def check_seeds(cfg: RunConfig) -> None:
+    """For compare and sweeps: raise :class:`ConfigError` if the default seeds (``seeds`` unset:
+    ``seed`` .. ``seed + 4``) pass the largest seed."""
+    if cfg.seeds is None and cfg.seed + DEFAULT_NUM_SEEDS - 1 > MAX_SEED:
+        raise ConfigError(
+            f"seed: {cfg.seed} with seeds unset means seeds {cfg.seed} .. {cfg.seed + DEFAULT_NUM_SEEDS - 1}, past {MAX_SEED}; "
+            "set seeds to a list"
+        )
+
+
 def check_sweep(cfg: RunConfig) -> None:
-    """Raise :class:`ConfigError` if a sweep batch size exceeds ``data.n_train``."""
+    """Raise :class:`ConfigError` if a sweep batch size exceeds ``data.n_train`` (or the seeds
+    pass the largest seed, :func:`check_seeds`)."""
+    check_seeds(cfg)
     too_big = [b for b in cfg.sweep.batch_sizes if b > cfg.data.n_train]
     if too_big:
         raise ConfigError(

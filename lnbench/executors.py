@@ -17,7 +17,8 @@ import os
 import queue
 import signal
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -32,8 +33,15 @@ class Failed:
 
 
 class Executor(Protocol):
-    def run(self, fn: Callable[[Any, Progress | None], Any], jobs: Sequence[Any], progress: Progress | None = None) -> list[Any]:
-        """``[fn(job, progress) for job in jobs]`` (a raising job gives :class:`Failed`)."""
+    def run(
+        self,
+        fn: Callable[[Any, Progress | None], Any],
+        jobs: Sequence[Any],
+        progress: Progress | None = None,
+        on_done: Callable[[int, Any], None] | None = None,
+    ) -> list[Any]:
+        """``[fn(job, progress) for job in jobs]`` (a raising job gives :class:`Failed`);
+        ``on_done(k, outcome)`` is called in the caller's process as each job ends."""
         ...
 
 
@@ -52,24 +60,34 @@ def _outcome(fn, job, progress):
 class SerialExecutor:
     """Every job in this process, one after another (``--jobs 1``)."""
 
-    def run(self, fn, jobs, progress=None):
-        return [_outcome(fn, job, progress) for job in jobs]
+    def run(self, fn, jobs, progress=None, on_done=None):
+        outcomes = []
+        for k, job in enumerate(jobs):
+            outcomes.append(_outcome(fn, job, progress))
+            if on_done is not None:
+                on_done(k, outcomes[-1])
+        return outcomes
 
 
 _QUEUE: Any = None  # a worker's progress queue, set by _init_worker
 _STOPPING = False  # set in a worker by SIGTERM: it takes no further job
+_IN_JOB = False  # a worker is inside a job (not inside the pool's own queue handling)
 
 
 def _raise_interrupt(signum, frame) -> None:
     global _STOPPING
+    if _STOPPING:  # once: a second signal must not cut short the writing of "interrupted"
+        return
     _STOPPING = True
-    raise KeyboardInterrupt(signal.Signals(signum).name)
+    if _IN_JOB:  # between jobs the worker may hold the pool's queue lock: raising there would
+        raise KeyboardInterrupt(signal.Signals(signum).name)  # leave it locked for every other worker
 
 
 def _init_worker(progress_queue) -> None:
     global _QUEUE
     _QUEUE = progress_queue
     signal.signal(signal.SIGTERM, _raise_interrupt)  # the parent stops us with SIGTERM
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
     import torch
 
     torch.set_num_threads(1)
@@ -80,21 +98,31 @@ def _queue_progress(label: str, epoch: int, epochs: int) -> None:
 
 
 def _run_in_worker(fn, job):
+    global _IN_JOB
     if _STOPPING:  # a job queued before the stop: do not start it
         raise KeyboardInterrupt("SIGTERM")
-    return _outcome(fn, job, _queue_progress)
+    _IN_JOB = True
+    try:
+        return _outcome(fn, job, _queue_progress)
+    finally:
+        _IN_JOB = False
 
 
 class PoolExecutor:
     """Jobs on ``workers`` worker processes, one torch thread each, via
-    :class:`concurrent.futures.ProcessPoolExecutor` (``forkserver`` start method, else ``spawn``)."""
+    :class:`concurrent.futures.ProcessPoolExecutor` (``forkserver`` start method, else ``spawn``).
+
+    A worker that dies (killed, out of memory) breaks the pool: the jobs that had not finished
+    are run again, each alone on a fresh worker, and a job whose worker dies again is
+    :class:`Failed`.
+    """
 
     def __init__(self, workers: int) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         self.workers = workers
 
-    def run(self, fn, jobs, progress=None):
+    def run(self, fn, jobs, progress=None, on_done=None):
         # forkserver: workers fork from a clean server process that has imported lnbench and torch
         # once (no threads, nothing of ours inherited but the job); spawn where it does not exist
         methods = multiprocessing.get_all_start_methods()
@@ -102,15 +130,36 @@ class PoolExecutor:
         if ctx.get_start_method() == "forkserver":
             ctx.set_forkserver_preload(["lnbench.experiments", "torch._dynamo"])  # Adam imports _dynamo: 1 s
         progress_queue = ctx.Queue()
-        pool = ProcessPoolExecutor(min(self.workers, max(len(jobs), 1)), ctx, _init_worker, (progress_queue,))
-        futures: list[Future] = [pool.submit(_run_in_worker, fn, job) for job in jobs]
+        outcomes: dict[int, Any] = {}
+        breaks = dict.fromkeys(range(len(jobs)), 0)
+        try:
+            self._one_pool(ctx, fn, jobs, list(range(len(jobs))), self.workers, progress_queue, progress, on_done, outcomes, breaks)
+            for k in [k for k in range(len(jobs)) if k not in outcomes]:  # after a broken pool: one at a time
+                self._one_pool(ctx, fn, jobs, [k], 1, progress_queue, progress, on_done, outcomes, breaks)
+            _drain(progress_queue, progress)
+            return [outcomes[k] for k in range(len(jobs))]
+        finally:
+            progress_queue.close()
+
+    def _one_pool(self, ctx, fn, jobs, todo, workers, progress_queue, progress, on_done, outcomes, breaks) -> None:
+        pool = ProcessPoolExecutor(min(workers, len(todo)), ctx, _init_worker, (progress_queue,))
+        futures = {pool.submit(_run_in_worker, fn, jobs[k]): k for k in todo}
         try:
             pending = set(futures)
             while pending:
                 done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
                 _drain(progress_queue, progress)
-            _drain(progress_queue, progress)
-            return [f.result() for f in futures]
+                for f in done:
+                    k = futures[f]
+                    try:
+                        outcomes[k] = f.result()
+                    except BrokenProcessPool:
+                        breaks[k] += 1
+                        if breaks[k] < 2:
+                            continue  # run it again, alone
+                        outcomes[k] = Failed("a worker process died while running it (killed, or out of memory)")
+                    if on_done is not None:
+                        on_done(k, outcomes[k])
         except BaseException:
             for f in futures:
                 f.cancel()
@@ -120,7 +169,6 @@ class PoolExecutor:
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-            progress_queue.close()
 
 
 def _drain(progress_queue, progress: Progress | None) -> None:

@@ -24,7 +24,7 @@ from lnbench.data import make_trend_data
 from lnbench.executors import Executor, Failed, make_executor
 from lnbench.models import SimpleRNN, build_model, family_label
 from lnbench.norms import SingleValueBatchWarning
-from lnbench.runs import Run
+from lnbench.runs import Run, mark_unfinished
 from lnbench.schema import Metrics, SummaryRow, read_metrics, summary_row
 from lnbench.training import train_members
 
@@ -194,27 +194,43 @@ class Cell:
 
 
 def _run_cell_job(cell: Cell, progress: EpochCallback | None) -> list[tuple[SummaryRow, Path]]:
+    for c in cell.cfgs:  # a previous attempt whose worker died: keep what it wrote, aside
+        old = cell.parent / c.name
+        if old.exists():
+            mark_unfinished(old, "failed", "its worker process died; the cell was run again")
+            attempt = 1
+            while old.with_name(f"{old.name}.attempt{attempt}").exists():
+                attempt += 1
+            old.rename(old.with_name(f"{old.name}.attempt{attempt}"))
     return run_cell(cell.cfgs, cell.parent, progress, False, cell.target_acc)
 
 
 def _run_cells(run: Run, cells: list[Cell], executor: Executor, on_epoch: EpochCallback | None, kind: str) -> tuple[list[SummaryRow], list[Path]]:
-    """Run every cell on ``executor``; rows and folders in the cells' order. A cell that failed
-    gives ``failed`` rows (no values), the others go on, and the experiment ends ``failed``."""
-    rows, dirs, failed = [], [], []
+    """Run every cell on ``executor``; rows and folders in the cells' order, and a partial
+    summary.json after each cell. A cell that failed gives ``failed`` rows (no values), the
+    others go on, and the experiment ends ``failed``."""
     # the biggest jobs first, so that the last job to finish is a short one; results in cell order
     order = sorted(range(len(cells)), key=lambda k: -_cost(cells[k]))
-    outcomes = dict(zip(order, executor.run(_run_cell_job, [cells[k] for k in order], on_epoch)))
-    for cell, outcome in zip(cells, (outcomes[k] for k in range(len(cells)))):
+    finished: dict[int, list[tuple[SummaryRow, Path | None]]] = {}
+
+    def done(k: int, outcome) -> None:
+        cell = cells[order[k]]
         if isinstance(outcome, Failed):
-            failed.append(f"{cell.cfgs[0].name.rsplit('_seed', 1)[0]}: {outcome.error}")
-            rows += [_failed_row(c, cell.target_acc) for c in cell.cfgs]
-            continue
-        for row, path in outcome:
-            rows.append(row)
-            dirs.append(path)
+            for c in cell.cfgs:
+                mark_unfinished(cell.parent / c.name, "failed", outcome.error)
+                if on_epoch is not None:  # account for the epochs it will not run
+                    on_epoch(f"{c.model.family}/{c.model.norm}/bs{c.train.batch_size}/seed{c.seed}", c.train.epochs, c.train.epochs)
+            outcome = [(_failed_row(c, cell.target_acc), None) for c in cell.cfgs]
+        finished[order[k]] = outcome
+        partial = [row for j in sorted(finished) for row, _ in finished[j]]
+        run.write_json("summary.json", _summary(kind, partial, False))
+
+    outcomes = executor.run(_run_cell_job, [cells[k] for k in order], on_epoch, done)
+    failed = sorted({f"{cells[order[k]].cfgs[0].name.rsplit('_seed', 1)[0]}: {o.error}" for k, o in enumerate(outcomes) if isinstance(o, Failed)})
     if failed:
         run.set_status("failed", "cells failed: " + "; ".join(failed))
-    return rows, dirs
+    pairs = [pair for k in range(len(cells)) for pair in finished[k]]
+    return [row for row, _ in pairs], [path for _, path in pairs if path is not None]
 
 
 def _cost(cell: Cell) -> float:
@@ -255,7 +271,7 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
     with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "compare") as run:
         settings = [{"model__family": f, "model__norm": n} for f in spec.families for n in spec.norms]
         cells = _seed_cells(cfg, settings, run.path, spec.target_acc, lambda c: f"{c['model__family']}_{c['model__norm']}")
-        run.manifest["jobs"] = jobs
+        run.manifest["jobs"] = min(jobs, len(cells))
         run.write_json("summary.json", _summary("compare", [], False))
         rows, dirs = _run_cells(run, cells, executor, on_epoch, "compare")
         figures = draw_comparison(run.path, dirs, spec.target_acc)
@@ -289,7 +305,7 @@ def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: Epo
         settings = [{"model__family": spec.family, "model__norm": n, "train__batch_size": b} for n in spec.norms for b in spec.batch_sizes]
         name = lambda c: f"{spec.family}_{c['model__norm']}_bs{c['train__batch_size']}"  # noqa: E731
         cells = _seed_cells(cfg, settings, run.path, cfg.compare.target_acc, name)
-        run.manifest["jobs"] = jobs
+        run.manifest["jobs"] = min(jobs, len(cells))
         run.write_json("summary.json", _summary("batchsize-sweep", [], False))
         rows, _ = _run_cells(run, cells, executor, on_epoch, "batchsize-sweep")
         aggregate = report.aggregate_over_seeds(rows)

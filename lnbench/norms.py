@@ -70,6 +70,7 @@ class NormalizeAffine(torch.autograd.Function):
         return torch.addcmul(beta, x_hat, gamma), mean, var
 
     @staticmethod
+    @torch.autograd.function.once_differentiable  # a second derivative raises instead of being wrong
     def backward(ctx, grad_y, _grad_mean, _grad_var):  # type: ignore[override]
         if grad_y is None:
             return None, None, None, None, None

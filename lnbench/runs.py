@@ -201,3 +201,28 @@ class Run:
         if exc is not None:  # the outermost run's folder is the last note
             exc.add_note(f"run folder: {self.path} (status: {self.status})")
         return False
+
+
+def mark_unfinished(path: str | Path, status: str, error: str) -> bool:
+    """If the run folder ``path`` still says ``running`` (its process died before it could say
+    otherwise), record ``status`` and ``error`` in its run.json and metrics.json. Returns whether
+    it did."""
+    path = Path(path)
+    manifest_path = path / "run.json"
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return False
+    if manifest.get("status") != "running":
+        return False
+    manifest.update(status=status, error=error, end_time=utc_now())
+    write_json_atomic(manifest_path, manifest)
+    metrics_path = path / "metrics.json"
+    try:
+        metrics = json.loads(metrics_path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return True
+    if metrics.get("status") == "running":
+        metrics["status"] = status
+        write_json_atomic(metrics_path, metrics)
+    return True

@@ -141,12 +141,10 @@ def hidden_norm_as_in_training(model: nn.Module, X: torch.Tensor, batch_size: in
 
 def _grad_norms(model: nn.Module, params: list[tuple[str, nn.Parameter]], S: int) -> torch.Tensor:
     """L2 norm of each parameter's gradient per member, ``(P, S)`` (0 for no gradient)."""
-    if not _is_ensemble(model) and all(p.grad is not None for _, p in params):
-        return torch.stack(torch._foreach_norm([p.grad for _, p in params])).unsqueeze(1)  # one call
-    return torch.stack([
-        _per_member(model, p.grad).reshape(S, -1).norm(dim=1) if p.grad is not None else torch.zeros(S)
-        for _, p in params
-    ])
+    grads = [_per_member(model, p.grad) if p.grad is not None else torch.zeros(S, 1) for _, p in params]
+    # member by member, each a contiguous slice: the sums round the same way whatever S is, so a
+    # member's clipping (and metrics) are bit for bit those of its run alone
+    return torch.stack([torch.stack(torch._foreach_norm([g[s] for g in grads])) for s in range(S)], dim=1)
 
 
 def train_model(

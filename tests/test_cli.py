@@ -225,3 +225,11 @@ def test_compare_with_two_seeds_prints_and_stores_the_aggregate(tmp_path):
     assert agg["n_seeds"] == 2 and math.isclose(agg["mean_final_test_acc"], sum(accs) / 2)
     assert "over 2 seeds" in result.output
     assert json.loads((_only_run(tmp_path) / "run.json").read_text())["seed"] == [0, 1]
+
+
+@pytest.mark.parametrize("args,message", [(["--jobs", "0"], "--jobs: must be >= 1, got 0"), (["--seed", "4294967295"], "seeds 4294967295 .. 4294967299")])
+def test_jobs_and_default_seeds_are_checked_before_anything_runs(tmp_path, args, message):
+    result = runner.invoke(app, ["compare", *args, "--runs-dir", str(tmp_path / "runs")])
+    assert result.exit_code == 2 and message in result.output and len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "runs").exists()
+    assert runner.invoke(app, ["train", "configs/train.yaml", "--seed", "4294967295", "--set", "train.epochs=1", *TINY, "--runs-dir", str(tmp_path / "t")]).exit_code == 0

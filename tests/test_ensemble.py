@@ -47,3 +47,11 @@ def test_a_diverging_member_does_not_stop_the_others():
     assert members[1].epochs == [] and members[0].epochs == [1, 2, 3]
     solo = train_model(_model("layer", 2), _data(2), CFG, seed=2)
     torch.testing.assert_close(torch.tensor(members[2].train_loss), torch.tensor(solo.train_loss), atol=1e-5, rtol=1e-5)
+
+
+def test_a_member_is_bit_for_bit_its_one_member_ensemble_with_clipping():
+    """``lnbench train`` re-runs one seed of a cell as a one-member ensemble: same arithmetic."""
+    cfg = TrainConfig(epochs=2, batch_size=16, lr=3e-3, grad_clip=0.05)
+    three = train_members(SimpleRNN.stack([_model("layer", s) for s in SEEDS]), [_data(s) for s in SEEDS], cfg, SEEDS)
+    one = train_members(SimpleRNN.stack([_model("layer", 2)]), [_data(2)], cfg, [2])[0]
+    assert one.train_loss == three[2].train_loss and one.grad_norm == three[2].grad_norm

@@ -1,6 +1,7 @@
 """Executors: the pool gives the serial results, survives a failing cell, and stops on SIGTERM."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -54,3 +55,19 @@ def test_sigterm_stops_the_workers_and_marks_unfinished_runs_interrupted(tmp_pat
     children = [json.loads(p.read_text()) for p in run.glob("*/run.json")]
     assert children and {c["status"] for c in children} <= {"interrupted", "completed"}
     assert any(c["status"] == "interrupted" for c in children)
+
+
+def _die_once_or_always(job, progress):
+    kind, marker = job
+    if kind == "always" or (kind == "once" and not Path(marker).exists()):
+        Path(marker).touch()
+        os._exit(1)  # the worker process dies, as if killed or out of memory
+    return "ok"
+
+
+def test_a_dead_worker_is_retried_alone_and_then_failed(tmp_path):
+    jobs = [("once", str(tmp_path / "a")), ("always", str(tmp_path / "b")), ("never", str(tmp_path / "c"))]
+    done = []
+    outcomes = PoolExecutor(2).run(_die_once_or_always, jobs, None, lambda k, o: done.append(k))
+    assert outcomes[0] == outcomes[2] == "ok" and isinstance(outcomes[1], Failed) and "died" in outcomes[1].error
+    assert sorted(done) == [0, 1, 2]
