@@ -72,15 +72,22 @@ class SerialExecutor:
 _QUEUE: Any = None  # a worker's progress queue, set by _init_worker
 _STOPPING = False  # set in a worker by SIGTERM: it takes no further job
 _IN_JOB = False  # a worker is inside a job (not inside the pool's own queue handling)
+_IN_QUEUE = False  # a worker is putting a progress report (holding the queue's locks)
+_DEFERRED = False  # SIGTERM came while _IN_QUEUE: raise once the put is done
 
 
 def _raise_interrupt(signum, frame) -> None:
-    global _STOPPING
+    """SIGTERM in a worker: raise KeyboardInterrupt only where no lock of a multiprocessing queue
+    can be held (a lock left held by the exception would hang this process's exit, or every
+    worker's next job), so: inside a job, and after a progress put rather than within it."""
+    global _STOPPING, _DEFERRED
     if _STOPPING:  # once: a second signal must not cut short the writing of "interrupted"
         return
     _STOPPING = True
-    if _IN_JOB:  # between jobs the worker may hold the pool's queue lock: raising there would
-        raise KeyboardInterrupt(signal.Signals(signum).name)  # leave it locked for every other worker
+    if _IN_QUEUE:
+        _DEFERRED = True
+    elif _IN_JOB:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def _init_worker(progress_queue) -> None:
@@ -94,7 +101,14 @@ def _init_worker(progress_queue) -> None:
 
 
 def _queue_progress(label: str, epoch: int, epochs: int) -> None:
-    _QUEUE.put((label, epoch, epochs))
+    global _IN_QUEUE
+    _IN_QUEUE = True
+    try:
+        _QUEUE.put((label, epoch, epochs))
+    finally:
+        _IN_QUEUE = False
+    if _DEFERRED:
+        raise KeyboardInterrupt("SIGTERM")
 
 
 def _run_in_worker(fn, job):

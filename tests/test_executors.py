@@ -42,12 +42,16 @@ def test_compare_on_two_workers_equals_one(tmp_path):
 def test_sigterm_stops_the_workers_and_marks_unfinished_runs_interrupted(tmp_path):
     args = [sys.executable, "-m", "lnbench", "compare", "--jobs", "2", "--runs-dir", str(tmp_path), "--set", "train.epochs=400", "--set", "seeds=[0,1]"]
     args += [f"--set={kv}" for kv in TINY[:-1]]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while time.time() < deadline and len(list(Path(tmp_path).glob("*/*/metrics.json"))) < 2:  # two cells training
-        time.sleep(0.2)
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=60)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and len(list(Path(tmp_path).glob("*/*/metrics.json"))) < 2:  # two cells training
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # hung: leave no process behind
+            os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("lnbench: interrupted: stopped by SIGTERM")
     (run,) = list(Path(tmp_path).iterdir())
