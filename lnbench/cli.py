@@ -168,6 +168,9 @@ def _print_result(result: experiments.ExperimentResult, target_acc: float, sweep
         console.print(report.aggregate_table(result.aggregate, target_acc, sweep))
     if result.comparisons and not sweep:
         console.print(report.comparisons_table(result.comparisons))
+    significant = [c for c in result.comparisons if c.significant]
+    if sweep and significant:
+        console.print(report.comparisons_table(significant, f"significant paired comparisons ({len(significant)} of {len(result.comparisons)}; all in summary.json)"))
     for v in result.verdicts:
         console.print(f"- {v}", highlight=False, soft_wrap=True, markup=False)
     console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)

@@ -180,7 +180,9 @@ def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
     rows, cols = len(groups), len(norms_order)
     fig = Figure(figsize=(4.6 * cols + 2.6, 3.8 * rows), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False, sharey="row")
-    fig.suptitle("Gradient norm per layer over training (L2 norm of each layer's gradient, mean over steps)", fontsize=12)
+    seeds = len({m.seed for m in metrics})
+    over = f", mean of {seeds} seeds" if seeds > 1 else ""
+    fig.suptitle(f"Gradient norm per layer over training\n(L2 norm of each layer's gradient, mean over each epoch's steps{over})", fontsize=11)
     palette = colormaps["tab20"].colors
     for i, (family, norms) in enumerate(groups.items()):
         layers = list(dict.fromkeys(layer for rs in norms.values() for r in rs for layer in r.grad_norm_layer))

@@ -65,12 +65,14 @@ def accuracy_interval(acc: float, n: int) -> tuple[float, float]:
 @lru_cache(maxsize=4096)
 def _mcnemar_counts(b: int, c: int, n: int) -> tuple[float, float, float]:
     """(p, lo, hi) for b, c discordant counts out of n; cached because few (b, c) pairs recur."""
-    if b + c == 0:
-        return 1.0, 0.0, 0.0
-    res = stats.binomtest(b, b + c, 0.5)
-    ci = res.proportion_ci(0.95, method="exact")
-    scale = (b + c) / n
-    return float(res.pvalue), scale * (2 * ci.low - 1), scale * (2 * ci.high - 1)
+    p = 1.0 if b + c == 0 else float(stats.binomtest(b, b + c, 0.5).pvalue)
+    # Agresti & Min (2005): a Wald interval of the paired difference with 1/2 added to each of the
+    # four cells; unconditional (the number of discordant pairs is random too), so it is not
+    # capped at the observed difference as an interval conditional on b + c would be
+    m = n + 2
+    pb, pc = (b + 0.5) / m, (c + 0.5) / m
+    half = 1.959963984540054 * np.sqrt(max(pb + pc - (pb - pc) ** 2, 0.0) / m)
+    return p, max(-1.0, pb - pc - half), min(1.0, pb - pc + half)
 
 
 def mcnemar_exact(correct_a: Sequence[int], correct_b: Sequence[int]) -> PairedResult:
@@ -79,9 +81,11 @@ def mcnemar_exact(correct_a: Sequence[int], correct_b: Sequence[int]) -> PairedR
     correct_a, correct_b: equal-length 1-D sequences of 0/1 (or bool), one per test example.
     With b = #(a right, b wrong) and c = #(a wrong, b right): mean_diff = (b - c) / n_test (fraction);
     p = ``scipy.stats.binomtest(b, b + c, 0.5).pvalue`` (exact, two-sided; 1 when b + c == 0).
-    ci95: conditional exact interval: the Clopper-Pearson interval [lo, hi] of b / (b + c)
-    (``binomtest(...).proportion_ci(method="exact")``) mapped to (b + c) / n * (2 * [lo, hi] - 1);
-    [0, 0] when b + c == 0. Reference: McNemar (1947); Fagerland, Lydersen & Laake (2013).
+    ci95: the Agresti-Min (2005) interval of the paired difference (Wald with 1/2 added to each
+    cell of the 2x2 table, n + 2 in all), clipped to [-1, 1]. Reference: McNemar (1947); Agresti &
+    Min (2005); Fagerland, Lydersen & Laake (2013) recommend it over the conditional interval.
+    Near p = 0.05 the approximate interval and the exact (conservative) test can disagree on
+    whether 0 is excluded; the verdict follows the test.
     Raises ValueError for different lengths, empty input, or values other than 0/1.
     """
     a, b_ = np.asarray(correct_a), np.asarray(correct_b)

@@ -299,7 +299,7 @@ def sweep_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Comparison]
             ("above NoNorm", lambda c: c.norm_b == "none" != c.norm_a and c.metric == "final_test_acc" and c.mean_diff > 0),
             (f"below its batch size {reference_batch_size}", lambda c: c.norm_b == c.norm_a and c.metric == "final_test_acc" and c.mean_diff < 0),
             (f"above its batch size {reference_batch_size}", lambda c: c.norm_b == c.norm_a and c.metric == "final_test_acc" and c.mean_diff > 0),
-            ("batch statistics differ from running statistics", lambda c: c.metric == "batch_stats_vs_eval"),
+            ("batch statistics minus running statistics differs from 0", lambda c: c.metric == "batch_stats_vs_eval"),
         ]
         parts = []
         for what, select in groups:
