@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from lnbench.kernels import layernorm_kernel
+
 
 class SingleValueBatchWarning(UserWarning):
     """BatchNorm saw one value per feature in training: x_hat is 0 and the output is beta."""
@@ -106,6 +108,10 @@ class LayerNorm(nn.Module):
 
         members: S for an ensemble of S models (input ``(S, B, D)``, gamma ``(S, 1, D)``).
 
+    float32/float64 CPU inputs go through the compiled kernel of :mod:`lnbench.kernels` when it
+    is built (the same formula and backward, one C++ autograd node); other inputs, or
+    ``use_kernel = False``, through :class:`NormalizeAffine`.
+
     Attributes:
         gamma: learnable gain of shape ``(D,)``, initialised to ones (the paper's g).
         beta: learnable bias of shape ``(D,)``, initialised to zeros (the paper's b).
@@ -133,10 +139,15 @@ class LayerNorm(nn.Module):
         shape = (features,) if members is None else (members, 1, features)  # an ensemble: (S, 1, D)
         self.gamma = nn.Parameter(torch.ones(shape))
         self.beta = nn.Parameter(torch.zeros(shape))
+        self.use_kernel = True  # False: always the Python autograd Function (NormalizeAffine)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.shape[-1] != self.features:
             raise ValueError(f"LayerNorm: expected last axis {self.features}, got shape {tuple(x.shape)}")
+        if self.use_kernel and x.dtype in (torch.float32, torch.float64) and x.device.type == "cpu":
+            kernel = layernorm_kernel()
+            if kernel is not None:  # the same formula as one C++ autograd node (lnbench.kernels)
+                return kernel.layer_norm(x, self.gamma, self.beta, self.eps)
         return NormalizeAffine.apply(x, self.gamma, self.beta, self.eps, (-1,))[0]  # (*, D)
 
     def extra_repr(self) -> str:

@@ -1,0 +1,93 @@
+// lnbench: LayerNorm over the last axis (Ba et al. 2016, eq. 4) with the hand-written x-hat
+// backward, as one C++ autograd node: no Python runs per call, which at the RNN's sizes
+// ((64, 64) per timestep) is most of the cost of a Python autograd.Function.
+//
+// x: (N, D) rows (any leading shape, contiguous), gamma/beta: (G, D) with G dividing N: row i
+// uses gamma row i / (N / G) (G = 1: one LayerNorm; G = S: an ensemble of S members, x (S, B, D)).
+// Forward (two-pass, biased variance, accumulated in double):
+//   mean = sum_j x_j / D,  var = sum_j (x_j - mean)^2 / D,  rstd = 1 / sqrt(var + eps)
+//   x_hat = (x - mean) * rstd,  y = gamma * x_hat + beta
+// Backward, with g = gamma * grad_y (the same formula as lnbench/numpy_layernorm.py):
+//   dx = rstd * (g - mean_j(g) - x_hat * mean_j(g * x_hat)),  dgamma = sum(grad_y * x_hat),  dbeta = sum(grad_y)
+#include <torch/extension.h>
+#include <cmath>
+
+using torch::Tensor;
+using torch::autograd::AutogradContext;
+using torch::autograd::tensor_list;
+
+template <typename T>
+static void forward_rows(const T* x, const T* gamma, const T* beta, T* y, T* xh, T* rs, int64_t N, int64_t D, int64_t per_group, double eps) {
+  for (int64_t i = 0; i < N; ++i) {
+    const T* xi = x + i * D;
+    const T* g = gamma + (i / per_group) * D;
+    const T* b = beta + (i / per_group) * D;
+    double mean = 0;
+    for (int64_t j = 0; j < D; ++j) mean += xi[j];
+    mean /= D;
+    double var = 0;  // two-pass: no E[x^2] - E[x]^2 cancellation
+    for (int64_t j = 0; j < D; ++j) { double c = xi[j] - mean; var += c * c; }
+    var /= D;
+    T r = (T)(1.0 / std::sqrt(var + eps));
+    rs[i] = r;
+    for (int64_t j = 0; j < D; ++j) {
+      T h = (T)((xi[j] - mean) * r);
+      xh[i * D + j] = h;
+      y[i * D + j] = h * g[j] + b[j];
+    }
+  }
+}
+
+template <typename T>
+static void backward_rows(const T* gy, const T* xh, const T* rs, const T* gamma, T* dx, T* dgamma, T* dbeta, int64_t N, int64_t D, int64_t per_group) {
+  for (int64_t i = 0; i < N; ++i) {
+    const T* gyi = gy + i * D; const T* xhi = xh + i * D;
+    const T* g = gamma + (i / per_group) * D;
+    T* dg = dgamma + (i / per_group) * D;
+    T* db = dbeta + (i / per_group) * D;
+    double mg = 0, mgx = 0;
+    for (int64_t j = 0; j < D; ++j) { double gj = (double)gyi[j] * g[j]; mg += gj; mgx += gj * xhi[j]; }
+    mg /= D; mgx /= D;
+    for (int64_t j = 0; j < D; ++j) {
+      double gj = (double)gyi[j] * g[j];
+      dx[i * D + j] = (T)(rs[i] * (gj - mg - xhi[j] * mgx));
+      dg[j] += gyi[j] * xhi[j];
+      db[j] += gyi[j];
+    }
+  }
+}
+
+struct LayerNormFn : public torch::autograd::Function<LayerNormFn> {
+  static Tensor forward(AutogradContext* ctx, Tensor x, Tensor gamma, Tensor beta, double eps) {
+    auto xc = x.contiguous();
+    int64_t D = xc.size(-1), N = xc.numel() / std::max<int64_t>(D, 1);
+    int64_t G = gamma.numel() / std::max<int64_t>(D, 1);
+    TORCH_CHECK(G >= 1 && N % G == 0 && gamma.numel() == G * D && beta.numel() == G * D, "layer_norm: gamma rows must divide the rows of x");
+    int64_t per_group = std::max<int64_t>(N / G, 1);
+    auto y = torch::empty_like(xc), xh = torch::empty_like(xc);
+    auto rs = torch::empty({N}, xc.options());
+    AT_DISPATCH_FLOATING_TYPES(xc.scalar_type(), "layernorm_forward", [&] {
+      forward_rows<scalar_t>(xc.data_ptr<scalar_t>(), gamma.contiguous().data_ptr<scalar_t>(), beta.contiguous().data_ptr<scalar_t>(),
+                             y.data_ptr<scalar_t>(), xh.data_ptr<scalar_t>(), rs.data_ptr<scalar_t>(), N, D, per_group, eps);
+    });
+    ctx->save_for_backward({xh, rs, gamma});
+    return y;
+  }
+  static tensor_list backward(AutogradContext* ctx, tensor_list grads) {
+    auto saved = ctx->get_saved_variables();
+    auto xh = saved[0], rs = saved[1], gamma = saved[2];
+    auto gy = grads[0].contiguous();
+    int64_t D = xh.size(-1), N = xh.numel() / std::max<int64_t>(D, 1);
+    int64_t per_group = std::max<int64_t>(N / (gamma.numel() / D), 1);
+    auto dx = torch::empty_like(xh), dg = torch::zeros_like(gamma), db = torch::zeros_like(gamma);
+    AT_DISPATCH_FLOATING_TYPES(xh.scalar_type(), "layernorm_backward", [&] {
+      backward_rows<scalar_t>(gy.data_ptr<scalar_t>(), xh.data_ptr<scalar_t>(), rs.data_ptr<scalar_t>(), gamma.contiguous().data_ptr<scalar_t>(),
+                              dx.data_ptr<scalar_t>(), dg.data_ptr<scalar_t>(), db.data_ptr<scalar_t>(), N, D, per_group);
+    });
+    return {dx, dg, db, Tensor()};
+  }
+};
+
+Tensor layer_norm(Tensor x, Tensor gamma, Tensor beta, double eps) { return LayerNormFn::apply(x, gamma, beta, eps); }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("layer_norm", &layer_norm, "LayerNorm over the last axis, x-hat backward"); }
