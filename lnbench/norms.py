@@ -27,6 +27,8 @@ from torch import nn
 
 from lnbench.kernels import layernorm_kernel
 
+_KERNEL_DTYPES = frozenset((torch.float32, torch.float64))
+
 
 class SingleValueBatchWarning(UserWarning):
     """BatchNorm saw one value per feature in training: x_hat is 0 and the output is beta."""
@@ -144,7 +146,7 @@ class LayerNorm(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.shape[-1] != self.features:
             raise ValueError(f"LayerNorm: expected last axis {self.features}, got shape {tuple(x.shape)}")
-        if self.use_kernel and x.dtype in (torch.float32, torch.float64) and x.device.type == "cpu":
+        if self.use_kernel and x.dtype in _KERNEL_DTYPES and not x.is_cuda:
             kernel = layernorm_kernel()
             if kernel is not None:  # the same formula as one C++ autograd node (lnbench.kernels)
                 return kernel.layer_norm(x, self.gamma, self.beta, self.eps)
