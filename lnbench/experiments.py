@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from lnbench import plots, report, verdicts
+from lnbench.verdicts import plural
 from lnbench.config import RunConfig, check_sweep
 from lnbench.data import make_trend_data
 from lnbench.executors import Executor, Failed, make_executor
@@ -29,10 +30,6 @@ from lnbench.schema import Metrics, SummaryRow, read_metrics, summary_row
 from lnbench.training import train_members
 
 EpochCallback = Callable[[str, int, int], None]
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 @dataclass
@@ -137,7 +134,8 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, 
                 train_members(model, datas, cfg0.train, [c.seed for c in cfgs], epoch_done, metrics)
         except BaseException as exc:  # keep the finished epochs, saying how the runs ended
             for run, m in zip(runs, metrics):
-                m.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+                if m.status != "diverged":  # a member that diverged before keeps saying so
+                    m.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
                 run.write_json("metrics.json", m.to_dict())
             raise
         finally:

@@ -223,11 +223,14 @@ class BatchNorm1d(nn.Module):
         return y
 
     @torch.no_grad()
-    def _update_running_stats(self, mean: torch.Tensor, var: torch.Tensor, n: int) -> None:
+    def _update_running_stats(self, mean: torch.Tensor, var: torch.Tensor, n: int, row: int | None = None) -> None:
+        """PyTorch's rule, ``running = (1 - m) running + m batch`` with the unbiased variance of
+        n values, on the buffers (or on their ``row``); with n = 1 the variance is left alone."""
+        running_mean, running_var = (self.running_mean, self.running_var) if row is None else (self.running_mean[row], self.running_var[row])
         m = self.momentum
-        self.running_mean.mul_(1 - m).add_(m * mean)
+        running_mean.mul_(1 - m).add_(m * mean)
         if n > 1:
-            self.running_var.mul_(1 - m).add_(m * var * (n / (n - 1)))
+            running_var.mul_(1 - m).add_(m * var * (n / (n - 1)))
         else:
             self._warn_single_value()
 
@@ -354,17 +357,8 @@ class RecurrentBatchNorm1d(BatchNorm1d):
             if row is None:
                 self._pending.append((mean, var, n))
             else:
-                self._update_row(row, mean, var, n)
+                self._update_running_stats(mean, var, n, row)
         return y
-
-    @torch.no_grad()
-    def _update_row(self, row: int, mean: torch.Tensor, var: torch.Tensor, n: int) -> None:
-        m = self.momentum
-        self.running_mean[row].mul_(1 - m).add_(m * mean)
-        if n > 1:
-            self.running_var[row].mul_(1 - m).add_(m * var * (n / (n - 1)))
-        else:
-            self._warn_single_value()
 
     @torch.no_grad()
     def update_running_stats(self) -> None:
@@ -374,13 +368,7 @@ class RecurrentBatchNorm1d(BatchNorm1d):
             return
         means, variances, sizes = zip(*self._pending)
         self._pending.clear()
-        n = sizes[0]
-        m = self.momentum
-        self.running_mean.mul_(1 - m).add_(m * torch.stack(means).mean(dim=0))
-        if n > 1:
-            self.running_var.mul_(1 - m).add_(m * torch.stack(variances).mean(dim=0) * (n / (n - 1)))
-        else:
-            self._warn_single_value()
+        self._update_running_stats(torch.stack(means).mean(dim=0), torch.stack(variances).mean(dim=0), sizes[0])
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", stats={self.stats!r}"

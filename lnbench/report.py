@@ -21,11 +21,9 @@ from lnbench.schema import SummaryRow
 from lnbench.verdicts import METRICS_SHORT, Comparison
 
 
-def condition_label(r: SummaryRow) -> str:
+def condition_label(family: str, norm: str, batch_norm_stats: str | None) -> str:
     """The norm as a table shows it: ``batch`` or ``batch (per_timestep)`` for the RNN's BN."""
-    if r.norm == "batch" and r.batch_norm_stats and r.family == "rnn":
-        return f"batch ({r.batch_norm_stats})"
-    return r.norm
+    return f"batch ({batch_norm_stats})" if norm == "batch" and batch_norm_stats and family == "rnn" else norm
 
 
 def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
@@ -103,7 +101,7 @@ def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep:
         if r.final_test_acc is not None and r.n_test:
             lo, hi = stats.accuracy_interval(r.final_test_acc, r.n_test)
             acc += f" [{lo:.1%}, {hi:.1%}]"
-        cells = [family_label(r.family), condition_label(r)]
+        cells = [family_label(r.family), condition_label(r.family, r.norm, r.batch_norm_stats)]
         cells += [str(r.batch_size)] if sweep else []
         cells += [str(r.seed)] if seeds else []
         cells += [acc] + ([_pct(r.final_test_acc_batch_stats)] if has_bn else [])
@@ -137,8 +135,7 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
         reach = f"{e['n_reached_target']}/{e['n_seeds']}"
         if e["median_first_epoch_at_target"] is not None:
             reach += f", median {e['median_first_epoch_at_target']:g} ({e['min_first_epoch_at_target']}-{e['max_first_epoch_at_target']})"
-        norm = f"batch ({e['batch_norm_stats']})" if e["norm"] == "batch" and e["batch_norm_stats"] and e["family"] == "rnn" else e["norm"]
-        cells = [family_label(e["family"]), norm] + ([str(e["batch_size"])] if sweep else [])
+        cells = [family_label(e["family"]), condition_label(e["family"], e["norm"], e["batch_norm_stats"])] + ([str(e["batch_size"])] if sweep else [])
         cells += [_pct(e["mean_final_test_acc"]) + std, f"{ci[0]:.1%} - {ci[1]:.1%}" if ci else "-"]
         cells += [f"{_pct(e['min_final_test_acc'])} - {_pct(e['max_final_test_acc'])}"]
         if has_bn:

@@ -15,7 +15,6 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
 
 SCHEMA_VERSION = 2  # 2: test_correct, test_correct_batch_stats, divergence_reason, batch_norm_stats
 
@@ -165,9 +164,3 @@ def summary_row(m: Metrics, target_acc: float, run_dir: str = "", wall_seconds: 
         test_correct=None if diverged else m.test_correct,
         test_correct_batch_stats=None if diverged else m.test_correct_batch_stats,
     )
-
-
-def row_from_dict(raw: dict[str, Any]) -> SummaryRow:
-    """A row as written in summary.json (without the per-example results)."""
-    known = {f.name for f in fields(SummaryRow)}
-    return SummaryRow(**{k: v for k, v in raw.items() if k in known})

@@ -22,7 +22,8 @@ def _same(a, b):
 def test_compare_trains_every_seed_and_each_child_reruns_alone(tmp_path):
     cfg = load_config(None, TINY + ["compare.families=[rnn]", "compare.norms=[none,batch]", "seeds=[0,1]"])
     result = experiments.compare(cfg, tmp_path / "runs")
-    assert sorted((r.norm, r.seed) for r in result.rows) == [("batch", 0), ("batch", 1), ("none", 0), ("none", 1)]
+    # in the config's order (the cells run biggest first, the rows come back in cell order)
+    assert [(r.norm, r.seed) for r in result.rows] == [("none", 0), ("none", 1), ("batch", 0), ("batch", 1)]
     child = {(r.norm, r.seed): read_metrics(result.path / r.run_dir) for r in result.rows}
     assert _curves(child[("batch", 0)]) != _curves(child[("batch", 1)])  # the seed is really varied
     for (norm, seed), m in child.items():
@@ -46,3 +47,11 @@ def test_sweep_with_seeds_writes_aggregate_and_one_holm_family(tmp_path):
     assert len(summary["comparisons"]) == 2 + 2 + 2 and {c["family"] for c in summary["comparisons"]} == {"sweep"}
     assert (result.path / "rnn_batch_bs8_seed1" / "metrics.json").exists()
     assert any(v.startswith("Significance:") for v in summary["verdicts"])
+
+
+def test_rows_come_back_in_config_order_although_the_biggest_cells_run_first(tmp_path):
+    cfg = load_config(None, TINY + ["compare.families=[rnn,transformer]", "compare.norms=[none,layer]", "seeds=[0,1]", "train.epochs=1"])
+    result = experiments.compare(cfg, tmp_path)
+    expected = [(f, n, s) for f in ("rnn", "transformer") for n in ("none", "layer") for s in (0, 1)]
+    assert [(r.family, r.norm, r.seed) for r in result.rows] == expected
+    assert all(r.run_dir == f"{r.family}_{r.norm}_seed{r.seed}" for r in result.rows)
