@@ -65,7 +65,7 @@ class DataConfig(_Section):
     features: int = Field(64, ge=1)
     trend_strength: float = Field(0.5, ge=0)
     noise_std: float = Field(1.0, ge=0)
-    offset_std: float = Field(1.0, ge=0)
+    offset_std: float = Field(4.0, ge=0)
     scale_min: float = Field(0.25, gt=0)
     scale_max: float = Field(4.0, gt=0)
 
@@ -87,6 +87,14 @@ class ModelConfig(_Section):
     # RNN with norm: batch. pooled: one set of running statistics, updated once per training step
     # from the mean over timesteps; per_timestep: one set per timestep (Cooijmans et al. 2016)
     batch_norm_stats: Literal["pooled", "per_timestep"] = "pooled"
+    # RNN: joint = norm(W_hh h + W_xh x) (Ba et al. eq. 4); separate = norm(W_hh h) + norm(W_xh x) + b
+    norm_placement: Literal["joint", "separate"] = "joint"
+    recurrent_init: Literal["uniform", "orthogonal"] = "uniform"  # W_hh: torch.nn.RNN's uniform, or orthogonal
+    recurrent_gain: float = Field(1.0, gt=0)  # factor on W_hh's init; > 1 with orthogonal: an expanding recurrence
+    # Transformer: position encoding, and the model's norm on the input projection before positions
+    pos_emb: Literal["sinusoidal", "learned"] = "sinusoidal"
+    pos_emb_std: float = Field(1.0, gt=0)  # learned positions' initial std (the seed's was 0.02)
+    input_norm: bool = True
 
 
 class TrainConfig(_Section):

@@ -10,7 +10,10 @@ direction ``d`` (one per data seed, shared by both classes), class 0 drifts *dow
     eps_t ~ N(0, I)                      s ~ log-uniform[scale_min, scale_max], per sample
 
 The random ``offset`` means no single timestep reveals the class: the model has to compare
-timesteps. The per-sample scale ``s`` spreads the input magnitudes over a factor of
+timesteps. With the default ``offset_std = 4`` a linear classifier of the last timestep alone
+scores about 66 % (5 seeds, n_test = 1000), far below the 90 % target, while a linear readout
+of the whole sequence scores 100 % (:mod:`lnbench.baselines`); with the seed's
+``offset_std = 1`` the last timestep alone scored 89 %, a memoryless shortcut past the target. The per-sample scale ``s`` spreads the input magnitudes over a factor of
 ``scale_max / scale_min``, which is where a norm on the summed inputs earns its keep.
 """
 
@@ -28,12 +31,15 @@ _D = DataConfig()  # the defaults live in the schema only
 
 @dataclass(frozen=True)
 class TrendData:
-    """Train and test splits. ``X_*``: ``(N, T, H)`` float32; ``y_*``: ``(N,)`` int64 in {0, 1}."""
+    """Train and test splits. ``X_*``: ``(N, T, H)`` float32; ``y_*``: ``(N,)`` int64 in {0, 1};
+    ``s_*``: ``(N,)`` float32, each sequence's scale s (the probes group samples by it)."""
 
     X_train: torch.Tensor
     y_train: torch.Tensor
     X_test: torch.Tensor
     y_test: torch.Tensor
+    s_train: torch.Tensor
+    s_test: torch.Tensor
 
     @property
     def input_size(self) -> int:
@@ -68,8 +74,8 @@ def make_trend_data(
         seed: the data is a pure function of the arguments (NumPy ``default_rng(seed)``).
 
     Returns:
-        TrendData with ``X_train (n_train, T, H) float32``, ``y_train (n_train,) int64`` and the
-        test split likewise.
+        TrendData with ``X_train (n_train, T, H) float32``, ``y_train (n_train,) int64``,
+        ``s_train (n_train,) float32`` and the test split likewise.
 
     Raises:
         ValueError: for non-positive sizes, negative noise, or ``0 < scale_min <= scale_max`` violated.
@@ -87,7 +93,7 @@ def make_trend_data(
     direction *= np.sqrt(features) / np.linalg.norm(direction)  # (H,), RMS 1
     tau = np.linspace(-0.5, 0.5, seq_len)  # (T,)
 
-    def split(n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def split(n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         y = rng.permutation(np.arange(n) % 2)  # (N,) balanced
         sign = 2.0 * y - 1.0  # class 1 increases
         offset = offset_std * rng.standard_normal((n, 1, features))  # (N, 1, H)
@@ -95,8 +101,9 @@ def make_trend_data(
         noise = noise_std * rng.standard_normal((n, seq_len, features))  # (N, T, H)
         scale = np.exp(rng.uniform(np.log(scale_min), np.log(scale_max), size=(n, 1, 1)))
         X = scale * (offset + trend + noise)
-        return torch.from_numpy(X.astype(np.float32)), torch.from_numpy(y.astype(np.int64))
+        as_tensor = lambda a, dtype: torch.from_numpy(a.astype(dtype))  # noqa: E731
+        return as_tensor(X, np.float32), as_tensor(y, np.int64), as_tensor(scale.reshape(n), np.float32)
 
-    X_train, y_train = split(n_train)
-    X_test, y_test = split(n_test)
-    return TrendData(X_train, y_train, X_test, y_test)
+    X_train, y_train, s_train = split(n_train)
+    X_test, y_test, s_test = split(n_test)
+    return TrendData(X_train, y_train, X_test, y_test, s_train, s_test)

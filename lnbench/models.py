@@ -1,13 +1,18 @@
 """The two model families, each with a pluggable norm (``none`` / ``batch`` / ``layer``).
 
-RNN (Ba et al. 2016, section 3.1, eq. 4): the summed inputs of the recurrent layer,
-``a_t = W_hh h_{t-1} + W_xh x_t``, are normalized before the nonlinearity::
+RNN (Ba et al. 2016, section 3.1), two placements of the norm (``norm_placement``)::
 
-    h_t = tanh(norm(a_t))          norm's beta plays the role of the bias b
+    joint (eq. 4):   h_t = tanh(norm(W_hh h_{t-1} + W_xh x_t))             norm's beta is the bias b
+    separate:        h_t = tanh(norm_h(W_hh h_{t-1}) + norm_x(W_xh x_t) + b)
+
+``separate`` is the form of the paper's layer-normalized LSTM (section 3.1, the equations
+after eq. 5, and appendix): the recurrent and input terms are normalized on their own, so the
+input's scale cannot shift the balance between memory and input.
 
 Transformer: a single-head, pre-norm block (nanoGPT's ordering)::
 
-    x = x + attn(norm_1(x));  x = x + mlp(norm_2(x))
+    z_0 = input_norm(W_in x_t) + p_t      (input_norm optional; p: sinusoidal or learned positions)
+    z = z + attn(norm_1(z));  z = z + mlp(norm_2(z))
 
 Shapes: B batch, T seq_len, H hidden_size / d_model, C num_classes.
 """
@@ -46,11 +51,20 @@ class EnsembleLinear(nn.Module):
         return torch.baddbmm(self.bias, x, self.weight.transpose(1, 2))  # (S, B, out)
 
 
-class RNNCellWithNorm(nn.Module):
-    """One step of a tanh RNN with the summed inputs normalized (Ba et al. 2016, eq. 4).
+PLACEMENTS = ("joint", "separate")
+RECURRENT_INITS = ("uniform", "orthogonal")
+POS_EMBS = ("sinusoidal", "learned")
 
-    ``a_t = W_hh h_{t-1} + W_xh x_t (+ bias)``, ``h_t = tanh(norm(a_t))``. The bias is only
-    present with ``norm="none"``: with a norm, the norm's ``beta`` is the bias (the paper's b).
+
+class RNNCellWithNorm(nn.Module):
+    """One step of a tanh RNN with a normalized pre-activation (Ba et al. 2016, section 3.1).
+
+    - ``placement="joint"`` (eq. 4): ``h_t = tanh(norm(W_hh h_{t-1} + W_xh x_t))``; a bias is
+      only present with ``norm="none"`` (with a norm, the norm's ``beta`` is the paper's b).
+    - ``placement="separate"`` (the paper's layer-normalized LSTM):
+      ``h_t = tanh(norm_h(W_hh h_{t-1}) + norm_x(W_xh x_t) + b)``, two norms with their own gain
+      and bias. With ``norm="none"`` both placements are the same function.
+
     ``norm="batch"`` is a :class:`lnbench.norms.RecurrentBatchNorm1d`: batch statistics per
     timestep, running statistics ``pooled`` over timesteps (one update per training step) or
     ``per_timestep`` (Cooijmans et al. 2016).
@@ -61,12 +75,21 @@ class RNNCellWithNorm(nn.Module):
         input_size: size of x_t; defaults to H (so ``W_xh`` is ``(H, H)``).
         batch_norm_stats: ``pooled`` or ``per_timestep`` (``norm="batch"`` only).
         seq_len: T, for ``per_timestep`` statistics.
+        members: S for an ensemble of S stacked cells (every tensor gets a leading S axis).
+        placement: ``joint`` or ``separate`` (:data:`PLACEMENTS`).
+        recurrent_init: ``W_hh`` init: ``uniform`` (torch.nn.RNN's U(-1/sqrt(H), 1/sqrt(H))) or
+            ``orthogonal`` (torch.nn.init.orthogonal_), either multiplied by ``recurrent_gain``.
+            ``W_xh`` is always torch.nn.RNN's uniform.
+        recurrent_gain: the factor on ``W_hh`` (> 0); an orthogonal ``W_hh`` with gain g has
+            every singular value g, so g > 1 makes the linear recurrence expand.
 
     Shape:
-        x: ``(B, input_size)``, h: ``(B, H)``, t: int -> ``(B, H)``, float32.
+        x: ``(B, input_size)``, h: ``(B, H)``, t: int -> ``(B, H)``, float32 (ensemble: a
+        leading S axis).
 
     Raises:
-        ValueError: for an unknown ``norm`` or ``batch_norm_stats``.
+        ValueError: for an unknown ``norm``, ``batch_norm_stats``, ``placement`` or
+            ``recurrent_init``.
     """
 
     def __init__(
@@ -77,35 +100,64 @@ class RNNCellWithNorm(nn.Module):
         batch_norm_stats: str = "pooled",
         seq_len: int | None = None,
         members: int | None = None,
+        placement: str = "joint",
+        recurrent_init: str = "uniform",
+        recurrent_gain: float = 1.0,
     ) -> None:
         super().__init__()
+        if placement not in PLACEMENTS:
+            raise ValueError(f"norm_placement: unknown {placement!r}; allowed: {', '.join(PLACEMENTS)}")
+        if recurrent_init not in RECURRENT_INITS:
+            raise ValueError(f"recurrent_init: unknown {recurrent_init!r}; allowed: {', '.join(RECURRENT_INITS)}")
         input_size = hidden_size if input_size is None else input_size
-        self.hidden_size, self.input_size, self.norm_kind = hidden_size, input_size, norm
+        self.hidden_size, self.input_size, self.norm_kind, self.placement = hidden_size, input_size, norm, placement
         self.members = members
         lead = () if members is None else (members,)  # an ensemble stacks S cells: (S, H, H), ...
         bound = 1.0 / math.sqrt(hidden_size)  # torch.nn.RNN's init
-        self.W_hh = nn.Parameter(torch.empty(*lead, hidden_size, hidden_size).uniform_(-bound, bound))
+        self.W_hh = nn.Parameter(torch.empty(*lead, hidden_size, hidden_size))
+        with torch.no_grad():
+            if recurrent_init == "orthogonal":
+                for w in self.W_hh.view(-1, hidden_size, hidden_size):
+                    nn.init.orthogonal_(w, gain=recurrent_gain)
+            else:
+                self.W_hh.uniform_(-bound * recurrent_gain, bound * recurrent_gain)
         self.W_xh = nn.Parameter(torch.empty(*lead, hidden_size, input_size).uniform_(-bound, bound))
         bias_shape = (hidden_size,) if members is None else (members, 1, hidden_size)
-        self.bias = nn.Parameter(torch.zeros(bias_shape)) if norm == "none" else None
+        has_bias = norm == "none" or placement == "separate"
+        self.bias = nn.Parameter(torch.zeros(bias_shape)) if has_bias else None
+        self.norm = self._make_norm(norm, batch_norm_stats, seq_len)  # joint: on the sum; separate: on W_hh h
+        self.norm_x = self._make_norm(norm, batch_norm_stats, seq_len) if placement == "separate" else None
+
+    def _make_norm(self, norm: str, batch_norm_stats: str, seq_len: int | None) -> nn.Module:
+        H, members = self.hidden_size, self.members
         if norm == "batch":
-            self.norm = RecurrentBatchNorm1d(hidden_size, batch_norm_stats, seq_len, members=members)
-        elif norm == "layer" and members is not None:
-            self.norm = LayerNorm(hidden_size, members=members)
-        elif members is not None and norm != "none":
+            return RecurrentBatchNorm1d(H, batch_norm_stats, seq_len, members=members)
+        if norm == "layer" and members is not None:
+            return LayerNorm(H, members=members)
+        if members is not None and norm != "none":
             raise ValueError(f"norm {norm!r} has no ensemble form; allowed with members: none, batch, layer")
-        else:
-            self.norm = build_norm(norm, hidden_size)
+        return build_norm(norm, H)
+
+    @property
+    def norms(self) -> list[nn.Module]:
+        """The cell's norm layers: ``[norm]`` (joint) or ``[norm, norm_x]`` (separate)."""
+        return [self.norm] if self.norm_x is None else [self.norm, self.norm_x]
+
+    @staticmethod
+    def _apply(norm: nn.Module, a: torch.Tensor, t: int) -> torch.Tensor:
+        return norm(a, t) if isinstance(norm, RecurrentBatchNorm1d) else norm(a)
 
     def forward(self, x: torch.Tensor, h: torch.Tensor, t: int = 0) -> torch.Tensor:
-        a = h @ self.W_hh.mT + x @ self.W_xh.mT  # (B, H), or (S, B, H) for an ensemble: summed inputs
-        if self.bias is not None:
-            a = a + self.bias
-        a = self.norm(a, t) if isinstance(self.norm, RecurrentBatchNorm1d) else self.norm(a)
-        return torch.tanh(a)
+        if self.norm_x is None:  # joint: the summed inputs, (B, H) or (S, B, H)
+            a = h @ self.W_hh.mT + x @ self.W_xh.mT
+            if self.bias is not None:
+                a = a + self.bias
+            return torch.tanh(self._apply(self.norm, a, t))
+        a = self._apply(self.norm, h @ self.W_hh.mT, t) + self._apply(self.norm_x, x @ self.W_xh.mT, t)
+        return torch.tanh(a + self.bias)
 
     def extra_repr(self) -> str:
-        return f"input_size={self.input_size}, hidden_size={self.hidden_size}, norm={self.norm_kind!r}"
+        return f"input_size={self.input_size}, hidden_size={self.hidden_size}, norm={self.norm_kind!r}, placement={self.placement!r}"
 
 
 class SimpleRNN(nn.Module):
@@ -119,6 +171,7 @@ class SimpleRNN(nn.Module):
         batch_norm_stats, seq_len: see :class:`RNNCellWithNorm`.
         members: S for a seed ensemble of S independent RNNs trained at once (build it with
             :meth:`stack`); every tensor then has a leading member axis.
+        placement, recurrent_init, recurrent_gain: see :class:`RNNCellWithNorm`.
 
     Shape:
         Input: ``(B, T, input_size)`` float32 (ensemble: ``(S, B, T, input_size)``). Output:
@@ -135,12 +188,18 @@ class SimpleRNN(nn.Module):
         batch_norm_stats: str = "pooled",
         seq_len: int | None = None,
         members: int | None = None,
+        placement: str = "joint",
+        recurrent_init: str = "uniform",
+        recurrent_gain: float = 1.0,
     ) -> None:
         super().__init__()
         self.members = members
-        self.cell = RNNCellWithNorm(hidden_size, norm, input_size, batch_norm_stats, seq_len, members)
+        self.cell = RNNCellWithNorm(
+            hidden_size, norm, input_size, batch_norm_stats, seq_len, members, placement, recurrent_init, recurrent_gain
+        )
         self.head = nn.Linear(hidden_size, num_classes) if members is None else EnsembleLinear(members, hidden_size, num_classes)
         self._config = (input_size, hidden_size, num_classes, norm, batch_norm_stats, seq_len)
+        self._options = {"placement": placement, "recurrent_init": recurrent_init, "recurrent_gain": recurrent_gain}
 
     @classmethod
     @torch.no_grad()
@@ -148,28 +207,35 @@ class SimpleRNN(nn.Module):
         """One ensemble whose member s starts as ``models[s]`` (parameters and buffers copied):
         trained by :func:`lnbench.training.train_members`, member s follows the arithmetic of
         ``models[s]`` trained alone."""
-        ensemble = cls(*models[0]._config, members=len(models))
+        ensemble = cls(*models[0]._config, members=len(models), **models[0]._options)
         solo = [dict(m.named_parameters()) | dict(m.named_buffers()) for m in models]
+        per_timestep = getattr(ensemble.cell.norm, "stats", None) == "per_timestep"
         for name, t in list(ensemble.named_parameters()) + list(ensemble.named_buffers()):
             parts = [s[name] for s in solo]
-            if getattr(ensemble.cell.norm, "stats", None) == "per_timestep" and name.startswith("cell.norm.running_"):
+            if per_timestep and name.rpartition(".")[2].startswith("running_"):
                 # per-timestep statistics: (T, S, 1, H) from (T, H)
                 t.copy_(torch.stack(parts, dim=1).unsqueeze(2))
             else:
                 t.copy_(torch.stack(parts).view(t.shape))
         return ensemble
 
-    def forward(self, x: torch.Tensor, return_hidden: bool = False):
+    def forward_states(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Logits and the list of the T hidden states h_1 .. h_T as graph nodes of the
+        recurrence (so ``torch.autograd.grad(loss, states[0])`` is the total dL/dh_1)."""
         h = x.new_zeros(*x.shape[:-2], self.cell.hidden_size)  # (B, H) or (S, B, H)
-        hidden = []
+        states = []
         for t in range(x.shape[-2]):
             h = self.cell(x[..., t, :], h, t)  # (B, H) or (S, B, H)
-            hidden.append(h)
-        if isinstance(self.cell.norm, RecurrentBatchNorm1d):
-            self.cell.norm.update_running_stats()  # once per training step (no-op in eval)
-        logits = self.head(h)  # (B, C) or (S, B, C)
+            states.append(h)
+        for norm in self.cell.norms:
+            if isinstance(norm, RecurrentBatchNorm1d):
+                norm.update_running_stats()  # once per training step (no-op in eval)
+        return self.head(h), states  # (B, C) or (S, B, C)
+
+    def forward(self, x: torch.Tensor, return_hidden: bool = False):
+        logits, states = self.forward_states(x)
         if return_hidden:
-            return logits, torch.stack(hidden, dim=-2)  # (B, T, H) or (S, B, T, H)
+            return logits, torch.stack(states, dim=-2)  # (B, T, H) or (S, B, T, H)
         return logits
 
 
@@ -215,24 +281,54 @@ class TransformerBlock(nn.Module):
         return x + self.mlp(self.norm_2(x))
 
 
-class TransformerClassifier(nn.Module):
-    """Input projection + learned positions, pre-norm block(s), final norm, mean pool, Linear.
+def sinusoidal_positions(seq_len: int, d_model: int) -> torch.Tensor:
+    """The fixed position encoding of Vaswani et al. 2017, section 3.5, ``(T, D)`` float32::
 
-    The learned position embedding is what lets attention see order at all: without it the
-    model is permutation invariant and cannot tell an increasing trend from a decreasing one.
+        PE[t, 2i] = sin(t / 10000^(2i/D)),   PE[t, 2i+1] = cos(t / 10000^(2i/D))
+
+    Every value is in [-1, 1] and the RMS over a row is 1/sqrt(2) (D even): the scale of a
+    normalized content vector, so neither swamps the other.
+    """
+    t = torch.arange(seq_len, dtype=torch.float64)[:, None]  # (T, 1)
+    freq = torch.pow(10000.0, -torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)  # (ceil(D/2),)
+    pe = torch.zeros(seq_len, d_model, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(t * freq)
+    pe[:, 1::2] = torch.cos(t * freq[: d_model // 2])
+    return pe.float()
+
+
+class TransformerClassifier(nn.Module):
+    """Input projection (+ optional input norm) + positions, pre-norm block(s), final norm,
+    mean pool, Linear.
+
+    The position encoding is what lets attention see order at all: without it the model is
+    permutation invariant and cannot tell an increasing trend from a decreasing one. It must
+    be on the scale of the content: the seed's learned embedding started at std 0.02 against
+    an input projection of 0.2 to 3.2 per sample, and a LayerNorm then normalized the sum,
+    content and order together, so order was a rounding error for large samples (README,
+    "A fair Transformer").
 
     Args:
         input_size: features per timestep of the input.
         d_model: D.
         num_classes: C.
         norm: ``none``, ``batch`` or ``layer`` (every norm in the model, the final one included).
-        seq_len: T, the number of learned positions.
+        seq_len: T, the number of positions.
         num_layers: number of blocks. Default: 1.
         d_ff: feed-forward width. Default: ``4 * d_model``.
+        pos_emb: ``sinusoidal`` (:func:`sinusoidal_positions`, fixed) or ``learned`` (a
+            parameter ``(T, D)`` initialised N(0, ``pos_emb_std``^2)).
+        pos_emb_std: the learned embedding's initial std (the seed used 0.02).
+        input_norm: apply the model's norm to the input projection before the positions are
+            added; the projection then has no bias (the norm's beta is the bias). With
+            LayerNorm the model is then invariant to the scale of each input sequence.
 
     Shape:
         Input: ``(B, T, input_size)``. Output: logits ``(B, C)``; with ``return_hidden=True``
         also the residual stream after the last block, ``(B, T, D)``.
+
+    Raises:
+        ValueError: for an unknown ``norm`` or ``pos_emb``; in forward, for T > ``seq_len``.
     """
 
     def __init__(
@@ -244,10 +340,20 @@ class TransformerClassifier(nn.Module):
         seq_len: int,
         num_layers: int = 1,
         d_ff: int | None = None,
+        pos_emb: str = "sinusoidal",
+        pos_emb_std: float = 1.0,
+        input_norm: bool = True,
     ) -> None:
         super().__init__()
-        self.input_proj = nn.Linear(input_size, d_model)
-        self.pos_emb = nn.Parameter(torch.randn(seq_len, d_model) * 0.02)
+        if pos_emb not in POS_EMBS:
+            raise ValueError(f"pos_emb: unknown {pos_emb!r}; allowed: {', '.join(POS_EMBS)}")
+        normed_input = input_norm and norm != "none"
+        self.input_proj = nn.Linear(input_size, d_model, bias=not normed_input)
+        self.input_norm = build_norm(norm, d_model) if normed_input else None
+        if pos_emb == "learned":
+            self.pos_emb = nn.Parameter(torch.randn(seq_len, d_model) * pos_emb_std)
+        else:
+            self.register_buffer("pos_emb", sinusoidal_positions(seq_len, d_model))
         self.blocks = nn.ModuleList(TransformerBlock(d_model, norm, d_ff) for _ in range(num_layers))
         self.norm_f = build_norm(norm, d_model)
         self.head = nn.Linear(d_model, num_classes)
@@ -256,7 +362,10 @@ class TransformerClassifier(nn.Module):
         T = x.shape[1]
         if T > self.pos_emb.shape[0]:
             raise ValueError(f"sequence length {T} exceeds the model's seq_len {self.pos_emb.shape[0]}")
-        z = self.input_proj(x) + self.pos_emb[:T]  # (B, T, D)
+        z = self.input_proj(x)  # (B, T, D)
+        if self.input_norm is not None:
+            z = self.input_norm(z)
+        z = z + self.pos_emb[:T]
         for block in self.blocks:
             z = block(z)
         logits = self.head(self.norm_f(z).mean(dim=1))  # (B, C)
@@ -271,18 +380,15 @@ def build_model(model_cfg, input_size: int, seq_len: int, num_classes: int = 2) 
     Raises:
         ValueError: for an unknown family or norm.
     """
-    if model_cfg.family == "rnn":
+    m = model_cfg
+    if m.family == "rnn":
         return SimpleRNN(
-            input_size, model_cfg.hidden_size, num_classes, model_cfg.norm, model_cfg.batch_norm_stats, seq_len
+            input_size, m.hidden_size, num_classes, m.norm, m.batch_norm_stats, seq_len,
+            placement=m.norm_placement, recurrent_init=m.recurrent_init, recurrent_gain=m.recurrent_gain,
         )
-    if model_cfg.family == "transformer":
+    if m.family == "transformer":
         return TransformerClassifier(
-            input_size,
-            model_cfg.hidden_size,
-            num_classes,
-            model_cfg.norm,
-            seq_len=seq_len,
-            num_layers=model_cfg.num_layers,
-            d_ff=model_cfg.d_ff,
+            input_size, m.hidden_size, num_classes, m.norm, seq_len=seq_len, num_layers=m.num_layers, d_ff=m.d_ff,
+            pos_emb=m.pos_emb, pos_emb_std=m.pos_emb_std, input_norm=m.input_norm,
         )
-    raise ValueError(f"unknown model family {model_cfg.family!r}; allowed: rnn, transformer")
+    raise ValueError(f"unknown model family {m.family!r}; allowed: rnn, transformer")

@@ -16,7 +16,7 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-SCHEMA_VERSION = 2  # 2: test_correct, test_correct_batch_stats, divergence_reason, batch_norm_stats
+SCHEMA_VERSION = 3  # 2: test_correct, test_correct_batch_stats, divergence_reason, batch_norm_stats; 3: probes
 
 
 class SchemaError(ValueError):
@@ -50,6 +50,17 @@ class Metrics:
     hidden_norm_init: list[float] = field(default_factory=list)
     hidden_norm: list[list[float]] = field(default_factory=list)
     grad_norm: dict[str, list[float]] = field(default_factory=dict)
+    # probes (lnbench.probes), per epoch; *_init: before training, BatchNorm with batch statistics
+    scale_quartile_edges: list[float] | None = None  # the probe set's input-scale quartile boundaries (3)
+    hidden_norm_by_scale: list[list[list[float | None]]] = field(default_factory=list)  # epochs x 4 x T
+    hidden_norm_by_scale_init: list[list[float | None]] | None = None
+    scale_spearman: list[float | None] = field(default_factory=list)
+    scale_spearman_init: float | None = None
+    saturation: list[float | None] = field(default_factory=list)
+    saturation_by_scale: list[list[float | None] | None] = field(default_factory=list)
+    saturation_init: float | None = None
+    grad_ratio: list[float | None] = field(default_factory=list)
+    grad_ratio_init: float | None = None
     grad_norm_layer: dict[str, list[float]] = field(default_factory=dict)
     epoch_seconds: list[float] = field(default_factory=list)
     diverged_at_epoch: int | None = None
@@ -101,7 +112,8 @@ def first_epoch_at(test_acc: list[float | None], target: float) -> int | None:
 class SummaryRow:
     """One run in a table: what was trained, how it ended, and its final numbers.
 
-    ``final_*`` are the last completed epoch's values, or None when the run diverged (see the
+    ``final_*`` are the last completed epoch's values (the probes' too: ``final_scale_spearman``,
+    ``final_saturation``, ``final_grad_ratio``, see :mod:`lnbench.probes`), or None when the run diverged (see the
     module docstring). ``mean_train_loss`` is the area under the train-loss curve divided by
     the number of epochs (nats): convergence speed without a threshold. ``test_correct`` is
     kept in memory for paired tests and not written into summary.json (it is in metrics.json).
@@ -121,6 +133,9 @@ class SummaryRow:
     first_epoch_at_target: int | None
     n_test: int
     batch_norm_stats: str | None = None
+    final_scale_spearman: float | None = None
+    final_saturation: float | None = None
+    final_grad_ratio: float | None = None
     wall_seconds: float | None = None
     warnings: list[str] = field(default_factory=list)
     run_dir: str = ""
@@ -158,6 +173,9 @@ def summary_row(m: Metrics, target_acc: float, run_dir: str = "", wall_seconds: 
         first_epoch_at_target=first_epoch_at(m.test_acc, target_acc),
         n_test=m.n_test,
         batch_norm_stats=m.batch_norm_stats,
+        final_scale_spearman=last(m.scale_spearman),
+        final_saturation=last(m.saturation),
+        final_grad_ratio=last(m.grad_ratio),
         wall_seconds=wall_seconds,
         warnings=list(warnings or []),
         run_dir=run_dir,

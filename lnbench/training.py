@@ -14,6 +14,9 @@ Per epoch it records, into a :class:`lnbench.schema.Metrics`:
   training: BatchNorm uses batch statistics (mini-batches of the training batch size) and its
   running statistics are left untouched (with fresh running statistics, eval-mode BatchNorm is
   the identity and its curve would be NoNorm's).
+- the dynamics probes of :mod:`lnbench.probes` on the test set (eval mode), and before
+  training (``*_init``, as ``hidden_norm_init``): ``hidden_norm_by_scale``, ``scale_spearman``,
+  ``saturation``, ``saturation_by_scale``, ``grad_ratio``.
 - ``grad_norm``: the L2 norm of each parameter tensor's gradient, mean over the epoch's steps
   (before clipping); ``grad_norm_layer``: the same per layer (all tensors of a Linear or a norm).
 
@@ -45,6 +48,7 @@ from lnbench.config import TrainConfig
 from lnbench.data import TrendData
 from lnbench.models import EnsembleLinear
 from lnbench.norms import BatchNorm1d, LayerNorm, batch_statistics
+from lnbench.probes import probe_members
 from lnbench.schema import Metrics
 
 EXPLODED_LOSS_FACTOR = 100.0
@@ -122,23 +126,6 @@ def correct_with_batch_stats(model: nn.Module, X: torch.Tensor, y: torch.Tensor,
     return torch.cat(out, dim=1).tolist()
 
 
-@torch.no_grad()
-def hidden_norm_as_in_training(model: nn.Module, X: torch.Tensor, batch_size: int) -> list[list[float]]:
-    """Per member, the mean hidden-state L2 norm per timestep (T values) as the network behaves
-    in training: BatchNorm normalizes with the statistics of mini-batches of ``batch_size`` and
-    its running statistics are not touched; other layers are in eval mode (nothing here is
-    stochastic). ``X (S, N, T, I)``."""
-    model.eval()
-    if not _has_batch_norm(model):
-        return _forward(model, X, return_hidden=True)[1].norm(dim=-1).mean(dim=1).tolist()
-    total = 0
-    with batch_statistics(model):
-        for i in range(0, X.shape[1], batch_size):
-            h = _forward(model, X[:, i : i + batch_size], return_hidden=True)[1]  # (S, b, T, H)
-            total = total + h.norm(dim=-1).sum(dim=1)  # (S, T)
-    return (total / X.shape[1]).tolist()
-
-
 def _grad_norms(model: nn.Module, params: list[tuple[str, nn.Parameter]], S: int) -> torch.Tensor:
     """L2 norm of each parameter's gradient per member, ``(P, S)`` (0 for no gradient)."""
     grads = [_per_member(model, p.grad) if p.grad is not None else torch.zeros(S, 1) for _, p in params]
@@ -208,12 +195,19 @@ def train_members(
     layers = list(dict.fromkeys(layer_of[n] for n, _ in params))
     layer_index = torch.tensor([layers.index(layer_of[n]) for n, _ in params])
     has_bn = _has_batch_norm(model)
-    init = hidden_norm_as_in_training(model, X_test, cfg.batch_size)
+    s_test = torch.stack([d.s_test for d in datas])  # (S, N)
+    init = probe_members(model, X_test, y_test, s_test, batch_size=cfg.batch_size)  # as in training
+    edges = torch.quantile(s_test, torch.tensor([0.25, 0.5, 0.75]), dim=1).T.tolist()  # (S, 3)
     for s, hist in enumerate(hists):
         hist.grad_norm = {n: [] for n, _ in params}
         hist.grad_norm_layer = {name: [] for name in layers}
         hist.test_acc_batch_stats = [] if has_bn else None
-        hist.hidden_norm_init = init[s]
+        hist.hidden_norm_init = init[s]["hidden_norm"]
+        hist.hidden_norm_by_scale_init = init[s]["hidden_norm_by_scale"]
+        hist.scale_spearman_init = init[s]["scale_spearman"]
+        hist.saturation_init = init[s]["saturation"]
+        hist.grad_ratio_init = init[s]["grad_ratio"]
+        hist.scale_quartile_edges = edges[s]
     num_classes = int(max(y_train.max(), y_test.max())) + 1
     exploded = EXPLODED_LOSS_FACTOR * math.log(max(num_classes, 2))
     alive = [True] * S
@@ -265,7 +259,8 @@ def train_members(
                 diverge(s, epoch, f"train loss {train_loss[s]:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}")
         if not any(alive):
             return hists
-        test_loss, test_acc, hidden_norm, test_correct = evaluate_members(model, X_test, y_test)
+        probes = probe_members(model, X_test, y_test, s_test)  # eval mode
+        test_loss, test_acc = [p["loss"] for p in probes], [p["acc"] for p in probes]
         for s in range(S):
             if alive[s] and not math.isfinite(test_loss[s]):
                 diverge(s, epoch, f"the test loss became {test_loss[s]}")
@@ -281,8 +276,13 @@ def train_members(
             hist.train_loss.append(train_loss[s])
             hist.test_loss.append(test_loss[s])
             hist.test_acc.append(test_acc[s])
-            hist.test_correct = test_correct[s]
-            hist.hidden_norm.append(hidden_norm[s])
+            hist.test_correct = probes[s]["correct"]
+            hist.hidden_norm.append(probes[s]["hidden_norm"])
+            hist.hidden_norm_by_scale.append(probes[s]["hidden_norm_by_scale"])
+            hist.scale_spearman.append(probes[s]["scale_spearman"])
+            hist.saturation.append(probes[s]["saturation"])
+            hist.saturation_by_scale.append(probes[s]["saturation_by_scale"])
+            hist.grad_ratio.append(probes[s]["grad_ratio"])
             for k, (name, _) in enumerate(params):
                 hist.grad_norm[name].append(grad_norms[k][s])
             for k, name in enumerate(layers):

@@ -12,8 +12,8 @@ from lnbench.cli import app
 
 runner = CliRunner()
 TINY = ["--set", "train.batch_size=16", "--set", "data.n_train=32", "--set", "data.n_test=16", "--set", "data.seq_len=5", "--set", "data.features=8", "--set", "model.hidden_size=8"]
-METRIC_KEYS = {"schema_version", "family", "norm", "batch_size", "seed", "hidden_size", "n_test", "status", "epochs", "train_loss", "test_loss", "test_acc", "test_acc_batch_stats", "hidden_norm_init", "hidden_norm", "grad_norm", "grad_norm_layer", "epoch_seconds", "diverged_at_epoch", "divergence_reason", "test_correct", "test_correct_batch_stats", "batch_norm_stats"}
-ROW_KEYS = {"batch_norm_stats", "mean_train_loss", "family", "norm", "batch_size", "seed", "status", "epochs_completed", "final_test_acc", "final_test_acc_batch_stats", "final_train_loss", "final_test_loss", "first_epoch_at_target", "wall_seconds", "n_test", "warnings", "run_dir"}
+METRIC_KEYS = {"schema_version", "family", "norm", "batch_size", "seed", "hidden_size", "n_test", "status", "epochs", "train_loss", "test_loss", "test_acc", "test_acc_batch_stats", "hidden_norm_init", "hidden_norm", "grad_norm", "grad_norm_layer", "epoch_seconds", "diverged_at_epoch", "divergence_reason", "test_correct", "test_correct_batch_stats", "batch_norm_stats", "scale_quartile_edges", "hidden_norm_by_scale", "hidden_norm_by_scale_init", "scale_spearman", "scale_spearman_init", "saturation", "saturation_by_scale", "saturation_init", "grad_ratio", "grad_ratio_init"}
+ROW_KEYS = {"batch_norm_stats", "mean_train_loss", "family", "norm", "batch_size", "seed", "status", "epochs_completed", "final_test_acc", "final_test_acc_batch_stats", "final_train_loss", "final_test_loss", "first_epoch_at_target", "wall_seconds", "n_test", "warnings", "run_dir", "final_scale_spearman", "final_saturation", "final_grad_ratio"}
 PLOTS = {"training_loss.png", "test_accuracy.png", "hidden_norm.png", "grad_norm.png"}
 
 
@@ -137,16 +137,16 @@ def test_train_run_interrupted_mid_training_says_so(tmp_path, monkeypatch):
     """Ctrl-C after the first epoch: exit 130, one line naming the folder, metrics kept."""
     import lnbench.training as training
 
-    real = training.evaluate_members
+    real = training.probe_members
     calls = {"n": 0}
 
     def evaluate_then_interrupt(*args, **kwargs):
         calls["n"] += 1
-        if calls["n"] == 2:  # epoch 1, then Ctrl-C during epoch 2's evaluation
+        if calls["n"] == 3:  # the probes before training, epoch 1, then Ctrl-C during epoch 2's evaluation
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(training, "evaluate_members", evaluate_then_interrupt)
+    monkeypatch.setattr(training, "probe_members", evaluate_then_interrupt)
     result = runner.invoke(app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path), "--set", "train.epochs=3", *TINY])
     assert result.exit_code == 130
     run = _only_run(tmp_path)

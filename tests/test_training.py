@@ -48,7 +48,7 @@ def test_full_batch_probes_match_a_hand_computation():
 
 def test_transformer_layers():
     names = set(layer_names(_model("layer", "transformer")).values())
-    assert names == {"input_proj", "pos_emb", "blocks.0.norm_1", "blocks.0.attn.qkv", "blocks.0.attn.proj", "blocks.0.norm_2", "blocks.0.mlp.0", "blocks.0.mlp.2", "norm_f", "head"}
+    assert names == {"input_proj", "input_norm", "blocks.0.norm_1", "blocks.0.attn.qkv", "blocks.0.attn.proj", "blocks.0.norm_2", "blocks.0.mlp.0", "blocks.0.mlp.2", "norm_f", "head"}
 
 
 def test_nan_loss_stops_and_is_marked_diverged():

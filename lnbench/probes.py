@@ -1,0 +1,126 @@
+"""Probes of the hidden-state dynamics, measured on a fixed probe set (the test split).
+
+The mean ‖h_t‖ over all samples hides what a norm does to the dynamics: a model can have the
+same average hidden-state size whether or not that size follows the input's scale. These
+probes show it (Ba et al. 2016 motivate LayerNorm by exactly this invariance, section 5):
+
+- ``hidden_norm_by_scale``: the mean L2 norm of h_t per timestep, separately for each quartile
+  of the samples' input scale s (:attr:`lnbench.data.TrendData.s_test`), ``(4, T)``.
+- ``scale_spearman``: the Spearman rank correlation between ‖h_T‖ and s over the probe set
+  (``scipy.stats.spearmanr``). Near 1: the last hidden state's size follows the input's
+  scale; near 0: it does not. None when it is undefined (‖h_T‖ or s constant).
+- ``saturation`` and ``saturation_by_scale``: the fraction of tanh units with |h| > 0.99
+  (:data:`SATURATION`) over all samples, timesteps and units, and per scale quartile
+  ``(4,)``. RNN only (the Transformer has no tanh state): None.
+- ``grad_ratio``: ‖∂L/∂h_1‖ / ‖∂L/∂h_T‖, the total derivatives of the summed probe-set
+  cross-entropy through the recurrence (Frobenius norms over samples and units). Far below
+  1: the gradient vanishes on its way back through time; far above 1: it explodes. RNN only.
+
+Hidden states are the RNN's h_t, or the Transformer's residual stream after the last block.
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import nullcontext
+
+import torch
+from scipy.stats import spearmanr
+from torch import nn
+from torch.nn import functional as F
+
+from lnbench.norms import BatchNorm1d, batch_statistics
+
+QUARTILES = 4
+SATURATION = 0.99  # |tanh| above this: a saturated unit (derivative 1 - 0.99^2 < 0.02)
+
+
+def scale_quartiles(scale: torch.Tensor) -> torch.Tensor:
+    """Quartile index 0..3 of each sample's scale within its row, by rank: ``(S, N)`` float ->
+    ``(S, N)`` int64 (quartile 0: the smallest quarter of scales; ties broken by position)."""
+    n = scale.shape[-1]
+    ranks = scale.argsort(dim=-1).argsort(dim=-1)  # (S, N), 0 .. N-1
+    return (ranks * QUARTILES) // n
+
+
+def _spearman(a: list[float], b: list[float]) -> float | None:
+    if len(a) < 3 or len(set(a)) < 2 or len(set(b)) < 2:
+        return None
+    rho = spearmanr(a, b).statistic
+    return None if not math.isfinite(rho) else float(rho)
+
+
+def probe_members(model: nn.Module, X: torch.Tensor, y: torch.Tensor, scale: torch.Tensor, batch_size: int | None = None) -> list[dict]:
+    """Measure the probes of every member (see the module docstring) and the eval metrics.
+
+    The model is put in eval mode. With ``batch_size``, every BatchNorm normalizes with the
+    statistics of consecutive probe mini-batches of that size (the network as in training;
+    running statistics untouched); without it BatchNorm uses its running statistics.
+
+    Args:
+        model: a plain model (S = 1) or an ensemble (``model.members == S``).
+        X: ``(S, N, T, I)`` float32; y: ``(S, N)`` int64; scale: ``(S, N)``, each sample's s.
+        batch_size: see above.
+
+    Returns:
+        Per member a dict: ``loss`` (mean cross-entropy, nats), ``acc`` (fraction), ``correct``
+        (N values 0/1), ``hidden_norm`` (T), ``hidden_norm_by_scale`` (4 x T),
+        ``scale_spearman``, ``saturation``, ``saturation_by_scale`` (4), ``grad_ratio``
+        (the last three None for the Transformer).
+    """
+    from lnbench.models import SimpleRNN
+    from lnbench.training import _cross_entropy, _forward, _is_ensemble
+
+    S, N, T = X.shape[0], X.shape[1], X.shape[2]
+    model.eval()
+    rnn = isinstance(model, SimpleRNN)
+    has_bn = any(isinstance(m, BatchNorm1d) for m in model.modules())
+    step = batch_size if (batch_size and has_bn) else N
+    context = batch_statistics(model) if batch_size and has_bn else nullcontext()
+    ensemble = _is_ensemble(model)
+    norms, saturated, logits_all = [], [], []
+    grad_sq = torch.zeros(S, 2)  # per member: sum of squares of dL/dh_1 and dL/dh_T
+    with context, torch.enable_grad():
+        for i in range(0, N, step):
+            Xc, yc = X[:, i : i + step], y[:, i : i + step]
+            if rnn:
+                logits, states = model.forward_states(Xc if ensemble else Xc[0])
+                lead = (lambda t: t) if ensemble else (lambda t: t.unsqueeze(0))  # noqa: E731  a member axis
+                loss = F.cross_entropy(lead(logits).transpose(1, 2), yc, reduction="sum")
+                g_first, g_last = (lead(g) for g in torch.autograd.grad(loss, [states[0], states[-1]]))  # (S, b, H)
+                logits, states = lead(logits), [lead(h) for h in states]
+                grad_sq += torch.stack([g_first.square().sum(dim=(1, 2)), g_last.square().sum(dim=(1, 2))], dim=1)
+                hidden = torch.stack(states, dim=-2).detach()  # (S, b, T, H)
+                saturated.append((hidden.abs() > SATURATION).float().mean(dim=(2, 3)))  # (S, b)
+            else:
+                with torch.no_grad():
+                    logits, hidden = _forward(model, Xc, return_hidden=True)
+            norms.append(hidden.norm(dim=-1))  # (S, b, T)
+            logits_all.append(logits.detach())
+    logits = torch.cat(logits_all, dim=1)  # (S, N, C)
+    norm = torch.cat(norms, dim=1)  # (S, N, T)
+    loss = _cross_entropy(logits, y).tolist()
+    correct = (logits.argmax(dim=-1) == y).to(torch.int64)  # (S, N)
+    quart = scale_quartiles(scale)  # (S, N)
+    sat = torch.cat(saturated, dim=1) if saturated else None  # (S, N)
+    out = []
+    for s in range(S):
+        by_q = [norm[s][quart[s] == q].mean(dim=0).tolist() if (quart[s] == q).any() else [None] * T for q in range(QUARTILES)]
+        entry = {
+            "loss": loss[s],
+            "acc": int(correct[s].sum()) / N,  # exact: 187 / 200, not float32
+            "correct": correct[s].tolist(),
+            "hidden_norm": norm[s].mean(dim=0).tolist(),
+            "hidden_norm_by_scale": by_q,
+            "scale_spearman": _spearman(norm[s, :, -1].tolist(), scale[s].tolist()),
+            "saturation": None,
+            "saturation_by_scale": None,
+            "grad_ratio": None,
+        }
+        if rnn:
+            entry["saturation"] = float(sat[s].mean())
+            entry["saturation_by_scale"] = [float(sat[s][quart[s] == q].mean()) if (quart[s] == q).any() else None for q in range(QUARTILES)]
+            first, last = grad_sq[s].sqrt().tolist()
+            entry["grad_ratio"] = first / last if last > 0 and math.isfinite(first) else None
+        out.append(entry)
+    return out
