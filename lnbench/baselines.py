@@ -16,7 +16,6 @@ features (``StandardScaler`` fit on the training split).
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Sequence
 from statistics import mean, stdev
@@ -92,9 +91,3 @@ def baselines_for(cfgs: Sequence, make_data) -> list[dict]:
     ``make_data(cfg)`` builds that seed's :class:`TrendData`)."""
     per_seed = [baseline_accuracies(make_data(c)) for c in cfgs]
     return summarize_baselines(per_seed, [c.seed for c in cfgs], cfgs[0].data.n_test)
-
-
-def memoryless_margin(baselines: Sequence[dict], target_acc: float) -> float | None:
-    """How far the target lies above the best memoryless baseline (fraction; None if absent)."""
-    last = next((b for b in baselines if b["name"] == "last_timestep"), None)
-    return None if last is None or math.isnan(last["mean"]) else target_acc - last["mean"]

@@ -25,6 +25,7 @@ from rich.table import Table
 from lnbench import __version__, experiments, report
 from lnbench.config import MAX_SEED, ConfigError, RunConfig, check_seeds, check_sweep, load_config
 from lnbench.executors import usable_cores
+from lnbench.models import family_label
 
 app = typer.Typer(
     name="lnbench",
@@ -164,6 +165,8 @@ def _print_rows(title: str, rows, target_acc: float, sweep: bool = False) -> Non
 
 
 def _print_result(result: experiments.ExperimentResult, target_acc: float, sweep: bool = False) -> None:
+    if result.baselines:
+        console.print(report.baselines_table(result.baselines))
     if result.aggregate and max(e["n_seeds"] for e in result.aggregate) > 1:
         console.print(report.aggregate_table(result.aggregate, target_acc, sweep))
     if result.comparisons and not sweep:
@@ -227,6 +230,67 @@ def batchsize_sweep(
     title = f"lnbench batchsize-sweep: {spec.family}, {experiments.plural(cfg.train.epochs, 'epoch')}, lr {cfg.train.lr:g}"
     _print_rows(title, result.rows, cfg.compare.target_acc, sweep=True)
     _print_result(result, cfg.compare.target_acc, sweep=True)
+
+
+@app.command()
+def claims(
+    presets: Annotated[Path, typer.Option("--presets", metavar="DIR", help="Folder of the regime presets (<regime>.yaml).")] = Path("configs/claims"),
+    only: Annotated[
+        Optional[list[str]], typer.Option("--only", metavar="CLAIM", help="Evaluate only this claim id (repeatable); see --list.")
+    ] = None,
+    list_: Annotated[bool, typer.Option("--list", help="List the claims and their regimes, then exit.")] = False,
+    set_: SetOption = None,
+    runs_dir: RunsDirOption = Path("runs"),
+    seed: SeedOption = None,
+    jobs: JobsOption = None,
+) -> None:
+    """Test each claim about LayerNorm in a regime where it can show; verdicts from paired runs.
+
+    Each claim (e.g. "LayerNorm converges faster than NoNorm") is evaluated in a regime preset
+    from --presets (default 5 seeds): held, not held or inconclusive, computed from the paired
+    differences over seeds (Holm-corrected over the directional claims). --set and --seed apply
+    to every preset.
+    """
+    from lnbench import claims as claims_mod
+
+    if list_:
+        table = Table(title="lnbench claims", title_justify="left")
+        for col in ("id", "model", "claim", "regime", "metric", "a vs b", "margin"):
+            table.add_column(col)
+        for c in claims_mod.CLAIMS:
+            margin = ("+-" if c.direction == "equal" else "") + claims_mod.format_amount(c.metric, c.margin, signed=False)
+            table.add_row(c.id, family_label(c.family), c.text, c.regime, c.metric, f"{c.a.label()} vs {c.b.label()}", margin)
+        console.print(table)
+        return
+    try:
+        selected = claims_mod.select_claims(only)
+        regimes = claims_mod.load_regimes(selected, presets, set_ or [], seed)
+    except ConfigError as exc:
+        _fail(str(exc))
+    _check_runs_dir(runs_dir)
+    jobs = _jobs(jobs)
+    total = sum(len(regimes[r].seed_list) * regimes[r].train.epochs for r, _ in claims_mod.cells_needed(selected, regimes))
+    with _progress(total) as on_epoch:
+        result = experiments.claims(selected, regimes, runs_dir, on_epoch, jobs)
+    table = Table(title=f"lnbench claims ({len(selected)} claims, {len(regimes)} regimes)", title_justify="left", caption_justify="left")
+    for col in ("model", "claim", "regime", "metric", "a - b [95% CI]", "seeds", "Holm p", "verdict"):
+        table.add_column(col, justify="right" if col in ("seeds", "Holm p") else "left")
+    style = {"held": "bold green", "not held": "bold red", "inconclusive": "yellow"}
+    for r in result.claims or []:
+        holm = "-" if r["p_adjusted"] is None else f"{r['p_adjusted']:.2g}"
+        res = claims_mod.ClaimResult(**r)
+        table.add_row(
+            family_label(r["family"]), r["claim"], r["regime"], claims_mod.METRICS[r["metric"]][0], claims_mod.format_effect(res),
+            str(r["n_seeds"]), holm, f"[{style[r['verdict']]}]{r['verdict']}[/]",
+        )
+    table.caption = (
+        "a - b: mean over seeds of the paired difference; less-than claims: held if Holm p < 0.05 with the claimed sign; "
+        "equivalence claims: held if the 95% CI lies within the margin (lnbench claims --list)"
+    )
+    console.print(table)
+    for v in result.verdicts:
+        console.print(f"- {v}", highlight=False, soft_wrap=True, markup=False)
+    console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)
 
 
 def _parse_shape(text: str) -> tuple[int, ...]:

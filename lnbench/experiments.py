@@ -18,6 +18,8 @@ from pathlib import Path
 
 import torch
 
+from lnbench import baselines as baselines_mod
+from lnbench import claims as claims_mod
 from lnbench import plots, report, verdicts
 from lnbench.verdicts import plural
 from lnbench.config import RunConfig, check_sweep
@@ -42,6 +44,8 @@ class ExperimentResult:
     verdicts: list[str] = field(default_factory=list)
     aggregate: list[dict] | None = None
     comparisons: list[verdicts.Comparison] = field(default_factory=list)
+    baselines: list[dict] | None = None
+    claims: list[dict] | None = None
 
 
 def _metrics_for(cfg: RunConfig) -> Metrics:
@@ -167,9 +171,16 @@ def draw_comparison(path: Path, run_dirs: Sequence[Path], target_acc: float) -> 
         plots.plot_training_loss(metrics, path / "training_loss.png"),
         plots.plot_test_accuracy(metrics, path / "test_accuracy.png", target_acc),
         plots.plot_hidden_norm(metrics, path / "hidden_norm.png"),
+        plots.plot_hidden_norm_mean(metrics, path / "hidden_norm_mean.png"),
         plots.plot_grad_norm(metrics, path / "grad_norm.png"),
     ]
     return [f.name for f in files]
+
+
+def _baselines(cfg: RunConfig) -> list[dict]:
+    """The baselines (:mod:`lnbench.baselines`) of the data of every seed of ``cfg``."""
+    cfgs = [cfg.with_changes(seed=seed, seeds=None) for seed in cfg.seed_list]
+    return baselines_mod.baselines_for(cfgs, lambda c: make_trend_data(**c.data.model_dump(), seed=c.seed))
 
 
 def _summary(kind: str, rows: list[SummaryRow], complete: bool, **extra) -> dict:
@@ -270,20 +281,22 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
         settings = [{"model__family": f, "model__norm": n} for f in spec.families for n in spec.norms]
         cells = _seed_cells(cfg, settings, run.path, spec.target_acc, lambda c: f"{c['model__family']}_{c['model__norm']}")
         run.manifest["jobs"] = min(jobs, len(cells))
-        run.write_json("summary.json", _summary("compare", [], False))
+        baselines = _baselines(cfg)
+        run.write_json("summary.json", _summary("compare", [], False, baselines=baselines))
         rows, dirs = _run_cells(run, cells, executor, on_epoch, "compare")
         figures = draw_comparison(run.path, dirs, spec.target_acc)
         comparisons = verdicts.compare_comparisons(rows)
-        sentences = verdicts.compare_verdicts(rows, comparisons, cfg.train.epochs, spec.target_acc)
+        sentences = verdicts.baseline_verdicts(baselines, spec.target_acc)
+        sentences += verdicts.compare_verdicts(rows, comparisons, cfg.train.epochs, spec.target_acc)
         aggregate = report.aggregate_over_seeds(rows)
         run.write_json(
             "summary.json",
             _summary(
-                "compare", rows, True, target_acc=spec.target_acc, seeds=cfg.seed_list, aggregate=aggregate,
-                comparisons=[c.to_dict() for c in comparisons], verdicts=sentences, figures=figures,
+                "compare", rows, True, target_acc=spec.target_acc, seeds=cfg.seed_list, baselines=baselines,
+                aggregate=aggregate, comparisons=[c.to_dict() for c in comparisons], verdicts=sentences, figures=figures,
             ),
         )
-    return ExperimentResult(run.path, run.status, rows, sentences, aggregate, comparisons)
+    return ExperimentResult(run.path, run.status, rows, sentences, aggregate, comparisons, baselines)
 
 
 def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1) -> ExperimentResult:
@@ -304,7 +317,8 @@ def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: Epo
         name = lambda c: f"{spec.family}_{c['model__norm']}_bs{c['train__batch_size']}"  # noqa: E731
         cells = _seed_cells(cfg, settings, run.path, cfg.compare.target_acc, name)
         run.manifest["jobs"] = min(jobs, len(cells))
-        run.write_json("summary.json", _summary("batchsize-sweep", [], False))
+        baselines = _baselines(cfg)
+        run.write_json("summary.json", _summary("batchsize-sweep", [], False, baselines=baselines))
         rows, _ = _run_cells(run, cells, executor, on_epoch, "batchsize-sweep")
         aggregate = report.aggregate_over_seeds(rows)
         figures = []
@@ -321,11 +335,11 @@ def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: Epo
             "summary.json",
             _summary(
                 "batchsize-sweep", rows, True, family=spec.family, epochs=cfg.train.epochs, lr=cfg.train.lr,
-                seeds=cfg.seed_list, reference_batch_size=ref, aggregate=aggregate,
+                seeds=cfg.seed_list, reference_batch_size=ref, baselines=baselines, aggregate=aggregate,
                 comparisons=[c.to_dict() for c in comparisons], verdicts=sentences, figures=figures,
             ),
         )
-    return ExperimentResult(run.path, run.status, rows, sentences, aggregate, comparisons)
+    return ExperimentResult(run.path, run.status, rows, sentences, aggregate, comparisons, baselines)
 
 
 def gradcheck(
@@ -372,3 +386,49 @@ def gradcheck(
         if not report["passed"]:
             run.set_status("failed", "checks failed: " + ", ".join(c.name for c in checks if not c.passed))
     return checks, path
+
+
+def claims(
+    selected: Sequence["claims_mod.Claim"],
+    regimes: dict[str, RunConfig],
+    runs_dir: str | Path = "runs",
+    on_epoch: EpochCallback | None = None,
+    jobs: int = 1,
+) -> ExperimentResult:
+    """``lnbench claims``: train what the claims need (each setting of each regime once, all
+    seeds) and give each claim a verdict computed from the paired runs
+    (:mod:`lnbench.claims`).
+
+    Writes one run folder: ``config.yaml`` (every regime's resolved config), one child run per
+    setting and seed, ``claims.png`` and ``summary.json`` (``claims``: claim, regime, metric,
+    effect, ci95, verdict, runs, ...; ``rows``; ``baselines`` per regime).
+    """
+    executor = make_executor(jobs)
+    config_yaml = "".join(f"# regime: {name}\n{name}:\n" + "".join(f"  {line}\n" for line in cfg.to_yaml().splitlines()) for name, cfg in regimes.items())
+    seeds = sorted({s for cfg in regimes.values() for s in cfg.seed_list})
+    with Run(runs_dir, "claims", config_yaml, seeds, "claims") as run:
+        cells, regime_of_cell = [], []
+        for regime, changes in claims_mod.cells_needed(selected, regimes):
+            cfg = regimes[regime]
+            new = _seed_cells(cfg, [changes], run.path, cfg.compare.target_acc, lambda c, r=regime: claims_mod.setting_name(r, c))
+            cells += new
+            regime_of_cell += [regime] * len(new)
+        run.manifest["jobs"] = min(jobs, len(cells))
+        baselines = {name: _baselines(cfg) for name, cfg in regimes.items()}
+        run.write_json("summary.json", _summary("claims", [], False, baselines=baselines))
+        rows, _ = _run_cells(run, cells, executor, on_epoch, "claims")
+        regime_of_row = [regime for cell, regime in zip(cells, regime_of_cell) for _ in cell.cfgs]
+        by_setting: dict[tuple, list[SummaryRow]] = {}
+        for row, regime in zip(rows, regime_of_row):
+            by_setting.setdefault((regime, row.family, row.norm, row.batch_size), []).append(row)
+        results = claims_mod.evaluate_claims(selected, by_setting, regimes)
+        sentences = claims_mod.claim_sentences(results)
+        figures = [plots.plot_claims(results, run.path / "claims.png").name] if results else []
+        run.write_json(
+            "summary.json",
+            _summary(
+                "claims", rows, True, seeds=seeds, regimes=list(regimes), baselines=baselines,
+                claims=[r.to_dict() for r in results], verdicts=sentences, figures=figures,
+            ),
+        )
+    return ExperimentResult(run.path, run.status, rows, sentences, report.aggregate_over_seeds(rows), [], None, [r.to_dict() for r in results])

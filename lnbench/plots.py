@@ -138,8 +138,83 @@ def figure_test_accuracy(metrics: Sequence[Metrics], target_acc: float = 0.9) ->
     return fig
 
 
+def _mean_curves(curves: list) -> np.ndarray | None:
+    arrays = [_series(c) for c in curves if c]
+    return _mean_band(arrays)[0] if arrays else None
+
+
+def _mean_of(values: Sequence[float | None]) -> float | None:
+    finite = [v for v in values if v is not None and np.isfinite(v)]
+    return float(np.mean(finite)) if finite else None
+
+
 def figure_hidden_norm(metrics: Sequence[Metrics]) -> Figure:
-    """(3) Mean L2 norm of the hidden state per timestep after the last epoch (solid, eval mode)
+    """(3) Does the hidden state's size follow the input's scale? One panel per family and norm,
+    one line per quartile of the samples' input scale s (light: smallest quarter, dark:
+    largest), the mean L2 norm of h_t per timestep after the last epoch (solid, eval mode) and
+    at initialisation (dotted; BatchNorm with batch statistics). Lines that coincide: the
+    hidden state does not depend on the input's scale. Each panel states the Spearman
+    correlation of ‖h_T‖ with s (and, for the RNN, the fraction of saturated tanh units), the
+    mean over seeds. Runs without the probes (metrics.json before schema 3): the mean curve,
+    :func:`figure_hidden_norm_mean`."""
+    from matplotlib import colormaps
+
+    if not any(m.hidden_norm_by_scale for m in metrics):
+        return figure_hidden_norm_mean(metrics)
+    groups = _by_family_norm(metrics)
+    norms_order = [n for n in NORMS if any(n in v for v in groups.values())]
+    rows, cols = len(groups), len(norms_order)
+    fig = Figure(figsize=(4.2 * cols + 2.4, 3.6 * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False, sharey="row")
+    seeds = len({m.seed for m in metrics})
+    over = f", mean of {seeds} seeds" if seeds > 1 else ""
+    fig.suptitle(f"Hidden-state magnitude per input-scale quartile (test set{over})\nlines apart: ||h_t|| follows the input's scale; lines together: it does not", fontsize=11)
+    shades = colormaps["viridis"](np.linspace(0.85, 0.1, 4))  # light (small s) to dark (large s)
+    for i, (family, norms) in enumerate(groups.items()):
+        for j, norm in enumerate(norms_order):
+            ax = axes[i, j]
+            runs = [r for r in norms.get(norm, []) if r.status != "diverged" and r.hidden_norm_by_scale] or norms.get(norm, [])
+            ax.set_title(f"{family_label(family)}: {norm_label(norm)}", fontsize=10)
+            if not runs or not any(r.hidden_norm_by_scale for r in runs):
+                ax.set_axis_off()
+                continue
+            for q in range(4):
+                final = _mean_curves([r.hidden_norm_by_scale[-1][q] for r in runs if r.hidden_norm_by_scale])
+                init = _mean_curves([r.hidden_norm_by_scale_init[q] for r in runs if r.hidden_norm_by_scale_init])
+                if final is not None:
+                    ax.plot(np.arange(1, len(final) + 1), final, color=shades[q], lw=1.6)
+                if init is not None:
+                    ax.plot(np.arange(1, len(init) + 1), init, color=shades[q], lw=1.0, ls=":")
+            rho = _mean_of([r.scale_spearman[-1] for r in runs if r.scale_spearman])
+            rho0 = _mean_of([r.scale_spearman_init for r in runs])
+            text = f"Spearman(||h_T||, s): {_fmt(rho)} (init {_fmt(rho0)})"
+            sat = _mean_of([r.saturation[-1] for r in runs if r.saturation])
+            if sat is not None:
+                text += f"\nsaturated tanh units: {sat:.1%}"
+            ax.text(0.02, 0.97, text, transform=ax.transAxes, va="top", fontsize=8, bbox={"fc": "white", "ec": "0.8", "alpha": 0.85})
+            ax.set_xlabel("timestep t")
+            if j == 0:
+                ax.set_ylabel("mean ||h_t|| (L2)" if family == "rnn" else "mean ||residual stream|| (L2)")
+            ax.set_ylim(bottom=0)
+            ax.grid(alpha=0.3)
+        for ax in axes[i]:
+            if ax.axison:
+                ax.set_ylim(top=ax.get_ylim()[1] * 1.3)  # headroom for the text box
+    edges = [r.scale_quartile_edges for r in metrics if r.scale_quartile_edges]
+    e = np.mean(np.array(edges), axis=0) if edges else None
+    names = ["smallest", "2nd", "3rd", "largest"] if e is None else [f"s < {e[0]:.2g}", f"{e[0]:.2g} - {e[1]:.2g}", f"{e[1]:.2g} - {e[2]:.2g}", f"s > {e[2]:.2g}"]
+    handles = [Line2D([], [], color=shades[q], lw=2, label=names[q]) for q in range(4)]
+    handles += [Line2D([], [], color="k", lw=1.6, label="after training"), Line2D([], [], color="k", lw=1.0, ls=":", label="at initialisation")]
+    axes[0, -1].legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), title="input scale s (quartile)", title_fontsize=8)
+    return fig
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:+.2f}"
+
+
+def figure_hidden_norm_mean(metrics: Sequence[Metrics]) -> Figure:
+    """(3b) Mean L2 norm of the hidden state per timestep after the last epoch (solid, eval mode)
     and at initialisation (dotted, as in training: BatchNorm with batch statistics). For the
     Transformer: the residual stream after the block. Several seeds: the mean over seeds."""
     groups = _by_family_norm(metrics)
@@ -279,6 +354,11 @@ def plot_test_accuracy(metrics: Sequence[Metrics], path: str | Path, target_acc:
     return save(figure_test_accuracy(metrics, target_acc), path)
 
 
+def plot_hidden_norm_mean(metrics: Sequence[Metrics], path: str | Path) -> Path:
+    """Save :func:`figure_hidden_norm_mean` as a PNG."""
+    return save(figure_hidden_norm_mean(metrics), path)
+
+
 def plot_hidden_norm(metrics: Sequence[Metrics], path: str | Path) -> Path:
     """Save :func:`figure_hidden_norm` as a PNG."""
     return save(figure_hidden_norm(metrics), path)
@@ -292,3 +372,43 @@ def plot_grad_norm(metrics: Sequence[Metrics], path: str | Path) -> Path:
 def plot_sweep(aggregate: Sequence[dict], key: str, ylabel: str, title: str, path: str | Path, log_y: bool = False) -> Path:
     """Save :func:`figure_sweep` as a PNG."""
     return save(figure_sweep(aggregate, key, ylabel, title, log_y), path)
+
+
+VERDICT_COLORS = {"held": "tab:green", "not held": "tab:red", "inconclusive": "tab:gray"}
+
+
+def figure_claims(results: Sequence) -> Figure:
+    """``lnbench claims``: one row per claim, the paired effect a - b (mean over seeds) with its
+    95% interval, in the claim's units; the shaded band is the claim's margin (a directional
+    claim needs the interval below 0, an equivalence claim needs it inside the band), the
+    colour is the verdict. ``results``: :class:`lnbench.claims.ClaimResult` objects."""
+    from lnbench.claims import METRICS
+
+    n = len(results)
+    fig = Figure(figsize=(10, 1.15 * n + 1.0), layout="constrained")
+    axes = fig.subplots(n, 1, squeeze=False)[:, 0]
+    fig.suptitle("lnbench claims: paired effect a - b over seeds, 95% interval (shaded: the claim's margin)", fontsize=11)
+    for ax, r in zip(axes, results):
+        scale = 100 if r.metric == "final_test_acc" else 1
+        unit = "points" if r.metric == "final_test_acc" else ("nats" if r.metric == "mean_train_loss" else "rank correlation")
+        m = r.margin * scale
+        ax.axvspan(-m, m, color="0.9", zorder=0)
+        ax.axvline(0, color="k", lw=0.8)
+        color = VERDICT_COLORS.get(r.verdict, "k")
+        if r.effect is not None:
+            lo, hi = r.ci95[0] * scale, r.ci95[1] * scale
+            ax.errorbar([r.effect * scale], [0], xerr=[[r.effect * scale - lo], [hi - r.effect * scale]], fmt="o", color=color, capsize=4, ms=6)
+            span = max(abs(lo), abs(hi), 2 * m)
+            ax.set_xlim(-1.15 * span, 1.15 * span)
+        else:
+            ax.text(0.5, 0.5, f"not tested: {r.reason}", transform=ax.transAxes, ha="center", va="center", fontsize=8)
+        ax.set_yticks([])
+        ax.set_xlabel(f"{r.a} minus {r.b}: {METRICS[r.metric][0]} ({unit})", fontsize=8)
+        ax.tick_params(axis="x", labelsize=8)
+        ax.set_title(f"{family_label(r.family)}, {r.claim} [{r.regime}]: {r.verdict.upper()}", fontsize=9, loc="left", color=color)
+    return fig
+
+
+def plot_claims(results: Sequence, path: str | Path) -> Path:
+    """Save :func:`figure_claims` as a PNG."""
+    return save(figure_claims(results), path)

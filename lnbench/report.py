@@ -164,3 +164,16 @@ def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired co
         table.add_row(family_label(c.family.split("/")[0]), a, b, METRICS_SHORT.get(c.metric, c.metric), eff, c.test, f"{c.p_value:.2g}", f"{c.p_adjusted:.2g}", verdict)
     table.caption = f"Holm-Bonferroni within each family; differs: Holm p < {stats.ALPHA:g}"
     return table
+
+
+def baselines_table(baselines: Sequence[dict]) -> Table:
+    """The baselines of :mod:`lnbench.baselines` (mean ± sd and range over seeds)."""
+    n = len(baselines[0]["seeds"]) if baselines else 0
+    table = Table(title=f"baselines on the same data (over {n} seeds)", title_justify="left", caption_justify="left")
+    for col in ("baseline", "test acc mean ± sd", "range", "what it is"):
+        table.add_column(col, justify="right" if col in ("test acc mean ± sd", "range") else "left")
+    for b in baselines:
+        sd = f" ± {b['sd']:.1%}" if b["sd"] is not None else ""
+        table.add_row(b["label"], f"{b['mean']:.1%}{sd}", f"{min(b['acc_per_seed']):.1%} - {max(b['acc_per_seed']):.1%}", b["description"])
+    table.caption = "fit on each seed's training split, scored on its test split (scikit-learn LogisticRegression)"
+    return table

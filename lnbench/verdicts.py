@@ -322,3 +322,24 @@ def sweep_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Comparison]
             "One seed: the tests cover the test-set sampling only, not the seed-to-seed variation; set seeds to 5 or more."
         )
     return verdicts
+
+
+def baseline_verdicts(baselines: Sequence[dict] | None, target_acc: float) -> list[str]:
+    """One sentence on the baselines (:mod:`lnbench.baselines`): what a memoryless and a linear
+    readout reach on this data, and whether the target needs memory at all."""
+    if not baselines:
+        return []
+    by = {b["name"]: b for b in baselines}
+    over = f"mean over {plural(len(by['chance']['seeds']), 'seed')}"
+    shown = ", ".join(f"{b['label']} {b['mean']:.1%}" for b in baselines)
+    line = f"Baselines on the same data ({over}, n_test = {by['chance']['n_test']}): {shown}."
+    last = by.get("last_timestep")
+    if last is not None:
+        if max(last["acc_per_seed"]) >= target_acc:
+            line += (
+                f" The {target_acc:.0%} target does not need memory: a linear readout of the last timestep alone "
+                f"reaches it on {sum(a >= target_acc for a in last['acc_per_seed'])} of {len(last['acc_per_seed'])} seeds."
+            )
+        else:
+            line += f" A memoryless readout stays below the {target_acc:.0%} target on every seed."
+    return [line]

@@ -1,0 +1,281 @@
+"""``lnbench claims``: each claim about LayerNorm tested in a regime where it can show.
+
+A claim compares two conditions (a norm, and optionally a batch size) of one model family in one
+*regime*: a preset config in ``configs/claims/<regime>.yaml`` (an ordinary lnbench config: data,
+model, train, seeds). The runs are paired by seed (same data, initial weights and batch order),
+and the verdict is computed from the paired differences a - b over the seeds
+(:func:`lnbench.stats.paired_over_seeds`), never written in:
+
+- a *directional* claim (``direction="less"``: a below b, e.g. LayerNorm's area under the
+  train-loss curve below NoNorm's) is ``held`` when the Holm-adjusted p < 0.05 (Holm over all
+  directional claims of the run) and the effect has the claimed sign; ``not held`` when it is
+  significant with the other sign, or when the whole 95% interval lies within the claim's
+  ``margin`` (the effect is shown to be negligible); otherwise ``inconclusive``.
+- an *equivalence* claim (``direction="equal"``: a and b within ``margin``, e.g. LayerNorm's
+  accuracy at batch size 1 and 64) is ``held`` when the whole 95% interval lies inside
+  (-margin, +margin); ``not held`` when it lies wholly outside; otherwise ``inconclusive``.
+
+The margins are the smallest effects the claims care about (2 accuracy points, 0.02 nats of
+mean train loss, 0.1 of a rank correlation); they are printed with every verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lnbench import stats
+from lnbench.config import ConfigError, RunConfig, check_seeds, load_config
+from lnbench.models import family_label
+from lnbench.norms import norm_label
+from lnbench.schema import SummaryRow
+
+VERDICTS = ("held", "not held", "inconclusive")
+
+#: metric -> (label, unit, resolution function): what each claim can measure, from a SummaryRow.
+METRICS = {
+    "mean_train_loss": ("mean train loss (area under the loss curve)", "nats"),
+    "final_test_acc": ("final test accuracy", "points"),
+    "final_scale_spearman": ("Spearman correlation of ||h_T|| with the input scale", "rho"),
+}
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One side of a claim: a norm, and a batch size (None: the regime's ``train.batch_size``)."""
+
+    norm: str
+    batch_size: int | None = None
+
+    def label(self) -> str:
+        return norm_label(self.norm) + (f" at batch size {self.batch_size}" if self.batch_size is not None else "")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim: ``a`` versus ``b`` on ``metric`` for ``family`` in ``regime`` (see the module
+    docstring for ``direction`` and ``margin``)."""
+
+    id: str
+    text: str
+    regime: str
+    family: str
+    metric: str
+    a: Condition
+    b: Condition
+    direction: str  # "less" (a < b) or "equal" (|a - b| < margin)
+    margin: float
+    why: str = ""  # why this regime is where the claim can show
+
+
+#: The claims ``lnbench claims`` evaluates, in table order.
+CLAIMS: tuple[Claim, ...] = (
+    Claim("rnn_faster_default", "LayerNorm converges faster than NoNorm", "default", "rnn", "mean_train_loss",
+          Condition("layer"), Condition("none"), "less", 0.02, "the default task: where LayerNorm does not help"),
+    Claim("rnn_faster_unstable", "LayerNorm converges faster than NoNorm", "unstable_recurrence", "rnn", "mean_train_loss",
+          Condition("layer"), Condition("none"), "less", 0.02, "an expanding recurrence: W_hh orthogonal x 3"),
+    Claim("rnn_scale_invariant", "LayerNorm stabilises hidden-state dynamics against input scale", "large_input_scale", "rnn",
+          "final_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1, "input scales from 16 to 256"),
+    Claim("rnn_ln_batch_size", "LayerNorm's accuracy does not depend on batch size", "small_batches", "rnn", "final_test_acc",
+          Condition("layer", 1), Condition("layer", 64), "equal", 0.02, "batch size 1 vs 64, same samples seen"),
+    Claim("rnn_bn_batch_size_1", "BatchNorm degrades at batch size 1", "small_batches", "rnn", "final_test_acc",
+          Condition("batch", 1), Condition("batch", 64), "less", 0.02, "batch size 1 vs 64, same samples seen"),
+    Claim("tf_faster", "LayerNorm converges faster than NoNorm", "default", "transformer", "mean_train_loss",
+          Condition("layer"), Condition("none"), "less", 0.02, "the default task and fair Transformer"),
+    Claim("tf_scale_invariant", "LayerNorm stabilises hidden-state dynamics against input scale", "default", "transformer",
+          "final_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1, "input scales from 0.25 to 4"),
+    Claim("tf_ln_batch_size", "LayerNorm's accuracy does not depend on batch size", "small_batches", "transformer", "final_test_acc",
+          Condition("layer", 1), Condition("layer", 64), "equal", 0.02, "batch size 1 vs 64, same samples seen"),
+    Claim("tf_bn_batch_size_1", "BatchNorm degrades at batch size 1", "small_batches", "transformer", "final_test_acc",
+          Condition("batch", 1), Condition("batch", 64), "less", 0.02, "batch size 1 vs 64, same samples seen"),
+)
+CLAIM_IDS = tuple(c.id for c in CLAIMS)
+
+
+def select_claims(ids: Sequence[str] | None) -> list[Claim]:
+    """The claims with these ids (all when None or empty), in table order.
+
+    Raises:
+        ConfigError: an unknown id, naming the allowed ones.
+    """
+    if not ids:
+        return list(CLAIMS)
+    unknown = [i for i in ids if i not in CLAIM_IDS]
+    if unknown:
+        raise ConfigError(f"--only: unknown claim {unknown[0]!r}; allowed: {', '.join(CLAIM_IDS)}")
+    return [c for c in CLAIMS if c.id in ids]
+
+
+def load_regimes(claims: Sequence[Claim], presets: Path, overrides: Sequence[str] = (), seed: int | None = None) -> dict[str, RunConfig]:
+    """Load the preset config of every regime the claims use (``presets/<regime>.yaml``), with
+    the same ``--set`` overrides and ``--seed`` applied to each.
+
+    Raises:
+        ConfigError: a missing or invalid preset, a batch size above ``n_train``, or bad seeds.
+    """
+    regimes = {}
+    for name in dict.fromkeys(c.regime for c in claims):
+        path = presets / f"{name}.yaml"
+        if not path.is_file():
+            raise ConfigError(f"{path}: regime preset not found (claims use: {', '.join(sorted({c.regime for c in claims}))})")
+        cfg = load_config(path, list(overrides), seed)
+        check_seeds(cfg)
+        for c in claims:
+            for cond in (c.a, c.b):
+                if c.regime == name and cond.batch_size is not None and cond.batch_size > cfg.data.n_train:
+                    raise ConfigError(f"{path}: claim {c.id} needs batch size {cond.batch_size} > data.n_train ({cfg.data.n_train})")
+        regimes[name] = cfg
+    return regimes
+
+
+def cells_needed(claims: Sequence[Claim], regimes: dict[str, RunConfig]) -> list[tuple[str, dict]]:
+    """Every (regime, changes) setting the claims need, each once: ``changes`` are
+    ``section__key`` values (family, norm, batch size) for :meth:`RunConfig.with_changes`."""
+    out: dict[tuple, tuple[str, dict]] = {}
+    for c in claims:
+        for cond in (c.a, c.b):
+            bs = cond.batch_size if cond.batch_size is not None else regimes[c.regime].train.batch_size
+            key = (c.regime, c.family, cond.norm, bs)
+            out.setdefault(key, (c.regime, {"model__family": c.family, "model__norm": cond.norm, "train__batch_size": bs}))
+    return list(out.values())
+
+
+def setting_name(regime: str, changes: dict) -> str:
+    """The child-run name prefix of a setting: ``unstable_recurrence_rnn_layer_bs64``."""
+    return f"{regime}_{changes['model__family']}_{changes['model__norm']}_bs{changes['train__batch_size']}"
+
+
+@dataclass
+class ClaimResult:
+    """One evaluated claim, as written to ``summary.json`` ``claims``."""
+
+    id: str
+    claim: str
+    regime: str
+    family: str
+    metric: str
+    a: str
+    b: str
+    direction: str
+    margin: float
+    effect: float | None  # mean over seeds of a - b (accuracy: a fraction)
+    ci95: list[float] | None
+    p_value: float | None
+    p_adjusted: float | None
+    test: str
+    n_seeds: int
+    mean_a: float | None
+    mean_b: float | None
+    verdict: str
+    reason: str
+    runs: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        from dataclasses import asdict
+
+        return asdict(self)
+
+
+def _verdict(claim: Claim, effect: float, ci: Sequence[float], p_adj: float | None) -> tuple[str, str]:
+    lo, hi, m = ci[0], ci[1], claim.margin
+    band = "+-" + format_amount(claim.metric, m, signed=False)
+    if claim.direction == "equal":
+        if -m < lo and hi < m:
+            return "held", f"the 95% interval lies within {band}"
+        if lo >= m or hi <= -m:
+            return "not held", f"the 95% interval lies outside {band}"
+        return "inconclusive", f"the 95% interval reaches past {band}"
+    significant = p_adj is not None and p_adj < stats.ALPHA
+    if significant and effect < 0:
+        return "held", f"Holm p < {stats.ALPHA:g}, a below b"
+    if significant and effect > 0:
+        return "not held", f"Holm p < {stats.ALPHA:g}, a above b: the opposite"
+    if -m < lo and hi < m:
+        return "not held", f"no effect: the 95% interval lies within {band}"
+    return "inconclusive", "not significant, and the interval does not rule out an effect"
+
+
+def evaluate_claims(claims: Sequence[Claim], rows_by_setting: dict[tuple, list[SummaryRow]], regimes: dict[str, RunConfig]) -> list[ClaimResult]:
+    """Test every claim on its rows (paired by seed, diverged seeds dropped) and give verdicts.
+
+    Args:
+        claims: the claims.
+        rows_by_setting: ``(regime, family, norm, batch_size)`` -> the rows of its seeds.
+        regimes: the regime configs (for the default batch size).
+
+    Returns:
+        One :class:`ClaimResult` per claim, in order; Holm over the directional claims' p-values.
+    """
+    tested: list[tuple[Claim, list, stats.PairedResult | None, str, list[str]]] = []
+    for c in claims:
+        bs = lambda cond: cond.batch_size if cond.batch_size is not None else regimes[c.regime].train.batch_size  # noqa: E731
+        rows_a = rows_by_setting.get((c.regime, c.family, c.a.norm, bs(c.a)), [])
+        rows_b = rows_by_setting.get((c.regime, c.family, c.b.norm, bs(c.b)), [])
+        b_by_seed = {r.seed: r for r in rows_b}
+        pairs = [(a, b) for a in rows_a if (b := b_by_seed.get(a.seed)) is not None and a.ok and b.ok
+                 and getattr(a, c.metric) is not None and getattr(b, c.metric) is not None]
+        runs = [r.run_dir for r in (*rows_a, *rows_b)]
+        result, why = None, ""
+        if len(pairs) < 2:
+            diverged = sum(r.status == "diverged" for r in (*rows_a, *rows_b))
+            why = f"{len(pairs)} seed(s) with both runs finished" + (f" ({diverged} run(s) diverged)" if diverged else "") + "; need >= 2"
+        else:
+            resolution = 1 / pairs[0][0].n_test if c.metric == "final_test_acc" else None
+            result = stats.paired_over_seeds([getattr(a, c.metric) for a, _ in pairs], [getattr(b, c.metric) for _, b in pairs], resolution)
+        tested.append((c, pairs, result, why, runs))
+    directional = [k for k, (c, _, r, _, _) in enumerate(tested) if r is not None and c.direction == "less"]
+    adjusted = dict(zip(directional, stats.holm([tested[k][2].p_value for k in directional])))
+    out = []
+    for k, (c, pairs, r, why, runs) in enumerate(tested):
+        mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
+        if r is None:
+            verdict, reason = "inconclusive", why
+        else:
+            verdict, reason = _verdict(c, r.mean_diff, r.ci95, adjusted.get(k))
+        out.append(ClaimResult(
+            id=c.id, claim=c.text, regime=c.regime, family=c.family, metric=c.metric, a=c.a.label(), b=c.b.label(),
+            direction=c.direction, margin=c.margin,
+            effect=None if r is None else r.mean_diff, ci95=None if r is None else list(r.ci95),
+            p_value=None if r is None else r.p_value, p_adjusted=adjusted.get(k),
+            test="" if r is None else r.test, n_seeds=len(pairs),
+            mean_a=mean([getattr(a, c.metric) for a, _ in pairs]), mean_b=mean([getattr(b, c.metric) for _, b in pairs]),
+            verdict=verdict, reason=reason, runs=runs,
+        ))
+    return out
+
+
+def _units(metric: str) -> tuple[float, int, str]:
+    """(scale, decimals, unit suffix) to show an amount of ``metric``."""
+    if metric == "final_test_acc":
+        return 100, 1, " points"
+    if metric == "mean_train_loss":
+        return 1, 3, " nats"
+    return 1, 2, ""
+
+
+def format_amount(metric: str, x: float, signed: bool = True) -> str:
+    """An amount of ``metric`` in its display units: ``+1.5 points``, ``0.020 nats``."""
+    scale, digits, unit = _units(metric)
+    return f"{scale * x:{'+' if signed else ''}.{digits}f}{unit}"
+
+
+def format_effect(r: ClaimResult) -> str:
+    """``-0.083 [-0.101, -0.065] nats`` or ``+1.5 [-0.5, +3.5] points``."""
+    if r.effect is None:
+        return "-"
+    scale, digits, unit = _units(r.metric)
+    f = lambda x: f"{scale * x:+.{digits}f}"  # noqa: E731
+    return f"{f(r.effect)} [{f(r.ci95[0])}, {f(r.ci95[1])}]{unit}"
+
+
+def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:
+    """One sentence per claim: claim, regime, effect with its interval, verdict and why."""
+    out = []
+    for r in results:
+        p = "" if r.p_value is None else f", p = {r.p_value:.2g}" + (f", Holm p = {r.p_adjusted:.2g}" if r.p_adjusted is not None else "")
+        out.append(
+            f"{family_label(r.family)}, {r.claim} ({r.regime}): {METRICS[r.metric][0]}, {r.a} minus {r.b} = {format_effect(r)}"
+            f"{p}, {r.n_seeds} seeds: {r.verdict.upper()} ({r.reason})."
+        )
+    return out
