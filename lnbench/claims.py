@@ -85,9 +85,9 @@ CLAIMS: tuple[Claim, ...] = (
           Condition("layer"), Condition("none"), "less", 0.02, "the default task and fair Transformer"),
     Claim("tf_scale_invariant", "LayerNorm stabilises hidden-state dynamics against input scale", "default", "transformer",
           "final_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1, "input scales from 0.25 to 4"),
-    Claim("tf_ln_batch_size", "LayerNorm's accuracy does not depend on batch size", "small_batches", "transformer", "final_test_acc",
-          Condition("layer", 1), Condition("layer", 64), "equal", 0.02, "batch size 1 vs 64, same samples seen"),
-    Claim("tf_bn_batch_size_1", "BatchNorm degrades at batch size 1", "small_batches", "transformer", "final_test_acc",
+    Claim("tf_ln_batch_size", "LayerNorm's accuracy does not depend on batch size", "small_batches_transformer", "transformer",
+          "final_test_acc", Condition("layer", 1), Condition("layer", 64), "equal", 0.02, "batch size 1 vs 64, same samples seen"),
+    Claim("tf_bn_batch_size_1", "BatchNorm degrades at batch size 1", "small_batches_transformer", "transformer", "final_test_acc",
           Condition("batch", 1), Condition("batch", 64), "less", 0.02, "batch size 1 vs 64, same samples seen"),
 )
 CLAIM_IDS = tuple(c.id for c in CLAIMS)
@@ -196,13 +196,23 @@ def _verdict(claim: Claim, effect: float, ci: Sequence[float], p_adj: float | No
     return "inconclusive", "not significant, and the interval does not rule out an effect"
 
 
-def evaluate_claims(claims: Sequence[Claim], rows_by_setting: dict[tuple, list[SummaryRow]], regimes: dict[str, RunConfig]) -> list[ClaimResult]:
+def evaluate_claims(
+    claims: Sequence[Claim],
+    rows_by_setting: dict[tuple, list[SummaryRow]],
+    regimes: dict[str, RunConfig],
+    chance: dict[str, float] | None = None,
+) -> list[ClaimResult]:
     """Test every claim on its rows (paired by seed, diverged seeds dropped) and give verdicts.
+
+    An accuracy claim whose reference condition b is within the margin of chance is
+    ``inconclusive`` whatever the test says: nothing can degrade from chance, and two models at
+    chance are "equal" for no reason that concerns the claim.
 
     Args:
         claims: the claims.
         rows_by_setting: ``(regime, family, norm, batch_size)`` -> the rows of its seeds.
         regimes: the regime configs (for the default batch size).
+        chance: regime -> chance accuracy on its test sets (the ``chance`` baseline); None: not checked.
 
     Returns:
         One :class:`ClaimResult` per claim, in order; Holm over the directional claims' p-values.
@@ -229,8 +239,12 @@ def evaluate_claims(claims: Sequence[Claim], rows_by_setting: dict[tuple, list[S
     out = []
     for k, (c, pairs, r, why, runs) in enumerate(tested):
         mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
+        mean_b = mean([getattr(b, c.metric) for _, b in pairs])
+        level = None if chance is None or c.metric != "final_test_acc" else chance.get(c.regime)
         if r is None:
             verdict, reason = "inconclusive", why
+        elif level is not None and mean_b is not None and mean_b < level + c.margin:
+            verdict, reason = "inconclusive", f"{c.b.label()} is at chance ({mean_b:.1%}) in this regime: the claim cannot show"
         else:
             verdict, reason = _verdict(c, r.mean_diff, r.ci95, adjusted.get(k))
         out.append(ClaimResult(
@@ -239,7 +253,7 @@ def evaluate_claims(claims: Sequence[Claim], rows_by_setting: dict[tuple, list[S
             effect=None if r is None else r.mean_diff, ci95=None if r is None else list(r.ci95),
             p_value=None if r is None else r.p_value, p_adjusted=adjusted.get(k),
             test="" if r is None else r.test, n_seeds=len(pairs),
-            mean_a=mean([getattr(a, c.metric) for a, _ in pairs]), mean_b=mean([getattr(b, c.metric) for _, b in pairs]),
+            mean_a=mean([getattr(a, c.metric) for a, _ in pairs]), mean_b=mean_b,
             verdict=verdict, reason=reason, runs=runs,
         ))
     return out

@@ -256,7 +256,7 @@ def claims(
     if list_:
         table = Table(title="lnbench claims", title_justify="left")
         for col in ("id", "model", "claim", "regime", "metric", "a vs b", "margin"):
-            table.add_column(col)
+            table.add_column(col, no_wrap=col in ("id", "margin"))
         for c in claims_mod.CLAIMS:
             margin = ("+-" if c.direction == "equal" else "") + claims_mod.format_amount(c.metric, c.margin, signed=False)
             table.add_row(c.id, family_label(c.family), c.text, c.regime, c.metric, f"{c.a.label()} vs {c.b.label()}", margin)

@@ -421,7 +421,8 @@ def claims(
         by_setting: dict[tuple, list[SummaryRow]] = {}
         for row, regime in zip(rows, regime_of_row):
             by_setting.setdefault((regime, row.family, row.norm, row.batch_size), []).append(row)
-        results = claims_mod.evaluate_claims(selected, by_setting, regimes)
+        chance = {name: next(b["mean"] for b in bl if b["name"] == "chance") for name, bl in baselines.items()}
+        results = claims_mod.evaluate_claims(selected, by_setting, regimes, chance)
         sentences = claims_mod.claim_sentences(results)
         figures = [plots.plot_claims(results, run.path / "claims.png").name] if results else []
         run.write_json(

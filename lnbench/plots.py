@@ -403,7 +403,8 @@ def figure_claims(results: Sequence) -> Figure:
         else:
             ax.text(0.5, 0.5, f"not tested: {r.reason}", transform=ax.transAxes, ha="center", va="center", fontsize=8)
         ax.set_yticks([])
-        ax.set_xlabel(f"{r.a} minus {r.b}: {METRICS[r.metric][0]} ({unit})", fontsize=8)
+        claimed = "claimed: inside the band" if r.direction == "equal" else "claimed: below 0"
+        ax.set_xlabel(f"{r.a} minus {r.b}: {METRICS[r.metric][0]} ({unit}); {claimed}", fontsize=8)
         ax.tick_params(axis="x", labelsize=8)
         ax.set_title(f"{family_label(r.family)}, {r.claim} [{r.regime}]: {r.verdict.upper()}", fontsize=9, loc="left", color=color)
     return fig

@@ -16,19 +16,25 @@ def _data(seed):
     return make_trend_data(n_train=48, n_test=24, seq_len=6, features=8, seed=seed)
 
 
-def _model(norm, seed, stats="pooled"):
+def _model(norm, seed, stats="pooled", placement="joint"):
     torch.manual_seed(seed)
-    return build_model(ModelConfig(norm=norm, hidden_size=8, batch_norm_stats=stats), 8, 6)
+    cfg = ModelConfig(norm=norm, hidden_size=8, batch_norm_stats=stats, norm_placement=placement, recurrent_init="orthogonal", recurrent_gain=1.5)
+    return build_model(cfg, 8, 6)
 
 
-@pytest.mark.parametrize("norm,stats", [("none", "pooled"), ("layer", "pooled"), ("batch", "pooled"), ("batch", "per_timestep")])
-def test_each_member_matches_its_solo_run(norm, stats):
-    solo_models = [_model(norm, s, stats) for s in SEEDS]
-    ensemble = SimpleRNN.stack([_model(norm, s, stats) for s in SEEDS])
+@pytest.mark.parametrize(
+    "norm,stats,placement",
+    [("none", "pooled", "joint"), ("layer", "pooled", "joint"), ("batch", "pooled", "joint"), ("batch", "per_timestep", "joint"),
+     ("layer", "pooled", "separate"), ("batch", "per_timestep", "separate")],
+)
+def test_each_member_matches_its_solo_run(norm, stats, placement):
+    solo_models = [_model(norm, s, stats, placement) for s in SEEDS]
+    ensemble = SimpleRNN.stack([_model(norm, s, stats, placement) for s in SEEDS])
     members = train_members(ensemble, [_data(s) for s in SEEDS], CFG, SEEDS)
     for k, s in enumerate(SEEDS):
         solo = train_model(solo_models[k], _data(s), CFG, seed=s)
-        for key in ("train_loss", "test_loss", "test_acc", "test_acc_batch_stats", "hidden_norm_init"):
+        assert members[k].grad_ratio_init == pytest.approx(solo.grad_ratio_init, rel=1e-4)
+        for key in ("train_loss", "test_loss", "test_acc", "test_acc_batch_stats", "hidden_norm_init", "grad_ratio", "saturation", "scale_spearman", "hidden_norm_by_scale"):
             torch.testing.assert_close(torch.tensor(getattr(members[k], key) or []), torch.tensor(getattr(solo, key) or []), atol=1e-5, rtol=1e-5, msg=key)
         assert members[k].test_correct == solo.test_correct and members[k].status == "completed"
         for name, values in solo.grad_norm.items():

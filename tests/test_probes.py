@@ -1,0 +1,151 @@
+"""Probes and the fair-model options, on hand-made models whose values are known."""
+
+import math
+
+import pytest
+import torch
+
+from lnbench.models import SimpleRNN, TransformerClassifier, sinusoidal_positions
+from lnbench.probes import probe_members, scale_quartiles
+
+
+def _scaled_inputs(n=40, T=5, H=6, seed=0):
+    """Sequences x_i = s_i * v_i with s spread over 16x: (1, N, T, H), scales (1, N)."""
+    g = torch.Generator().manual_seed(seed)
+    v = torch.randn(n, T, H, generator=g)
+    s = torch.exp(torch.linspace(math.log(0.25), math.log(4.0), n))
+    y = torch.arange(n) % 2
+    return (s[:, None, None] * v).unsqueeze(0), y.unsqueeze(0), s.unsqueeze(0)
+
+
+def _rnn(norm, placement, H=6, seed=0):
+    torch.manual_seed(seed)
+    return SimpleRNN(H, H, 2, norm, seq_len=5, placement=placement).eval()
+
+
+def test_separate_layer_norm_cell_is_invariant_to_the_input_scale():
+    """LN(W_hh h) + LN(W_xh x) + b: scaling x by c changes nothing (Ba et al.'s LN-LSTM form),
+    up to eps = 1e-5 against the variance (so the smallest inputs here have scale 4)."""
+    X, _, _ = _scaled_inputs()
+    model = _rnn("layer", "separate")
+    with torch.no_grad():
+        _, h = model(16 * X[0], return_hidden=True)
+        _, h_scaled = model(7.5 * 16 * X[0], return_hidden=True)
+    torch.testing.assert_close(h_scaled, h, atol=2e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("norm,placement", [("layer", "joint"), ("none", "joint"), ("none", "separate")])
+def test_other_cells_are_not_scale_invariant(norm, placement):
+    X, _, _ = _scaled_inputs()
+    model = _rnn(norm, placement)
+    with torch.no_grad():
+        _, h = model(X[0], return_hidden=True)
+        _, h_scaled = model(7.5 * X[0], return_hidden=True)
+    assert (h_scaled - h).abs().max() > 1e-2
+
+
+def test_probes_tell_a_scale_following_state_from_a_normalized_one():
+    X, y, s = _scaled_inputs(n=80)
+    (nonorm,) = probe_members(_rnn("none", "joint"), X, y, s)
+    (layer,) = probe_members(_rnn("layer", "separate"), X, y, s)
+    assert nonorm["scale_spearman"] > 0.8  # ||h_T|| grows with s
+    quart = torch.tensor(nonorm["hidden_norm_by_scale"])  # (4, T): the largest quartile on top
+    assert (quart[3] > quart[0]).all()
+    q = torch.tensor(layer["hidden_norm_by_scale"])
+    assert ((q[3] - q[0]).abs() < 1e-4).all() or layer["scale_spearman"] is None or abs(layer["scale_spearman"]) < 0.5
+    assert nonorm["saturation_by_scale"][3] > nonorm["saturation_by_scale"][0]
+
+
+def test_saturation_is_the_fraction_of_units_past_0_99():
+    X, y, s = _scaled_inputs()
+    model = _rnn("none", "joint")
+    with torch.no_grad():
+        model.cell.W_xh.fill_(0.0)
+        model.cell.W_hh.fill_(0.0)
+        model.cell.bias.copy_(torch.tensor([10.0, 10.0, 0.0, 0.0, -10.0, 0.0]))  # tanh(+-10) saturates: 3 of 6 units
+    (p,) = probe_members(model, X, y, s)
+    assert p["saturation"] == pytest.approx(0.5)
+    assert p["saturation_by_scale"] == pytest.approx([0.5] * 4)
+
+
+def test_grad_ratio_is_the_product_of_the_recurrent_jacobians():
+    """W_xh = 0, bias 0: every h_t = 0, tanh'(0) = 1, so dL/dh_1 = (a I)^(T-1) dL/dh_T: ratio a^(T-1)."""
+    X, y, s = _scaled_inputs(T=5)
+    model = _rnn("none", "joint")
+    with torch.no_grad():
+        model.cell.W_xh.zero_()
+        model.cell.W_hh.copy_(0.5 * torch.eye(6))
+    (p,) = probe_members(model, X, y, s)
+    assert p["grad_ratio"] == pytest.approx(0.5**4, rel=1e-5)
+
+
+def test_probe_eval_metrics_match_a_plain_forward():
+    X, y, s = _scaled_inputs()
+    model = _rnn("layer", "joint")
+    (p,) = probe_members(model, X, y, s)
+    with torch.no_grad():
+        logits, h = model(X[0], return_hidden=True)
+    assert p["acc"] == (logits.argmax(-1) == y[0]).sum().item() / y.shape[1]
+    assert p["loss"] == pytest.approx(torch.nn.functional.cross_entropy(logits, y[0]).item(), rel=1e-5)
+    torch.testing.assert_close(torch.tensor(p["hidden_norm"]), h.norm(dim=-1).mean(0))
+    assert p["correct"] == (logits.argmax(-1) == y[0]).long().tolist()
+
+
+def test_scale_quartiles_by_rank():
+    q = scale_quartiles(torch.tensor([[5.0, 1.0, 7.0, 3.0, 2.0, 8.0, 6.0, 4.0]]))
+    assert q.tolist() == [[2, 0, 3, 1, 0, 3, 2, 1]]
+
+
+def test_transformer_with_input_layer_norm_is_scale_invariant_and_without_is_not():
+    X, _, _ = _scaled_inputs(T=5, H=6)
+    torch.manual_seed(0)
+    fair = TransformerClassifier(6, 8, 2, "layer", seq_len=5, input_norm=True).eval()
+    torch.manual_seed(0)
+    seed_like = TransformerClassifier(6, 8, 2, "layer", seq_len=5, pos_emb="learned", pos_emb_std=0.02, input_norm=False).eval()
+    with torch.no_grad():
+        torch.testing.assert_close(fair(9.0 * 16 * X[0]), fair(16 * X[0]), atol=1e-4, rtol=1e-4)  # up to eps
+        assert (seed_like(9.0 * X[0]) - seed_like(X[0])).abs().max() > 1e-2
+    assert fair.input_proj.bias is None and seed_like.input_proj.bias is not None
+
+
+def test_sinusoidal_positions_follow_vaswani_section_3_5():
+    pe = sinusoidal_positions(7, 6)
+    for t in (0, 3, 6):
+        for i in range(3):
+            angle = t / 10000 ** (2 * i / 6)
+            assert pe[t, 2 * i].item() == pytest.approx(math.sin(angle), abs=1e-6)
+            assert pe[t, 2 * i + 1].item() == pytest.approx(math.cos(angle), abs=1e-6)
+    assert sinusoidal_positions(3, 5).shape == (3, 5)  # odd D: the last column is a sine
+
+
+def test_learned_positions_start_at_the_configured_std():
+    torch.manual_seed(0)
+    m = TransformerClassifier(4, 64, 2, "none", seq_len=50, pos_emb="learned", pos_emb_std=1.0)
+    assert m.pos_emb.std().item() == pytest.approx(1.0, rel=0.05) and m.pos_emb.requires_grad
+
+
+@pytest.mark.parametrize("gain", [1.0, 3.0])
+def test_orthogonal_recurrent_init_has_every_singular_value_equal_to_the_gain(gain):
+    torch.manual_seed(0)
+    m = SimpleRNN(4, 16, 2, "none", recurrent_init="orthogonal", recurrent_gain=gain)
+    torch.testing.assert_close(torch.linalg.svdvals(m.cell.W_hh.detach()), torch.full((16,), gain), atol=1e-4, rtol=1e-4)
+    torch.manual_seed(0)
+    u = SimpleRNN(4, 16, 2, "none", recurrent_gain=gain)
+    assert u.cell.W_hh.abs().max() <= gain / 4 and u.cell.W_hh.abs().max() > 0.9 * gain / 4  # U(-g/sqrt(H), g/sqrt(H))
+
+
+def test_separate_placement_normalizes_each_term_with_its_own_norm():
+    """Against torch.nn.functional.layer_norm on each term (the oracle)."""
+    torch.manual_seed(0)
+    m = SimpleRNN(5, 6, 2, "layer", placement="separate")
+    with torch.no_grad():
+        m.cell.norm.gamma.uniform_(0.5, 1.5)
+        m.cell.norm_x.beta.uniform_(-0.5, 0.5)
+        m.cell.bias.uniform_(-0.5, 0.5)
+    x, h = torch.randn(3, 5), torch.randn(3, 6)
+    c = m.cell
+    ln = torch.nn.functional.layer_norm
+    expected = torch.tanh(
+        ln(h @ c.W_hh.T, (6,), c.norm.gamma, c.norm.beta, 1e-5) + ln(x @ c.W_xh.T, (6,), c.norm_x.gamma, c.norm_x.beta, 1e-5) + c.bias
+    )
+    torch.testing.assert_close(c(x, h), expected)
