@@ -14,7 +14,7 @@ runner = CliRunner()
 TINY = ["--set", "train.batch_size=16", "--set", "data.n_train=32", "--set", "data.n_test=16", "--set", "data.seq_len=5", "--set", "data.features=8", "--set", "model.hidden_size=8"]
 METRIC_KEYS = {"schema_version", "family", "norm", "batch_size", "seed", "hidden_size", "n_test", "status", "epochs", "train_loss", "test_loss", "test_acc", "test_acc_batch_stats", "hidden_norm_init", "hidden_norm", "grad_norm", "grad_norm_layer", "epoch_seconds", "diverged_at_epoch", "divergence_reason", "test_correct", "test_correct_batch_stats", "batch_norm_stats", "scale_quartile_edges", "hidden_norm_by_scale", "hidden_norm_by_scale_init", "scale_spearman", "scale_spearman_init", "saturation", "saturation_by_scale", "saturation_init", "grad_ratio", "grad_ratio_init"}
 ROW_KEYS = {"batch_norm_stats", "mean_train_loss", "family", "norm", "batch_size", "seed", "status", "epochs_completed", "final_test_acc", "final_test_acc_batch_stats", "final_train_loss", "final_test_loss", "first_epoch_at_target", "wall_seconds", "n_test", "warnings", "run_dir", "final_scale_spearman", "final_saturation", "final_grad_ratio"}
-PLOTS = {"training_loss.png", "test_accuracy.png", "hidden_norm.png", "grad_norm.png"}
+PLOTS = {"training_loss.png", "test_accuracy.png", "hidden_norm.png", "hidden_norm_mean.png", "grad_norm.png"}
 
 
 def _only_run(runs):
@@ -34,6 +34,9 @@ def test_compare_writes_children_plots_summary_and_table(tmp_path):
     summary = json.loads((run / "summary.json").read_text())
     assert summary["complete"] and len(summary["rows"]) == 30 and summary["verdicts"]  # 5 seeds by default
     assert manifest["jobs"] >= 1 and summary["seeds"] == [0, 1, 2, 3, 4]
+    assert [b["name"] for b in summary["baselines"]] == ["chance", "last_timestep", "whole_sequence"]
+    assert all(len(b["acc_per_seed"]) == 5 and 0 <= b["mean"] <= 1 for b in summary["baselines"])
+    assert "baselines on the same data" in result.output and "Baselines on the same data" in result.output
     ensemble = {r["family"]: json.loads((run / r["run_dir"] / "run.json").read_text())["ensemble"] for r in summary["rows"]}
     assert ensemble["rnn"]["mechanism"] == "native" and ensemble["rnn"]["members"] == 5 and ensemble["rnn"]["seeds"] == [0, 1, 2, 3, 4]
     assert ensemble["transformer"]["mechanism"] == "sequential" and ensemble["transformer"]["members"] == 1

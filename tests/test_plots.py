@@ -42,8 +42,9 @@ def test_hidden_norm_draws_the_last_epoch_and_initialisation(tmp_path):
     for m in (_metrics(0, [0.6, 0.8], [[9, 9, 9], [1, 2, 3]], init=(5, 5, 5)), _metrics(1, [0.6, 0.8], [[9, 9, 9], [3, 4, 5]], init=(7, 7, 7))):
         (tmp_path / f"m{m.seed}.json").write_text(json.dumps(m.to_dict()))  # through a metrics file
         runs.append(read_metrics(tmp_path / f"m{m.seed}.json"))
-    ax = plots.figure_hidden_norm(runs).axes[0]
+    ax = plots.figure_hidden_norm_mean(runs).axes[0]
     np.testing.assert_allclose(_line(ax, "LayerNorm").get_ydata(), [2, 3, 4])  # epoch 2, mean of seeds
+    assert plots.figure_hidden_norm(runs).axes[0].get_title() == ax.get_title()  # no probes (schema 2): the mean figure
     dotted = [ln for ln in ax.get_lines() if ln.get_linestyle() == ":" and len(ln.get_ydata())]
     np.testing.assert_allclose(dotted[0].get_ydata(), [6, 6, 6])
 
@@ -76,3 +77,28 @@ def test_a_diverged_seed_is_left_out_of_the_mean_curve():
     line = _line(ax, "LayerNorm")
     np.testing.assert_allclose(line.get_ydata(), [0.6, 0.8])
     assert "diverged at epoch 3" in line.get_label()
+
+
+def test_hidden_norm_by_scale_draws_one_line_per_quartile_per_norm():
+    runs = []
+    for seed, shift in ((0, 0.0), (1, 2.0)):
+        for norm, spread in (("none", 1.0), ("layer", 0.0)):
+            m = _metrics(seed, [0.6, 0.8], [[1, 1, 1]] * 2, norm=norm)
+            final = [[1 + spread * q + shift] * 3 for q in range(4)]
+            m.hidden_norm_by_scale = [[[0.0] * 3] * 4, final]  # epoch 1 must not be drawn
+            m.hidden_norm_by_scale_init = [[5.0 + q] * 3 for q in range(4)]
+            m.scale_spearman, m.scale_spearman_init = [0.1, 0.9 * spread + seed * 0.02], 0.5
+            m.saturation = [0.0, 0.25 * spread]
+            m.scale_quartile_edges = [0.5, 1.0, 2.0]
+            runs.append(m)
+    fig = plots.figure_hidden_norm(runs)
+    by_title = {ax.get_title(): ax for ax in fig.axes if ax.get_title()}
+    none, layer = by_title["RNN: NoNorm"], by_title["RNN: LayerNorm"]
+    solid = [ln for ln in none.get_lines() if ln.get_linestyle() == "-"]
+    assert len(solid) == 4
+    np.testing.assert_allclose([ln.get_ydata()[0] for ln in solid], [2, 3, 4, 5])  # 1 + q + mean shift 1
+    np.testing.assert_allclose([ln.get_ydata()[0] for ln in layer.get_lines() if ln.get_linestyle() == "-"], [2, 2, 2, 2])
+    texts = [t.get_text() for t in none.texts]
+    assert any("Spearman(||h_T||, s): +0.91 (init +0.50)" in t and "saturated tanh units: 25.0%" in t for t in texts)
+    legend = [t.get_text() for t in fig.legends[0].get_texts()] if fig.legends else [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    assert "s < 0.5" in legend and "s > 2" in legend

@@ -149,3 +149,17 @@ def test_separate_placement_normalizes_each_term_with_its_own_norm():
         ln(h @ c.W_hh.T, (6,), c.norm.gamma, c.norm.beta, 1e-5) + ln(x @ c.W_xh.T, (6,), c.norm_x.gamma, c.norm_x.beta, 1e-5) + c.bias
     )
     torch.testing.assert_close(c(x, h), expected)
+
+
+def test_scale_spearman_is_of_the_last_hidden_state():
+    """A memoryless cell (W_hh = 0) fed scale 1 until the last step, which carries s: only
+    ||h_T|| follows s, so the correlation is ~1 (and would be ~0 at any other timestep)."""
+    _, y, s = _scaled_inputs(n=60)
+    g = torch.Generator().manual_seed(1)
+    X = torch.randn(1, 60, 5, 6, generator=g) * 0.1
+    X[0, :, -1] = s[0, :, None] * torch.ones(6) * 0.1  # (N, H): the last step grows with s
+    model = _rnn("none", "joint")
+    with torch.no_grad():
+        model.cell.W_hh.zero_()
+    (p,) = probe_members(model, X, y, s)
+    assert p["scale_spearman"] > 0.95
