@@ -26,7 +26,7 @@ from lnbench.config import RunConfig, check_sweep
 from lnbench.data import make_trend_data
 from lnbench.executors import Executor, Failed, make_executor
 from lnbench.models import SimpleRNN, build_model, family_label
-from lnbench.norms import SingleValueBatchWarning
+from lnbench.norms import SingleValueWarning
 from lnbench.runs import Run, mark_unfinished
 from lnbench.schema import Metrics, SummaryRow, read_metrics, summary_row
 from lnbench.training import train_members
@@ -134,7 +134,7 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, 
         torch.set_num_threads(cfg0.train.num_threads)
         try:
             with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", SingleValueBatchWarning)
+                warnings.simplefilter("always", SingleValueWarning)
                 train_members(model, datas, cfg0.train, [c.seed for c in cfgs], epoch_done, metrics)
         except BaseException as exc:  # keep the finished epochs, saying how the runs ended
             for run, m in zip(runs, metrics):
@@ -144,9 +144,9 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, 
             raise
         finally:
             torch.set_num_threads(threads)
-        notes = sorted({str(w.message) for w in caught if issubclass(w.category, SingleValueBatchWarning)})
+        notes = sorted({str(w.message) for w in caught if issubclass(w.category, SingleValueWarning)})
         for w in caught:  # pass every other warning on unchanged
-            if not issubclass(w.category, SingleValueBatchWarning):
+            if not issubclass(w.category, SingleValueWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         for run, m, label in zip(runs, metrics, labels):
             run.manifest["warnings"] = notes

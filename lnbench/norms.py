@@ -30,8 +30,15 @@ from lnbench.kernels import layernorm_kernel
 _KERNEL_DTYPES = frozenset((torch.float32, torch.float64))
 
 
-class SingleValueBatchWarning(UserWarning):
+class SingleValueWarning(UserWarning):
+    """A norm's statistics are over one value: x_hat is 0 and the output is beta, whatever the input."""
+
+
+class SingleValueBatchWarning(SingleValueWarning):
     """BatchNorm saw one value per feature in training: x_hat is 0 and the output is beta."""
+
+
+_LOW_PRECISION = frozenset((torch.float16, torch.bfloat16))
 
 
 class NormalizeAffine(torch.autograd.Function):
@@ -56,12 +63,17 @@ class NormalizeAffine(torch.autograd.Function):
     ``(S, 1, D)`` for an ensemble of S models); eps (float); dims (tuple of ints).
 
     Returns:
-        ``(y, mean, var)``: y like x; mean and the biased var over ``dims`` (keepdim), detached,
-        for running statistics.
+        ``(y, mean, var)``: y like x (its shape and dtype); mean and the biased var over ``dims``
+        (keepdim), detached, for running statistics. float16 and bfloat16 inputs are normalized
+        in float32 (as PyTorch's CPU kernels accumulate them: 600^2 overflows float16), so mean
+        and var are float32 for them.
     """
 
     @staticmethod
     def forward(ctx, x, gamma, beta, eps, dims):  # type: ignore[override]
+        ctx.x_dtype, ctx.gamma_dtype = x.dtype, gamma.dtype
+        if x.dtype in _LOW_PRECISION:  # statistics and x_hat in float32, y back in x's dtype
+            x, gamma, beta = x.float(), gamma.float(), beta.float()
         mean = x.mean(dim=dims, keepdim=True)
         x_hat = x - mean  # centered for now; exactly 0 on a constant row, so y = beta there
         var = (x_hat * x_hat).mean(dim=dims, keepdim=True)  # two-pass: no E[x^2] - E[x]^2 cancellation
@@ -71,7 +83,7 @@ class NormalizeAffine(torch.autograd.Function):
         ctx.dims, ctx.param_axes = dims, _broadcast_axes(x.shape, gamma.shape)
         ctx.mark_non_differentiable(mean, var)
         ctx.set_materialize_grads(False)  # mean and var get no gradient: no zero tensors for them
-        return torch.addcmul(beta, x_hat, gamma), mean, var
+        return torch.addcmul(beta, x_hat, gamma).to(ctx.x_dtype), mean, var
 
     @staticmethod
     @torch.autograd.function.once_differentiable  # a second derivative raises instead of being wrong
@@ -80,14 +92,15 @@ class NormalizeAffine(torch.autograd.Function):
             return None, None, None, None, None
         x_hat, rstd, gamma = ctx.saved_tensors
         dims, axes = ctx.dims, ctx.param_axes
+        grad_y = grad_y.to(x_hat.dtype)  # float32 for a float16 input (see forward)
         g = grad_y * gamma
         inner = (g * x_hat).mean(dim=dims, keepdim=True)
         dx = torch.addcmul(g - g.mean(dim=dims, keepdim=True), x_hat, inner, value=-1).mul_(rstd)
         dgamma, dbeta = grad_y * x_hat, grad_y
         if axes:  # sum(dim=()) would sum everything
             dgamma, dbeta = dgamma.sum(dim=axes), dbeta.sum(dim=axes)
-        dgamma, dbeta = dgamma.view(gamma.shape), dbeta.reshape(gamma.shape)
-        return dx, dgamma, dbeta, None, None
+        dgamma, dbeta = dgamma.view(gamma.shape).to(ctx.gamma_dtype), dbeta.reshape(gamma.shape).to(ctx.gamma_dtype)
+        return dx.to(ctx.x_dtype), dgamma, dbeta, None, None
 
 
 def _broadcast_axes(x_shape: torch.Size, param_shape: torch.Size) -> tuple[int, ...]:
@@ -122,6 +135,9 @@ class LayerNorm(nn.Module):
         Input: ``(*, D)``, e.g. ``(B, H)`` or ``(B, T, H)``, any floating dtype.
         Output: same shape and dtype as the input.
 
+    Warns:
+        SingleValueWarning: once, for ``features == 1`` (the output is beta whatever the input).
+
     Raises:
         ValueError: if ``features < 1`` or the input's last axis is not D.
 
@@ -142,10 +158,19 @@ class LayerNorm(nn.Module):
         self.gamma = nn.Parameter(torch.ones(shape))
         self.beta = nn.Parameter(torch.zeros(shape))
         self.use_kernel = True  # False: always the Python autograd Function (NormalizeAffine)
+        self._warned_single_value = False
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.shape[-1] != self.features:
             raise ValueError(f"LayerNorm: expected last axis {self.features}, got shape {tuple(x.shape)}")
+        if self.features == 1 and not self._warned_single_value:
+            self._warned_single_value = True
+            warnings.warn(
+                "LayerNorm over one feature: x_hat = 0, so the output is beta whatever the input "
+                "(a model with hidden_size 1 and LayerNorm cannot learn)",
+                SingleValueWarning,
+                stacklevel=2,
+            )
         if self.use_kernel and x.dtype in _KERNEL_DTYPES and not x.is_cuda:
             kernel = layernorm_kernel()
             if kernel is not None:  # the same formula as one C++ autograd node (lnbench.kernels)
@@ -214,7 +239,7 @@ class BatchNorm1d(nn.Module):
         dims = tuple(range(x.dim() - 1))  # (0,) or (0, 1): every axis but the features
         if not self.training and not self.use_batch_stats_in_eval:
             rstd = torch.rsqrt(self.running_var + self.eps)
-            return (x - self.running_mean) * rstd * self.gamma + self.beta
+            return ((x - self.running_mean) * rstd * self.gamma + self.beta).to(x.dtype)
 
         n = x.numel() // self.features  # values per feature in this batch
         y, mean, var = NormalizeAffine.apply(x, self.gamma, self.beta, self.eps, dims)
@@ -225,7 +250,10 @@ class BatchNorm1d(nn.Module):
     @torch.no_grad()
     def _update_running_stats(self, mean: torch.Tensor, var: torch.Tensor, n: int, row: int | None = None) -> None:
         """PyTorch's rule, ``running = (1 - m) running + m batch`` with the unbiased variance of
-        n values, on the buffers (or on their ``row``); with n = 1 the variance is left alone."""
+        n values, on the buffers (or on their ``row``); with n = 1 the variance is left alone,
+        with n = 0 (an empty batch) nothing is updated (as PyTorch)."""
+        if n == 0:
+            return
         running_mean, running_var = (self.running_mean, self.running_var) if row is None else (self.running_mean[row], self.running_var[row])
         m = self.momentum
         running_mean.mul_(1 - m).add_(m * mean)
@@ -347,9 +375,9 @@ class RecurrentBatchNorm1d(BatchNorm1d):
         row = min(t, self.running_mean.shape[0] - 1) if self.stats == "per_timestep" else None
         if not self.training and not self.use_batch_stats_in_eval:
             mean, var = (self.running_mean, self.running_var) if row is None else (self.running_mean[row], self.running_var[row])
-            return (x - mean) * torch.rsqrt(var + self.eps) * self.gamma + self.beta
+            return ((x - mean) * torch.rsqrt(var + self.eps) * self.gamma + self.beta).to(x.dtype)
         y, mean, var = NormalizeAffine.apply(x, self.gamma, self.beta, self.eps, (self.batch_axis,))
-        if self.training:
+        if self.training and x.shape[self.batch_axis] > 0:  # an empty batch updates nothing (as PyTorch)
             n = x.shape[self.batch_axis]
             mean, var = mean.view(self._stat_shape), var.view(self._stat_shape)  # (H,) or (S, 1, H)
             if t == 0:

@@ -130,3 +130,74 @@ def test_build_norm_kinds_and_error():
 def test_repr_shows_hyperparameters():
     assert repr(LayerNorm(8)) == "LayerNorm(8, eps=1e-05)"
     assert repr(BatchNorm1d(8, momentum=0.2)) == "BatchNorm1d(8, eps=1e-05, momentum=0.2)"
+
+
+# ---- issue 10: empty batches, half precision, one feature -------------------------------------
+
+
+def test_batch_norm_on_an_empty_batch_leaves_the_running_statistics_as_pytorch_does():
+    import warnings as _w
+
+    from lnbench.norms import BatchNorm1d as _BN
+
+    ours, ref = _BN(3), torch.nn.BatchNorm1d(3)
+    with _w.catch_warnings():
+        _w.simplefilter("error")  # no "one value per feature" warning either
+        y = ours(torch.zeros(0, 3))
+    ref(torch.zeros(0, 3))
+    assert y.shape == (0, 3)
+    torch.testing.assert_close(ours.running_mean, ref.running_mean)
+    torch.testing.assert_close(ours.running_var, ref.running_var)
+
+
+def test_recurrent_batch_norm_on_an_empty_batch_updates_nothing():
+    from lnbench.norms import RecurrentBatchNorm1d
+
+    bn = RecurrentBatchNorm1d(3, "per_timestep", seq_len=2)
+    bn(torch.zeros(0, 3), 0)
+    bn.update_running_stats()
+    assert torch.equal(bn.running_mean, torch.zeros(2, 3)) and torch.equal(bn.running_var, torch.ones(2, 3))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_inputs_are_normalized_in_float32_and_keep_their_dtype(dtype):
+    from lnbench.norms import BatchNorm1d as _BN
+    from lnbench.norms import LayerNorm as _LN
+
+    x = torch.tensor([[0.0, 600.0]], dtype=dtype)  # 300^2 overflows float16
+    assert _LN(2)(x).tolist() == [[-1.0, 1.0]]
+    x = torch.tensor([[0.0, 600.0, 150.0]], dtype=dtype, requires_grad=True)
+    w = torch.tensor([1.0, 3.0, -2.0], dtype=dtype)
+    for ours in (_LN(3), _LN(3).to(dtype)):
+        ref = torch.nn.LayerNorm(3).to(ours.gamma.dtype)
+        y = ours(x)
+        assert y.dtype == dtype
+        torch.testing.assert_close(y, ref(x))
+        (g_ours,) = torch.autograd.grad((y * w).sum(), x)
+        (g_ref,) = torch.autograd.grad((ref(x) * w).sum(), x)
+        assert g_ours.dtype == dtype
+        torch.testing.assert_close(g_ours, g_ref)
+    xb = torch.tensor([[0.0], [600.0]], dtype=dtype)
+    bn, ref_bn = _BN(1), torch.nn.BatchNorm1d(1)
+    y = bn(xb)
+    assert y.dtype == dtype
+    torch.testing.assert_close(y, ref_bn(xb))
+    torch.testing.assert_close(bn.running_var, ref_bn.running_var)
+    bn.eval(), ref_bn.eval()
+    assert bn(xb).dtype == dtype
+    torch.testing.assert_close(bn(xb), ref_bn(xb))
+
+
+def test_layer_norm_over_one_feature_warns_once():
+    from lnbench.norms import LayerNorm as _LN
+    from lnbench.norms import SingleValueWarning
+
+    ln = _LN(1)
+    with pytest.warns(SingleValueWarning, match="LayerNorm over one feature"):
+        ln(torch.randn(4, 1))
+    import warnings as _w
+
+    with _w.catch_warnings():
+        _w.simplefilter("error")
+        ln(torch.randn(4, 1))  # once per module
+        _LN(2)(torch.randn(4, 2))
