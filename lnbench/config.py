@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from lnbench.norms import NORM_KINDS
 
@@ -107,6 +107,26 @@ class TrainConfig(_Section):
     # torch threads per run. These models are tiny: one thread is about as fast as two on an
     # idle 2-core machine and much faster on a busy one (OpenMP threads stall when a core is taken)
     num_threads: int = Field(1, ge=1)
+
+    @field_validator("lr")
+    @classmethod
+    def _lr_fits_the_optimizer(cls, lr: float) -> float:
+        if lr > 1e30:  # checked only where float32 can overflow
+            _adam_accepts(lr)
+        return lr
+
+
+def _adam_accepts(lr: float) -> None:
+    """Raise ValueError if one float32 Adam step cannot take ``lr`` (torch computes
+    lr / (1 - beta1) = 10 lr as a float32 scalar: lr above ~3.4e37 overflows)."""
+    import torch
+
+    p = torch.nn.Parameter(torch.zeros(1))
+    p.grad = torch.ones(1)
+    try:
+        torch.optim.Adam([p], lr=lr).step()
+    except (RuntimeError, OverflowError, ValueError) as exc:
+        raise ValueError(f"Adam cannot take lr = {lr:g} ({exc}); the largest it takes is about 3e37") from None
 
 
 class CompareConfig(_Section):

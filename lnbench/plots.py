@@ -95,6 +95,25 @@ def _family_axes(n: int, title: str):
     return fig, axes[0]
 
 
+def set_log_y(ax, why_empty: str = "no positive value to draw") -> None:
+    """Put ``ax`` on a log y scale if it has anything positive to draw, and say what it cannot show.
+
+    A log axis cannot show 0, negative or non-finite values: matplotlib raises when no value is
+    positive, and silently drops a curve that is all zeros. Here the axis stays linear with a
+    note (``why_empty``) when no line has a positive finite value, and every labelled line that is
+    entirely 0 is named in a note on the axes ("all 0: ..., not drawable on a log scale")."""
+    lines = [ln for ln in ax.get_lines() if len(ln.get_ydata()) and ln.get_transform() == ax.transData]  # not axvline marks
+    values = [np.asarray(ln.get_ydata(), dtype=float) for ln in lines]
+    if not any((v[np.isfinite(v)] > 0).any() for v in values):
+        ax.text(0.5, 0.5, f"nothing to draw on a log scale:\n{why_empty}", transform=ax.transAxes, ha="center", va="center", fontsize=9, color="0.3")
+        ax.set_yticks([])
+        return
+    ax.set_yscale("log")
+    zero = [ln.get_label() for ln, v in zip(lines, values) if not ln.get_label().startswith("_") and v[np.isfinite(v)].size and (v[np.isfinite(v)] == 0).all()]
+    if zero:
+        ax.text(0.01, 0.01, "all 0, not drawable on a log scale: " + ", ".join(zero), transform=ax.transAxes, fontsize=7, color="0.3", va="bottom")
+
+
 def save(fig: Figure, path: str | Path) -> Path:
     """Save ``fig`` as a PNG at 120 dpi (integer ticks on epoch and timestep axes)."""
     for ax in fig.axes:
@@ -114,7 +133,8 @@ def figure_training_loss(metrics: Sequence[Metrics]) -> Figure:
         for norm, rs in norms.items():
             _draw(ax, rs, "train_loss", norm)
             _draw(ax, rs, "test_loss", norm, " test", legend=False, ls="--", lw=1)
-        ax.set(title=family_label(family), xlabel="epoch", ylabel="cross-entropy (nats, log scale)", yscale="log")
+        ax.set(title=family_label(family), xlabel="epoch", ylabel="cross-entropy (nats, log scale)")
+        set_log_y(ax, "every run diverged before finishing an epoch")
         ax.grid(alpha=0.3, which="both")
         _legend(ax, runs, [Line2D([], [], color="k", lw=1, ls="--", label="test loss")], fontsize=9)
     return fig
@@ -274,8 +294,8 @@ def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
                 series = [_series(r.grad_norm_layer[layer]) for r in runs if layer in r.grad_norm_layer]
                 if series:
                     mean = _mean_band(series)[0]
-                    ax.plot(np.arange(1, len(mean) + 1), mean, color=color[layer], lw=1.4)
-            ax.set_yscale("log")
+                    ax.plot(np.arange(1, len(mean) + 1), mean, color=color[layer], lw=1.4, label=layer)
+            set_log_y(ax, "no finished epoch, or every gradient is 0")
             ax.set_xlabel("epoch")
             if j == 0:
                 ax.set_ylabel("gradient L2 norm (log scale)")
@@ -328,7 +348,7 @@ def figure_sweep(aggregate: Sequence[dict], key: str, ylabel: str, title: str, l
     ax.set_xticks(all_bs, [str(b) for b in all_bs])
     ax.xaxis.set_minor_formatter(NullFormatter())
     if log_y:
-        ax.set_yscale("log")
+        set_log_y(ax, "every cell diverged")
         finite = [v for e in aggregate if (v := e.get(f"mean_{key}")) is not None and v > 0]
         if finite and max(finite) / min(finite) > 10:  # within one decade the minor labels are the only ones
             ax.yaxis.set_minor_formatter(NullFormatter())

@@ -87,3 +87,10 @@ def test_resolved_config_round_trips(tmp_path):
     cfg = load_config(None, ["train.epochs=3", "model.norm=batch"])
     again = load_config(_write(tmp_path, cfg.to_yaml()))
     assert again == cfg
+
+
+def test_a_learning_rate_adam_cannot_take_is_a_config_error():
+    """Issue 10 (2): lr = 1e38 overflowed inside Adam (float32) after the run folder existed."""
+    with pytest.raises(ConfigError, match=r"train\.lr: Adam cannot take lr = 1e\+38"):
+        load_config(None, ["train.lr=1e38"])
+    assert load_config(None, ["train.lr=1e30"]).train.lr == 1e30  # large but representable: a run that diverges

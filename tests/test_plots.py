@@ -102,3 +102,19 @@ def test_hidden_norm_by_scale_draws_one_line_per_quartile_per_norm():
     assert any("Spearman(||h_T||, s): +0.91 (init +0.50)" in t and "saturated tanh units: 25.0%" in t for t in texts)
     legend = [t.get_text() for t in fig.legends[0].get_texts()] if fig.legends else [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
     assert "s < 0.5" in legend and "s > 2" in legend
+
+
+def test_log_scale_figures_are_drawn_when_nothing_is_positive_and_name_all_zero_curves(tmp_path):
+    """Issue 10 (1): every run diverged in its first epoch; a layer whose gradient is all 0."""
+    dead = [_metrics(s, [], [], norm=n, status="diverged", diverged_at=1) for s in (0, 1) for n in ("none", "layer")]
+    for fig_fn in (plots.plot_training_loss, plots.plot_grad_norm):
+        assert fig_fn(dead, tmp_path / f"{fig_fn.__name__}.png").stat().st_size > 5_000
+    ax = plots.figure_training_loss(dead).axes[0]
+    assert ax.get_yscale() == "linear" and any("nothing to draw on a log scale" in t.get_text() for t in ax.texts)
+    m = _metrics(0, [0.6, 0.8], [[1, 1, 1]] * 2)
+    m.grad_norm_layer = {"head": [0.5, 0.4], "cell.W_hh": [0.0, 0.0]}
+    fig = plots.figure_grad_norm([m])
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"
+    assert any(t.get_text() == "all 0, not drawable on a log scale: cell.W_hh" for t in ax.texts)
+    plots.save(fig, tmp_path / "g.png")
