@@ -27,8 +27,8 @@ from lnbench.data import TrendData
 #: name -> (label, description) of each baseline, in table order.
 BASELINES = {
     "chance": ("chance", "the training split's majority class"),
-    "last_timestep": ("last timestep, linear", "a linear classifier of x_T alone (memoryless)"),
-    "whole_sequence": ("whole sequence, linear", "a linear classifier of all T x H inputs"),
+    "last_timestep": ("linear readout of x_T alone", "memoryless: what a model that keeps only the last input can reach"),
+    "whole_sequence": ("linear readout of all T x H inputs", "the task's linear ceiling"),
 }
 
 

@@ -8,9 +8,10 @@ and the verdict is computed from the paired differences a - b over the seeds
 
 - a *directional* claim (``direction="less"``: a below b, e.g. LayerNorm's area under the
   train-loss curve below NoNorm's) is ``held`` when the Holm-adjusted p < 0.05 (Holm over all
-  directional claims of the run) and the effect has the claimed sign; ``not held`` when it is
-  significant with the other sign, or when the whole 95% interval lies within the claim's
-  ``margin`` (the effect is shown to be negligible); otherwise ``inconclusive``.
+  directional claims of the run), the effect has the claimed sign and is at least the claim's
+  ``margin``; ``not held`` when it is significant with the other sign, when it is significant
+  but smaller than the margin, or when the whole 95% interval lies within the margin (the
+  effect is shown to be negligible); otherwise ``inconclusive``.
 - an *equivalence* claim (``direction="equal"``: a and b within ``margin``, e.g. LayerNorm's
   accuracy at batch size 1 and 64) is ``held`` when the whole 95% interval lies inside
   (-margin, +margin); ``not held`` when it lies wholly outside; otherwise ``inconclusive``.
@@ -22,7 +23,7 @@ mean train loss, 0.1 of a rank correlation); they are printed with every verdict
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lnbench import stats
@@ -32,6 +33,7 @@ from lnbench.norms import norm_label
 from lnbench.schema import SummaryRow
 
 VERDICTS = ("held", "not held", "inconclusive")
+BOUNDS = {"final_test_acc": 1.0, "final_scale_spearman": 2.0}  # |a - b| can be at most this
 
 #: metric -> (label, unit, resolution function): what each claim can measure, from a SummaryRow.
 METRICS = {
@@ -84,7 +86,11 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("tf_faster", "LayerNorm converges faster than NoNorm", "default", "transformer", "mean_train_loss",
           Condition("layer"), Condition("none"), "less", 0.02, "the default task and fair Transformer"),
     Claim("tf_scale_invariant", "LayerNorm stabilises hidden-state dynamics against input scale", "default", "transformer",
-          "final_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1, "input scales from 0.25 to 4"),
+          "final_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1,
+          "input_norm on: invariant by construction (already at initialisation)"),
+    Claim("tf_scale_invariant_prenorm_only", "LayerNorm stabilises hidden-state dynamics against input scale",
+          "transformer_no_input_norm", "transformer", "final_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1,
+          "pre-norm LayerNorm only: the residual stream itself is not normalized"),
     Claim("tf_ln_batch_size", "LayerNorm's accuracy does not depend on batch size", "small_batches_transformer", "transformer",
           "final_test_acc", Condition("layer", 1), Condition("layer", 64), "equal", 0.02, "batch size 1 vs 64, same samples seen"),
     Claim("tf_bn_batch_size_1", "BatchNorm degrades at batch size 1", "small_batches_transformer", "transformer", "final_test_acc",
@@ -121,6 +127,8 @@ def load_regimes(claims: Sequence[Claim], presets: Path, overrides: Sequence[str
             raise ConfigError(f"{path}: regime preset not found (claims use: {', '.join(sorted({c.regime for c in claims}))})")
         cfg = load_config(path, list(overrides), seed)
         check_seeds(cfg)
+        if len(cfg.seed_list) < 2:
+            raise ConfigError(f"{path}: seeds: a claim's verdict is a paired test over seeds and needs at least 2 (got {cfg.seed_list})")
         for c in claims:
             for cond in (c.a, c.b):
                 if c.regime == name and cond.batch_size is not None and cond.batch_size > cfg.data.n_train:
@@ -170,6 +178,7 @@ class ClaimResult:
     verdict: str
     reason: str
     runs: list[str] = field(default_factory=list)
+    why: str = ""  # why the claim is tested in this regime
 
     def to_dict(self) -> dict:
         from dataclasses import asdict
@@ -187,8 +196,10 @@ def _verdict(claim: Claim, effect: float, ci: Sequence[float], p_adj: float | No
             return "not held", f"the 95% interval lies outside {band}"
         return "inconclusive", f"the 95% interval reaches past {band}"
     significant = p_adj is not None and p_adj < stats.ALPHA
+    if significant and effect <= -m:
+        return "held", f"Holm p < {stats.ALPHA:g}, a below b by at least {band[2:]}"
     if significant and effect < 0:
-        return "held", f"Holm p < {stats.ALPHA:g}, a below b"
+        return "not held", f"Holm p < {stats.ALPHA:g} but the effect is smaller than {band[2:]}: negligible"
     if significant and effect > 0:
         return "not held", f"Holm p < {stats.ALPHA:g}, a above b: the opposite"
     if -m < lo and hi < m:
@@ -229,10 +240,17 @@ def evaluate_claims(
         result, why = None, ""
         if len(pairs) < 2:
             diverged = sum(r.status == "diverged" for r in (*rows_a, *rows_b))
-            why = f"{len(pairs)} seed(s) with both runs finished" + (f" ({diverged} run(s) diverged)" if diverged else "") + "; need >= 2"
+            undefined = sum(r.ok and getattr(r, c.metric) is None for r in (*rows_a, *rows_b))
+            why = f"{len(pairs)} of {len(rows_a)} seeds have a value for both runs" + (f" ({diverged} runs diverged)" if diverged else "")
+            if undefined:
+                why += f" ({undefined} finished runs have no {c.metric}" + (": the correlation is undefined when ||h_T|| or the scales are all equal, or n_test < 3)" if c.metric == "final_scale_spearman" else ")")
+            why += "; a paired test needs 2"
         else:
             resolution = 1 / pairs[0][0].n_test if c.metric == "final_test_acc" else None
             result = stats.paired_over_seeds([getattr(a, c.metric) for a, _ in pairs], [getattr(b, c.metric) for _, b in pairs], resolution)
+            bound = BOUNDS.get(c.metric)  # a difference of accuracies (correlations) lies in [-1, 1] ([-2, 2])
+            if bound is not None:
+                result = replace(result, ci95=(max(-bound, result.ci95[0]), min(bound, result.ci95[1])))
         tested.append((c, pairs, result, why, runs))
     directional = [k for k, (c, _, r, _, _) in enumerate(tested) if r is not None and c.direction == "less"]
     adjusted = dict(zip(directional, stats.holm([tested[k][2].p_value for k in directional])))
@@ -254,7 +272,7 @@ def evaluate_claims(
             p_value=None if r is None else r.p_value, p_adjusted=adjusted.get(k),
             test="" if r is None else r.test, n_seeds=len(pairs),
             mean_a=mean([getattr(a, c.metric) for a, _ in pairs]), mean_b=mean_b,
-            verdict=verdict, reason=reason, runs=runs,
+            verdict=verdict, reason=reason, runs=runs, why=c.why,
         ))
     return out
 
@@ -287,9 +305,13 @@ def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:
     """One sentence per claim: claim, regime, effect with its interval, verdict and why."""
     out = []
     for r in results:
+        if r.effect is None:
+            out.append(f"{family_label(r.family)}, {r.claim} ({r.regime}): not tested ({r.reason}): {r.verdict.upper()}.")
+            continue
         p = "" if r.p_value is None else f", p = {r.p_value:.2g}" + (f", Holm p = {r.p_adjusted:.2g}" if r.p_adjusted is not None else "")
         out.append(
             f"{family_label(r.family)}, {r.claim} ({r.regime}): {METRICS[r.metric][0]}, {r.a} minus {r.b} = {format_effect(r)}"
-            f"{p}, {r.n_seeds} seeds: {r.verdict.upper()} ({r.reason})."
+            f"{p}, {r.n_seeds} seeds ({r.a} {format_amount(r.metric, r.mean_a, signed=False)}, {r.b} {format_amount(r.metric, r.mean_b, signed=False)}):"
+            f" {r.verdict.upper()} ({r.reason})."
         )
     return out

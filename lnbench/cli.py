@@ -30,7 +30,7 @@ from lnbench.models import family_label
 app = typer.Typer(
     name="lnbench",
     help="Train and compare NoNorm / BatchNorm / LayerNorm RNNs and Transformers on CPU, "
-    "check the from-scratch LayerNorm gradients, and sweep the batch size.",
+    "check the from-scratch LayerNorm gradients, sweep the batch size, and test the claims about LayerNorm.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -51,11 +51,12 @@ def _main(
     ] = None,
 ) -> None:
     """Train and compare NoNorm / BatchNorm / LayerNorm RNNs and Transformers on CPU, check the
-    from-scratch LayerNorm gradients, and sweep the batch size."""
+    from-scratch LayerNorm gradients, sweep the batch size, and test the claims about LayerNorm."""
 
 
-# Not a terminal (a pipe, a CI log): 80 columns would wrap the tables; 120 keeps them whole.
-console = Console(width=None if sys.stdout.isatty() else 120)
+# Not a terminal (a pipe, a CI log): 80 columns would wrap the tables; 120 keeps them whole
+# (COLUMNS, if set, wins).
+console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120)
 err_console = Console(stderr=True)
 
 SetOption = Annotated[
@@ -254,12 +255,16 @@ def claims(
     from lnbench import claims as claims_mod
 
     if list_:
+        try:
+            listed = claims_mod.select_claims(only)
+        except ConfigError as exc:
+            _fail(str(exc))
         table = Table(title="lnbench claims", title_justify="left")
-        for col in ("id", "model", "claim", "regime", "metric", "a vs b", "margin"):
+        for col in ("id", "model", "claim", "regime (why)", "metric", "a vs b", "margin"):
             table.add_column(col, no_wrap=col in ("id", "margin"))
-        for c in claims_mod.CLAIMS:
+        for c in listed:
             margin = ("+-" if c.direction == "equal" else "") + claims_mod.format_amount(c.metric, c.margin, signed=False)
-            table.add_row(c.id, family_label(c.family), c.text, c.regime, c.metric, f"{c.a.label()} vs {c.b.label()}", margin)
+            table.add_row(c.id, family_label(c.family), c.text, f"{c.regime} ({c.why})", c.metric, f"{c.a.label()} vs {c.b.label()}", margin)
         console.print(table)
         return
     try:
@@ -288,6 +293,8 @@ def claims(
         "equivalence claims: held if the 95% CI lies within the margin (lnbench claims --list)"
     )
     console.print(table)
+    if result.baselines:
+        console.print(report.regime_baselines_table(result.baselines))
     for v in result.verdicts:
         console.print(f"- {v}", highlight=False, soft_wrap=True, markup=False)
     console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from lnbench.norms import NORM_KINDS
 
@@ -24,6 +24,7 @@ class ConfigError(ValueError):
     """A config or override the user can fix; the message is one line naming file and key."""
 
 
+MAX_INPUT = 1e18  # the largest input magnitude data may reach: its square stays finite in float32
 MAX_SEED = 2**32 - 1  # numpy's default_rng and torch.manual_seed both take [0, 2**32)
 DEFAULT_NUM_SEEDS = 5  # seeds of compare and sweeps when ``seeds`` is not set: seed, seed + 1, ...
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
@@ -73,6 +74,13 @@ class DataConfig(_Section):
     def _scale_range(self) -> "DataConfig":
         if self.scale_min > self.scale_max:
             raise ValueError(f"scale_min ({self.scale_min}) must be <= scale_max ({self.scale_max})")
+        # a 6-sigma input must stay far inside float32 (3.4e38): the models square and sum it
+        largest = self.scale_max * (6 * self.offset_std + self.trend_strength + 6 * self.noise_std)
+        if largest > MAX_INPUT:
+            raise ValueError(
+                f"inputs up to ~{largest:.3g} (scale_max x (6 offset_std + trend_strength + 6 noise_std)) "
+                f"overflow float32 arithmetic; keep it below {MAX_INPUT:g}"
+            )
         return self
 
 
@@ -94,7 +102,7 @@ class ModelConfig(_Section):
     # Transformer: position encoding, and the model's norm on the input projection before positions
     pos_emb: Literal["sinusoidal", "learned"] = "sinusoidal"
     pos_emb_std: float = Field(1.0, gt=0)  # learned positions' initial std (the seed's was 0.02)
-    input_norm: bool = True
+    input_norm: StrictBool = True
 
 
 class TrainConfig(_Section):

@@ -44,7 +44,7 @@ class ExperimentResult:
     verdicts: list[str] = field(default_factory=list)
     aggregate: list[dict] | None = None
     comparisons: list[verdicts.Comparison] = field(default_factory=list)
-    baselines: list[dict] | None = None
+    baselines: list[dict] | dict[str, list[dict]] | None = None  # claims: per regime
     claims: list[dict] | None = None
 
 
@@ -59,6 +59,12 @@ def _metrics_for(cfg: RunConfig) -> Metrics:
         n_test=cfg.data.n_test,
         batch_norm_stats=bn_stats,
     )
+
+
+def _label(cfg: RunConfig) -> str:
+    """A run's progress label, unique within its experiment: the child run's name (a claims run
+    has the same family/norm/batch size/seed in several regimes)."""
+    return cfg.name
 
 
 def ensemble_mechanism(cfgs: Sequence[RunConfig]) -> str:
@@ -110,7 +116,7 @@ def run_one(
 
 def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, mechanism):
     cfg0, epochs = cfgs[0], cfgs[0].train.epochs
-    labels = [f"{c.model.family}/{c.model.norm}/bs{c.train.batch_size}/seed{c.seed}" for c in cfgs]
+    labels = [_label(c) for c in cfgs]
     metrics = [_metrics_for(c) for c in cfgs]
     with ExitStack() as stack:
         runs = [stack.enter_context(Run(parent, c.name, c.to_yaml(), c.seed, "train", timestamped=timestamped)) for c in cfgs]
@@ -228,7 +234,7 @@ def _run_cells(run: Run, cells: list[Cell], executor: Executor, on_epoch: EpochC
             for c in cell.cfgs:
                 mark_unfinished(cell.parent / c.name, "failed", outcome.error)
                 if on_epoch is not None:  # account for the epochs it will not run
-                    on_epoch(f"{c.model.family}/{c.model.norm}/bs{c.train.batch_size}/seed{c.seed}", c.train.epochs, c.train.epochs)
+                    on_epoch(_label(c), c.train.epochs, c.train.epochs)
             outcome = [(_failed_row(c, cell.target_acc), None) for c in cell.cfgs]
         finished[order[k]] = outcome
         partial = [row for j in sorted(finished) for row, _ in finished[j]]
@@ -425,11 +431,11 @@ def claims(
         results = claims_mod.evaluate_claims(selected, by_setting, regimes, chance)
         sentences = claims_mod.claim_sentences(results)
         figures = [plots.plot_claims(results, run.path / "claims.png").name] if results else []
-        run.write_json(
-            "summary.json",
-            _summary(
-                "claims", rows, True, seeds=seeds, regimes=list(regimes), baselines=baselines,
-                claims=[r.to_dict() for r in results], verdicts=sentences, figures=figures,
-            ),
+        summary = _summary(
+            "claims", rows, True, seeds=seeds, regimes=list(regimes), baselines=baselines,
+            claims=[r.to_dict() for r in results], verdicts=sentences, figures=figures,
         )
-    return ExperimentResult(run.path, run.status, rows, sentences, report.aggregate_over_seeds(rows), [], None, [r.to_dict() for r in results])
+        for row, regime in zip(summary["rows"], regime_of_row):
+            row["regime"] = regime
+        run.write_json("summary.json", summary)
+    return ExperimentResult(run.path, run.status, rows, sentences, report.aggregate_over_seeds(rows), [], baselines, [r.to_dict() for r in results])

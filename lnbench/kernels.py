@@ -7,13 +7,14 @@ Python Function's per-call overhead made training 1.9x slower than ``torch.nn.La
 kernel brings it to ~1.1x, ``benchmarks/bench_training.py``).
 
 It is built with ``torch.utils.cpp_extension.load`` (g++ and ninja) into torch's extension cache
-(``TORCH_EXTENSIONS_DIR``, default ``~/.cache/torch_extensions``): ``make setup`` builds it, and
+(``TORCH_EXTENSIONS_DIR``, default ``~/.cache/torch_extensions``), one build per checkout and source: ``make setup`` builds it, and
 otherwise the first use does (~30 s). Where it cannot be built, or with ``LNBENCH_KERNELS=0``,
 LayerNorm falls back to the Python autograd Function and says so once (a ``RuntimeWarning``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import warnings
 from pathlib import Path
@@ -21,6 +22,14 @@ from typing import Any
 
 _SOURCE = Path(__file__).parent / "csrc" / "layernorm.cpp"
 _state: dict[str, Any] = {"tried": False, "module": None}
+
+
+def _extension_name() -> str:
+    """One build per checkout and source: torch's cache is keyed by the extension's name, and its
+    ninja file names the source path, so two checkouts sharing one name rebuilt each other's
+    kernel (~30 s) whenever either ran, even while the other was loading it."""
+    key = hashlib.sha1(str(_SOURCE.resolve()).encode() + _SOURCE.read_bytes()).hexdigest()[:12]
+    return f"lnbench_layernorm_{key}"
 
 
 def layernorm_kernel() -> Any | None:
@@ -34,7 +43,7 @@ def layernorm_kernel() -> Any | None:
     try:
         from torch.utils.cpp_extension import load
 
-        _state["module"] = load(name="lnbench_layernorm", sources=[str(_SOURCE)], extra_cflags=["-O3"], verbose=False)
+        _state["module"] = load(name=_extension_name(), sources=[str(_SOURCE)], extra_cflags=["-O3"], verbose=False)
     except Exception as exc:  # noqa: BLE001  no compiler, no ninja, ...: the Python Function still works
         warnings.warn(f"lnbench: the C++ LayerNorm kernel is not available ({type(exc).__name__}: {exc}); "
                       "using the Python autograd Function (slower)", RuntimeWarning, stacklevel=2)

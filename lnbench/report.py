@@ -166,6 +166,18 @@ def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired co
     return table
 
 
+def regime_baselines_table(baselines: dict[str, Sequence[dict]]) -> Table:
+    """``lnbench claims``: the baselines of each regime's data (mean over its seeds), one row per regime."""
+    names = [b["label"] for b in next(iter(baselines.values()), [])]
+    table = Table(title="baselines on each regime's data (mean over seeds)", title_justify="left")
+    table.add_column("regime")
+    for name in names:
+        table.add_column(name, justify="right")
+    for regime, bs in baselines.items():
+        table.add_row(regime, *[f"{b['mean']:.1%}" for b in bs])
+    return table
+
+
 def baselines_table(baselines: Sequence[dict]) -> Table:
     """The baselines of :mod:`lnbench.baselines` (mean ± sd and range over seeds)."""
     n = len(baselines[0]["seeds"]) if baselines else 0

@@ -331,7 +331,7 @@ def baseline_verdicts(baselines: Sequence[dict] | None, target_acc: float) -> li
         return []
     by = {b["name"]: b for b in baselines}
     over = f"mean over {plural(len(by['chance']['seeds']), 'seed')}"
-    shown = ", ".join(f"{b['label']} {b['mean']:.1%}" for b in baselines)
+    shown = "; ".join(f"{b['label']} {b['mean']:.1%}" for b in baselines)
     line = f"Baselines on the same data ({over}, n_test = {by['chance']['n_test']}): {shown}."
     last = by.get("last_timestep")
     if last is not None:

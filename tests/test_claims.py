@@ -131,6 +131,9 @@ def test_claims_command_writes_verdicts_runs_and_figure(tmp_path):
         assert {"claim", "regime", "metric", "effect", "ci95", "verdict", "runs"} <= set(c) and c["verdict"] in ("held", "not held", "inconclusive")
         assert all((run / d / "metrics.json").exists() for d in c["runs"]) and len(c["runs"]) == 4
     assert set(summary["baselines"]) == {"unstable_recurrence", "small_batches"}
+    assert {r["regime"] for r in summary["rows"]} == {"unstable_recurrence", "small_batches"}
+    assert all(r["run_dir"].startswith(r["regime"]) for r in summary["rows"])
+    assert "baselines on each regime's data" in result.output
     children = sorted(p.name for p in run.iterdir() if p.is_dir())
     assert "small_batches_rnn_batch_bs1_seed0" in children and "unstable_recurrence_rnn_layer_bs64_seed1" in children
     cfg = json.loads((run / "small_batches_rnn_batch_bs1_seed0" / "metrics.json").read_text())
@@ -171,7 +174,42 @@ def test_the_baseline_verdict_says_when_the_target_needs_no_memory():
 
     shortcut = summarize_baselines([{"chance": 0.5, "last_timestep": 0.92, "whole_sequence": 1.0}, {"chance": 0.5, "last_timestep": 0.88, "whole_sequence": 1.0}], [0, 1], 200)
     (line,) = baseline_verdicts(shortcut, 0.9)
-    assert "last timestep, linear 90.0%" in line and "does not need memory" in line and "1 of 2 seeds" in line
+    assert "linear readout of x_T alone 90.0%" in line and "does not need memory" in line and "1 of 2 seeds" in line
     fair = summarize_baselines([{"chance": 0.5, "last_timestep": 0.66, "whole_sequence": 1.0}], [0], 200)
     (line,) = baseline_verdicts(fair, 0.9)
     assert "stays below the 90% target" in line
+
+
+def test_a_significant_effect_smaller_than_the_margin_is_not_held():
+    r = _evaluate(_claim(margin=0.05), [b - 0.02 + 0.001 * k for k, b in enumerate(B)], B)
+    assert r.p_adjusted < 0.05 and r.effect == pytest.approx(-0.018)
+    assert r.verdict == "not held" and "smaller than" in r.reason
+
+
+def test_claims_need_two_seeds_before_anything_runs(tmp_path):
+    result = runner.invoke(app, ["claims", "--only", "tf_faster", "--set", "seeds=[0]", "--runs-dir", str(tmp_path / "runs")])
+    assert result.exit_code == 2 and "needs at least 2" in result.output and not (tmp_path / "runs").exists()
+
+
+def test_progress_counts_every_run_of_every_regime(tmp_path):
+    """Two regimes train the same family/norm/batch size/seed: each run must count its epochs."""
+    from pathlib import Path
+
+    from lnbench import experiments
+    from lnbench.claims import load_regimes
+
+    selected = select_claims(["rnn_faster_default", "rnn_faster_unstable"])
+    tiny = ["seeds=[0,1]", "train.epochs=2", "data.n_train=64", "data.n_test=16", "data.seq_len=3", "model.hidden_size=4"]
+    regimes = load_regimes(selected, Path("configs/claims"), tiny)
+    last: dict[str, int] = {}
+    experiments.claims(selected, regimes, tmp_path, lambda label, epoch, epochs: last.__setitem__(label, epoch), jobs=1)
+    assert len(last) == 8 and set(last.values()) == {2}  # 2 regimes x 2 norms x 2 seeds, 2 epochs each
+
+
+def test_inputs_that_overflow_float32_and_numbers_as_booleans_are_config_errors():
+    from lnbench.config import load_config
+
+    with pytest.raises(ConfigError, match="overflow float32"):
+        load_config(None, ["data.scale_min=1e38", "data.scale_max=1e38"])
+    with pytest.raises(ConfigError, match="model.input_norm: Input should be a valid boolean"):
+        load_config(None, ["model.input_norm=1"])
