@@ -194,7 +194,7 @@ def _summary(kind: str, rows: list[SummaryRow], complete: bool, **extra) -> dict
 
 
 def train(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None) -> ExperimentResult:
-    """One training run (``lnbench train``): a run folder with metrics.json and the four plots."""
+    """One training run (``lnbench train``): a run folder with metrics.json and the five plots."""
     row, path = run_one(cfg, runs_dir, on_epoch, target_acc=cfg.compare.target_acc, draw_plots=True)
     return ExperimentResult(path, row.status, [row])
 
