@@ -8,12 +8,14 @@ so an empty file is a valid config; an unknown key, a wrong type or an impossibl
 
 from __future__ import annotations
 
+import reprlib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
+from lnbench import yaml12
 from lnbench.norms import NORM_KINDS
 
 Norm = Literal[NORM_KINDS]  # type: ignore[valid-type]  # the registry in lnbench.norms
@@ -251,17 +253,25 @@ def _allowed_keys(loc: tuple) -> list[str]:
     return list(section.model_fields)
 
 
+_ECHO = reprlib.Repr()  # bounded: an alias bomb's value stays a short line
+_ECHO.maxstring, _ECHO.maxother, _ECHO.maxlist, _ECHO.maxdict, _ECHO.maxlevel = 60, 60, 6, 4, 2
+
+
 def _format_error(source: str, err: ValidationError) -> str:
-    first = err.errors()[0]
-    key = ".".join(str(p) for p in first["loc"])
-    msg = first["msg"].removeprefix("Value error, ")
-    if first["type"] == "extra_forbidden":
-        msg = f"unknown key; allowed: {', '.join(_allowed_keys(first['loc'][:-1]))}"
-    elif "input" in first and not isinstance(first["input"], dict):
-        msg += f" (got {first['input']!r})"
-    more = len(err.errors()) - 1
-    where = f"{source}: {key}: " if key else f"{source}: "
-    return f"{where}{msg}" + (f" (and {more} more error{'s' * (more > 1)})" if more else "")
+    """One line per schema error: ``source: key: message (got value)``."""
+    lines = []
+    for e in err.errors():
+        key = ".".join(str(p) for p in e["loc"])
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "extra_forbidden":
+            msg = f"unknown key; allowed: {', '.join(_allowed_keys(e['loc'][:-1]))}"
+        elif "input" in e and not isinstance(e["input"], dict):
+            shown = _ECHO.repr(e["input"])
+            msg += f" (got {shown if len(shown) <= 80 else shown[:77] + '...'})"
+            if e["type"] == "string_type" and isinstance(e["input"], (int, float)):
+                msg += f"; YAML read a number: quote it, {e['loc'][-1]}: \"{e['input']}\""
+        lines.append(f"{source}: {key}: {msg}" if key else f"{source}: {msg}")
+    return "\n".join(lines)
 
 
 def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str = "--set") -> dict[str, Any]:
@@ -281,7 +291,7 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str = "--
             if not isinstance(node, dict):
                 raise ConfigError(f"{source}: {key}: {part!r} is not a section")
         try:
-            node[parts[-1]] = yaml.safe_load(value)
+            node[parts[-1]] = yaml12.load(value)
         except yaml.YAMLError:
             node[parts[-1]] = value
     return raw
@@ -309,14 +319,20 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None, see
         except UnicodeDecodeError:
             raise ConfigError(f"{source}: cannot read config: not UTF-8 text") from None
         try:
-            raw = yaml.safe_load(text)
+            raw = yaml12.load(text)
+        except yaml12.DuplicateKeyError as exc:
+            raise ConfigError(f"{source}: {exc} (YAML would keep only the last one)") from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark else ""
-            raise ConfigError(f"{source}: invalid YAML{where}") from None
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            problem = getattr(exc, "problem", None)
+            raise ConfigError(f"{source}: invalid YAML{where}" + (f": {problem}" if problem else "")) from None
         raw = {} if raw is None else raw
         if not isinstance(raw, dict):
             raise ConfigError(f"{source}: expected a mapping of sections (data, model, train, ...)")
+        for section in ("data", "model", "train", "compare", "sweep"):
+            if section in raw and raw[section] is None:  # every key commented out: the defaults
+                raw[section] = {}
     if overrides:
         raw = apply_overrides(raw, overrides)
         source += " (with --set)"

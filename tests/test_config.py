@@ -53,9 +53,10 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
         ("", ["sweep.batch_sizes=[4, 4]"], "sweep: batch_sizes: duplicate entries in [4, 4]"),
         ("", ["train.lr=.inf"], "train.lr: Input should be a finite number"),
         ("", ["data.scale_max=.inf"], "data.scale_max: Input should be a finite number"),
-        ("", ["train.batch_size=yes"], "train: batch_size: expected a number, got the boolean true"),
+        ("", ["train.batch_size=true"], "train: batch_size: expected a number, got the boolean true"),
+        ("", ["train.batch_size=yes"], "train.batch_size: Input should be a valid integer, unable to parse string as an integer (got 'yes')"),
         ("", ["train.batch_size=2000"], "train.batch_size (2000) must be <= data.n_train (1000)"),
-        ("compare: null\n", [], "compare: Input should be a valid dictionary"),
+        ("compare: [1]\n", [], "compare: Input should be a valid dictionary"),
         ("", ["seeds=[0, true]"], "seeds: expected a list of numbers or names, got a boolean"),
         ("", ["sweep.batch_sizes=[true, 16]"], "sweep: batch_sizes: expected a list of numbers or names, got a boolean"),
         ("", ["model.batch_norm_stats=per_step"], "model.batch_norm_stats: Input should be 'pooled' or 'per_timestep'"),
@@ -78,9 +79,9 @@ def test_missing_or_binary_file_is_a_config_error(tmp_path):
     (tmp_path / "bin.yaml").write_bytes(b"name: \xff\xfe\n")
     with pytest.raises(ConfigError, match="not UTF-8"):
         load_config(tmp_path / "bin.yaml")
-    (tmp_path / "null.yaml").write_text("compare: null\n")
+    (tmp_path / "list.yaml").write_text("compare: [1]\n")
     with pytest.raises(ConfigError, match="compare: Input should be a valid dictionary"):
-        load_config(tmp_path / "null.yaml", seed=3)
+        load_config(tmp_path / "list.yaml", seed=3)
 
 
 def test_resolved_config_round_trips(tmp_path):
@@ -94,3 +95,59 @@ def test_a_learning_rate_adam_cannot_take_is_a_config_error():
     with pytest.raises(ConfigError, match=r"train\.lr: Adam cannot take lr = 1e\+38"):
         load_config(None, ["train.lr=1e38"])
     assert load_config(None, ["train.lr=1e30"]).train.lr == 1e30  # large but representable: a run that diverges
+
+
+# ---- issue 10 (9-12): YAML 1.2 scalars, duplicate keys, every error on its own line, bounded echo
+
+
+def _load_text(tmp_path, text, *overrides):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    return load_config(path, list(overrides))
+
+
+def test_yaml_1_1_integer_forms_are_read_as_yaml_1_2_reads_them(tmp_path):
+    cfg = _load_text(tmp_path, "seed: 010\ntrain:\n  epochs: 0x10\n  lr: 1e-3\n")
+    assert cfg.seed == 10 and cfg.train.epochs == 16 and cfg.train.lr == 1e-3
+    assert _load_text(tmp_path, "seed: 1_000\n").seed == 1000  # a string to YAML 1.2, read as Python reads it
+    for text, key in [("seed: 0b11\n", "seed"), ("seed: 1:20\n", "seed"), ("train:\n  lr: yes\n", "train.lr")]:
+        with pytest.raises(ConfigError, match=rf"c.yaml: {key}: Input should be a valid (integer|number)"):
+            _load_text(tmp_path, text)
+    with pytest.raises(ConfigError, match="model.input_norm: Input should be a valid boolean"):
+        _load_text(tmp_path, "model:\n  input_norm: on\n")
+    with pytest.raises(ConfigError, match="seeds: expected a list of numbers or names, got a boolean"):
+        _load_text(tmp_path, "seeds: [0, true]\n")
+    assert load_config(None, ["seed=010"]).seed == 10  # --set values too
+
+
+def test_a_number_where_a_string_is_expected_says_to_quote_it(tmp_path):
+    with pytest.raises(ConfigError, match='name: Input should be a valid string \\(got 2024\\); YAML read a number: quote it, name: "2024"'):
+        _load_text(tmp_path, "name: 2024\n")
+    assert _load_text(tmp_path, 'name: "2024"\n').name == "2024"
+
+
+def test_duplicate_keys_are_refused_with_both_lines(tmp_path):
+    with pytest.raises(ConfigError, match="duplicate key 'train' at lines 1 and 3"):
+        _load_text(tmp_path, "train:\n  epochs: 2\ntrain:\n  lr: 0.1\n")
+    with pytest.raises(ConfigError, match="duplicate key 'epochs' at lines 2 and 3"):
+        _load_text(tmp_path, "train:\n  epochs: 2\n  epochs: 3\n")
+
+
+def test_every_schema_error_is_its_own_line_and_invalid_yaml_says_why(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        _load_text(tmp_path, "train:\n  epochs: 0\n  lr: -1\nmodel:\n  norm: group\n")
+    lines = str(err.value).splitlines()
+    assert len(lines) == 3 and all(line.startswith(str(tmp_path / "c.yaml")) for line in lines)
+    assert any("train.epochs" in x for x in lines) and any("train.lr" in x for x in lines) and any("model.norm" in x for x in lines)
+    with pytest.raises(ConfigError, match=r"invalid YAML at line 2, column 1: expected the node content"):
+        _load_text(tmp_path, "train: [\n")
+    assert _load_text(tmp_path, "train:\n#  epochs: 2\n").train.epochs == 50  # an all-commented section: defaults
+
+
+def test_an_alias_bomb_is_echoed_in_a_bounded_line(tmp_path):
+    levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    levels += [f"{x}: &{x} [{', '.join(['*' + p] * 9)}]" for p, x in zip("abcde", "bcdef")]
+    with pytest.raises(ConfigError) as err:
+        _load_text(tmp_path, "\n".join(levels) + "\ntrain:\n  epochs: *f\n")
+    first = str(err.value).splitlines()[0]
+    assert "train.epochs" in first and len(first) < 250

@@ -1,0 +1,83 @@
+"""Config YAML read the way YAML 1.2 (core schema) reads it, with duplicate keys refused.
+
+PyYAML implements YAML 1.1, whose implicit types surprise in a config file: ``seed: 010`` is
+octal 8, ``0b11`` is 3, ``1:20`` is 80 (base 60), ``yes`` / ``on`` are booleans, ``2024-01-01``
+is a date, while ``1e-3`` (no dot) is a string. :class:`Loader` resolves plain scalars with the
+YAML 1.2 core schema instead:
+
+- int: ``[-+]?[0-9]+`` (base 10, so ``010`` is 10), ``0o[0-7]+``, ``0x[0-9a-fA-F]+``;
+- float: ``[-+]?(.[0-9]+|[0-9]+(.[0-9]*)?)([eE][-+]?[0-9]+)?``, ``.inf``, ``.nan``;
+- bool: ``true`` / ``false`` (any of three casings); null as before;
+- everything else (``0b11``, ``1_000``, ``1:20``, ``yes``, ``2024-01-01``) is a string, which
+  the schema then refuses where it expects a number or a boolean.
+
+A mapping that repeats a key raises :class:`DuplicateKeyError` naming the key and both lines
+(YAML 1.1 and PyYAML keep the last one silently, dropping a whole section if it is repeated).
+"""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+_BOOL, _INT, _FLOAT, _TIMESTAMP = (f"tag:yaml.org,2002:{t}" for t in ("bool", "int", "float", "timestamp"))
+
+
+class DuplicateKeyError(yaml.YAMLError):
+    """A mapping repeats a key; ``key``, ``first_line`` and ``line`` (1-based) say where."""
+
+    def __init__(self, key: object, first_line: int, line: int) -> None:
+        super().__init__(f"duplicate key {key!r} at lines {first_line} and {line}")
+        self.key, self.first_line, self.line = key, first_line, line
+
+
+class Loader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` with YAML 1.2 core-schema scalars and duplicate keys refused."""
+
+    def construct_mapping(self, node, deep=False):  # type: ignore[override]
+        if isinstance(node, yaml.MappingNode):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                try:
+                    if key in seen:
+                        raise DuplicateKeyError(key, seen[key], line)
+                    seen[key] = line
+                except TypeError:  # an unhashable key: SafeLoader's own error follows
+                    pass
+        return super().construct_mapping(node, deep=deep)
+
+
+def _construct_int(loader: Loader, node: yaml.ScalarNode) -> int:
+    text = loader.construct_scalar(node)
+    body = text.lstrip("+-")
+    base = 16 if body[:2] in ("0x", "0X") else 8 if body[:2] == "0o" else 10
+    return int(text, base)
+
+
+Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag not in (_BOOL, _INT, _FLOAT, _TIMESTAMP)]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+Loader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+Loader.add_implicit_resolver(_INT, re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"), list("-+0123456789"))
+Loader.add_implicit_resolver(
+    _FLOAT,
+    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    list("-+0123456789."),
+)
+Loader.add_constructor(_INT, _construct_int)
+
+
+def load(text: str):
+    """Parse one YAML document with :class:`Loader` (YAML 1.2 core scalars, no duplicate keys).
+
+    Raises:
+        DuplicateKeyError: a mapping repeats a key.
+        yaml.YAMLError: invalid YAML.
+    """
+    return yaml.load(text, Loader=Loader)  # noqa: S506  Loader is a SafeLoader
