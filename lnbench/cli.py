@@ -63,7 +63,15 @@ SetOption = Annotated[
     Optional[list[str]],
     typer.Option("--set", "-s", metavar="KEY=VALUE", help="Override a config key, e.g. --set train.epochs=5 (repeatable)."),
 ]
-RunsDirOption = Annotated[Path, typer.Option("--runs-dir", metavar="DIR", help="Folder the run folder is created in.")]
+def _runs_dir_value(value: str | Path) -> Path:
+    if not str(value).strip():  # Path("") is ".": an empty argument would write into the current folder
+        _fail("--runs-dir: empty; give a folder, e.g. --runs-dir runs")
+    return Path(value)
+
+
+RunsDirOption = Annotated[
+    Path, typer.Option("--runs-dir", metavar="DIR", parser=str, callback=_runs_dir_value, help="Folder the run folder is created in.")
+]
 JobsOption = Annotated[
     Optional[int],
     typer.Option("--jobs", "-j", metavar="N", help="Worker processes for the cells (default: the usable CPU cores). Results do not depend on it."),
@@ -325,6 +333,8 @@ def gradcheck(
         _check_runs_dir(runs_dir)
     elif json_path.is_dir():
         _fail(f"--json {json_path}: is a folder; give a file path such as {json_path / 'gradcheck.json'}")
+    elif not json_path.absolute().parent.is_dir():
+        _fail(f"--json {json_path}: the folder {json_path.absolute().parent} does not exist (it is not created)")
     try:
         checks, path = experiments.gradcheck(dtype, shape_tuple, seed, runs_dir, json_path)
     except ValueError as exc:

@@ -381,8 +381,7 @@ def gradcheck(
         "checks": [c.to_dict() for c in checks],
     }
     if json_path is not None:
-        path = Path(json_path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = Path(json_path)  # its folder must exist: a typo in it should not create folders
         write_json_atomic(path, report)
         return checks, path
     if runs_dir is None:

@@ -236,3 +236,14 @@ def test_jobs_and_default_seeds_are_checked_before_anything_runs(tmp_path, args,
     assert result.exit_code == 2 and message in result.output and len(result.output.strip().splitlines()) == 1
     assert not (tmp_path / "runs").exists()
     assert runner.invoke(app, ["train", "configs/train.yaml", "--seed", "4294967295", "--set", "train.epochs=1", *TINY, "--runs-dir", str(tmp_path / "t")]).exit_code == 0
+
+
+def test_an_empty_runs_dir_and_a_missing_json_folder_are_refused(tmp_path, monkeypatch):
+    """Issue 10 (13): --runs-dir "" wrote into the current folder; --json created folders."""
+    monkeypatch.chdir(tmp_path)
+    for cmd in (["compare"], ["gradcheck"], ["claims"]):
+        result = runner.invoke(app, [*cmd, "--runs-dir", ""])
+        assert result.exit_code == 2 and "--runs-dir: empty" in result.output
+    result = runner.invoke(app, ["gradcheck", "--json", str(tmp_path / "no" / "such" / "x.json")])
+    assert result.exit_code == 2 and "does not exist (it is not created)" in result.output
+    assert list(tmp_path.iterdir()) == []
