@@ -1,5 +1,5 @@
 """``python -m lnbench``: the command line."""
 
-from lnbench.cli import app
+from lnbench._entry import main
 
-app(prog_name="lnbench")
+main()

@@ -247,3 +247,31 @@ def test_an_empty_runs_dir_and_a_missing_json_folder_are_refused(tmp_path, monke
     result = runner.invoke(app, ["gradcheck", "--json", str(tmp_path / "no" / "such" / "x.json")])
     assert result.exit_code == 2 and "does not exist (it is not created)" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_while_importing_is_one_line_and_exit_130():
+    """Issue 10 (4): a Ctrl-C in the first second (torch still importing) printed a traceback."""
+    import subprocess
+    import sys
+
+    code = (
+        "import builtins\n"
+        "real = builtins.__import__\n"
+        "def imp(name, *a, **k):\n"
+        "    if name == 'lnbench.cli':\n"
+        "        raise KeyboardInterrupt\n"
+        "    return real(name, *a, **k)\n"
+        "builtins.__import__ = imp\n"
+        "from lnbench._entry import main\n"
+        "main()\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code, "compare"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 130 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines() == ["lnbench: interrupted: stopped by Ctrl-C while starting; nothing was written"]
+
+
+def test_the_console_script_is_the_guarded_entry_point():
+    from importlib.metadata import entry_points
+
+    (ep,) = [e for e in entry_points(group="console_scripts") if e.name == "lnbench"]
+    assert ep.value == "lnbench._entry:main"
