@@ -27,7 +27,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lnbench import stats
-from lnbench.config import ConfigError, RunConfig, check_seeds, load_config
+from lnbench.checks import check_keys_apply, check_memory, check_seeds
+from lnbench.config import ConfigError, RunConfig, load_config
 from lnbench.models import family_label
 from lnbench.norms import norm_label
 from lnbench.schema import SummaryRow
@@ -126,7 +127,12 @@ def load_regimes(claims: Sequence[Claim], presets: Path, overrides: Sequence[str
         if not path.is_file():
             raise ConfigError(f"{path}: regime preset not found (claims use: {', '.join(sorted({c.regime for c in claims}))})")
         cfg = load_config(path, list(overrides), seed)
-        check_seeds(cfg)
+        try:
+            check_seeds(cfg)
+            check_keys_apply(cfg, {c.family for c in claims if c.regime == name})
+            check_memory(cfg, len(cfg.seed_list))
+        except ConfigError as exc:
+            raise ConfigError("\n".join(f"{path}: {line}" for line in str(exc).splitlines())) from None
         if len(cfg.seed_list) < 2:
             raise ConfigError(f"{path}: seeds: a claim's verdict is a paired test over seeds and needs at least 2 (got {cfg.seed_list})")
         for c in claims:

@@ -23,7 +23,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from lnbench import __version__, experiments, report
-from lnbench.config import MAX_SEED, ConfigError, RunConfig, check_seeds, check_sweep, load_config
+from lnbench.checks import check_keys_apply, check_memory, check_seeds, check_sweep
+from lnbench.config import MAX_SEED, ConfigError, RunConfig, load_config
 from lnbench.executors import usable_cores
 from lnbench.models import family_label
 
@@ -103,10 +104,14 @@ def _prepare(
     written or shown: any problem is one line and exit code 2."""
     try:
         cfg = load_config(config, overrides or [], seed)
-        if check is not None:
-            check(cfg)
     except ConfigError as exc:
         _fail(str(exc))
+    try:
+        if check is not None:
+            check(cfg)
+    except ConfigError as exc:  # checks of the whole experiment: name the file as load_config does
+        source = (str(config) if config is not None else "(defaults)") + (" (with --set)" if overrides else "")
+        _fail("\n".join(f"{source}: {line}" for line in str(exc).splitlines()))
     _check_runs_dir(runs_dir)
     return cfg
 
@@ -196,7 +201,7 @@ def train(
     seed: SeedOption = None,
 ) -> None:
     """Train one model; write config.yaml, run.json, metrics.json and the plots to a run folder."""
-    cfg = _prepare(config, set_, seed, runs_dir)
+    cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (check_keys_apply(c, [c.model.family]), check_memory(c)))
     with _progress(cfg.train.epochs) as on_epoch:
         result = experiments.train(cfg, runs_dir, on_epoch)
     _print_rows(f"lnbench train: {cfg.name}", result.rows, cfg.compare.target_acc)
@@ -212,7 +217,9 @@ def compare(
     jobs: JobsOption = None,
 ) -> None:
     """Train every model family x norm x seed on identical data; plot, tabulate and test them."""
-    cfg = _prepare(config, set_, seed, runs_dir, check=check_seeds)
+    cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (
+        check_seeds(c), check_keys_apply(c, c.compare.families), check_memory(c, len(c.seed_list))
+    ))
     jobs = _jobs(jobs)
     spec = cfg.compare
     total = len(spec.families) * len(spec.norms) * len(cfg.seed_list) * cfg.train.epochs
@@ -231,7 +238,9 @@ def batchsize_sweep(
     jobs: JobsOption = None,
 ) -> None:
     """Train each norm at each batch size x seed (same data, weights and epochs per seed); plot, tabulate, test."""
-    cfg = _prepare(config, set_, seed, runs_dir, check=check_sweep)
+    cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (
+        check_sweep(c), check_keys_apply(c, [c.sweep.family]), check_memory(c, len(c.seed_list))
+    ))
     jobs = _jobs(jobs)
     spec = cfg.sweep
     with _progress(len(spec.norms) * len(spec.batch_sizes) * len(cfg.seed_list) * cfg.train.epochs) as on_epoch:

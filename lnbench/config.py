@@ -107,6 +107,13 @@ class ModelConfig(_Section):
     input_norm: StrictBool = True
 
 
+#: model keys and the one family they apply to (every other model key applies to both)
+FAMILY_KEYS = {
+    "rnn": ("batch_norm_stats", "norm_placement", "recurrent_init", "recurrent_gain"),
+    "transformer": ("num_layers", "d_ff", "pos_emb", "pos_emb_std", "input_norm"),
+}
+
+
 class TrainConfig(_Section):
     """Optimisation: Adam on cross-entropy."""
 
@@ -218,29 +225,16 @@ class RunConfig(_Section):
             node[leaf] = value
         return RunConfig.model_validate(raw)
 
-    def to_yaml(self) -> str:
-        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
-
-
-def check_seeds(cfg: RunConfig) -> None:
-    """For compare and sweeps: raise :class:`ConfigError` if the default seeds (``seeds`` unset:
-    ``seed`` .. ``seed + 4``) pass the largest seed."""
-    if cfg.seeds is None and cfg.seed + DEFAULT_NUM_SEEDS - 1 > MAX_SEED:
-        raise ConfigError(
-            f"seed: {cfg.seed} with seeds unset means seeds {cfg.seed} .. {cfg.seed + DEFAULT_NUM_SEEDS - 1}, past {MAX_SEED}; "
-            "set seeds to a list"
-        )
-
-
-def check_sweep(cfg: RunConfig) -> None:
-    """Raise :class:`ConfigError` if a sweep batch size exceeds ``data.n_train`` (or the seeds
-    pass the largest seed, :func:`check_seeds`)."""
-    check_seeds(cfg)
-    too_big = [b for b in cfg.sweep.batch_sizes if b > cfg.data.n_train]
-    if too_big:
-        raise ConfigError(
-            f"sweep.batch_sizes: {too_big} exceed data.n_train ({cfg.data.n_train}); every batch size must be <= n_train"
-        )
+    def to_yaml(self, model_family_only: bool = False) -> str:
+        """The resolved config as YAML; with ``model_family_only``, without the model keys that
+        do not apply to ``model.family`` (a run's config.yaml records what it used)."""
+        raw = self.model_dump(mode="json")
+        if model_family_only:
+            for family, keys in FAMILY_KEYS.items():
+                if family != self.model.family:
+                    for key in keys:
+                        raw["model"].pop(key)
+        return yaml.safe_dump(raw, sort_keys=False)
 
 
 def _allowed_keys(loc: tuple) -> list[str]:

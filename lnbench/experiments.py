@@ -22,7 +22,8 @@ from lnbench import baselines as baselines_mod
 from lnbench import claims as claims_mod
 from lnbench import plots, report, verdicts
 from lnbench.verdicts import plural
-from lnbench.config import RunConfig, check_sweep
+from lnbench.checks import check_sweep
+from lnbench.config import RunConfig
 from lnbench.data import make_trend_data
 from lnbench.executors import Executor, Failed, make_executor
 from lnbench.models import SimpleRNN, build_model, family_label
@@ -119,7 +120,7 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, 
     labels = [_label(c) for c in cfgs]
     metrics = [_metrics_for(c) for c in cfgs]
     with ExitStack() as stack:
-        runs = [stack.enter_context(Run(parent, c.name, c.to_yaml(), c.seed, "train", timestamped=timestamped)) for c in cfgs]
+        runs = [stack.enter_context(Run(parent, c.name, c.to_yaml(model_family_only=True), c.seed, "train", timestamped=timestamped)) for c in cfgs]
         for run in runs:
             run.manifest["ensemble"] = {"mechanism": mechanism, "members": len(cfgs), "seeds": [c.seed for c in cfgs]}
         datas = [make_trend_data(**c.data.model_dump(), seed=c.seed) for c in cfgs]

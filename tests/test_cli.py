@@ -4,11 +4,13 @@ import json
 import math
 
 import pytest
+import yaml
 import torch
 from typer.testing import CliRunner
 
 from lnbench import experiments
 from lnbench.cli import app
+from lnbench.config import RunConfig
 
 runner = CliRunner()
 TINY = ["--set", "train.batch_size=16", "--set", "data.n_train=32", "--set", "data.n_test=16", "--set", "data.seq_len=5", "--set", "data.features=8", "--set", "model.hidden_size=8"]
@@ -275,3 +277,37 @@ def test_the_console_script_is_the_guarded_entry_point():
 
     (ep,) = [e for e in entry_points(group="console_scripts") if e.name == "lnbench"]
     assert ep.value == "lnbench._entry:main"
+
+
+def test_a_config_too_big_for_memory_is_refused_before_any_folder(tmp_path):
+    """Issue 10 (3): n_train = 1e11 made a run folder, then died with a MemoryError."""
+    for cmd in (["compare"], ["train", "configs/train.yaml"], ["batchsize-sweep"]):
+        result = runner.invoke(app, [*cmd, "--runs-dir", str(tmp_path / "runs"), "--set", "data.n_train=100000000000"])
+        assert result.exit_code == 2 and "GiB of memory" in result.output and "GiB available" in result.output, result.output
+    assert not (tmp_path / "runs").exists()
+
+
+def test_memory_estimate_grows_with_the_data_and_the_seeds():
+    from lnbench.checks import memory_needed
+
+    small, big = RunConfig(), RunConfig().with_changes(data__n_train=10_000)
+    assert memory_needed(big) > 5 * memory_needed(small)
+    assert memory_needed(small, members=5) > memory_needed(small, members=1)
+    assert 1e6 < memory_needed(small) < 2e9  # the default config: tens of MB, not GB
+
+
+def test_model_keys_that_apply_to_no_trained_family_are_refused(tmp_path):
+    """Issue 10 (14): model.num_layers for an RNN was accepted and recorded as if used."""
+    result = runner.invoke(app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "r"), "--set", "model.num_layers=2"])
+    assert result.exit_code == 2 and "model.num_layers: applies to the transformer only, and this run trains rnn" in result.output
+    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path / "r"), "--set", "compare.families=[rnn]", "--set", "model.pos_emb=learned"])
+    assert result.exit_code == 2 and "model.pos_emb: applies to the transformer only" in result.output
+    assert not (tmp_path / "r").exists()
+    # the shipped compare.yaml spells out both families' keys at their defaults: an RNN-only compare is fine,
+    # and its children's config.yaml records only the keys the RNN used
+    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path / "r"), "--set", "compare.families=[rnn]", "--set", "compare.norms=[layer]",
+                                 "--set", "seeds=[0]", "--set", "train.epochs=1", *TINY])
+    assert result.exit_code == 0, result.output
+    child = next(_only_run(tmp_path / "r").glob("rnn_layer_seed0"))
+    model = yaml.safe_load((child / "config.yaml").read_text())["model"]
+    assert "pos_emb" not in model and "num_layers" not in model and model["norm_placement"] == "joint"
