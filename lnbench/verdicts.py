@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 
 from lnbench import stats
 from lnbench.models import family_label
-from lnbench.norms import norm_label
+from lnbench.norms import NORMS, norm_label
 from lnbench.schema import SummaryRow
 
 METRICS = {
@@ -287,6 +287,7 @@ def sweep_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Comparison]
             verdicts.append(f"{name}: diverged at batch size {', '.join(map(str, diverged))} (left out of means and tests).")
         means = {bs: _mean([r.final_test_acc for r in cell if r.ok]) for (bs,), cell in sorted(_group(rs, "batch_size").items()) if any(r.ok for r in cell)}
         if not means:
+            verdicts.append(f"{name}: no finished run at any batch size, so no norm is compared with it and it is compared with nothing.")
             continue
         if len(means) == 1:
             ((bs, acc),) = means.items()
@@ -309,7 +310,8 @@ def sweep_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Comparison]
         if parts:
             text += "; " + "; ".join(parts)
         elif mine:
-            text += "; no tested difference is significant"
+            tested = sorted({c.norm_b for c in mine}, key=list(NORMS).index)
+            text += f"; no tested difference (vs {', '.join(norm_label(n) if n != norm else 'its own batch sizes' for n in tested)}) is significant"
         verdicts.append(text + ".")
     if comparisons:
         tests = sorted({c.test.split(" (")[0] for c in comparisons})

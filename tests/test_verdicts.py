@@ -146,3 +146,18 @@ def test_one_batch_size_and_per_norm_seed_counts_are_stated():
     rows = [row("none", s, 0.8) for s in range(3)] + [row("layer", 0, 0.9), row("layer", 1, 0.93), row("layer", 2, status="diverged")]
     text = verdicts.compare_verdicts(rows, verdicts.compare_comparisons(rows), 10, 0.9)
     assert "NoNorm 80.0%, LayerNorm 91.5% (2 seeds)." in text[2]
+
+
+def test_a_sweep_claims_nothing_against_a_norm_with_no_result():
+    """Issue 10 (15): NoNorm diverged at every batch size; nothing may be said against it."""
+    rows = []
+    for seed in range(3):
+        for bs in (1, 64):
+            rows.append(row("none", seed, acc=None, status="diverged", bs=bs))
+            rows.append(row("layer", seed, acc=0.9 + 0.01 * seed, bs=bs))
+    comparisons = verdicts.sweep_comparisons(rows, 64)
+    assert all("none" not in (c.norm_a, c.norm_b) for c in comparisons)
+    lines = verdicts.sweep_verdicts(rows, comparisons, 64)
+    assert any(line.startswith("NoNorm: no finished run at any batch size") for line in lines)
+    (layer,) = [line for line in lines if line.startswith("LayerNorm")]
+    assert "NoNorm" not in layer and "vs its own batch sizes" in layer
