@@ -10,6 +10,7 @@ vertical line at the epoch it diverged in (and a legend entry even if it finishe
 
 from __future__ import annotations
 
+import textwrap
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
@@ -88,10 +89,29 @@ def _legend(ax, runs: Sequence[Metrics], extra: Sequence = (), **kw) -> None:
     ax.legend(handles=handles, **kw)
 
 
+def suptitle(fig: Figure, text: str, fontsize: float = 11) -> None:
+    """``fig.suptitle`` with every line wrapped to the figure's width (a long title was cut at
+    both edges of a one-panel figure)."""
+    per_line = max(20, int(fig.get_figwidth() * 72 / (0.55 * fontsize)))  # ~0.55 em per character
+    fig.suptitle("\n".join(textwrap.fill(line, per_line) for line in text.split("\n")), fontsize=fontsize)
+
+
+def layer_colors(layers: Sequence[str]) -> dict[str, tuple]:
+    """One distinct colour per layer: tab20's ten dark colours, then its ten light ones; beyond
+    20 layers, evenly spaced colours of the turbo map (a colour may not repeat)."""
+    from matplotlib import colormaps
+
+    if len(layers) <= 20:
+        palette = colormaps["tab20"].colors
+        order = [*range(0, 20, 2), *range(1, 20, 2)]
+        return {layer: palette[order[k]] for k, layer in enumerate(layers)}
+    return {layer: tuple(colormaps["turbo"](x)) for layer, x in zip(layers, np.linspace(0.0, 1.0, len(layers)))}
+
+
 def _family_axes(n: int, title: str):
     fig = Figure(figsize=(6.4 * n, 4.6), layout="constrained")
     axes = fig.subplots(1, n, squeeze=False)
-    fig.suptitle(title, fontsize=13)
+    suptitle(fig, title, fontsize=13)
     return fig, axes[0]
 
 
@@ -152,7 +172,9 @@ def figure_test_accuracy(metrics: Sequence[Metrics], target_acc: float = 0.9) ->
                 _draw(ax, rs, "test_acc_batch_stats", norm, " with batch statistics", ls="--", lw=1)
         ax.axhline(target_acc, color="k", lw=0.8, ls=":", label=f"{target_acc:.0%} target")
         ax.axhline(0.5, color="k", lw=0.5, alpha=0.4)
-        ax.set(title=family_label(family), xlabel="epoch", ylabel="test accuracy", ylim=(0.4, 1.01))
+        shown = [v for r in runs for v in (r.test_acc or []) + (r.test_acc_batch_stats or []) if v is not None]
+        low = min([0.4, target_acc - 0.05, *shown])  # the target and every curve stay in view
+        ax.set(title=family_label(family), xlabel="epoch", ylabel="test accuracy", ylim=(max(0.0, low - 0.02), 1.01))
         ax.grid(alpha=0.3)
         _legend(ax, runs, fontsize=9, loc="best")
     return fig
@@ -188,7 +210,7 @@ def figure_hidden_norm(metrics: Sequence[Metrics]) -> Figure:
     axes = fig.subplots(rows, cols, squeeze=False, sharey="row")
     seeds = len({m.seed for m in metrics})
     over = f", mean of {seeds} seeds" if seeds > 1 else ""
-    fig.suptitle(f"Hidden-state magnitude per input-scale quartile (test set{over})\nlines apart: ||h_t|| follows the input's scale; lines together: it does not", fontsize=11)
+    suptitle(fig, f"Hidden-state magnitude per input-scale quartile (test set{over})\nlines apart: ||h_t|| follows the input's scale; lines together: it does not")
     shades = colormaps["viridis"](np.linspace(0.85, 0.1, 4))  # light (small s) to dark (large s)
     for i, (family, norms) in enumerate(groups.items()):
         for j, norm in enumerate(norms_order):
@@ -268,21 +290,19 @@ def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
     """(4) Gradient L2 norm per layer over training (mean over each epoch's steps, log scale):
     rows are model families, columns norms, one line per layer; a layer has one colour
     throughout, and each row has one legend."""
-    from matplotlib import colormaps
-
     groups = _by_family_norm(metrics)
     norms_order = [n for n in NORMS if any(n in v for v in groups.values())]
     rows, cols = len(groups), len(norms_order)
-    fig = Figure(figsize=(4.6 * cols + 2.6, 3.8 * rows), layout="constrained")
+    n_layers = max((len(m.grad_norm_layer) for m in metrics), default=0)
+    ncol = -(-n_layers // 14)
+    fig = Figure(figsize=(4.6 * cols + 2.6 * max(ncol, 1), 3.8 * rows), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False, sharey="row")
     seeds = len({m.seed for m in metrics})
     over = f", mean of {seeds} seeds" if seeds > 1 else ""
-    fig.suptitle(f"Gradient norm per layer over training\n(L2 norm of each layer's gradient, mean over each epoch's steps{over})", fontsize=11)
-    palette = colormaps["tab20"].colors
+    suptitle(fig, f"Gradient norm per layer over training\n(L2 norm of each layer's gradient, mean over each epoch's steps{over})")
     for i, (family, norms) in enumerate(groups.items()):
         layers = list(dict.fromkeys(layer for rs in norms.values() for r in rs for layer in r.grad_norm_layer))
-        shades = [*range(0, 20, 2), *range(1, 20, 2)]  # tab20's ten dark colours first, then the light ones
-        color = {layer: palette[shades[k % 20]] for k, layer in enumerate(layers)}
+        color = layer_colors(layers)
         for j, norm in enumerate(norms_order):
             ax = axes[i, j]
             runs = norms.get(norm, [])
@@ -301,7 +321,8 @@ def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
                 ax.set_ylabel("gradient L2 norm (log scale)")
             ax.grid(alpha=0.3, which="both")
         handles = [Line2D([], [], color=color[layer], lw=2, label=layer) for layer in layers]
-        axes[i, -1].legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), title="layer", title_fontsize=8)
+        ncol = -(-len(layers) // 14)  # at most 14 entries a column, so a deep model's legend stays on the figure
+        axes[i, -1].legend(handles=handles, fontsize=8 if ncol == 1 else 7, ncol=ncol, loc="upper left", bbox_to_anchor=(1.02, 1.0), title="layer", title_fontsize=8)
     return fig
 
 
@@ -407,7 +428,7 @@ def figure_claims(results: Sequence) -> Figure:
     n = len(results)
     fig = Figure(figsize=(10, 1.15 * n + 1.0), layout="constrained")
     axes = fig.subplots(n, 1, squeeze=False)[:, 0]
-    fig.suptitle("lnbench claims: paired effect a - b over seeds, 95% interval (shaded: the claim's margin)", fontsize=11)
+    suptitle(fig, "lnbench claims: paired effect a - b over seeds, 95% interval (shaded: the claim's margin)")
     for ax, r in zip(axes, results):
         scale = 100 if r.metric == "final_test_acc" else 1
         unit = "points" if r.metric == "final_test_acc" else ("nats" if r.metric == "mean_train_loss" else "rank correlation")

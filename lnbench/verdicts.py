@@ -250,7 +250,7 @@ def compare_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Compariso
         for norm, rs in by_norm.items():
             summary = stats.summarize_first_epochs([r.first_epoch_at_target for r in rs])
             reach.append(f"{norm_label(norm)} {stats.describe_first_epochs(summary)}")
-        verdicts.append(f"{fam}, first epoch at {target_acc:.0%} test accuracy within {epochs} epochs: " + "; ".join(reach) + ".")
+        verdicts.append(f"{fam}, first epoch at {target_acc:.0%} test accuracy within {plural(epochs, 'epoch')}: " + "; ".join(reach) + ".")
         for metric in ("final_test_acc", "mean_train_loss"):
             means = {n: [getattr(r, metric) for r in rs if r.ok and getattr(r, metric) is not None] for n, rs in by_norm.items()}
             fmt = (lambda x: f"{x:.1%}") if metric == "final_test_acc" else (lambda x: f"{x:.3f} nats")

@@ -118,3 +118,37 @@ def test_log_scale_figures_are_drawn_when_nothing_is_positive_and_name_all_zero_
     assert ax.get_yscale() == "log"
     assert any(t.get_text() == "all 0, not drawable on a log scale: cell.W_hh" for t in ax.texts)
     plots.save(fig, tmp_path / "g.png")
+
+
+def test_a_deep_model_gets_a_distinct_colour_per_layer_and_a_legend_on_the_figure(tmp_path):
+    """Issue 10 (16): 22 layers got 20 colours and a legend that ran off the figure."""
+    m = _metrics(0, [0.6, 0.8], [[1, 1, 1]] * 2)
+    m.family = "transformer"
+    m.grad_norm_layer = {f"blocks.{k}.mlp": [0.1 * (k + 1), 0.2] for k in range(22)}
+    fig = plots.figure_grad_norm([m])
+    colours = [tuple(ln.get_color()) if not isinstance(ln.get_color(), str) else ln.get_color() for ln in fig.axes[0].get_lines()]
+    assert len(colours) == 22 and len(set(colours)) == 22
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    legend = fig.axes[0].get_legend().get_window_extent(renderer)
+    assert legend.x1 <= fig.bbox.x1 + 1 and legend.y0 >= fig.bbox.y0 - 1  # inside the figure
+    title = fig._suptitle.get_window_extent(renderer)
+    assert title.x0 >= fig.bbox.x0 - 1 and title.x1 <= fig.bbox.x1 + 1
+
+
+def test_test_accuracy_shows_a_low_target_and_low_curves():
+    runs = [_metrics(0, [0.2, 0.3], [[1, 1, 1]] * 2)]
+    ax = plots.figure_test_accuracy(runs, target_acc=0.25).axes[0]
+    lo, hi = ax.get_ylim()
+    assert lo < 0.2 - 0.01 and hi >= 1.0
+
+
+def test_one_epoch_is_singular_in_the_verdicts():
+    from lnbench import verdicts
+    from lnbench.schema import summary_row
+
+    m = _metrics(0, [0.6], [[1, 1, 1]])
+    lines = verdicts.compare_verdicts([summary_row(m, 0.9)], [], 1, 0.9)
+    assert any("within 1 epoch:" in line for line in lines) and not any("1 epochs" in line for line in lines)
