@@ -47,3 +47,16 @@ def test_child_run_folder_is_never_reused(tmp_path):
     with pytest.raises(FileExistsError):
         with Run(tmp_path, "child", None, 0, "train", timestamped=False):
             pass
+
+
+def test_readme_lists_every_status_a_run_can_have():
+    """Issue 10 (17): the statuses run.json and metrics.json can hold, as README documents them."""
+    from pathlib import Path
+
+    from lnbench.runs import STATUSES
+
+    readme = Path(__file__).resolve().parents[1].joinpath("README.md").read_text()
+    (status_row,) = [line for line in readme.splitlines() if line.startswith("| `status` |")]
+    manifest = readme[readme.index("run.json        manifest"):][:300]
+    for status in STATUSES:
+        assert f"`{status}`" in status_row and status in manifest, status
