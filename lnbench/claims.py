@@ -17,7 +17,7 @@ and the verdict is computed from the paired differences a - b over the seeds
   (-margin, +margin); ``not held`` when it lies wholly outside; otherwise ``inconclusive``.
 
 The margins are the smallest effects the claims care about (2 accuracy points, 0.02 nats of
-mean train loss, 0.1 of a rank correlation); they are printed with every verdict.
+mean train loss, 0.1 of an absolute rank correlation); they are printed with every verdict.
 """
 
 from __future__ import annotations
@@ -34,14 +34,24 @@ from lnbench.norms import norm_label
 from lnbench.schema import SummaryRow
 
 VERDICTS = ("held", "not held", "inconclusive")
-BOUNDS = {"final_test_acc": 1.0, "final_scale_spearman": 2.0}  # |a - b| can be at most this
+BOUNDS = {"final_test_acc": 1.0, "abs_scale_spearman": 1.0}  # |a - b| can be at most this
 
 #: metric -> (label, unit, resolution function): what each claim can measure, from a SummaryRow.
 METRICS = {
     "mean_train_loss": ("mean train loss (area under the loss curve)", "nats"),
     "final_test_acc": ("final test accuracy", "points"),
-    "final_scale_spearman": ("Spearman correlation of ||h_T|| with the input scale", "rho"),
+    "abs_scale_spearman": ("|Spearman correlation| of ||h_T|| with the input scale", "|rho|"),
 }
+
+
+def metric_value(row: SummaryRow, metric: str) -> float | None:
+    """A claim's metric of one run: a :class:`SummaryRow` field, or ``abs_scale_spearman``, the
+    absolute Spearman correlation of ||h_T|| with the input scale (a state whose size falls as
+    the scale grows depends on it as much as one whose size grows)."""
+    if metric == "abs_scale_spearman":
+        rho = row.final_scale_spearman
+        return None if rho is None else abs(rho)
+    return getattr(row, metric)
 
 
 @dataclass(frozen=True)
@@ -79,7 +89,7 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("rnn_faster_unstable", "LayerNorm converges faster than NoNorm", "unstable_recurrence", "rnn", "mean_train_loss",
           Condition("layer"), Condition("none"), "less", 0.02, "an expanding recurrence: W_hh orthogonal x 3"),
     Claim("rnn_scale_invariant", "LayerNorm stabilises hidden-state dynamics against input scale", "large_input_scale", "rnn",
-          "final_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1, "input scales from 16 to 256"),
+          "abs_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1, "input scales from 16 to 256"),
     Claim("rnn_ln_batch_size", "LayerNorm's accuracy does not depend on batch size", "small_batches", "rnn", "final_test_acc",
           Condition("layer", 1), Condition("layer", 64), "equal", 0.02, "batch size 1 vs 64, same samples seen"),
     Claim("rnn_bn_batch_size_1", "BatchNorm degrades at batch size 1", "small_batches", "rnn", "final_test_acc",
@@ -87,10 +97,10 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("tf_faster", "LayerNorm converges faster than NoNorm", "default", "transformer", "mean_train_loss",
           Condition("layer"), Condition("none"), "less", 0.02, "the default task and fair Transformer"),
     Claim("tf_scale_invariant", "LayerNorm stabilises hidden-state dynamics against input scale", "default", "transformer",
-          "final_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1,
+          "abs_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1,
           "input_norm on: invariant by construction (already at initialisation)"),
     Claim("tf_scale_invariant_prenorm_only", "LayerNorm stabilises hidden-state dynamics against input scale",
-          "transformer_no_input_norm", "transformer", "final_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1,
+          "transformer_no_input_norm", "transformer", "abs_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1,
           "pre-norm LayerNorm only: the residual stream itself is not normalized"),
     Claim("tf_ln_batch_size", "LayerNorm's accuracy does not depend on batch size", "small_batches_transformer", "transformer",
           "final_test_acc", Condition("layer", 1), Condition("layer", 64), "equal", 0.02, "batch size 1 vs 64, same samples seen"),
@@ -241,19 +251,19 @@ def evaluate_claims(
         rows_b = rows_by_setting.get((c.regime, c.family, c.b.norm, bs(c.b)), [])
         b_by_seed = {r.seed: r for r in rows_b}
         pairs = [(a, b) for a in rows_a if (b := b_by_seed.get(a.seed)) is not None and a.ok and b.ok
-                 and getattr(a, c.metric) is not None and getattr(b, c.metric) is not None]
+                 and metric_value(a, c.metric) is not None and metric_value(b, c.metric) is not None]
         runs = [r.run_dir for r in (*rows_a, *rows_b)]
         result, why = None, ""
         if len(pairs) < 2:
             diverged = sum(r.status == "diverged" for r in (*rows_a, *rows_b))
-            undefined = sum(r.ok and getattr(r, c.metric) is None for r in (*rows_a, *rows_b))
+            undefined = sum(r.ok and metric_value(r, c.metric) is None for r in (*rows_a, *rows_b))
             why = f"{len(pairs)} of {len(rows_a)} seeds have a value for both runs" + (f" ({diverged} runs diverged)" if diverged else "")
             if undefined:
-                why += f" ({undefined} finished runs have no {c.metric}" + (": the correlation is undefined when ||h_T|| or the scales are all equal, or n_test < 3)" if c.metric == "final_scale_spearman" else ")")
+                why += f" ({undefined} finished runs have no {c.metric}" + (": the correlation is undefined when ||h_T|| or the scales are all equal, or n_test < 3)" if c.metric == "abs_scale_spearman" else ")")
             why += "; a paired test needs 2"
         else:
             resolution = 1 / pairs[0][0].n_test if c.metric == "final_test_acc" else None
-            result = stats.paired_over_seeds([getattr(a, c.metric) for a, _ in pairs], [getattr(b, c.metric) for _, b in pairs], resolution)
+            result = stats.paired_over_seeds([metric_value(a, c.metric) for a, _ in pairs], [metric_value(b, c.metric) for _, b in pairs], resolution)
             bound = BOUNDS.get(c.metric)  # a difference of accuracies (correlations) lies in [-1, 1] ([-2, 2])
             if bound is not None:
                 result = replace(result, ci95=(max(-bound, result.ci95[0]), min(bound, result.ci95[1])))
@@ -263,7 +273,7 @@ def evaluate_claims(
     out = []
     for k, (c, pairs, r, why, runs) in enumerate(tested):
         mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
-        mean_b = mean([getattr(b, c.metric) for _, b in pairs])
+        mean_b = mean([metric_value(b, c.metric) for _, b in pairs])
         level = None if chance is None or c.metric != "final_test_acc" else chance.get(c.regime)
         if r is None:
             verdict, reason = "inconclusive", why
@@ -277,7 +287,7 @@ def evaluate_claims(
             effect=None if r is None else r.mean_diff, ci95=None if r is None else list(r.ci95),
             p_value=None if r is None else r.p_value, p_adjusted=adjusted.get(k),
             test="" if r is None else r.test, n_seeds=len(pairs),
-            mean_a=mean([getattr(a, c.metric) for a, _ in pairs]), mean_b=mean_b,
+            mean_a=mean([metric_value(a, c.metric) for a, _ in pairs]), mean_b=mean_b,
             verdict=verdict, reason=reason, runs=runs, why=c.why,
         ))
     return out
@@ -296,6 +306,11 @@ def format_amount(metric: str, x: float, signed: bool = True) -> str:
     """An amount of ``metric`` in its display units: ``+1.5 points``, ``0.020 nats``."""
     scale, digits, unit = _units(metric)
     return f"{scale * x:{'+' if signed else ''}.{digits}f}{unit}"
+
+
+def format_level(metric: str, x: float) -> str:
+    """A value (not a difference) of ``metric``: ``93.6%``, ``0.264 nats``, ``0.06``."""
+    return f"{x:.1%}" if metric == "final_test_acc" else format_amount(metric, x, signed=False)
 
 
 def format_effect(r: ClaimResult) -> str:
@@ -317,7 +332,7 @@ def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:
         p = "" if r.p_value is None else f", p = {r.p_value:.2g}" + (f", Holm p = {r.p_adjusted:.2g}" if r.p_adjusted is not None else "")
         out.append(
             f"{family_label(r.family)}, {r.claim} ({r.regime}): {METRICS[r.metric][0]}, {r.a} minus {r.b} = {format_effect(r)}"
-            f"{p}, {r.n_seeds} seeds ({r.a} {format_amount(r.metric, r.mean_a, signed=False)}, {r.b} {format_amount(r.metric, r.mean_b, signed=False)}):"
+            f"{p}, {r.n_seeds} seeds ({r.a} {format_level(r.metric, r.mean_a)}, {r.b} {format_level(r.metric, r.mean_b)}):"
             f" {r.verdict.upper()} ({r.reason})."
         )
     return out

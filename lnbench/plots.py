@@ -431,7 +431,7 @@ def figure_claims(results: Sequence) -> Figure:
     suptitle(fig, "lnbench claims: paired effect a - b over seeds, 95% interval (shaded: the claim's margin)")
     for ax, r in zip(axes, results):
         scale = 100 if r.metric == "final_test_acc" else 1
-        unit = "points" if r.metric == "final_test_acc" else ("nats" if r.metric == "mean_train_loss" else "rank correlation")
+        unit = "points" if r.metric == "final_test_acc" else ("nats" if r.metric == "mean_train_loss" else "absolute rank correlation")
         m = r.margin * scale
         ax.axvspan(-m, m, color="0.9", zorder=0)
         ax.axvline(0, color="k", lw=0.8)

@@ -213,3 +213,17 @@ def test_inputs_that_overflow_float32_and_numbers_as_booleans_are_config_errors(
         load_config(None, ["data.scale_min=1e38", "data.scale_max=1e38"])
     with pytest.raises(ConfigError, match="model.input_norm: Input should be a valid boolean"):
         load_config(None, ["model.input_norm=1"])
+
+
+def test_scale_invariance_uses_the_absolute_correlation():
+    """A state whose size falls as the scale grows (rho = -0.9) follows the scale as much as rho = +0.9."""
+    claim = Claim("s", "LayerNorm stabilises", "r", "rnn", "abs_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1)
+    rows = {
+        ("r", "rnn", "layer", 64): [_row("layer", s, -0.9 + 0.01 * s, "final_scale_spearman") for s in range(5)],
+        ("r", "rnn", "none", 64): [_row("none", s, 0.9 - 0.01 * s + 0.002 * s * s, "final_scale_spearman") for s in range(5)],
+    }
+    (r,) = evaluate_claims([claim], rows, REGIMES)
+    assert r.verdict != "held" and abs(r.effect) < 0.05
+    rows[("r", "rnn", "layer", 64)] = [_row("layer", s, 0.05 * (-1) ** s, "final_scale_spearman") for s in range(5)]
+    (r,) = evaluate_claims([claim], rows, REGIMES)
+    assert r.verdict == "held" and r.mean_a == pytest.approx(0.05)
