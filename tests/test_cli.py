@@ -311,3 +311,16 @@ def test_model_keys_that_apply_to_no_trained_family_are_refused(tmp_path):
     child = next(_only_run(tmp_path / "r").glob("rnn_layer_seed0"))
     model = yaml.safe_load((child / "config.yaml").read_text())["model"]
     assert "pos_emb" not in model and "num_layers" not in model and model["norm_placement"] == "joint"
+
+
+def test_a_compare_where_every_run_diverges_still_ends_with_tables_and_figures(tmp_path):
+    """Issue 10 (1): lr = 1e10 made every run diverge in epoch 1 and the log-scale plot raised."""
+    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path), "--set", "train.lr=1e10", "--set", "train.epochs=2",
+                                 "--set", "seeds=[0,1]", *TINY])
+    assert result.exit_code == 0, result.output
+    run = _only_run(tmp_path)
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["complete"] and json.loads((run / "run.json").read_text())["status"] == "completed"
+    assert {r["status"] for r in summary["rows"]} == {"diverged"} and len(summary["figures"]) == 5
+    result = runner.invoke(app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "t"), "--set", "train.lr=1e10", *TINY])
+    assert result.exit_code == 0 and json.loads((_only_run(tmp_path / "t") / "run.json").read_text())["status"] == "diverged"
