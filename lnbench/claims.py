@@ -36,11 +36,11 @@ from lnbench.schema import SummaryRow
 VERDICTS = ("held", "not held", "inconclusive")
 BOUNDS = {"final_test_acc": 1.0, "abs_scale_spearman": 1.0}  # |a - b| can be at most this
 
-#: metric -> (label, unit, resolution function): what each claim can measure, from a SummaryRow.
+#: metric -> (label, short label for tables): what each claim can measure, from a SummaryRow.
 METRICS = {
-    "mean_train_loss": ("mean train loss (area under the loss curve)", "nats"),
-    "final_test_acc": ("final test accuracy", "points"),
-    "abs_scale_spearman": ("|Spearman correlation| of ||h_T|| with the input scale", "|rho|"),
+    "mean_train_loss": ("mean train loss (area under the loss curve)", "mean train loss"),
+    "final_test_acc": ("final test accuracy", "test acc"),
+    "abs_scale_spearman": ("|Spearman correlation| of ||h_T|| with the input scale", "|rho(||h_T||, s)|"),
 }
 
 

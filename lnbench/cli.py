@@ -296,13 +296,13 @@ def claims(
         result = experiments.claims(selected, regimes, runs_dir, on_epoch, jobs)
     table = Table(title=f"lnbench claims ({len(selected)} claims, {len(regimes)} regimes)", title_justify="left", caption_justify="left")
     for col in ("model", "claim", "regime", "metric", "a - b [95% CI]", "seeds", "Holm p", "verdict"):
-        table.add_column(col, justify="right" if col in ("seeds", "Holm p") else "left")
+        table.add_column(col, justify="right" if col in ("seeds", "Holm p") else "left", no_wrap=col in ("regime", "a - b [95% CI]", "verdict"))
     style = {"held": "bold green", "not held": "bold red", "inconclusive": "yellow"}
     for r in result.claims or []:
         holm = "-" if r["p_adjusted"] is None else f"{r['p_adjusted']:.2g}"
         res = claims_mod.ClaimResult(**r)
         table.add_row(
-            family_label(r["family"]), r["claim"], r["regime"], claims_mod.METRICS[r["metric"]][0], claims_mod.format_effect(res),
+            family_label(r["family"]).split(" (")[0], r["claim"], r["regime"], claims_mod.METRICS[r["metric"]][1], claims_mod.format_effect(res),
             str(r["n_seeds"]), holm, f"[{style[r['verdict']]}]{r['verdict']}[/]",
         )
     table.caption = (
