@@ -296,7 +296,8 @@ def claims(
         result = experiments.claims(selected, regimes, runs_dir, on_epoch, jobs)
     table = Table(title=f"lnbench claims ({len(selected)} claims, {len(regimes)} regimes)", title_justify="left", caption_justify="left")
     for col in ("model", "claim", "regime", "metric", "a - b [95% CI]", "seeds", "Holm p", "verdict"):
-        table.add_column(col, justify="right" if col in ("seeds", "Holm p") else "left", no_wrap=col in ("regime", "a - b [95% CI]", "verdict"))
+        width = {"model": 11, "claim": 30, "metric": 16}.get(col)
+        table.add_column(col, justify="right" if col in ("seeds", "Holm p") else "left", no_wrap=col in ("regime", "a - b [95% CI]", "verdict"), min_width=width)
     style = {"held": "bold green", "not held": "bold red", "inconclusive": "yellow"}
     for r in result.claims or []:
         holm = "-" if r["p_adjusted"] is None else f"{r['p_adjusted']:.2g}"
@@ -306,8 +307,8 @@ def claims(
             str(r["n_seeds"]), holm, f"[{style[r['verdict']]}]{r['verdict']}[/]",
         )
     table.caption = (
-        "a - b: mean over seeds of the paired difference; less-than claims: held if Holm p < 0.05 with the claimed sign; "
-        "equivalence claims: held if the 95% CI lies within the margin (lnbench claims --list)"
+        "a - b: mean over seeds of the paired difference; less-than claims: held if Holm p < 0.05 with the claimed sign "
+        "and the effect at least the margin; equivalence claims: held if the 95% CI lies within the margin (margins: lnbench claims --list)"
     )
     console.print(table)
     if result.baselines:
