@@ -31,7 +31,8 @@ from lnbench.models import family_label
 app = typer.Typer(
     name="lnbench",
     help="Train and compare NoNorm / BatchNorm / LayerNorm RNNs and Transformers on CPU, "
-    "check the from-scratch LayerNorm gradients, sweep the batch size, and test the claims about LayerNorm.",
+    "check the from-scratch LayerNorm gradients, sweep the batch size, test the claims about LayerNorm, "
+    "and measure the paper's invariance table.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -52,7 +53,8 @@ def _main(
     ] = None,
 ) -> None:
     """Train and compare NoNorm / BatchNorm / LayerNorm RNNs and Transformers on CPU, check the
-    from-scratch LayerNorm gradients, sweep the batch size, and test the claims about LayerNorm."""
+    from-scratch LayerNorm gradients, sweep the batch size, test the claims about LayerNorm, and
+    measure the paper's invariance table."""
 
 
 # Not a terminal (a pipe, a CI log): 80 columns would wrap the tables; 120 keeps them whole
@@ -316,6 +318,49 @@ def claims(
     for v in result.verdicts:
         console.print(f"- {v}", highlight=False, soft_wrap=True, markup=False)
     console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)
+
+
+@app.command()
+def invariance(
+    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed of the weights, the batch and the random transformations.")] = 0,
+    draws: Annotated[int, typer.Option(min=1, max=1000, help="Random draws (delta, gamma, row, case) per cell; the largest change counts.")] = 5,
+    runs_dir: RunsDirOption = Path("runs"),
+    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")] = None,
+) -> None:
+    """Measure the invariance table of Ba et al. 2016 (Table 1) for batch, weight, layer and RMS norm.
+
+    Exit code 0 when every cell agrees with the paper (RMSNorm: the derived row), 1 otherwise.
+    """
+    from lnbench import invariance as inv
+
+    if json_path is None:
+        _check_runs_dir(runs_dir)
+    elif json_path.is_dir() or not json_path.absolute().parent.is_dir():
+        _fail(f"--json {json_path}: give a file path in an existing folder")
+    cells, path = experiments.invariance(seed, draws, runs_dir, json_path)
+    table = Table(title=f"lnbench invariance: Ba et al. 2016, Table 1, measured (float64, eps {inv.EPS:g}, {draws} draws per cell)", title_justify="left", caption_justify="left")
+    table.add_column("method")
+    for _, label in inv.TRANSFORMATIONS:
+        table.add_column(label, justify="center")
+    for method, (label, _) in inv.METHODS.items():
+        row = [label + ("" if method in inv.IN_PAPER else " (not in paper)")]
+        for c in [c for c in cells if c.method == method]:
+            mark = "" if c.agrees else f" [bold red]expected {c.expected}[/]"
+            row.append(f"[{'green' if c.agrees else 'red'}]{c.measured}[/] {c.max_change:.0e}{mark}")
+        table.add_row(*row)
+    table.caption = (
+        "each cell: measured verdict (I invariant, N not, ? unclear) and the largest change of the normalized summed inputs; "
+        "green: as the paper's Table 1 (RMSNorm: as derived in lnbench/invariance.py)"
+    )
+    console.print(table)
+    console.print(f"Report: {path}", highlight=False)
+    wrong = [c for c in cells if not c.agrees]
+    if wrong:
+        console.print(f"[bold red]{len(wrong)} of {len(cells)} cells disagree:[/] " + "; ".join(
+            f"{c.method} / {c.transformation}: measured {c.measured} (change {c.max_change:.2g}, tolerance {c.tolerance:.2g}), expected {c.expected}" for c in wrong
+        ), highlight=False)
+        raise typer.Exit(1)
+    console.print(f"[green]All {len(cells)} cells agree with the paper's table (and RMSNorm's derived row).[/]")
 
 
 def _parse_shape(text: str) -> tuple[int, ...]:

@@ -439,3 +439,30 @@ def claims(
             row["regime"] = regime
         run.write_json("summary.json", summary)
     return ExperimentResult(run.path, run.status, rows, sentences, report.aggregate_over_seeds(rows), [], baselines, [r.to_dict() for r in results])
+
+
+def invariance(seed: int = 0, draws: int = 5, runs_dir: str | Path | None = "runs", json_path: str | Path | None = None, methods: dict | None = None) -> tuple[list, Path | None]:
+    """``lnbench invariance``: measure Ba et al.'s Table 1 (:mod:`lnbench.invariance`) and write
+    ``invariance.json`` (``{"seed", "draws", "eps", "agrees", "cells": [...]}``) to ``json_path``
+    if given, else into a new run folder under ``runs_dir`` (none if ``runs_dir`` is None).
+    The run folder's status is ``failed`` when a cell disagrees with the expected table.
+
+    Returns:
+        The :class:`lnbench.invariance.Cell` list and the path of the report (or None).
+    """
+    from lnbench import invariance as inv
+    from lnbench.runs import write_json_atomic
+
+    cells = inv.measure(seed=seed, draws=draws, methods=methods)
+    report = {"seed": seed, "draws": draws, "eps": inv.EPS, "agrees": all(c.agrees for c in cells), "cells": [c.to_dict() for c in cells]}
+    if json_path is not None:
+        path = Path(json_path)
+        write_json_atomic(path, report)
+        return cells, path
+    if runs_dir is None:
+        return cells, None
+    with Run(runs_dir, "invariance", None, seed, "invariance") as run:
+        path = run.write_json("invariance.json", report)
+        if not report["agrees"]:
+            run.set_status("failed", "cells disagree with the expected table: " + ", ".join(f"{c.method}/{c.transformation}" for c in cells if not c.agrees))
+    return cells, path

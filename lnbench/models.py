@@ -25,6 +25,8 @@ import torch
 from torch import nn
 
 from lnbench.norms import LayerNorm, RecurrentBatchNorm1d, build_norm
+from lnbench.rmsnorm import RMSNorm
+from lnbench.weightnorm import linear, row_norms, weight_normalize
 
 #: The model families: config name -> label in tables, legends and verdicts.
 FAMILIES = {"rnn": "RNN", "transformer": "Transformer (pre-norm)"}
@@ -67,7 +69,11 @@ class RNNCellWithNorm(nn.Module):
 
     ``norm="batch"`` is a :class:`lnbench.norms.RecurrentBatchNorm1d`: batch statistics per
     timestep, running statistics ``pooled`` over timesteps (one update per training step) or
-    ``per_timestep`` (Cooijmans et al. 2016).
+    ``per_timestep`` (Cooijmans et al. 2016). ``norm="rms"`` is :class:`lnbench.rmsnorm.RMSNorm`.
+    ``norm="weight"`` normalizes the weights instead (Salimans & Kingma 2016): ``joint``, each row
+    of ``[W_hh W_xh]`` is ``g_i v_i / ||v_i||`` (one layer producing the summed input); ``separate``,
+    each row of ``W_hh`` and of ``W_xh`` with its own ``g_hh`` / ``g_xh``; ``g`` starts at the
+    rows' norms, so the cell starts as the NoNorm cell with the same weights.
 
     Args:
         hidden_size: H.
@@ -123,8 +129,14 @@ class RNNCellWithNorm(nn.Module):
                 self.W_hh.uniform_(-bound * recurrent_gain, bound * recurrent_gain)
         self.W_xh = nn.Parameter(torch.empty(*lead, hidden_size, input_size).uniform_(-bound, bound))
         bias_shape = (hidden_size,) if members is None else (members, 1, hidden_size)
-        has_bias = norm == "none" or placement == "separate"
+        has_bias = norm in ("none", "weight", "rms") or placement == "separate"  # else the norm's beta is the bias (RMSNorm has none)
         self.bias = nn.Parameter(torch.zeros(bias_shape)) if has_bias else None
+        if norm == "weight":
+            with torch.no_grad():
+                if placement == "joint":  # one layer: the rows of [W_hh W_xh]
+                    self.g = nn.Parameter(row_norms(torch.cat([self.W_hh, self.W_xh], dim=-1)))
+                else:
+                    self.g_hh, self.g_xh = nn.Parameter(row_norms(self.W_hh)), nn.Parameter(row_norms(self.W_xh))
         self.norm = self._make_norm(norm, batch_norm_stats, seq_len)  # joint: on the sum; separate: on W_hh h
         self.norm_x = self._make_norm(norm, batch_norm_stats, seq_len) if placement == "separate" else None
 
@@ -134,9 +146,20 @@ class RNNCellWithNorm(nn.Module):
             return RecurrentBatchNorm1d(H, batch_norm_stats, seq_len, members=members)
         if norm == "layer" and members is not None:
             return LayerNorm(H, members=members)
-        if members is not None and norm != "none":
-            raise ValueError(f"norm {norm!r} has no ensemble form; allowed with members: none, batch, layer")
-        return build_norm(norm, H)
+        if norm == "rms" and members is not None:
+            return RMSNorm(H, members=members)
+        return build_norm(norm, H)  # none and weight: the identity on the summed inputs
+
+    def recurrent_weights(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The effective ``(W_hh, W_xh)``: the parameters, or with ``norm="weight"`` their
+        weight-normalized form (computed once per sequence by :class:`SimpleRNN`)."""
+        if self.norm_kind != "weight":
+            return self.W_hh, self.W_xh
+        if self.placement == "separate":
+            return weight_normalize(self.W_hh, self.g_hh), weight_normalize(self.W_xh, self.g_xh)
+        norm = torch.sqrt(self.W_hh.square().sum(dim=-1) + self.W_xh.square().sum(dim=-1))  # (H,) or (S, H)
+        scale = (self.g / norm).unsqueeze(-1)
+        return self.W_hh * scale, self.W_xh * scale
 
     @property
     def norms(self) -> list[nn.Module]:
@@ -147,13 +170,14 @@ class RNNCellWithNorm(nn.Module):
     def _apply(norm: nn.Module, a: torch.Tensor, t: int) -> torch.Tensor:
         return norm(a, t) if isinstance(norm, RecurrentBatchNorm1d) else norm(a)
 
-    def forward(self, x: torch.Tensor, h: torch.Tensor, t: int = 0) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, h: torch.Tensor, t: int = 0, weights: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+        W_hh, W_xh = self.recurrent_weights() if weights is None else weights
         if self.norm_x is None:  # joint: the summed inputs, (B, H) or (S, B, H)
-            a = h @ self.W_hh.mT + x @ self.W_xh.mT
+            a = h @ W_hh.mT + x @ W_xh.mT
             if self.bias is not None:
                 a = a + self.bias
             return torch.tanh(self._apply(self.norm, a, t))
-        a = self._apply(self.norm, h @ self.W_hh.mT, t) + self._apply(self.norm_x, x @ self.W_xh.mT, t)
+        a = self._apply(self.norm, h @ W_hh.mT, t) + self._apply(self.norm_x, x @ W_xh.mT, t)
         return torch.tanh(a + self.bias)
 
     def extra_repr(self) -> str:
@@ -224,8 +248,9 @@ class SimpleRNN(nn.Module):
         recurrence (so ``torch.autograd.grad(loss, states[0])`` is the total dL/dh_1)."""
         h = x.new_zeros(*x.shape[:-2], self.cell.hidden_size)  # (B, H) or (S, B, H)
         states = []
+        weights = self.cell.recurrent_weights()  # once per sequence (weight norm computes them)
         for t in range(x.shape[-2]):
-            h = self.cell(x[..., t, :], h, t)  # (B, H) or (S, B, H)
+            h = self.cell(x[..., t, :], h, t, weights)  # (B, H) or (S, B, H)
             states.append(h)
         for norm in self.cell.norms:
             if isinstance(norm, RecurrentBatchNorm1d):
@@ -245,10 +270,10 @@ class SelfAttention(nn.Module):
     Shape: ``(B, T, D)`` -> ``(B, T, D)``.
     """
 
-    def __init__(self, d_model: int) -> None:
+    def __init__(self, d_model: int, weight_norm: bool = False) -> None:
         super().__init__()
-        self.qkv = nn.Linear(d_model, 3 * d_model)
-        self.proj = nn.Linear(d_model, d_model)
+        self.qkv = linear(d_model, 3 * d_model, weight_norm)
+        self.proj = linear(d_model, d_model, weight_norm)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q, k, v = self.qkv(x).chunk(3, dim=-1)  # each (B, T, D)
@@ -271,10 +296,11 @@ class TransformerBlock(nn.Module):
     def __init__(self, d_model: int, norm: str, d_ff: int | None = None) -> None:
         super().__init__()
         d_ff = 4 * d_model if d_ff is None else d_ff
+        wn = norm == "weight"  # every Linear weight-normalized; the norm positions are the identity
         self.norm_1 = build_norm(norm, d_model)
-        self.attn = SelfAttention(d_model)
+        self.attn = SelfAttention(d_model, wn)
         self.norm_2 = build_norm(norm, d_model)
-        self.mlp = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
+        self.mlp = nn.Sequential(linear(d_model, d_ff, wn), nn.GELU(), linear(d_ff, d_model, wn))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x + self.attn(self.norm_1(x))
@@ -347,8 +373,8 @@ class TransformerClassifier(nn.Module):
         super().__init__()
         if pos_emb not in POS_EMBS:
             raise ValueError(f"pos_emb: unknown {pos_emb!r}; allowed: {', '.join(POS_EMBS)}")
-        normed_input = input_norm and norm != "none"
-        self.input_proj = nn.Linear(input_size, d_model, bias=not normed_input)
+        normed_input = input_norm and norm not in ("none", "weight")
+        self.input_proj = linear(input_size, d_model, norm == "weight", bias=not normed_input)
         self.input_norm = build_norm(norm, d_model) if normed_input else None
         if pos_emb == "learned":
             self.pos_emb = nn.Parameter(torch.randn(seq_len, d_model) * pos_emb_std)
@@ -356,7 +382,7 @@ class TransformerClassifier(nn.Module):
             self.register_buffer("pos_emb", sinusoidal_positions(seq_len, d_model))
         self.blocks = nn.ModuleList(TransformerBlock(d_model, norm, d_ff) for _ in range(num_layers))
         self.norm_f = build_norm(norm, d_model)
-        self.head = nn.Linear(d_model, num_classes)
+        self.head = linear(d_model, num_classes, norm == "weight")
 
     def forward(self, x: torch.Tensor, return_hidden: bool = False):
         T = x.shape[1]

@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from lnbench.kernels import layernorm_kernel
+from lnbench.rmsnorm import RMSNorm
 
 _KERNEL_DTYPES = frozenset((torch.float32, torch.float64))
 
@@ -418,6 +419,10 @@ NORMS: dict[str, NormKind] = {
     "none": NormKind("none", "NoNorm", "tab:gray", lambda features: nn.Identity()),
     "batch": NormKind("batch", "BatchNorm", "tab:orange", BatchNorm1d),
     "layer": NormKind("layer", "LayerNorm", "tab:blue", LayerNorm),
+    "rms": NormKind("rms", "RMSNorm", "tab:green", RMSNorm),
+    # weight normalization re-parametrizes the weights that produce the summed inputs (the models
+    # build lnbench.weightnorm layers); where a model places a norm on activations it is the identity
+    "weight": NormKind("weight", "WeightNorm", "tab:purple", lambda features: nn.Identity()),
 }
 NORM_KINDS = tuple(NORMS)
 

@@ -49,6 +49,8 @@ from lnbench.data import TrendData
 from lnbench.models import EnsembleLinear
 from lnbench.norms import BatchNorm1d, LayerNorm, batch_statistics
 from lnbench.probes import probe_members
+from lnbench.rmsnorm import RMSNorm
+from lnbench.weightnorm import WeightNormLinear
 from lnbench.schema import Metrics
 
 EXPLODED_LOSS_FACTOR = 100.0
@@ -57,7 +59,7 @@ EXPLODED_LOSS_FACTOR = 100.0
 def layer_names(model: nn.Module) -> dict[str, str]:
     """Map each parameter name to its layer: the owning Linear or norm module, otherwise the
     parameter itself (so an RNN's ``W_hh`` and ``W_xh`` are two layers)."""
-    grouped = (nn.Linear, EnsembleLinear, LayerNorm, BatchNorm1d)
+    grouped = (nn.Linear, EnsembleLinear, LayerNorm, BatchNorm1d, RMSNorm, WeightNormLinear)
     owners = {name for name, m in model.named_modules() if isinstance(m, grouped)}
     out = {}
     for name, _ in model.named_parameters():

@@ -38,7 +38,7 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
     [
         ("train:\n  epochs: 0\n", [], "train.epochs: Input should be greater than or equal to 1 (got 0)"),
         ("train:\n  lr: -1\n", [], "train.lr: Input should be greater than 0"),
-        ("model:\n  norm: group\n", [], "model.norm: Input should be 'none', 'batch' or 'layer' (got 'group')"),
+        ("model:\n  norm: group\n", [], "model.norm: Input should be 'none', 'batch', 'layer', 'rms' or 'weight' (got 'group')"),
         ("train:\n  epoch: 3\n", [], "train.epoch: unknown key; allowed: epochs, batch_size, lr, grad_clip"),
         ("trian:\n  epochs: 3\n", [], "trian: unknown key; allowed: name, seed, seeds, data, model, train, compare, sweep"),
         ("train:\n  epochs: many\n", [], "train.epochs: Input should be a valid integer"),

@@ -1,0 +1,178 @@
+"""The invariance table of Ba, Kiros & Hinton (2016), section 5.1, Table 1, measured.
+
+For each method, a layer computes the summed inputs ``a = W x`` of a batch (``x`` one row per
+training case) and normalizes them; gain and bias are left out (gamma = 1, beta = 0, g = 1), as
+in the paper's analysis. Each transformation of section 5.1 is applied and the largest change of
+the normalized summed inputs over the batch is measured, in float64:
+
+====================================  =============================================
+weight matrix re-scaling              ``W -> delta W``
+weight matrix re-centering            ``W -> W + 1 gamma^T`` (the same vector added to every row)
+weight vector re-scaling              one row ``w_i -> delta w_i``
+dataset re-scaling                    every ``x -> delta x``
+dataset re-centering                  every ``x -> x + gamma``
+single training case re-scaling       one case ``x_n -> delta x_n``
+====================================  =============================================
+
+with ``delta`` log-uniform in [0.1, 10] and ``gamma ~ N(0, I)``, several draws per cell.
+
+The methods are lnbench's own layers: :class:`lnbench.norms.BatchNorm1d` (training mode: batch
+statistics), weight normalization (:func:`lnbench.weightnorm.weight_normalize`, g = 1),
+:class:`lnbench.norms.LayerNorm` and :class:`lnbench.rmsnorm.RMSNorm` (a fourth row the paper
+does not have; its expected row is derived below).
+
+**Thresholds.** An exactly invariant method changes its output only through ``eps`` inside the
+square root and through float64 rounding. With ``v`` the variance (or mean square) a method
+divides by, ``|1/sqrt(v' + eps) - 1/sqrt(v')| sqrt(v') <= eps / (2 v')``, so the change of an
+output of size ``|a_hat|`` is at most ``eps / (2 v_min) |a_hat|`` on each side of the comparison;
+rounding adds ~1e-16 per operation. The tolerance of a cell is therefore
+``tol = (eps / v_min + 1e-10) * max(1, max |a_hat|)``, ``v_min`` the smallest such ``v`` before
+or after the transformation (weight normalization has no eps: rounding only). A cell is
+*invariant* (I) when the change is at most ``tol``, *not invariant* (N) when it exceeds
+``1000 tol`` (and 1e-6), and *unclear* (?) in between, which counts as a disagreement. The
+layers are built with ``eps = 1e-10`` (:data:`EPS`), not their default 1e-5, so that an invariant
+cell reads ~1e-10 rather than ~1e-3: with eps = 1e-5 and delta = 0.1 the variance shrinks 100x
+and eps alone moves the output by up to ~eps / (2 v) |a_hat|.
+
+**RMSNorm's row, derived.** ``a / sqrt(mean_i a_i^2)`` is unchanged when every ``a_i`` of a case
+is multiplied by the same factor: weight matrix re-scaling (I), dataset re-scaling (I), single
+case re-scaling (I). Nothing is subtracted, so the shifts of re-centering stay (N, N), and
+re-scaling one unit changes the root mean square of every case (N).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+
+from lnbench.norms import BatchNorm1d, LayerNorm
+from lnbench.rmsnorm import RMSNorm
+from lnbench.weightnorm import weight_normalize
+
+EPS = 1e-10  # the layers' eps here: small, so the table shows the math (see "Thresholds")
+TRANSFORMATIONS = (
+    ("weight_matrix_rescaling", "weight matrix re-scaling"),
+    ("weight_matrix_recentering", "weight matrix re-centering"),
+    ("weight_vector_rescaling", "weight vector re-scaling"),
+    ("dataset_rescaling", "dataset re-scaling"),
+    ("dataset_recentering", "dataset re-centering"),
+    ("single_case_rescaling", "single training case re-scaling"),
+)
+#: Ba et al. 2016, Table 1 (I = invariant, N = not); RMSNorm's row is derived (module docstring).
+EXPECTED = {
+    "batch": ("I", "N", "I", "I", "I", "N"),
+    "weight": ("I", "N", "I", "N", "N", "N"),
+    "layer": ("I", "I", "N", "I", "N", "I"),
+    "rms": ("I", "N", "N", "I", "N", "I"),
+}
+IN_PAPER = ("batch", "weight", "layer")
+
+Normalized = tuple[torch.Tensor, float]  # the normalized summed inputs (N, H), and v_min
+
+
+def _batch(W: torch.Tensor, X: torch.Tensor) -> Normalized:
+    a = X @ W.T
+    bn = BatchNorm1d(W.shape[0], eps=EPS).double().train()
+    return bn(a), float(a.var(dim=0, unbiased=False).min())
+
+
+def _weight(W: torch.Tensor, X: torch.Tensor) -> Normalized:
+    return X @ weight_normalize(W, torch.ones(W.shape[0], dtype=W.dtype)).T, math.inf
+
+
+def _layer(W: torch.Tensor, X: torch.Tensor) -> Normalized:
+    a = X @ W.T
+    return LayerNorm(W.shape[0], eps=EPS).double()(a), float(a.var(dim=1, unbiased=False).min())
+
+
+def _rms(W: torch.Tensor, X: torch.Tensor) -> Normalized:
+    a = X @ W.T
+    return RMSNorm(W.shape[0], eps=EPS).double()(a), float(a.square().mean(dim=1).min())
+
+
+#: method -> (label, the normalized summed inputs (and v_min) of the batch X under weights W)
+METHODS: dict[str, tuple[str, Callable[[torch.Tensor, torch.Tensor], Normalized]]] = {
+    "batch": ("batch norm", _batch),
+    "weight": ("weight norm", _weight),
+    "layer": ("layer norm", _layer),
+    "rms": ("RMSNorm", _rms),
+}
+
+
+def transform(name: str, W: torch.Tensor, X: torch.Tensor, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Apply one transformation of section 5.1 to ``(W (H, D), X (N, D))`` with a random delta,
+    gamma, row or case; returns new tensors (the inputs are not modified)."""
+    delta = float(np.exp(rng.uniform(np.log(0.1), np.log(10.0))))
+    gamma = torch.from_numpy(rng.standard_normal(W.shape[1]))
+    W, X = W.clone(), X.clone()
+    if name == "weight_matrix_rescaling":
+        W *= delta
+    elif name == "weight_matrix_recentering":
+        W += gamma[None, :]
+    elif name == "weight_vector_rescaling":
+        W[rng.integers(W.shape[0])] *= delta
+    elif name == "dataset_rescaling":
+        X *= delta
+    elif name == "dataset_recentering":
+        X += gamma[None, :]
+    elif name == "single_case_rescaling":
+        X[rng.integers(X.shape[0])] *= delta
+    else:
+        raise ValueError(f"unknown transformation {name!r}; allowed: {', '.join(t for t, _ in TRANSFORMATIONS)}")
+    return W, X
+
+
+@dataclass
+class Cell:
+    """One measured cell of the table (``invariance.json`` ``cells``)."""
+
+    method: str
+    transformation: str
+    max_change: float
+    tolerance: float
+    measured: str  # "I", "N" or "?"
+    paper: str | None  # the paper's verdict; None for RMSNorm (not in the paper)
+    expected: str  # the paper's, or the derived one
+    agrees: bool
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def measure(seed: int = 0, draws: int = 5, cases: int = 64, inputs: int = 16, units: int = 32,
+            methods: dict | None = None) -> list[Cell]:
+    """Measure every method x transformation cell (see the module docstring).
+
+    Args:
+        seed: seeds W, X and the draws (NumPy ``default_rng``).
+        draws: random (delta, gamma, row, case) draws per cell; the largest change counts.
+        cases, inputs, units: N, D and H of the batch ``X (N, D)`` and the weights ``W (H, D)``.
+        methods: ``name -> (label, fn)``, default :data:`METHODS` (a test passes a wrong norm).
+
+    Returns:
+        One :class:`Cell` per method and transformation, in table order.
+    """
+    methods = METHODS if methods is None else methods
+    rng = np.random.default_rng(seed)
+    W = torch.from_numpy(rng.standard_normal((units, inputs)) / math.sqrt(inputs))
+    X = torch.from_numpy(rng.standard_normal((cases, inputs)))
+    cells = []
+    with torch.no_grad():
+        for method, (_, fn) in methods.items():
+            base, v_base = fn(W, X)
+            for k, (name, _) in enumerate(TRANSFORMATIONS):
+                change, tol = 0.0, 0.0
+                for _ in range(draws):
+                    out, v = fn(*transform(name, W, X, rng))
+                    scale = max(1.0, float(base.abs().max()), float(out.abs().max()))
+                    tol = max(tol, (EPS / min(v_base, v) + 1e-10) * scale)
+                    change = max(change, float((out - base).abs().max()))
+                measured = "I" if change <= tol else "N" if change > max(1000 * tol, 1e-6) else "?"
+                expected = EXPECTED[method][k] if method in EXPECTED else "?"
+                paper = EXPECTED[method][k] if method in IN_PAPER else None
+                cells.append(Cell(method, name, change, tol, measured, paper, expected, measured == expected))
+    return cells

@@ -1,0 +1,57 @@
+"""lnbench invariance: Ba et al. 2016, Table 1, measured (issue 11, B and C)."""
+
+import json
+
+import torch
+from typer.testing import CliRunner
+
+from lnbench import invariance as inv
+from lnbench.cli import app
+
+runner = CliRunner()
+
+# Ba, Kiros & Hinton 2016, Table 1, typed from the paper (columns in section 5.1's order)
+PAPER = {
+    "batch": "I N I I I N",
+    "weight": "I N I N N N",
+    "layer": "I I N I N I",
+}
+RMS_DERIVED = "I N N I N I"  # y = a / rms(a): per-case scale invariant, nothing subtracted
+
+
+def test_expected_table_is_the_papers():
+    for method, row in PAPER.items():
+        assert " ".join(inv.EXPECTED[method]) == row
+    assert " ".join(inv.EXPECTED["rms"]) == RMS_DERIVED
+    assert [t for t, _ in inv.TRANSFORMATIONS] == [
+        "weight_matrix_rescaling", "weight_matrix_recentering", "weight_vector_rescaling",
+        "dataset_rescaling", "dataset_recentering", "single_case_rescaling",
+    ]
+
+
+def test_every_measured_cell_agrees_with_a_clear_margin():
+    cells = inv.measure(seed=3)
+    assert len(cells) == 24 and all(c.agrees for c in cells)
+    assert max(c.max_change for c in cells if c.measured == "I") < 1e-6
+    assert min(c.max_change for c in cells if c.measured == "N") > 0.1
+
+
+def _layer_norm_without_centering(W, X):
+    a = X @ W.T
+    return a / torch.sqrt((a * a).mean(dim=1, keepdim=True) + inv.EPS), float(a.square().mean(dim=1).min())
+
+
+def test_the_command_writes_the_table_and_exits_1_for_a_wrong_norm(tmp_path, monkeypatch):
+    result = runner.invoke(app, ["invariance", "--json", str(tmp_path / "inv.json")])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "inv.json").read_text())
+    assert report["agrees"] and len(report["cells"]) == 24
+    assert set(report["cells"][0]) >= {"method", "transformation", "max_change", "measured", "paper", "agrees"}
+    assert {c["paper"] for c in report["cells"] if c["method"] == "rms"} == {None}
+    monkeypatch.setitem(inv.METHODS, "layer", ("layer norm", _layer_norm_without_centering))
+    result = runner.invoke(app, ["invariance", "--runs-dir", str(tmp_path / "runs")])
+    assert result.exit_code == 1 and "disagree" in result.output
+    (run,) = list((tmp_path / "runs").iterdir())
+    assert json.loads((run / "run.json").read_text())["status"] == "failed"
+    bad = [c for c in json.loads((run / "invariance.json").read_text())["cells"] if not c["agrees"]]
+    assert {(c["method"], c["transformation"]) for c in bad} == {("layer", "weight_matrix_recentering")}
