@@ -28,7 +28,7 @@ from lnbench.data import make_trend_data
 from lnbench.executors import Executor, Failed, make_executor
 from lnbench.models import SimpleRNN, build_model, family_label
 from lnbench.norms import SingleValueWarning
-from lnbench.runs import Run, mark_unfinished
+from lnbench.runs import Run, mark_unfinished, write_json_atomic
 from lnbench.schema import Metrics, SummaryRow, read_metrics, summary_row
 from lnbench.training import train_members
 
@@ -371,7 +371,6 @@ def gradcheck(
         OSError: the report cannot be written.
     """
     from lnbench.gradcheck import run_checks
-    from lnbench.runs import write_json_atomic
 
     checks = run_checks(dtype=dtype, shape=shape, seed=seed)
     report = {
@@ -381,17 +380,24 @@ def gradcheck(
         "passed": all(c.passed for c in checks),
         "checks": [c.to_dict() for c in checks],
     }
+    failed = None if report["passed"] else "checks failed: " + ", ".join(c.name for c in checks if not c.passed)
+    return checks, _write_report("gradcheck", report, seed, runs_dir, json_path, failed)
+
+
+def _write_report(kind: str, report: dict, seed: int, runs_dir, json_path, failed: str | None) -> Path | None:
+    """Write a checking command's report to ``json_path`` (its folder must exist: a typo should
+    not create folders), or as ``<kind>.json`` in a new run folder under ``runs_dir`` whose status
+    is ``failed`` with the message ``failed`` (if not None); nowhere when both are None."""
     if json_path is not None:
-        path = Path(json_path)  # its folder must exist: a typo in it should not create folders
-        write_json_atomic(path, report)
-        return checks, path
+        write_json_atomic(Path(json_path), report)
+        return Path(json_path)
     if runs_dir is None:
-        return checks, None
-    with Run(runs_dir, "gradcheck", None, seed, "gradcheck") as run:
-        path = run.write_json("gradcheck.json", report)
-        if not report["passed"]:
-            run.set_status("failed", "checks failed: " + ", ".join(c.name for c in checks if not c.passed))
-    return checks, path
+        return None
+    with Run(runs_dir, kind, None, seed, kind) as run:
+        path = run.write_json(f"{kind}.json", report)
+        if failed is not None:
+            run.set_status("failed", failed)
+    return path
 
 
 def claims(
@@ -451,18 +457,8 @@ def invariance(seed: int = 0, draws: int = 5, runs_dir: str | Path | None = "run
         The :class:`lnbench.invariance.Cell` list and the path of the report (or None).
     """
     from lnbench import invariance as inv
-    from lnbench.runs import write_json_atomic
 
     cells = inv.measure(seed=seed, draws=draws, methods=methods)
     report = {"seed": seed, "draws": draws, "eps": inv.EPS, "agrees": all(c.agrees for c in cells), "cells": [c.to_dict() for c in cells]}
-    if json_path is not None:
-        path = Path(json_path)
-        write_json_atomic(path, report)
-        return cells, path
-    if runs_dir is None:
-        return cells, None
-    with Run(runs_dir, "invariance", None, seed, "invariance") as run:
-        path = run.write_json("invariance.json", report)
-        if not report["agrees"]:
-            run.set_status("failed", "cells disagree with the expected table: " + ", ".join(f"{c.method}/{c.transformation}" for c in cells if not c.agrees))
-    return cells, path
+    failed = None if report["agrees"] else "cells disagree with the expected table: " + ", ".join(f"{c.method}/{c.transformation}" for c in cells if not c.agrees)
+    return cells, _write_report("invariance", report, seed, runs_dir, json_path, failed)
