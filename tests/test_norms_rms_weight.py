@@ -118,3 +118,24 @@ def test_rms_and_weight_ensembles_match_their_solo_runs(norm, placement):
         solo = train_model(model(s), data(s), cfg, seed=s)
         torch.testing.assert_close(torch.tensor(members[s].train_loss), torch.tensor(solo.train_loss), atol=1e-5, rtol=1e-5)
         assert members[s].test_correct == solo.test_correct
+
+
+def test_rms_and_weight_norm_compare_and_sweep_like_the_others(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from lnbench.cli import app
+
+    tiny = ["--set", "seeds=[0,1]", "--set", "train.epochs=1", "--set", "data.n_train=32", "--set", "data.n_test=16",
+            "--set", "data.seq_len=4", "--set", "data.features=8", "--set", "model.hidden_size=8", "--set", "train.batch_size=16"]
+    runner = CliRunner()
+    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path / "c"), "--set", "compare.norms=[rms,weight]", *tiny])
+    assert result.exit_code == 0, result.output
+    (run,) = list((tmp_path / "c").iterdir())
+    rows = json.loads((run / "summary.json").read_text())["rows"]
+    assert {(r["family"], r["norm"]) for r in rows} == {(f, n) for f in ("rnn", "transformer") for n in ("rms", "weight")}
+    assert "RMSNorm" in result.output and "WeightNorm" in result.output
+    result = runner.invoke(app, ["batchsize-sweep", "--runs-dir", str(tmp_path / "s"), "--set", "sweep.norms=[none,rms,weight]",
+                                 "--set", "sweep.batch_sizes=[1,16]", *tiny])
+    assert result.exit_code == 0, result.output
