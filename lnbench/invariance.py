@@ -126,6 +126,11 @@ def transform(name: str, W: torch.Tensor, X: torch.Tensor, rng: np.random.Genera
     return W, X
 
 
+def classify(change: float, tol: float) -> str:
+    """``I`` if ``change <= tol``, ``N`` if it exceeds ``1000 tol`` and 1e-6, else ``?``."""
+    return "I" if change <= tol else "N" if change > max(1000 * tol, 1e-6) else "?"
+
+
 @dataclass
 class Cell:
     """One measured cell of the table (``invariance.json`` ``cells``)."""
@@ -171,7 +176,7 @@ def measure(seed: int = 0, draws: int = 5, cases: int = 64, inputs: int = 16, un
                     scale = max(1.0, float(base.abs().max()), float(out.abs().max()))
                     tol = max(tol, (EPS / min(v_base, v) + 1e-10) * scale)
                     change = max(change, float((out - base).abs().max()))
-                measured = "I" if change <= tol else "N" if change > max(1000 * tol, 1e-6) else "?"
+                measured = classify(change, tol)
                 expected = EXPECTED[method][k] if method in EXPECTED else "?"
                 paper = EXPECTED[method][k] if method in IN_PAPER else None
                 cells.append(Cell(method, name, change, tol, measured, paper, expected, measured == expected))

@@ -55,3 +55,10 @@ def test_the_command_writes_the_table_and_exits_1_for_a_wrong_norm(tmp_path, mon
     assert json.loads((run / "run.json").read_text())["status"] == "failed"
     bad = [c for c in json.loads((run / "invariance.json").read_text())["cells"] if not c["agrees"]]
     assert {(c["method"], c["transformation"]) for c in bad} == {("layer", "weight_matrix_recentering")}
+
+
+def test_cells_are_classified_by_the_tolerance_with_an_unclear_band():
+    assert inv.classify(1e-9, 1e-8) == "I"
+    assert inv.classify(2e-8, 1e-8) == "?" and inv.classify(5e-6, 1e-8) == "?"  # neither: counts as a disagreement
+    assert inv.classify(2e-5, 1e-8) == "N"
+    assert inv.classify(5e-7, 1e-12) == "?"  # below 1e-6 is never "not invariant"
