@@ -29,8 +29,7 @@ from pathlib import Path
 from lnbench import stats
 from lnbench.checks import check_keys_apply, check_memory, check_seeds
 from lnbench.config import ConfigError, RunConfig, load_config
-from lnbench.models import family_label
-from lnbench.norms import norm_label
+from lnbench.names import family_label, norm_label
 from lnbench.schema import SummaryRow
 
 VERDICTS = ("held", "not held", "inconclusive")

@@ -15,18 +15,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
-import numpy as np
-import torch
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from lnbench import __version__, experiments, report
+from lnbench import __version__
 from lnbench.checks import check_keys_apply, check_memory, check_seeds, check_sweep
 from lnbench.config import MAX_SEED, ConfigError, RunConfig, load_config
 from lnbench.executors import usable_cores
-from lnbench.models import family_label
+from lnbench.names import family_label
 
 app = typer.Typer(
     name="lnbench",
@@ -42,7 +40,9 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        console.print(f"lnbench {__version__} (torch {torch.__version__}, numpy {np.__version__})", highlight=False)
+        from importlib.metadata import version  # no torch import: --version answers at once
+
+        console.print(f"lnbench {__version__} (torch {version('torch')}, numpy {version('numpy')})", highlight=False)
         raise typer.Exit()
 
 
@@ -175,12 +175,16 @@ def _progress(total_epochs: int):
 
 def _print_rows(title: str, rows, target_acc: float, sweep: bool = False) -> None:
     """The summary rows as a table (the same rows are in summary.json), then any warnings."""
+    from lnbench import report  # imported when a command runs: --help answers at once
+
     console.print(report.runs_table(title, rows, target_acc, sweep))
     for note in sorted({w for r in rows for w in r.warnings}):
         console.print(f"[dim]note: {note}[/]", highlight=False)
 
 
 def _print_result(result: experiments.ExperimentResult, target_acc: float, sweep: bool = False) -> None:
+    from lnbench import report  # imported when a command runs: --help answers at once
+
     if result.baselines:
         console.print(report.baselines_table(result.baselines))
     if result.aggregate and max(e["n_seeds"] for e in result.aggregate) > 1:
@@ -205,6 +209,7 @@ def train(
     """Train one model; write config.yaml, run.json, metrics.json and the plots to a run folder."""
     cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (check_keys_apply(c, [c.model.family]), check_memory(c)))
     with _progress(cfg.train.epochs) as on_epoch:
+        from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
         result = experiments.train(cfg, runs_dir, on_epoch)
     _print_rows(f"lnbench train: {cfg.name}", result.rows, cfg.compare.target_acc)
     _print_result(result, cfg.compare.target_acc)
@@ -226,6 +231,7 @@ def compare(
     spec = cfg.compare
     total = len(spec.families) * len(spec.norms) * len(cfg.seed_list) * cfg.train.epochs
     with _progress(total) as on_epoch:
+        from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
         result = experiments.compare(cfg, runs_dir, on_epoch, jobs)
     _print_rows(f"lnbench compare: {cfg.name} ({experiments.plural(cfg.train.epochs, 'epoch')})", result.rows, spec.target_acc)
     _print_result(result, spec.target_acc)
@@ -246,6 +252,7 @@ def batchsize_sweep(
     jobs = _jobs(jobs)
     spec = cfg.sweep
     with _progress(len(spec.norms) * len(spec.batch_sizes) * len(cfg.seed_list) * cfg.train.epochs) as on_epoch:
+        from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
         result = experiments.batchsize_sweep(cfg, runs_dir, on_epoch, jobs)
     title = f"lnbench batchsize-sweep: {spec.family}, {experiments.plural(cfg.train.epochs, 'epoch')}, lr {cfg.train.lr:g}"
     _print_rows(title, result.rows, cfg.compare.target_acc, sweep=True)
@@ -271,6 +278,7 @@ def claims(
     differences over seeds (Holm-corrected over the directional claims). --set and --seed apply
     to every preset.
     """
+    from lnbench import report
     from lnbench import claims as claims_mod
 
     if list_:
@@ -295,6 +303,7 @@ def claims(
     jobs = _jobs(jobs)
     total = sum(len(regimes[r].seed_list) * regimes[r].train.epochs for r, _ in claims_mod.cells_needed(selected, regimes))
     with _progress(total) as on_epoch:
+        from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
         result = experiments.claims(selected, regimes, runs_dir, on_epoch, jobs)
     table = Table(title=f"lnbench claims ({len(selected)} claims, {len(regimes)} regimes)", title_justify="left", caption_justify="left")
     for col in ("model", "claim", "regime", "metric", "a - b [95% CI]", "seeds", "Holm p", "verdict"):
@@ -337,6 +346,7 @@ def invariance(
         _check_runs_dir(runs_dir)
     elif json_path.is_dir() or not json_path.absolute().parent.is_dir():
         _fail(f"--json {json_path}: give a file path in an existing folder")
+    from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
     cells, path = experiments.invariance(seed, draws, runs_dir, json_path)
     table = Table(title=f"lnbench invariance: Ba et al. 2016, Table 1, measured (float64, eps {inv.EPS:g}, {draws} draws per cell)", title_justify="left", caption_justify="left")
     table.add_column("method")
@@ -391,6 +401,7 @@ def gradcheck(
     elif not json_path.absolute().parent.is_dir():
         _fail(f"--json {json_path}: the folder {json_path.absolute().parent} does not exist (it is not created)")
     try:
+        from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
         checks, path = experiments.gradcheck(dtype, shape_tuple, seed, runs_dir, json_path)
     except ValueError as exc:
         _fail(str(exc))

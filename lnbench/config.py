@@ -16,9 +16,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from lnbench import yaml12
-from lnbench.norms import NORM_KINDS
+from lnbench.names import NORM_KINDS
 
-Norm = Literal[NORM_KINDS]  # type: ignore[valid-type]  # the registry in lnbench.norms
+Norm = Literal[NORM_KINDS]  # type: ignore[valid-type]  # the registry in lnbench.names
 Family = Literal["rnn", "transformer"]
 
 

@@ -24,18 +24,10 @@ import math
 import torch
 from torch import nn
 
+from lnbench.names import FAMILIES, family_label  # noqa: F401  (re-exported)
 from lnbench.norms import LayerNorm, RecurrentBatchNorm1d, build_norm
 from lnbench.rmsnorm import RMSNorm
 from lnbench.weightnorm import linear, row_norms, weight_normalize
-
-#: The model families: config name -> label in tables, legends and verdicts.
-FAMILIES = {"rnn": "RNN", "transformer": "Transformer (pre-norm)"}
-
-
-def family_label(family: str) -> str:
-    """``"rnn"`` -> ``"RNN"``; an unknown family as given."""
-    return FAMILIES.get(family, family)
-
 
 class EnsembleLinear(nn.Module):
     """S independent ``nn.Linear`` layers applied to S inputs at once: ``y[s] = x[s] W[s]^T + b[s]``.

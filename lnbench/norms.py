@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from lnbench.kernels import layernorm_kernel
+from lnbench.names import NORM_KINDS, NORM_NAMES, norm_color, norm_label  # noqa: F401  (re-exported)
 from lnbench.rmsnorm import RMSNorm
 
 _KERNEL_DTYPES = frozenset((torch.float32, torch.float64))
@@ -414,27 +415,21 @@ class NormKind:
     factory: Callable[[int], nn.Module]
 
 
-#: The one registry of norm kinds; config, models, plots and tables read it.
+#: The one registry of norm kinds (names and colours: :mod:`lnbench.names`); config, models,
+#: plots and tables read it.
 NORMS: dict[str, NormKind] = {
-    "none": NormKind("none", "NoNorm", "tab:gray", lambda features: nn.Identity()),
-    "batch": NormKind("batch", "BatchNorm", "tab:orange", BatchNorm1d),
-    "layer": NormKind("layer", "LayerNorm", "tab:blue", LayerNorm),
-    "rms": NormKind("rms", "RMSNorm", "tab:green", RMSNorm),
-    # weight normalization re-parametrizes the weights that produce the summed inputs (the models
-    # build lnbench.weightnorm layers); where a model places a norm on activations it is the identity
-    "weight": NormKind("weight", "WeightNorm", "tab:purple", lambda features: nn.Identity()),
+    kind: NormKind(kind, NORM_NAMES[kind][0], NORM_NAMES[kind][1], factory)
+    for kind, factory in {
+        "none": lambda features: nn.Identity(),
+        "batch": BatchNorm1d,
+        "layer": LayerNorm,
+        "rms": RMSNorm,
+        # weight normalization re-parametrizes the weights that produce the summed inputs (the
+        # models build lnbench.weightnorm layers); where a model places a norm on activations it is the identity
+        "weight": lambda features: nn.Identity(),
+    }.items()
 }
-NORM_KINDS = tuple(NORMS)
-
-
-def norm_label(kind: str) -> str:
-    """The display name of a norm kind (``"layer"`` -> ``"LayerNorm"``); unknown kinds as given."""
-    return NORMS[kind].label if kind in NORMS else kind
-
-
-def norm_color(kind: str) -> str | None:
-    """The plot colour of a norm kind (None for an unknown kind)."""
-    return NORMS[kind].color if kind in NORMS else None
+assert tuple(NORMS) == NORM_KINDS
 
 
 def build_norm(kind: str, features: int) -> nn.Module:

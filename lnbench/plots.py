@@ -22,8 +22,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
-from lnbench.models import family_label
-from lnbench.norms import NORMS, norm_color, norm_label
+from lnbench.names import NORM_KINDS, family_label, norm_color, norm_label
 from lnbench.schema import Metrics
 
 
@@ -204,7 +203,7 @@ def figure_hidden_norm(metrics: Sequence[Metrics]) -> Figure:
     if not any(m.hidden_norm_by_scale for m in metrics):
         return figure_hidden_norm_mean(metrics)
     groups = _by_family_norm(metrics)
-    norms_order = [n for n in NORMS if any(n in v for v in groups.values())]
+    norms_order = [n for n in NORM_KINDS if any(n in v for v in groups.values())]
     rows, cols = len(groups), len(norms_order)
     fig = Figure(figsize=(4.2 * cols + 2.4, 3.6 * rows), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False, sharey="row")
@@ -291,7 +290,7 @@ def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
     rows are model families, columns norms, one line per layer; a layer has one colour
     throughout, and each row has one legend."""
     groups = _by_family_norm(metrics)
-    norms_order = [n for n in NORMS if any(n in v for v in groups.values())]
+    norms_order = [n for n in NORM_KINDS if any(n in v for v in groups.values())]
     rows, cols = len(groups), len(norms_order)
     n_layers = max((len(m.grad_norm_layer) for m in metrics), default=0)
     ncol = -(-n_layers // 14)

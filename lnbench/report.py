@@ -15,8 +15,7 @@ from rich.table import Table
 from scipy.stats import t as student_t
 
 from lnbench import stats
-from lnbench.models import family_label
-from lnbench.norms import norm_label
+from lnbench.names import family_label, norm_label
 from lnbench.schema import SummaryRow
 from lnbench.verdicts import METRICS_SHORT, Comparison
 

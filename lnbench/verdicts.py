@@ -22,8 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 from lnbench import stats
-from lnbench.models import family_label
-from lnbench.norms import NORMS, norm_label
+from lnbench.names import NORM_KINDS, family_label, norm_label
 from lnbench.schema import SummaryRow
 
 METRICS = {
@@ -310,7 +309,7 @@ def sweep_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Comparison]
         if parts:
             text += "; " + "; ".join(parts)
         elif mine:
-            tested = sorted({c.norm_b for c in mine}, key=list(NORMS).index)
+            tested = sorted({c.norm_b for c in mine}, key=NORM_KINDS.index)
             text += f"; no tested difference (vs {', '.join(norm_label(n) if n != norm else 'its own batch sizes' for n in tested)}) is significant"
         verdicts.append(text + ".")
     if comparisons:

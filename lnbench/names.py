@@ -1,0 +1,35 @@
+"""The names of model families and norm kinds, and how tables and figures show them.
+
+Pure data, no torch: the config schema and the command line read it without importing the
+models (``lnbench --help`` answers at once). :data:`lnbench.norms.NORMS` adds each kind's layer.
+"""
+
+from __future__ import annotations
+
+#: The model families: config name -> label in tables, legends and verdicts.
+FAMILIES = {"rnn": "RNN", "transformer": "Transformer (pre-norm)"}
+
+#: The norm kinds: config name -> (label, plot colour). One colour per norm in every figure.
+NORM_NAMES = {
+    "none": ("NoNorm", "tab:gray"),
+    "batch": ("BatchNorm", "tab:orange"),
+    "layer": ("LayerNorm", "tab:blue"),
+    "rms": ("RMSNorm", "tab:green"),
+    "weight": ("WeightNorm", "tab:purple"),
+}
+NORM_KINDS = tuple(NORM_NAMES)
+
+
+def family_label(family: str) -> str:
+    """``"rnn"`` -> ``"RNN"``; an unknown family as given."""
+    return FAMILIES.get(family, family)
+
+
+def norm_label(kind: str) -> str:
+    """The display name of a norm kind (``"layer"`` -> ``"LayerNorm"``); unknown kinds as given."""
+    return NORM_NAMES[kind][0] if kind in NORM_NAMES else kind
+
+
+def norm_color(kind: str) -> str | None:
+    """The plot colour of a norm kind (None for an unknown kind)."""
+    return NORM_NAMES[kind][1] if kind in NORM_NAMES else None
