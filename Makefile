@@ -31,6 +31,7 @@ sweep: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_layernorm.py
 	$(PY) benchmarks/bench_training.py
+	$(PY) benchmarks/bench_startup.py
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

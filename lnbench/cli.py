@@ -79,6 +79,10 @@ JobsOption = Annotated[
     Optional[int],
     typer.Option("--jobs", "-j", metavar="N", help="Worker processes for the cells (default: the usable CPU cores). Results do not depend on it."),
 ]
+PrintConfigOption = Annotated[
+    bool, typer.Option("--print-config", help="Print the resolved config (after --set and --seed) and exit; nothing is run or written.")
+]
+DryRunOption = Annotated[bool, typer.Option("--dry-run", help="List the runs this would start, and their number, and exit; nothing is run or written.")]
 SeedOption = Annotated[
     Optional[int], typer.Option("--seed", metavar="N", min=0, max=MAX_SEED, help="Replace the config's seed (and a seeds list).")
 ]
@@ -173,6 +177,31 @@ def _progress(total_epochs: int):
         yield on_epoch
 
 
+def _plan(planned: list[tuple[str, RunConfig]], print_config: bool, dry_run: bool, configs: dict[str, RunConfig], one_model: bool = False) -> None:
+    """``--print-config`` (the resolved YAML of each config) and ``--dry-run`` (the runs an
+    experiment would start: name, family, norm, batch size, seed, epochs): print and exit 0."""
+    if print_config:
+        for header, cfg in configs.items():
+            if header:
+                console.print(f"# {header}", markup=False, highlight=False)
+            console.print(cfg.to_yaml(model_family_only=one_model), markup=False, highlight=False, soft_wrap=True, end="")
+        raise typer.Exit()
+    if dry_run:
+        table = Table(title=f"would start {len(planned)} run{'s' * (len(planned) != 1)} (dry run: nothing is run or written)", title_justify="left")
+        for col in ("run", "model", "norm", "batch size", "seed", "epochs"):
+            table.add_column(col, justify="right" if col in ("batch size", "seed", "epochs") else "left")
+        for name, c in planned:
+            table.add_row(name, family_label(c.model.family), c.model.norm, str(c.train.batch_size), str(c.seed), str(c.train.epochs))
+        console.print(table)
+        console.print(f"{len(planned)} runs, {sum(c.train.epochs for _, c in planned)} epochs in all", highlight=False)
+        raise typer.Exit()
+
+
+def _seed_runs(cfg: RunConfig, settings: list[dict], name) -> list[tuple[str, RunConfig]]:
+    """The child runs of ``settings`` (``section__key`` changes) x the config's seeds."""
+    return [(f"{name(ch)}_seed{seed}", cfg.with_changes(**ch, seed=seed, seeds=None)) for ch in settings for seed in cfg.seed_list]
+
+
 def _print_rows(title: str, rows, target_acc: float, sweep: bool = False) -> None:
     """The summary rows as a table (the same rows are in summary.json), then any warnings."""
     from lnbench import report  # imported when a command runs: --help answers at once
@@ -205,9 +234,12 @@ def train(
     set_: SetOption = None,
     runs_dir: RunsDirOption = Path("runs"),
     seed: SeedOption = None,
+    print_config: PrintConfigOption = False,
+    dry_run: DryRunOption = False,
 ) -> None:
     """Train one model; write config.yaml, run.json, metrics.json and the plots to a run folder."""
     cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (check_keys_apply(c, [c.model.family]), check_memory(c)))
+    _plan([(cfg.name, cfg)], print_config, dry_run, {"": cfg}, one_model=True)
     with _progress(cfg.train.epochs) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
         result = experiments.train(cfg, runs_dir, on_epoch)
@@ -222,11 +254,16 @@ def compare(
     runs_dir: RunsDirOption = Path("runs"),
     seed: SeedOption = None,
     jobs: JobsOption = None,
+    print_config: PrintConfigOption = False,
+    dry_run: DryRunOption = False,
 ) -> None:
     """Train every model family x norm x seed on identical data; plot, tabulate and test them."""
     cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (
         check_seeds(c), check_keys_apply(c, c.compare.families), check_memory(c, len(c.seed_list))
     ))
+    settings = [{"model__family": f, "model__norm": n} for f in cfg.compare.families for n in cfg.compare.norms]
+    if print_config or dry_run:
+        _plan(_seed_runs(cfg, settings, lambda c: f"{c['model__family']}_{c['model__norm']}"), print_config, dry_run, {"": cfg})
     jobs = _jobs(jobs)
     spec = cfg.compare
     total = len(spec.families) * len(spec.norms) * len(cfg.seed_list) * cfg.train.epochs
@@ -244,11 +281,17 @@ def batchsize_sweep(
     runs_dir: RunsDirOption = Path("runs"),
     seed: SeedOption = None,
     jobs: JobsOption = None,
+    print_config: PrintConfigOption = False,
+    dry_run: DryRunOption = False,
 ) -> None:
     """Train each norm at each batch size x seed (same data, weights and epochs per seed); plot, tabulate, test."""
     cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (
         check_sweep(c), check_keys_apply(c, [c.sweep.family]), check_memory(c, len(c.seed_list))
     ))
+    if print_config or dry_run:
+        sp = cfg.sweep
+        settings = [{"model__family": sp.family, "model__norm": n, "train__batch_size": b} for n in sp.norms for b in sp.batch_sizes]
+        _plan(_seed_runs(cfg, settings, lambda c: f"{sp.family}_{c['model__norm']}_bs{c['train__batch_size']}"), print_config, dry_run, {"": cfg})
     jobs = _jobs(jobs)
     spec = cfg.sweep
     with _progress(len(spec.norms) * len(spec.batch_sizes) * len(cfg.seed_list) * cfg.train.epochs) as on_epoch:
@@ -270,6 +313,8 @@ def claims(
     runs_dir: RunsDirOption = Path("runs"),
     seed: SeedOption = None,
     jobs: JobsOption = None,
+    print_config: PrintConfigOption = False,
+    dry_run: DryRunOption = False,
 ) -> None:
     """Test each claim about LayerNorm in a regime where it can show; verdicts from paired runs.
 
@@ -299,6 +344,12 @@ def claims(
         regimes = claims_mod.load_regimes(selected, presets, set_ or [], seed)
     except ConfigError as exc:
         _fail(str(exc))
+    if print_config or dry_run:
+        planned = [
+            run for regime, changes in claims_mod.cells_needed(selected, regimes)
+            for run in _seed_runs(regimes[regime], [changes], lambda c, r=regime: claims_mod.setting_name(r, c))
+        ]
+        _plan(planned, print_config, dry_run, {f"regime: {name}": cfg for name, cfg in regimes.items()})
     _check_runs_dir(runs_dir)
     jobs = _jobs(jobs)
     total = sum(len(regimes[r].seed_list) * regimes[r].train.epochs for r, _ in claims_mod.cells_needed(selected, regimes))

@@ -324,3 +324,32 @@ def test_a_compare_where_every_run_diverges_still_ends_with_tables_and_figures(t
     assert {r["status"] for r in summary["rows"]} == {"diverged"} and len(summary["figures"]) == 5
     result = runner.invoke(app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "t"), "--set", "train.lr=1e10", *TINY])
     assert result.exit_code == 0 and json.loads((_only_run(tmp_path / "t") / "run.json").read_text())["status"] == "diverged"
+
+
+def test_the_command_line_starts_without_torch_scipy_or_matplotlib():
+    """Issue 12 (B): --help, --version and config errors answer at once (the heavy imports wait
+    until a run starts). Their speed is in benchmarks/bench_startup.py; here, what is imported."""
+    import subprocess
+    import sys
+
+    code = "import sys, lnbench.cli; print(sorted(m for m in ('torch', 'scipy', 'matplotlib', 'sklearn') if m in sys.modules))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "[]", r.stdout + r.stderr
+
+
+def test_print_config_and_dry_run_write_nothing(tmp_path):
+    runs = tmp_path / "runs"
+    result = runner.invoke(app, ["compare", "--print-config", "--set", "train.epochs=3", "--seed", "7", "--runs-dir", str(runs)])
+    assert result.exit_code == 0
+    cfg = RunConfig.model_validate(yaml.safe_load(result.output))
+    assert cfg.train.epochs == 3 and cfg.seed == 7 and cfg.data.offset_std == 4.0
+    result = runner.invoke(app, ["compare", "--dry-run", "--set", "seeds=[0,1]", "--set", "compare.norms=[none,layer]", "--runs-dir", str(runs)])
+    assert result.exit_code == 0 and "would start 8 runs" in result.output and "8 runs, 400 epochs in all" in result.output
+    assert "rnn_layer_seed1" in result.output and "transformer_none_seed0" in result.output
+    result = runner.invoke(app, ["claims", "--dry-run", "--only", "rnn_bn_batch_size_1", "--runs-dir", str(runs)])
+    assert result.exit_code == 0 and "would start 10 runs" in result.output and "small_batches_rnn_batch_bs1_seed4" in result.output
+    result = runner.invoke(app, ["train", "configs/train.yaml", "--print-config", "--runs-dir", str(runs)])
+    assert result.exit_code == 0 and "pos_emb" not in result.output and "norm_placement" in result.output
+    result = runner.invoke(app, ["compare", "--dry-run", "--set", "train.epochs=0", "--runs-dir", str(runs)])
+    assert result.exit_code == 2  # a bad config is still an error
+    assert not runs.exists()
