@@ -10,6 +10,7 @@ import math
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
@@ -156,25 +157,55 @@ def _guarded():
 
 @contextmanager
 def _progress(total_epochs: int):
-    """A rich progress bar over all epochs of all runs; yields the ``on_epoch`` callback."""
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("epochs"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    )
-    with _guarded(), Progress(*columns, console=err_console, transient=False) as progress:
-        task = progress.add_task("training", total=total_epochs)
-        seen: dict[str, int] = {}
+    """Progress over all epochs of all runs; yields the ``on_epoch(label, epoch, epochs,
+    acc=None)`` callback. With stdout a terminal: rich's live bar (on stderr). Otherwise (a pipe,
+    ``make run > log``, CI): plain lines on stdout, one per finished run and one every
+    :func:`_every` epochs of a long run, with the test accuracy and elapsed and remaining time."""
+    if sys.stdout.isatty():
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("epochs"), TimeElapsedColumn(), TimeRemainingColumn())
+        with _guarded(), Progress(*columns, console=err_console, transient=False) as progress:
+            task = progress.add_task("training", total=total_epochs)
+            seen: dict[str, int] = {}
 
-        def on_epoch(label: str, epoch: int, epochs: int) -> None:
-            progress.advance(task, epoch - seen.get(label, 0))
-            seen[label] = epoch
-            progress.update(task, description=f"{label} epoch {epoch}/{epochs}")
+            def on_epoch(label: str, epoch: int, epochs: int, acc: float | None = None) -> None:
+                progress.advance(task, epoch - seen.get(label, 0))
+                seen[label] = epoch
+                progress.update(task, description=f"{label} epoch {epoch}/{epochs}")
 
-        yield on_epoch
+            yield on_epoch
+        return
+    with _guarded():
+        yield _LogProgress(total_epochs)
+
+
+def _every(epochs: int) -> int:
+    """A long run reports every this many epochs (about five lines a run), a short one only at its end."""
+    return max(10, -(-epochs // 5))
+
+
+def _clock(seconds: float) -> str:
+    return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
+
+
+class _LogProgress:
+    """Plain progress lines for a log (see :func:`_progress`)."""
+
+    def __init__(self, total_epochs: int) -> None:
+        self.total, self.done, self.seen, self.t0 = total_epochs, 0, {}, time.monotonic()
+
+    def __call__(self, label: str, epoch: int, epochs: int, acc: float | None = None) -> None:
+        self.done += epoch - self.seen.get(label, 0)
+        self.seen[label] = epoch
+        if epoch != epochs and epoch % _every(epochs):
+            return
+        elapsed = time.monotonic() - self.t0
+        remaining = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+        what = "finished" if epoch == epochs else f"epoch {epoch}/{epochs}"
+        accuracy = f", test acc {acc:.1%}" if acc is not None else ""
+        console.print(
+            f"[{self.done}/{self.total} epochs] {label} {what}{accuracy}; elapsed {_clock(elapsed)}, remaining ~{_clock(remaining)}",
+            markup=False, highlight=False, soft_wrap=True,
+        )
 
 
 def _plan(planned: list[tuple[str, RunConfig]], print_config: bool, dry_run: bool, configs: dict[str, RunConfig], one_model: bool = False) -> None:

@@ -100,11 +100,12 @@ def _init_worker(progress_queue) -> None:
     torch.set_num_threads(1)
 
 
-def _queue_progress(label: str, epoch: int, epochs: int) -> None:
+def _queue_progress(*report) -> None:
+    """Forward a progress report, ``(label, epoch, epochs[, acc])``, to the parent."""
     global _IN_QUEUE
     _IN_QUEUE = True
     try:
-        _QUEUE.put((label, epoch, epochs))
+        _QUEUE.put(report)
     finally:
         _IN_QUEUE = False
     if _DEFERRED:

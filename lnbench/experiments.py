@@ -3,7 +3,7 @@
 Every command of the CLI is a function here that a notebook can call. Each returns an
 :class:`ExperimentResult` (the run folder, the summary rows, the paired comparisons and the
 verdicts) and prints nothing; progress is reported through the optional
-``on_epoch(label, epoch, epochs)`` callback. Statistics live in :mod:`lnbench.stats`, sentences
+``on_epoch(label, epoch, epochs, acc)`` callback (acc: the epoch's test accuracy, or None). Statistics live in :mod:`lnbench.stats`, sentences
 in :mod:`lnbench.verdicts`, tables and the aggregate in :mod:`lnbench.report`, the JSON bodies
 in :mod:`lnbench.schema`.
 """
@@ -32,7 +32,7 @@ from lnbench.runs import Run, mark_unfinished, write_json_atomic
 from lnbench.schema import Metrics, SummaryRow, read_metrics, summary_row
 from lnbench.training import train_members
 
-EpochCallback = Callable[[str, int, int], None]
+EpochCallback = Callable[..., None]  # (label, epoch, epochs, acc=None)
 
 
 @dataclass
@@ -135,7 +135,7 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, 
                 if m.epochs and m.epochs[-1] == epoch:  # a member that diverged earlier has nothing new
                     run.write_json("metrics.json", m.to_dict())
                     if on_epoch is not None:
-                        on_epoch(label, epoch, epochs)
+                        on_epoch(label, epoch, epochs, m.test_acc[-1] if m.test_acc else None)
 
         threads = torch.get_num_threads()
         torch.set_num_threads(cfg0.train.num_threads)

@@ -202,7 +202,7 @@ def test_progress_counts_every_run_of_every_regime(tmp_path):
     tiny = ["seeds=[0,1]", "train.epochs=2", "data.n_train=64", "data.n_test=16", "data.seq_len=3", "model.hidden_size=4"]
     regimes = load_regimes(selected, Path("configs/claims"), tiny)
     last: dict[str, int] = {}
-    experiments.claims(selected, regimes, tmp_path, lambda label, epoch, epochs: last.__setitem__(label, epoch), jobs=1)
+    experiments.claims(selected, regimes, tmp_path, lambda label, epoch, epochs, acc=None: last.__setitem__(label, epoch), jobs=1)
     assert len(last) == 8 and set(last.values()) == {2}  # 2 regimes x 2 norms x 2 seeds, 2 epochs each
 
 

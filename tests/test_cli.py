@@ -353,3 +353,13 @@ def test_print_config_and_dry_run_write_nothing(tmp_path):
     result = runner.invoke(app, ["compare", "--dry-run", "--set", "train.epochs=0", "--runs-dir", str(runs)])
     assert result.exit_code == 2  # a bad config is still an error
     assert not runs.exists()
+
+
+def test_progress_without_a_terminal_is_one_line_per_finished_run(tmp_path):
+    """Issue 12 (C): piped output printed nothing until the end."""
+    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path), "--set", "seeds=[0,1]", "--set", "train.epochs=2",
+                                 "--set", "compare.norms=[none,layer]", "--jobs", "1", *TINY])
+    assert result.exit_code == 0
+    finished = [line for line in result.output.splitlines() if " finished, test acc " in line]
+    assert len(finished) == 8 and finished[-1].startswith("[16/16 epochs]") and "remaining ~0:00" in finished[-1]
+    assert result.output.index(" finished, test acc ") < result.output.index("Run folder")
