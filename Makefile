@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test setup bench gradcheck sweep clean
+.PHONY: run test test-browser setup bench gradcheck sweep clean
 
 setup: $(STAMP)
 
@@ -21,6 +21,11 @@ run: $(STAMP)
 
 test: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m pytest
+
+# the report in a real browser: installs Debian's chromium (needs root or sudo), then runs that test
+test-browser: $(STAMP)
+	command -v chromium >/dev/null || (apt-get install -y chromium || sudo apt-get install -y chromium)
+	MPLBACKEND=Agg $(PY) -m pytest tests/test_html_report.py -v
 
 gradcheck: $(STAMP)
 	$(VENV)/bin/lnbench gradcheck

@@ -257,6 +257,8 @@ def _print_result(result: experiments.ExperimentResult, target_acc: float, sweep
     for v in result.verdicts:
         console.print(f"- {v}", highlight=False, soft_wrap=True, markup=False)
     console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)
+    if (result.path / "report.html").exists():
+        console.print(f"Report: {result.path / 'report.html'}", highlight=False)
 
 
 @app.command()
@@ -387,28 +389,15 @@ def claims(
     with _progress(total) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
         result = experiments.claims(selected, regimes, runs_dir, on_epoch, jobs)
-    table = Table(title=f"lnbench claims ({len(selected)} claims, {len(regimes)} regimes)", title_justify="left", caption_justify="left")
-    for col in ("model", "claim", "regime", "metric", "a - b [95% CI]", "seeds", "Holm p", "verdict"):
-        width = {"model": 11, "claim": 30, "metric": 16}.get(col)
-        table.add_column(col, justify="right" if col in ("seeds", "Holm p") else "left", no_wrap=col in ("regime", "a - b [95% CI]", "verdict"), min_width=width)
-    style = {"held": "bold green", "not held": "bold red", "inconclusive": "yellow"}
-    for r in result.claims or []:
-        holm = "-" if r["p_adjusted"] is None else f"{r['p_adjusted']:.2g}"
-        res = claims_mod.ClaimResult(**r)
-        table.add_row(
-            family_label(r["family"]).split(" (")[0], r["claim"], r["regime"], claims_mod.METRICS[r["metric"]][1], claims_mod.format_effect(res),
-            str(r["n_seeds"]), holm, f"[{style[r['verdict']]}]{r['verdict']}[/]",
-        )
-    table.caption = (
-        "a - b: mean over seeds of the paired difference; less-than claims: held if Holm p < 0.05 with the claimed sign "
-        "and the effect at least the margin; equivalence claims: held if the 95% CI lies within the margin (margins: lnbench claims --list)"
-    )
+    table = report.claims_table(result.claims or [], f"lnbench claims ({len(selected)} claims, {len(regimes)} regimes)")
     console.print(table)
     if result.baselines:
         console.print(report.regime_baselines_table(result.baselines))
     for v in result.verdicts:
         console.print(f"- {v}", highlight=False, soft_wrap=True, markup=False)
     console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)
+    if (result.path / "report.html").exists():
+        console.print(f"Report: {result.path / 'report.html'}", highlight=False)
 
 
 @app.command()
@@ -422,7 +411,7 @@ def invariance(
 
     Exit code 0 when every cell agrees with the paper (RMSNorm: the derived row), 1 otherwise.
     """
-    from lnbench import invariance as inv
+    from lnbench import report
 
     if json_path is None:
         _check_runs_dir(runs_dir)
@@ -430,20 +419,7 @@ def invariance(
         _fail(f"--json {json_path}: give a file path in an existing folder")
     from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
     cells, path = experiments.invariance(seed, draws, runs_dir, json_path)
-    table = Table(title=f"lnbench invariance: Ba et al. 2016, Table 1, measured (float64, eps {inv.EPS:g}, {draws} draws per cell)", title_justify="left", caption_justify="left")
-    table.add_column("method")
-    for _, label in inv.TRANSFORMATIONS:
-        table.add_column(label, justify="center")
-    for method, (label, _) in inv.METHODS.items():
-        row = [label + ("" if method in inv.IN_PAPER else " (not in paper)")]
-        for c in [c for c in cells if c.method == method]:
-            mark = "" if c.agrees else f" [bold red]expected {c.expected}[/]"
-            row.append(f"[{'green' if c.agrees else 'red'}]{c.measured}[/] {c.max_change:.0e}{mark}")
-        table.add_row(*row)
-    table.caption = (
-        "each cell: measured verdict (I invariant, N not, ? unclear) and the largest change of the normalized summed inputs; "
-        "green: as the paper's Table 1 (RMSNorm: as derived in lnbench/invariance.py)"
-    )
+    table = report.invariance_table([c.to_dict() for c in cells], draws)
     console.print(table)
     console.print(f"Report: {path}", highlight=False)
     wrong = [c for c in cells if not c.agrees]
@@ -453,6 +429,32 @@ def invariance(
         ), highlight=False)
         raise typer.Exit(1)
     console.print(f"[green]All {len(cells)} cells agree with the paper's table (and RMSNorm's derived row).[/]")
+
+
+@app.command("report")
+def report_cmd(
+    run_dirs: Annotated[list[Path], typer.Argument(metavar="RUN_DIR...", help="Run folders (a compare, sweep, claims, train or invariance run).")],
+    out: Annotated[Optional[Path], typer.Option("--out", metavar="FILE", help="Where to write the page (default: RUN_DIR/report.html for one folder; required for several).")] = None,
+) -> None:
+    """Redraw the figures of run folders from their metrics files and write report.html.
+
+    One self-contained page: what was run, the tables with intervals, the verdicts, the baselines,
+    every figure with a caption, links to each child run. Several folders: side by side.
+    """
+    for d in run_dirs:
+        if not (d / "run.json").is_file():
+            _fail(f"{d}: not a run folder (no run.json)")
+    if len(run_dirs) > 1 and out is None:
+        _fail("--out: several run folders need an output file, e.g. --out comparison.html")
+    if out is not None and (out.is_dir() or not out.absolute().parent.is_dir()):
+        _fail(f"--out {out}: give a file path in an existing folder")
+    from lnbench.html_report import redraw, write_report
+
+    for d in run_dirs:
+        drawn = redraw(d)
+        console.print(f"{d}: {len(drawn)} figures drawn", highlight=False)
+    path = write_report(list(run_dirs), out)
+    console.print(f"Report: {path}", highlight=False)
 
 
 def _parse_shape(text: str) -> tuple[int, ...]:

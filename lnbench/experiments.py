@@ -197,6 +197,7 @@ def _summary(kind: str, rows: list[SummaryRow], complete: bool, **extra) -> dict
 def train(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None) -> ExperimentResult:
     """One training run (``lnbench train``): a run folder with metrics.json and the five plots."""
     row, path = run_one(cfg, runs_dir, on_epoch, target_acc=cfg.compare.target_acc, draw_plots=True)
+    html_report(path)
     return ExperimentResult(path, row.status, [row])
 
 
@@ -303,6 +304,8 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
                 aggregate=aggregate, comparisons=[c.to_dict() for c in comparisons], verdicts=sentences, figures=figures,
             ),
         )
+    html_report(run.path)
+    html_report(run.path)
     return ExperimentResult(run.path, run.status, rows, sentences, aggregate, comparisons, baselines)
 
 
@@ -384,6 +387,18 @@ def gradcheck(
     return checks, _write_report("gradcheck", report, seed, runs_dir, json_path, failed)
 
 
+def html_report(path: Path) -> Path | None:
+    """Write ``report.html`` into a finished run folder (:mod:`lnbench.html_report`). A failure
+    here is a warning: the results are already on disk, and ``lnbench report`` can retry."""
+    from lnbench.html_report import write_report
+
+    try:
+        return write_report([path])
+    except Exception as exc:  # noqa: BLE001
+        warnings.warn(f"lnbench: report.html not written for {path} ({type(exc).__name__}: {exc}); try lnbench report {path}", RuntimeWarning, stacklevel=2)
+        return None
+
+
 def _write_report(kind: str, report: dict, seed: int, runs_dir, json_path, failed: str | None) -> Path | None:
     """Write a checking command's report to ``json_path`` (its folder must exist: a typo should
     not create folders), or as ``<kind>.json`` in a new run folder under ``runs_dir`` whose status
@@ -444,6 +459,7 @@ def claims(
         for row, regime in zip(summary["rows"], regime_of_row):
             row["regime"] = regime
         run.write_json("summary.json", summary)
+    html_report(run.path)
     return ExperimentResult(run.path, run.status, rows, sentences, report.aggregate_over_seeds(rows), [], baselines, [r.to_dict() for r in results])
 
 
@@ -461,4 +477,7 @@ def invariance(seed: int = 0, draws: int = 5, runs_dir: str | Path | None = "run
     cells = inv.measure(seed=seed, draws=draws, methods=methods)
     report = {"seed": seed, "draws": draws, "eps": inv.EPS, "agrees": all(c.agrees for c in cells), "cells": [c.to_dict() for c in cells]}
     failed = None if report["agrees"] else "cells disagree with the expected table: " + ", ".join(f"{c.method}/{c.transformation}" for c in cells if not c.agrees)
-    return cells, _write_report("invariance", report, seed, runs_dir, json_path, failed)
+    path = _write_report("invariance", report, seed, runs_dir, json_path, failed)
+    if json_path is None and path is not None:
+        html_report(path.parent)
+    return cells, path

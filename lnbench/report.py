@@ -188,3 +188,62 @@ def baselines_table(baselines: Sequence[dict]) -> Table:
         table.add_row(b["label"], f"{b['mean']:.1%}{sd}", f"{min(b['acc_per_seed']):.1%} - {max(b['acc_per_seed']):.1%}", b["description"])
     table.caption = "fit on each seed's training split, scored on its test split (scikit-learn LogisticRegression)"
     return table
+
+
+def claims_table(claims: Sequence[dict], title: str = "lnbench claims") -> Table:
+    """The claims of ``summary.json`` (:class:`lnbench.claims.ClaimResult` dicts) with their verdicts."""
+    from lnbench import claims as claims_mod
+
+    table = Table(title=title, title_justify="left", caption_justify="left")
+    for col in ("model", "claim", "regime", "metric", "a - b [95% CI]", "seeds", "Holm p", "verdict"):
+        width = {"model": 11, "claim": 30, "metric": 16}.get(col)
+        table.add_column(col, justify="right" if col in ("seeds", "Holm p") else "left", no_wrap=col in ("regime", "a - b [95% CI]", "verdict"), min_width=width)
+    style = {"held": "bold green", "not held": "bold red", "inconclusive": "yellow"}
+    for r in claims:
+        holm = "-" if r["p_adjusted"] is None else f"{r['p_adjusted']:.2g}"
+        res = claims_mod.ClaimResult(**r)
+        table.add_row(
+            family_label(r["family"]).split(" (")[0], r["claim"], r["regime"], claims_mod.METRICS[r["metric"]][1], claims_mod.format_effect(res),
+            str(r["n_seeds"]), holm, f"[{style[r['verdict']]}]{r['verdict']}[/]",
+        )
+    table.caption = (
+        "a - b: mean over seeds of the paired difference; less-than claims: held if Holm p < 0.05 with the claimed sign "
+        "and the effect at least the margin; equivalence claims: held if the 95% CI lies within the margin (margins: lnbench claims --list)"
+    )
+    return table
+
+
+def invariance_table(cells: Sequence[dict], draws: int) -> Table:
+    """``invariance.json``'s cells as the paper's Table 1: measured verdict and largest change."""
+    from lnbench import invariance as inv
+
+    table = Table(title=f"lnbench invariance: Ba et al. 2016, Table 1, measured (float64, eps {inv.EPS:g}, {draws} draws per cell)", title_justify="left", caption_justify="left")
+    table.add_column("method")
+    for _, label in inv.TRANSFORMATIONS:
+        table.add_column(label, justify="center")
+    for method, (label, _) in inv.METHODS.items():
+        row = [label + ("" if method in inv.IN_PAPER else " (not in paper)")]
+        for c in [c for c in cells if c["method"] == method]:
+            mark = "" if c["agrees"] else f" [bold red]expected {c['expected']}[/]"
+            row.append(f"[{'green' if c['agrees'] else 'red'}]{c['measured']}[/] {c['max_change']:.0e}{mark}")
+        table.add_row(*row)
+    table.caption = (
+        "each cell: measured verdict (I invariant, N not, ? unclear) and the largest change of the normalized summed inputs; "
+        "green: as the paper's Table 1 (RMSNorm: as derived in lnbench/invariance.py)"
+    )
+    return table
+
+
+def table_data(table: Table) -> dict:
+    """A rich table as plain data for HTML: ``{"title", "columns", "right", "rows", "caption"}``,
+    rich markup removed (``right``: the right-aligned columns' indices)."""
+    from rich.text import Text
+
+    def plain(x) -> str:
+        return Text.from_markup(x).plain if isinstance(x, str) else str(x)
+
+    columns = [plain(c.header) for c in table.columns]
+    cells = [[plain(x) for x in c.cells] for c in table.columns]
+    rows = [list(r) for r in zip(*cells)] if cells else []
+    right = [k for k, c in enumerate(table.columns) if c.justify == "right"]
+    return {"title": plain(table.title or ""), "columns": columns, "right": right, "rows": rows, "caption": plain(table.caption or "")}

@@ -257,6 +257,9 @@ def compare_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Compariso
             shown = ", ".join(f"{norm_label(n)} {fmt(_mean(v))}{fewer(v)}" for n, v in means.items() if v)
             over = f"mean over {n_seeds} seeds" if n_seeds > 1 else "one seed"
             fam_cmp = [c for c in comparisons if c.family == f"{family}/{metric}"]
+            if not shown:
+                verdicts.append(f"{fam}, {METRICS[metric]}: no run finished without diverging, so there is nothing to compare.")
+                continue
             line = f"{fam}, {METRICS[metric]} ({over}): {shown}."
             if fam_cmp:
                 line += " " + " ".join(describe_comparisons(fam_cmp, sizes))

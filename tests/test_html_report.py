@@ -1,0 +1,95 @@
+"""report.html: written by every experiment and by `lnbench report`, checked as text and in a
+real browser (headless Chromium) where one is installed (issue 12, A)."""
+
+import base64
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+from typer.testing import CliRunner
+
+from lnbench.cli import app
+
+runner = CliRunner()
+TINY = ["--set", "seeds=[0,1]", "--set", "train.epochs=2", "--set", "train.batch_size=16", "--set", "data.n_train=32",
+        "--set", "data.n_test=16", "--set", "data.seq_len=4", "--set", "data.features=8", "--set", "model.hidden_size=8", "--jobs", "1"]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+@pytest.fixture(scope="module")
+def compare_run(tmp_path_factory):
+    runs = tmp_path_factory.mktemp("runs")
+    result = runner.invoke(app, ["compare", "--runs-dir", str(runs), "--set", "compare.norms=[none,layer]", *TINY])
+    assert result.exit_code == 0, result.output
+    (run,) = list(runs.iterdir())
+    assert f"Report: {run / 'report.html'}" in result.output
+    return run
+
+
+def test_the_report_is_one_self_contained_page_with_tables_verdicts_figures_and_links(compare_run):
+    html = (compare_run / "report.html").read_text()
+    pngs = sorted(p.name for p in compare_run.glob("*.png"))
+    assert len(pngs) == 5
+    images = re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)" alt="([^"]+)"', html)
+    assert sorted(alt for _, alt in images) == pngs
+    assert all(base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n" for data, _ in images)
+    assert "http://" not in html and "https://" not in html and "<link" not in html  # nothing from the network
+    for text in ("over 2 seeds", "baselines on the same data", "paired comparisons", "Verdicts", "test acc mean ± sd",
+                 "Lines apart: the state", "python 3.", "config.yaml, as resolved"):
+        assert text in html, text
+    summary = json.loads((compare_run / "summary.json").read_text())
+    assert all(v.replace("'", "&#39;")[:60] in html for v in summary["verdicts"])
+    links = re.findall(r'<a href="([^"]+)">', html)
+    assert len(links) == 3 * len(summary["rows"]) and all((compare_run / link).exists() for link in links)
+
+
+def test_report_command_redraws_an_interrupted_run_and_compares_folders(compare_run, tmp_path):
+    for png in compare_run.glob("*.png"):
+        png.unlink()
+    (compare_run / "report.html").unlink()
+    result = runner.invoke(app, ["report", str(compare_run)])
+    assert result.exit_code == 0 and "5 figures drawn" in result.output
+    assert (compare_run / "report.html").exists() and len(list(compare_run.glob("*.png"))) == 5
+    inv = tmp_path / "inv"
+    assert runner.invoke(app, ["invariance", "--runs-dir", str(inv)]).exit_code == 0
+    (inv_run,) = list(inv.iterdir())
+    assert "Table 1, measured" in (inv_run / "report.html").read_text()
+    out = tmp_path / "both.html"
+    result = runner.invoke(app, ["report", str(compare_run), str(inv_run), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    html = out.read_text()
+    assert "2 runs side by side" in html and 'id="overview"' in html and html.count('<section class="run"') == 2
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [(["/no/such/run"], "not a run folder"), (["."], "not a run folder")],
+)
+def test_report_refuses_what_is_not_a_run_folder(args, message):
+    result = runner.invoke(app, ["report", *args])
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_report_of_several_folders_needs_an_output_file(compare_run):
+    result = runner.invoke(app, ["report", str(compare_run), str(compare_run)])
+    assert result.exit_code == 2 and "--out" in result.output
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed: apt-get install chromium (or: make test-browser)")
+def test_the_report_renders_in_a_browser_with_every_figure_and_no_console_error(compare_run, tmp_path):
+    page = f"file://{compare_run / 'report.html'}"
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr", "--v=0"]
+    shot = tmp_path / "shot.png"
+    r = subprocess.run([CHROMIUM, *flags, "--window-size=1400,2400", f"--screenshot={shot}", page], capture_output=True, text=True, timeout=120)
+    assert shot.exists() and shot.stat().st_size > 50_000, r.stderr[-2000:]
+    from matplotlib.image import imread
+
+    pixels = imread(shot)
+    assert pixels.std() > 0.05  # not a blank page
+    dom = subprocess.run([CHROMIUM, *flags, "--virtual-time-budget=5000", "--dump-dom", page], capture_output=True, text=True, timeout=120)
+    assert 'data-figures="5 figures, 0 not shown"' in dom.stdout, dom.stdout[-500:]
+    assert "<table" in dom.stdout and "paired comparisons" in dom.stdout
+    errors = [line for line in (r.stderr + dom.stderr).splitlines() if "CONSOLE" in line and ("Error" in line or "Uncaught" in line)]
+    assert errors == []
