@@ -20,7 +20,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import MaxNLocator, NullFormatter
+from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from lnbench.names import NORM_KINDS, family_label, norm_color, norm_label
 from lnbench.schema import Metrics
@@ -81,11 +81,12 @@ def _draw(ax, runs: list[Metrics], key: str, norm: str, suffix: str = "", legend
 
 
 def _legend(ax, runs: Sequence[Metrics], extra: Sequence = (), **kw) -> None:
-    """The axes' legend plus ``extra`` handles, and a note on the band when seeds are averaged."""
+    """The axes' legend plus ``extra`` handles, and a note on the band when seeds are averaged;
+    below the axes, so that it never covers a curve."""
     handles = ax.get_legend_handles_labels()[0] + list(extra)
     if len({m.seed for m in runs}) > 1:
         handles.append(Patch(color="k", alpha=0.15, label="band: min to max over seeds"))
-    ax.legend(handles=handles, **kw)
+    ax.legend(handles=handles, **{"loc": "upper center", "bbox_to_anchor": (0.5, -0.14), "ncol": 2, "fontsize": 8, **kw})
 
 
 def suptitle(fig: Figure, text: str, fontsize: float = 11) -> None:
@@ -95,20 +96,31 @@ def suptitle(fig: Figure, text: str, fontsize: float = 11) -> None:
     fig.suptitle("\n".join(textwrap.fill(line, per_line) for line in text.split("\n")), fontsize=fontsize)
 
 
-def layer_colors(layers: Sequence[str]) -> dict[str, tuple]:
-    """One distinct colour per layer: tab20's ten dark colours, then its ten light ones; beyond
-    20 layers, evenly spaced colours of the turbo map (a colour may not repeat)."""
-    from matplotlib import colormaps
+LINESTYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
-    if len(layers) <= 20:
-        palette = colormaps["tab20"].colors
-        order = [*range(0, 20, 2), *range(1, 20, 2)]
-        return {layer: palette[order[k]] for k, layer in enumerate(layers)}
-    return {layer: tuple(colormaps["turbo"](x)) for layer, x in zip(layers, np.linspace(0.0, 1.0, len(layers)))}
+
+def layer_styles(layers: Sequence[str]) -> dict[str, dict]:
+    """How each layer is told apart in the gradient-norm figure without using colour (colour
+    means the norm in every figure): a line style, a marker, and a shade of the norm's colour.
+    Every layer gets a distinct (line style, marker, shade) combination."""
+    out = {}
+    for k, layer in enumerate(layers):
+        shade = 0.45 + 0.55 * ((k // len(LINESTYLES)) % 3) / 2  # 0.45, 0.72 or 1.0 of the norm's colour
+        out[layer] = {"ls": LINESTYLES[k % len(LINESTYLES)], "marker": MARKERS[k % len(MARKERS)], "shade": shade}
+    return out
+
+
+def _shade(color: str | None, amount: float) -> tuple:
+    """``color`` darkened towards black by ``1 - amount`` (1: the colour itself)."""
+    from matplotlib.colors import to_rgb
+
+    r, g, b = to_rgb(color or "k")
+    return (r * amount, g * amount, b * amount)
 
 
 def _family_axes(n: int, title: str):
-    fig = Figure(figsize=(6.4 * n, 4.6), layout="constrained")
+    fig = Figure(figsize=(6.4 * n, 5.6), layout="constrained")  # room below the axes for the legend
     axes = fig.subplots(1, n, squeeze=False)
     suptitle(fig, title, fontsize=13)
     return fig, axes[0]
@@ -155,7 +167,7 @@ def figure_training_loss(metrics: Sequence[Metrics]) -> Figure:
         ax.set(title=family_label(family), xlabel="epoch", ylabel="cross-entropy (nats, log scale)")
         set_log_y(ax, "every run diverged before finishing an epoch")
         ax.grid(alpha=0.3, which="both")
-        _legend(ax, runs, [Line2D([], [], color="k", lw=1, ls="--", label="test loss")], fontsize=9)
+        _legend(ax, runs, [Line2D([], [], color="k", lw=1, ls="--", label="test loss")])
     return fig
 
 
@@ -175,7 +187,7 @@ def figure_test_accuracy(metrics: Sequence[Metrics], target_acc: float = 0.9) ->
         low = min([0.4, target_acc - 0.05, *shown])  # the target and every curve stay in view
         ax.set(title=family_label(family), xlabel="epoch", ylabel="test accuracy", ylim=(max(0.0, low - 0.02), 1.01))
         ax.grid(alpha=0.3)
-        _legend(ax, runs, fontsize=9, loc="best")
+        _legend(ax, runs)
     return fig
 
 
@@ -279,16 +291,17 @@ def figure_hidden_norm_mean(metrics: Sequence[Metrics]) -> Figure:
         init_note = "dotted: at initialisation" + (" (BatchNorm: batch statistics)" if "batch" in norms else "")
         ax.plot([], [], color="k", ls=":", lw=1.2, label=init_note)
         ax.set(title=family_label(family), xlabel="timestep t", ylabel=ylabel)
-        ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.25)  # headroom for the legend
+        ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="upper center", ncol=2)
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     return fig
 
 
 def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
     """(4) Gradient L2 norm per layer over training (mean over each epoch's steps, log scale):
-    rows are model families, columns norms, one line per layer; a layer has one colour
-    throughout, and each row has one legend."""
+    rows are model families, columns norms, one line per layer. Colour is the norm, as in every
+    figure (each panel in shades of its norm's colour); a layer is told apart by its line style
+    and marker, the same in every panel of a row, and each row has one legend (in black)."""
     groups = _by_family_norm(metrics)
     norms_order = [n for n in NORM_KINDS if any(n in v for v in groups.values())]
     rows, cols = len(groups), len(norms_order)
@@ -301,7 +314,7 @@ def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
     suptitle(fig, f"Gradient norm per layer over training\n(L2 norm of each layer's gradient, mean over each epoch's steps{over})")
     for i, (family, norms) in enumerate(groups.items()):
         layers = list(dict.fromkeys(layer for rs in norms.values() for r in rs for layer in r.grad_norm_layer))
-        color = layer_colors(layers)
+        style = layer_styles(layers)
         for j, norm in enumerate(norms_order):
             ax = axes[i, j]
             runs = norms.get(norm, [])
@@ -313,13 +326,15 @@ def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
                 series = [_series(r.grad_norm_layer[layer]) for r in runs if layer in r.grad_norm_layer]
                 if series:
                     mean = _mean_band(series)[0]
-                    ax.plot(np.arange(1, len(mean) + 1), mean, color=color[layer], lw=1.4, label=layer)
+                    st = style[layer]
+                    ax.plot(np.arange(1, len(mean) + 1), mean, color=_shade(norm_color(norm), st["shade"]), ls=st["ls"], marker=st["marker"],
+                            ms=3.5, markevery=max(1, len(mean) // 8), lw=1.3, label=layer)
             set_log_y(ax, "no finished epoch, or every gradient is 0")
             ax.set_xlabel("epoch")
             if j == 0:
                 ax.set_ylabel("gradient L2 norm (log scale)")
             ax.grid(alpha=0.3, which="both")
-        handles = [Line2D([], [], color=color[layer], lw=2, label=layer) for layer in layers]
+        handles = [Line2D([], [], color=_shade("k", 1 - 0.6 * (1 - style[layer]["shade"])), ls=style[layer]["ls"], marker=style[layer]["marker"], ms=4, lw=1.3, label=layer) for layer in layers]
         ncol = -(-len(layers) // 14)  # at most 14 entries a column, so a deep model's legend stays on the figure
         axes[i, -1].legend(handles=handles, fontsize=8 if ncol == 1 else 7, ncol=ncol, loc="upper left", bbox_to_anchor=(1.02, 1.0), title="layer", title_fontsize=8)
     return fig
@@ -370,8 +385,11 @@ def figure_sweep(aggregate: Sequence[dict], key: str, ylabel: str, title: str, l
     if log_y:
         set_log_y(ax, "every cell diverged")
         finite = [v for e in aggregate if (v := e.get(f"mean_{key}")) is not None and v > 0]
-        if finite and max(finite) / min(finite) > 10:  # within one decade the minor labels are the only ones
+        if finite and max(finite) / min(finite) > 10:  # several decades: the decades are labelled
             ax.yaxis.set_minor_formatter(NullFormatter())
+        else:  # within one decade the minor ticks carry the labels: three of them, not eight
+            ax.yaxis.set_minor_locator(LogLocator(subs=(2.0, 3.0, 5.0)))
+            ax.yaxis.set_minor_formatter(FormatStrFormatter("%.2g"))
     if key == "final_test_acc":
         ax.axhline(0.5, color="k", lw=0.6, ls=":", label="chance")
         what = f"mean of {n_seeds} seeds, 95% t interval" if n_seeds > 1 else "95% Wilson interval over the test set"
@@ -380,7 +398,7 @@ def figure_sweep(aggregate: Sequence[dict], key: str, ylabel: str, title: str, l
         title += f"\n(mean of {n_seeds} seeds)"
     ax.set(title=title, xlabel="batch size (log2 scale)", ylabel=ylabel)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
 
 

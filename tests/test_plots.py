@@ -126,8 +126,14 @@ def test_a_deep_model_gets_a_distinct_colour_per_layer_and_a_legend_on_the_figur
     m.family = "transformer"
     m.grad_norm_layer = {f"blocks.{k}.mlp": [0.1 * (k + 1), 0.2] for k in range(22)}
     fig = plots.figure_grad_norm([m])
-    colours = [tuple(ln.get_color()) if not isinstance(ln.get_color(), str) else ln.get_color() for ln in fig.axes[0].get_lines()]
-    assert len(colours) == 22 and len(set(colours)) == 22
+    lines = fig.axes[0].get_lines()
+    looks = {(ln.get_linestyle(), ln.get_marker(), tuple(np.round(matplotlib.colors.to_rgb(ln.get_color()), 3))) for ln in lines}
+    assert len(lines) == 22 and len(looks) == 22  # every layer looks different
+    # colour means the norm: every line is a shade of LayerNorm's colour (the same hue)
+    base = np.array(matplotlib.colors.to_rgb(plots.norm_color("layer")))
+    for ln in lines:
+        rgb = np.array(matplotlib.colors.to_rgb(ln.get_color()))
+        np.testing.assert_allclose(rgb / rgb.max(), base / base.max(), atol=1e-6)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     renderer = FigureCanvasAgg(fig).get_renderer()
@@ -152,3 +158,28 @@ def test_one_epoch_is_singular_in_the_verdicts():
     m = _metrics(0, [0.6], [[1, 1, 1]])
     lines = verdicts.compare_verdicts([summary_row(m, 0.9)], [], 1, 0.9)
     assert any("within 1 epoch:" in line for line in lines) and not any("1 epochs" in line for line in lines)
+
+
+def test_legends_sit_outside_the_axes_and_say_what_the_band_is():
+    """Issue 12 (D): a legend inside the axes could hide curves."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    runs = [_metrics(0, [0.6, 0.8, 0.9], [[1, 1, 1]] * 3), _metrics(1, [0.7, 0.9, 0.7], [[1, 1, 1]] * 3)]
+    for fig in (plots.figure_test_accuracy(runs), plots.figure_training_loss(runs)):
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        fig.draw(renderer)
+        ax = fig.axes[0]
+        legend = ax.get_legend()
+        assert not legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))
+        assert "band: min to max over seeds" in [t.get_text() for t in legend.get_texts()]
+
+
+def test_sweep_loss_axis_within_a_decade_has_few_tick_labels():
+    entries = [{"norm": "layer", "batch_size": b, "n_seeds": 2, "n_diverged": 0, "mean_mean_train_loss": v} for b, v in ((1, 0.3), (8, 0.5), (64, 0.6))]
+    fig = plots.figure_sweep(entries, "mean_train_loss", "loss", "t", log_y=True)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels(minor=True) if t.get_text() and ax.get_ylim()[0] <= t.get_position()[1] <= ax.get_ylim()[1]]
+    assert 1 <= len(labels) <= 3, labels
