@@ -54,14 +54,27 @@ def memory_needed(cfg: RunConfig, members: int = 1) -> int:
     """A rough upper estimate of the peak memory, in bytes, of training ``members`` seeds of
     ``cfg`` at once: generating one split in float64 (~36 bytes per value), every member's
     splits in float32 twice (kept, and stacked for training), the baselines' float64 copies of
-    the training split, and the probes' graph over the test split (~24 bytes per value)."""
-    d = cfg.data
-    per_seq = d.seq_len * d.features
+    the training split, the model's parameters with their gradients and Adam's two moments
+    (16 bytes each), and the activations of the largest forward pass kept for a backward pass
+    (the whole test split at once for the probes; a Transformer's attention is T x T per head)."""
+    d, m = cfg.data, cfg.model
+    T, H, I = d.seq_len, m.hidden_size, d.features
+    per_seq = T * I
     generate = 36 * max(d.n_train, d.n_test) * per_seq
     kept = 8 * members * (d.n_train + d.n_test) * per_seq
     baselines = 24 * d.n_train * per_seq
-    probes = 24 * members * d.n_test * per_seq * max(1, cfg.model.hidden_size // max(d.features, 1))
-    return generate + kept + baselines + probes
+    if m.family == "rnn":
+        params = H * H + H * I + 2 * H
+        per_token = 10 * H  # per timestep: summed inputs, norm statistics, x_hat, tanh, their gradients
+        attention = 0
+    else:
+        d_ff = m.d_ff or 4 * H
+        params = I * H + m.num_layers * (4 * H * H + 2 * H * d_ff) + T * H
+        per_token = m.num_layers * (12 * H + 2 * d_ff)
+        attention = m.num_layers * 3 * T * T
+    batch = max(cfg.train.batch_size, d.n_test)
+    activations = 4 * members * batch * (T * per_token + attention)
+    return generate + kept + baselines + 16 * members * params + activations
 
 
 def available_memory() -> int | None:
@@ -85,7 +98,8 @@ def check_memory(cfg: RunConfig, members: int = 1) -> None:
     if have is not None and need > have:
         d = cfg.data
         raise ConfigError(
-            f"data.n_train: this config needs about {need / 2**30:.1f} GiB of memory "
-            f"({d.n_train} + {d.n_test} sequences of {d.seq_len} x {d.features} values, {members} seed(s) at once), "
-            f"more than the {have / 2**30:.1f} GiB available; lower data.n_train or data.n_test"
+            f"data and model: this config needs about {need / 2**30:.1f} GiB of memory "
+            f"({d.n_train} + {d.n_test} sequences of {d.seq_len} x {d.features} values, model.hidden_size {cfg.model.hidden_size}, "
+            f"{members} seed(s) at once), more than the {have / 2**30:.1f} GiB available; lower data.n_train, data.n_test, "
+            "data.seq_len or model.hidden_size"
         )

@@ -96,7 +96,8 @@ def _jobs(jobs: int | None) -> int:
 
 
 def _fail(message: str, code: int = 2, kind: str = "error") -> None:
-    err_console.print(f"lnbench: {kind}: {message}", markup=False, highlight=False, soft_wrap=True)
+    for line in message.splitlines() or [""]:  # one line per problem, each saying what it is
+        err_console.print(f"lnbench: {kind}: {line}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -409,7 +410,7 @@ def invariance(
 ) -> None:
     """Measure the invariance table of Ba et al. 2016 (Table 1) for batch, weight, layer and RMS norm.
 
-    Exit code 0 when every cell agrees with the paper (RMSNorm: the derived row), 1 otherwise.
+    Exit code 0 when every cell agrees with the paper (RMSNorm: Zhang & Sennrich's Table 1), 1 otherwise.
     """
     from lnbench import report
 
@@ -418,7 +419,10 @@ def invariance(
     elif json_path.is_dir() or not json_path.absolute().parent.is_dir():
         _fail(f"--json {json_path}: give a file path in an existing folder")
     from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
-    cells, path = experiments.invariance(seed, draws, runs_dir, json_path)
+    try:
+        cells, path = experiments.invariance(seed, draws, runs_dir, json_path)
+    except OSError as exc:
+        _fail(f"--json {json_path}: cannot write the report ({exc.strerror})")
     table = report.invariance_table([c.to_dict() for c in cells], draws)
     console.print(table)
     console.print(f"Report: {path}", highlight=False)
@@ -428,7 +432,7 @@ def invariance(
             f"{c.method} / {c.transformation}: measured {c.measured} (change {c.max_change:.2g}, tolerance {c.tolerance:.2g}), expected {c.expected}" for c in wrong
         ), highlight=False)
         raise typer.Exit(1)
-    console.print(f"[green]All {len(cells)} cells agree with the paper's table (and RMSNorm's derived row).[/]")
+    console.print(f"[green]All {len(cells)} cells agree with Ba et al.'s Table 1 (and RMSNorm's row, Zhang & Sennrich's Table 1).[/]")
 
 
 @app.command("report")

@@ -263,7 +263,9 @@ def _format_error(source: str, err: ValidationError) -> str:
             shown = _ECHO.repr(e["input"])
             msg += f" (got {shown if len(shown) <= 80 else shown[:77] + '...'})"
             if e["type"] == "string_type" and isinstance(e["input"], (int, float)):
-                msg += f"; YAML read a number: quote it, {e['loc'][-1]}: \"{e['input']}\""
+                what = "a boolean" if isinstance(e["input"], bool) else "a number"
+                shown = str(e["input"]).lower() if isinstance(e["input"], bool) else e["input"]
+                msg += f"; YAML read {what}: quote it, {e['loc'][-1]}: \"{shown}\""
         lines.append(f"{source}: {key}: {msg}" if key else f"{source}: {msg}")
     return "\n".join(lines)
 

@@ -18,14 +18,14 @@ with ``delta`` log-uniform in [0.1, 10] and ``gamma ~ N(0, I)``, several draws p
 
 The methods are lnbench's own layers: :class:`lnbench.norms.BatchNorm1d` (training mode: batch
 statistics), weight normalization (:func:`lnbench.weightnorm.weight_normalize`, g = 1),
-:class:`lnbench.norms.LayerNorm` and :class:`lnbench.rmsnorm.RMSNorm` (a fourth row the paper
-does not have; its expected row is derived below).
+:class:`lnbench.norms.LayerNorm` and :class:`lnbench.rmsnorm.RMSNorm` (a fourth row, from Zhang & Sennrich 2019, Table 1, which the row derived below agrees with).
 
 **Thresholds.** An exactly invariant method changes its output only through ``eps`` inside the
 square root and through float64 rounding. With ``v`` the variance (or mean square) a method
 divides by, ``|1/sqrt(v' + eps) - 1/sqrt(v')| sqrt(v') <= eps / (2 v')``, so the change of an
 output of size ``|a_hat|`` is at most ``eps / (2 v_min) |a_hat|`` on each side of the comparison;
-rounding adds ~1e-16 per operation. The tolerance of a cell is therefore
+rounding adds ~1e-16 per operation, more where the mean is subtracted from values much larger
+than their spread (an error growing with ``|mean| / std``): the 1e-10 term covers it at these sizes. The tolerance of a cell is therefore
 ``tol = (eps / v_min + 1e-10) * max(1, max |a_hat|)``, ``v_min`` the smallest such ``v`` before
 or after the transformation (weight normalization has no eps: rounding only). A cell is
 *invariant* (I) when the change is at most ``tol``, *not invariant* (N) when it exceeds
@@ -34,7 +34,7 @@ layers are built with ``eps = 1e-10`` (:data:`EPS`), not their default 1e-5, so 
 cell reads ~1e-10 rather than ~1e-3: with eps = 1e-5 and delta = 0.1 the variance shrinks 100x
 and eps alone moves the output by up to ~eps / (2 v) |a_hat|.
 
-**RMSNorm's row, derived.** ``a / sqrt(mean_i a_i^2)`` is unchanged when every ``a_i`` of a case
+**RMSNorm's row** (Zhang & Sennrich 2019, Table 1), derived: ``a / sqrt(mean_i a_i^2)`` is unchanged when every ``a_i`` of a case
 is multiplied by the same factor: weight matrix re-scaling (I), dataset re-scaling (I), single
 case re-scaling (I). Nothing is subtracted, so the shifts of re-centering stay (N, N), and
 re-scaling one unit changes the root mean square of every case (N).
@@ -62,7 +62,7 @@ TRANSFORMATIONS = (
     ("dataset_recentering", "dataset re-centering"),
     ("single_case_rescaling", "single training case re-scaling"),
 )
-#: Ba et al. 2016, Table 1 (I = invariant, N = not); RMSNorm's row is derived (module docstring).
+#: Ba et al. 2016, Table 1 (I = invariant, N = not); RMSNorm's row: Zhang & Sennrich 2019, Table 1 (and derived, module docstring).
 EXPECTED = {
     "batch": ("I", "N", "I", "I", "I", "N"),
     "weight": ("I", "N", "I", "N", "N", "N"),

@@ -53,8 +53,9 @@ POS_EMBS = ("sinusoidal", "learned")
 class RNNCellWithNorm(nn.Module):
     """One step of a tanh RNN with a normalized pre-activation (Ba et al. 2016, section 3.1).
 
-    - ``placement="joint"`` (eq. 4): ``h_t = tanh(norm(W_hh h_{t-1} + W_xh x_t))``; a bias is
-      only present with ``norm="none"`` (with a norm, the norm's ``beta`` is the paper's b).
+    - ``placement="joint"`` (eq. 4): ``h_t = tanh(norm(W_hh h_{t-1} + W_xh x_t))``; with batch
+      and layer norm the norm's ``beta`` is the paper's b; with none, rms and weight a bias b is
+      added after the norm (RMSNorm has no beta).
     - ``placement="separate"`` (the paper's layer-normalized LSTM):
       ``h_t = tanh(norm_h(W_hh h_{t-1}) + norm_x(W_xh x_t) + b)``, two norms with their own gain
       and bias. With ``norm="none"`` both placements are the same function.
@@ -165,10 +166,10 @@ class RNNCellWithNorm(nn.Module):
     def forward(self, x: torch.Tensor, h: torch.Tensor, t: int = 0, weights: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
         W_hh, W_xh = self.recurrent_weights() if weights is None else weights
         if self.norm_x is None:  # joint: the summed inputs, (B, H) or (S, B, H)
-            a = h @ W_hh.mT + x @ W_xh.mT
-            if self.bias is not None:
-                a = a + self.bias
-            return torch.tanh(self._apply(self.norm, a, t))
+            a = self._apply(self.norm, h @ W_hh.mT + x @ W_xh.mT, t)
+            # the bias after the norm (RMSNorm has no beta: Zhang & Sennrich eq. 4, f(g a / RMS(a) + b));
+            # with no norm or weight norm the norm is the identity, so it is the plain a + b
+            return torch.tanh(a if self.bias is None else a + self.bias)
         a = self._apply(self.norm, h @ W_hh.mT, t) + self._apply(self.norm_x, x @ W_xh.mT, t)
         return torch.tanh(a + self.bias)
 
@@ -183,7 +184,7 @@ class SimpleRNN(nn.Module):
         input_size: features per timestep of the input.
         hidden_size: H.
         num_classes: C.
-        norm: ``none``, ``batch`` or ``layer`` (see :class:`RNNCellWithNorm`).
+        norm: one of :data:`lnbench.names.NORM_KINDS` (see :class:`RNNCellWithNorm`).
         batch_norm_stats, seq_len: see :class:`RNNCellWithNorm`.
         members: S for a seed ensemble of S independent RNNs trained at once (build it with
             :meth:`stack`); every tensor then has a leading member axis.
@@ -278,7 +279,7 @@ class TransformerBlock(nn.Module):
 
     Args:
         d_model: D, the width of the residual stream.
-        norm: ``none``, ``batch`` or ``layer``; BatchNorm takes statistics over (B, T).
+        norm: one of :data:`lnbench.names.NORM_KINDS`; BatchNorm takes statistics over (B, T).
         d_ff: hidden width of the feed-forward layer. Default: ``4 * d_model``.
 
     Shape:
@@ -330,7 +331,8 @@ class TransformerClassifier(nn.Module):
         input_size: features per timestep of the input.
         d_model: D.
         num_classes: C.
-        norm: ``none``, ``batch`` or ``layer`` (every norm in the model, the final one included).
+        norm: one of :data:`lnbench.names.NORM_KINDS` (every norm in the model, the final one included;
+            ``weight``: every Linear weight-normalized, the norm positions the identity).
         seq_len: T, the number of positions.
         num_layers: number of blocks. Default: 1.
         d_ff: feed-forward width. Default: ``4 * d_model``.
@@ -338,8 +340,9 @@ class TransformerClassifier(nn.Module):
             parameter ``(T, D)`` initialised N(0, ``pos_emb_std``^2)).
         pos_emb_std: the learned embedding's initial std (the seed used 0.02).
         input_norm: apply the model's norm to the input projection before the positions are
-            added; the projection then has no bias (the norm's beta is the bias). With
-            LayerNorm the model is then invariant to the scale of each input sequence.
+            added; the projection then has no bias (the norm's beta is the bias; RMSNorm has no
+            beta, so that input path has none). With LayerNorm or RMSNorm the model is then
+            invariant to the scale of each input sequence.
 
     Shape:
         Input: ``(B, T, input_size)``. Output: logits ``(B, C)``; with ``return_hidden=True``

@@ -138,6 +138,8 @@ def set_log_y(ax, why_empty: str = "no positive value to draw") -> None:
     if not any((v[np.isfinite(v)] > 0).any() for v in values):
         ax.text(0.5, 0.5, f"nothing to draw on a log scale:\n{why_empty}", transform=ax.transAxes, ha="center", va="center", fontsize=9, color="0.3")
         ax.set_yticks([])
+        ax.set_xticks([])
+        ax.set_ylabel(ax.get_ylabel().replace(", log scale", "").replace(" (log scale)", ""))
         return
     ax.set_yscale("log")
     zero = [ln.get_label() for ln, v in zip(lines, values) if not ln.get_label().startswith("_") and v[np.isfinite(v)].size and (v[np.isfinite(v)] == 0).all()]
@@ -184,6 +186,10 @@ def figure_test_accuracy(metrics: Sequence[Metrics], target_acc: float = 0.9) ->
         ax.axhline(target_acc, color="k", lw=0.8, ls=":", label=f"{target_acc:.0%} target")
         ax.axhline(0.5, color="k", lw=0.5, alpha=0.4)
         shown = [v for r in runs for v in (r.test_acc or []) + (r.test_acc_batch_stats or []) if v is not None]
+        if not shown:
+            ax.text(0.5, 0.5, "nothing to draw: no run finished an epoch\n(every run diverged in its first)", transform=ax.transAxes,
+                    ha="center", va="center", fontsize=9, color="0.3")
+            ax.set_xticks([])
         low = min([0.4, target_acc - 0.05, *shown])  # the target and every curve stay in view
         ax.set(title=family_label(family), xlabel="epoch", ylabel="test accuracy", ylim=(max(0.0, low - 0.02), 1.01))
         ax.grid(alpha=0.3)

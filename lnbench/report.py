@@ -222,14 +222,14 @@ def invariance_table(cells: Sequence[dict], draws: int) -> Table:
     for _, label in inv.TRANSFORMATIONS:
         table.add_column(label, justify="center")
     for method, (label, _) in inv.METHODS.items():
-        row = [label + ("" if method in inv.IN_PAPER else " (not in paper)")]
+        row = [label + ("" if method in inv.IN_PAPER else " (Zhang & Sennrich 2019)")]
         for c in [c for c in cells if c["method"] == method]:
             mark = "" if c["agrees"] else f" [bold red]expected {c['expected']}[/]"
             row.append(f"[{'green' if c['agrees'] else 'red'}]{c['measured']}[/] {c['max_change']:.0e}{mark}")
         table.add_row(*row)
     table.caption = (
         "each cell: measured verdict (I invariant, N not, ? unclear) and the largest change of the normalized summed inputs; "
-        "green: as the paper's Table 1 (RMSNorm: as derived in lnbench/invariance.py)"
+        "green: as Ba et al.'s Table 1 (RMSNorm: as Zhang & Sennrich's Table 1, derived in lnbench/invariance.py)"
     )
     return table
 

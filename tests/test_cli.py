@@ -284,6 +284,8 @@ def test_a_config_too_big_for_memory_is_refused_before_any_folder(tmp_path):
     for cmd in (["compare"], ["train", "configs/train.yaml"], ["batchsize-sweep"]):
         result = runner.invoke(app, [*cmd, "--runs-dir", str(tmp_path / "runs"), "--set", "data.n_train=100000000000"])
         assert result.exit_code == 2 and "GiB of memory" in result.output and "GiB available" in result.output, result.output
+    result = runner.invoke(app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "runs"), "--set", "model.hidden_size=200000"])
+    assert result.exit_code == 2 and "model.hidden_size 200000" in result.output
     assert not (tmp_path / "runs").exists()
 
 
@@ -363,3 +365,16 @@ def test_progress_without_a_terminal_is_one_line_per_finished_run(tmp_path):
     finished = [line for line in result.output.splitlines() if " finished, test acc " in line]
     assert len(finished) == 8 and finished[-1].startswith("[16/16 epochs]") and "remaining ~0:00" in finished[-1]
     assert result.output.index(" finished, test acc ") < result.output.index("Run folder")
+
+
+def test_invariance_json_to_an_unwritable_place_is_one_line(tmp_path):
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    result = runner.invoke(app, ["invariance", "--json", str(blocker / "x.json")])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_several_config_errors_each_say_error(tmp_path):
+    result = runner.invoke(app, ["compare", "--set", "train.epochs=0", "--set", "train.lr=-1", "--runs-dir", str(tmp_path / "r")])
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 2 and all(line.startswith("lnbench: error: ") for line in lines)

@@ -139,3 +139,16 @@ def test_rms_and_weight_norm_compare_and_sweep_like_the_others(tmp_path):
     result = runner.invoke(app, ["batchsize-sweep", "--runs-dir", str(tmp_path / "s"), "--set", "sweep.norms=[none,rms,weight]",
                                  "--set", "sweep.batch_sizes=[1,16]", *tiny])
     assert result.exit_code == 0, result.output
+
+
+def test_the_rms_joint_cell_adds_its_bias_after_the_norm():
+    """Zhang & Sennrich eq. 4: f(g a / RMS(a) + b). A memoryless cell (W_hh = 0) is then invariant
+    to the input's scale even with a bias; a bias inside the norm would break that."""
+    torch.manual_seed(0)
+    m = SimpleRNN(5, 6, 2, "rms", placement="joint").eval()
+    with torch.no_grad():
+        m.cell.W_hh.zero_()
+        m.cell.bias.uniform_(-1.0, 1.0)
+    x = 4 * torch.randn(3, 4, 5)
+    with torch.no_grad():
+        torch.testing.assert_close(m(x, return_hidden=True)[1], m(9.0 * x, return_hidden=True)[1], atol=1e-5, rtol=1e-5)
