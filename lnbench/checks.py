@@ -103,3 +103,37 @@ def check_memory(cfg: RunConfig, members: int = 1) -> None:
             f"{members} seed(s) at once), more than the {have / 2**30:.1f} GiB available; lower data.n_train, data.n_test, "
             "data.seq_len or model.hidden_size"
         )
+
+
+def _flatten(node, prefix: str = "") -> dict:
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+        return out
+    return {prefix.rstrip("."): node}
+
+
+def check_resume(run_dir, config_yaml: str, kind: str) -> None:
+    """Raise :class:`ConfigError` unless ``run_dir`` is a ``kind`` experiment folder whose
+    config.yaml is ``config_yaml`` (the resolved config of the resumed command); a difference is
+    named key by key (``train.epochs: 50 in the folder, 3 now``)."""
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    run_dir = Path(run_dir)
+    try:
+        manifest = json.loads((run_dir / "run.json").read_text())
+        stored = (run_dir / "config.yaml").read_text()
+    except (OSError, ValueError):
+        raise ConfigError(f"--resume {run_dir}: not an experiment folder (no readable run.json and config.yaml)") from None
+    if manifest.get("kind") != kind:
+        raise ConfigError(f"--resume {run_dir}: a {manifest.get('kind')!r} folder, not {kind!r}")
+    if stored == config_yaml:
+        return
+    old, new = _flatten(yaml.safe_load(stored) or {}), _flatten(yaml.safe_load(config_yaml) or {})
+    changed = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+    shown = "; ".join(f"{k}: {old.get(k)!r} in the folder, {new.get(k)!r} now" for k in changed[:5]) + (f"; and {len(changed) - 5} more" if len(changed) > 5 else "")
+    raise ConfigError(f"--resume {run_dir}: the config changed ({shown}); resume with the folder's own config: {run_dir / 'config.yaml'}")

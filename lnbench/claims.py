@@ -152,6 +152,11 @@ def load_regimes(claims: Sequence[Claim], presets: Path, overrides: Sequence[str
     return regimes
 
 
+def regimes_yaml(regimes: dict[str, RunConfig]) -> str:
+    """The config.yaml of a claims run: every regime's resolved config under its name."""
+    return "".join(f"# regime: {name}\n{name}:\n" + "".join(f"  {line}\n" for line in cfg.to_yaml().splitlines()) for name, cfg in regimes.items())
+
+
 def cells_needed(claims: Sequence[Claim], regimes: dict[str, RunConfig]) -> list[tuple[str, dict]]:
     """Every (regime, changes) setting the claims need, each once: ``changes`` are
     ``section__key`` values (family, norm, batch size) for :meth:`RunConfig.with_changes`."""

@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from lnbench import __version__
-from lnbench.checks import check_keys_apply, check_memory, check_seeds, check_sweep
+from lnbench.checks import check_keys_apply, check_memory, check_resume, check_seeds, check_sweep
 from lnbench.config import MAX_SEED, ConfigError, RunConfig, load_config
 from lnbench.executors import usable_cores
 from lnbench.names import family_label
@@ -79,6 +79,10 @@ RunsDirOption = Annotated[
 JobsOption = Annotated[
     Optional[int],
     typer.Option("--jobs", "-j", metavar="N", help="Worker processes for the cells (default: the usable CPU cores). Results do not depend on it."),
+]
+ResumeOption = Annotated[
+    Optional[Path],
+    typer.Option("--resume", metavar="RUN_DIR", help="Continue this earlier experiment folder (same config): keep the cells whose runs finished, run the rest."),
 ]
 PrintConfigOption = Annotated[
     bool, typer.Option("--print-config", help="Print the resolved config (after --set and --seed) and exit; nothing is run or written.")
@@ -290,10 +294,12 @@ def compare(
     jobs: JobsOption = None,
     print_config: PrintConfigOption = False,
     dry_run: DryRunOption = False,
+    resume: ResumeOption = None,
 ) -> None:
     """Train every model family x norm x seed on identical data; plot, tabulate and test them."""
     cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (
-        check_seeds(c), check_keys_apply(c, c.compare.families), check_memory(c, len(c.seed_list))
+        check_seeds(c), check_keys_apply(c, c.compare.families), check_memory(c, len(c.seed_list)),
+        resume is not None and check_resume(resume, c.to_yaml(), "compare"),
     ))
     settings = [{"model__family": f, "model__norm": n} for f in cfg.compare.families for n in cfg.compare.norms]
     if print_config or dry_run:
@@ -303,7 +309,7 @@ def compare(
     total = len(spec.families) * len(spec.norms) * len(cfg.seed_list) * cfg.train.epochs
     with _progress(total) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
-        result = experiments.compare(cfg, runs_dir, on_epoch, jobs)
+        result = experiments.compare(cfg, runs_dir, on_epoch, jobs, resume)
     _print_rows(f"lnbench compare: {cfg.name} ({experiments.plural(cfg.train.epochs, 'epoch')})", result.rows, spec.target_acc)
     _print_result(result, spec.target_acc)
 
@@ -317,10 +323,12 @@ def batchsize_sweep(
     jobs: JobsOption = None,
     print_config: PrintConfigOption = False,
     dry_run: DryRunOption = False,
+    resume: ResumeOption = None,
 ) -> None:
     """Train each norm at each batch size x seed (same data, weights and epochs per seed); plot, tabulate, test."""
     cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (
-        check_sweep(c), check_keys_apply(c, [c.sweep.family]), check_memory(c, len(c.seed_list))
+        check_sweep(c), check_keys_apply(c, [c.sweep.family]), check_memory(c, len(c.seed_list)),
+        resume is not None and check_resume(resume, c.to_yaml(), "batchsize-sweep"),
     ))
     if print_config or dry_run:
         sp = cfg.sweep
@@ -330,7 +338,7 @@ def batchsize_sweep(
     spec = cfg.sweep
     with _progress(len(spec.norms) * len(spec.batch_sizes) * len(cfg.seed_list) * cfg.train.epochs) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
-        result = experiments.batchsize_sweep(cfg, runs_dir, on_epoch, jobs)
+        result = experiments.batchsize_sweep(cfg, runs_dir, on_epoch, jobs, resume)
     title = f"lnbench batchsize-sweep: {spec.family}, {experiments.plural(cfg.train.epochs, 'epoch')}, lr {cfg.train.lr:g}"
     _print_rows(title, result.rows, cfg.compare.target_acc, sweep=True)
     _print_result(result, cfg.compare.target_acc, sweep=True)
@@ -349,6 +357,7 @@ def claims(
     jobs: JobsOption = None,
     print_config: PrintConfigOption = False,
     dry_run: DryRunOption = False,
+    resume: ResumeOption = None,
 ) -> None:
     """Test each claim about LayerNorm in a regime where it can show; verdicts from paired runs.
 
@@ -376,6 +385,8 @@ def claims(
     try:
         selected = claims_mod.select_claims(only)
         regimes = claims_mod.load_regimes(selected, presets, set_ or [], seed)
+        if resume is not None:
+            check_resume(resume, claims_mod.regimes_yaml(regimes), "claims")
     except ConfigError as exc:
         _fail(str(exc))
     if print_config or dry_run:
@@ -389,7 +400,7 @@ def claims(
     total = sum(len(regimes[r].seed_list) * regimes[r].train.epochs for r, _ in claims_mod.cells_needed(selected, regimes))
     with _progress(total) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
-        result = experiments.claims(selected, regimes, runs_dir, on_epoch, jobs)
+        result = experiments.claims(selected, regimes, runs_dir, on_epoch, jobs, resume)
     table = report.claims_table(result.claims or [], f"lnbench claims ({len(selected)} claims, {len(regimes)} regimes)")
     console.print(table)
     if result.baselines:

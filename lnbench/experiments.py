@@ -10,6 +10,8 @@ in :mod:`lnbench.schema`.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import warnings
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
@@ -60,6 +62,28 @@ def _metrics_for(cfg: RunConfig) -> Metrics:
         n_test=cfg.data.n_test,
         batch_norm_stats=bn_stats,
     )
+
+
+def config_hash(cfg: RunConfig) -> str:
+    """A child run's identity for ``--resume``: the SHA-256 of its resolved config.yaml (16 hex)."""
+    return hashlib.sha256(cfg.to_yaml(model_family_only=True).encode()).hexdigest()[:16]
+
+
+def _reusable(cell: "Cell") -> list[tuple[SummaryRow, Path]] | None:
+    """The rows of a cell whose every run finished (completed or diverged) under the same
+    config, read from their folders; None if any must run again."""
+    out = []
+    for c in cell.cfgs:
+        path = cell.parent / c.name
+        try:
+            manifest = json.loads((path / "run.json").read_text())
+        except (OSError, ValueError):
+            return None
+        if manifest.get("status") not in ("completed", "diverged") or manifest.get("config_hash") != config_hash(c):
+            return None
+        m = read_metrics(path)
+        out.append((summary_row(m, cell.target_acc, path.name, manifest.get("wall_seconds"), manifest.get("warnings")), path))
+    return out
 
 
 def _label(cfg: RunConfig) -> str:
@@ -121,8 +145,9 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, 
     metrics = [_metrics_for(c) for c in cfgs]
     with ExitStack() as stack:
         runs = [stack.enter_context(Run(parent, c.name, c.to_yaml(model_family_only=True), c.seed, "train", timestamped=timestamped)) for c in cfgs]
-        for run in runs:
+        for run, c in zip(runs, cfgs):
             run.manifest["ensemble"] = {"mechanism": mechanism, "members": len(cfgs), "seeds": [c.seed for c in cfgs]}
+            run.manifest["config_hash"] = config_hash(c)
         datas = [make_trend_data(**c.data.model_dump(), seed=c.seed) for c in cfgs]
         models = []
         for c, d in zip(cfgs, datas):
@@ -211,10 +236,10 @@ class Cell:
 
 
 def _run_cell_job(cell: Cell, progress: EpochCallback | None) -> list[tuple[SummaryRow, Path]]:
-    for c in cell.cfgs:  # a previous attempt whose worker died: keep what it wrote, aside
+    for c in cell.cfgs:  # a previous attempt (a dead worker, or a resumed experiment): keep what it wrote, aside
         old = cell.parent / c.name
         if old.exists():
-            mark_unfinished(old, "failed", "its worker process died; the cell was run again")
+            mark_unfinished(old, "failed", "it did not finish; the cell was run again")
             attempt = 1
             while old.with_name(f"{old.name}.attempt{attempt}").exists():
                 attempt += 1
@@ -226,9 +251,18 @@ def _run_cells(run: Run, cells: list[Cell], executor: Executor, on_epoch: EpochC
     """Run every cell on ``executor``; rows and folders in the cells' order, and a partial
     summary.json after each cell. A cell that failed gives ``failed`` rows (no values), the
     others go on, and the experiment ends ``failed``."""
-    # the biggest jobs first, so that the last job to finish is a short one; results in cell order
-    order = sorted(range(len(cells)), key=lambda k: -_cost(cells[k]))
     finished: dict[int, list[tuple[SummaryRow, Path | None]]] = {}
+    if run.resume is not None:  # --resume: keep every cell whose runs all finished under this config
+        for k, cell in enumerate(cells):
+            kept = _reusable(cell)
+            if kept is not None:
+                finished[k] = kept
+                for (row, _), c in zip(kept, cell.cfgs):
+                    if on_epoch is not None:
+                        on_epoch(_label(c), c.train.epochs, c.train.epochs, row.final_test_acc)
+        run.manifest["resumed"][-1]["cells_kept"] = len(finished)
+    # the biggest jobs first, so that the last job to finish is a short one; results in cell order
+    order = sorted((k for k in range(len(cells)) if k not in finished), key=lambda k: -_cost(cells[k]))
 
     def done(k: int, outcome) -> None:
         cell = cells[order[k]]
@@ -275,17 +309,19 @@ def _seed_cells(cfg: RunConfig, settings: list[dict], parent: Path, target_acc: 
     return cells
 
 
-def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1) -> ExperimentResult:
+def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1, resume: Path | None = None) -> ExperimentResult:
     """``lnbench compare``: every family x norm x seed of the config, on identical data per seed.
 
     Writes one child run per model, the four comparison plots and summary.json (rows,
     aggregate, paired comparisons, verdicts) into one run folder. A diverged child is
     recorded and the comparison goes on. The cells (family x norm, all seeds) run on ``jobs``
-    worker processes; the results do not depend on ``jobs``.
+    worker processes; the results do not depend on ``jobs``. ``resume``: an earlier compare
+    folder of the same config (:func:`lnbench.checks.check_resume`): the cells whose runs all
+    finished are kept, the others run again, and the summary is the same as in one go.
     """
     spec = cfg.compare
     executor = make_executor(jobs)
-    with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "compare") as run:
+    with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "compare", resume=resume) as run:
         settings = [{"model__family": f, "model__norm": n} for f in spec.families for n in spec.norms]
         cells = _seed_cells(cfg, settings, run.path, spec.target_acc, lambda c: f"{c['model__family']}_{c['model__norm']}")
         run.manifest["jobs"] = min(jobs, len(cells))
@@ -309,7 +345,7 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
     return ExperimentResult(run.path, run.status, rows, sentences, aggregate, comparisons, baselines)
 
 
-def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1) -> ExperimentResult:
+def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1, resume: Path | None = None) -> ExperimentResult:
     """``lnbench batchsize-sweep``: every norm x batch size x seed of the config, one family.
 
     Every cell of one seed uses the same data and initial weights and the same number of epochs
@@ -322,7 +358,7 @@ def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: Epo
     check_sweep(cfg)
     ref = cfg.reference_batch_size
     executor = make_executor(jobs)
-    with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "batchsize-sweep") as run:
+    with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "batchsize-sweep", resume=resume) as run:
         settings = [{"model__family": spec.family, "model__norm": n, "train__batch_size": b} for n in spec.norms for b in spec.batch_sizes]
         name = lambda c: f"{spec.family}_{c['model__norm']}_bs{c['train__batch_size']}"  # noqa: E731
         cells = _seed_cells(cfg, settings, run.path, cfg.compare.target_acc, name)
@@ -421,6 +457,7 @@ def claims(
     runs_dir: str | Path = "runs",
     on_epoch: EpochCallback | None = None,
     jobs: int = 1,
+    resume: Path | None = None,
 ) -> ExperimentResult:
     """``lnbench claims``: train what the claims need (each setting of each regime once, all
     seeds) and give each claim a verdict computed from the paired runs
@@ -431,9 +468,8 @@ def claims(
     effect, ci95, verdict, runs, ...; ``rows``; ``baselines`` per regime).
     """
     executor = make_executor(jobs)
-    config_yaml = "".join(f"# regime: {name}\n{name}:\n" + "".join(f"  {line}\n" for line in cfg.to_yaml().splitlines()) for name, cfg in regimes.items())
     seeds = sorted({s for cfg in regimes.values() for s in cfg.seed_list})
-    with Run(runs_dir, "claims", config_yaml, seeds, "claims") as run:
+    with Run(runs_dir, "claims", claims_mod.regimes_yaml(regimes), seeds, "claims", resume=resume) as run:
         cells, regime_of_cell = [], []
         for regime, changes in claims_mod.cells_needed(selected, regimes):
             cfg = regimes[regime]

@@ -112,6 +112,8 @@ class Run:
         seed: recorded in the manifest.
         kind: ``train``, ``compare``, ``batchsize-sweep`` or ``gradcheck``.
         timestamped: False for a child run: the folder is ``parent/name`` (still never reused).
+        resume: an existing experiment folder to continue in (``--resume``): its run.json gains a
+            ``resumed`` list (the earlier start times and statuses) and its config.yaml stays.
     """
 
     def __init__(
@@ -122,9 +124,11 @@ class Run:
         seed: int | list[int] | None,
         kind: str,
         timestamped: bool = True,
+        resume: str | Path | None = None,
     ) -> None:
         self.parent, self.name, self.config_yaml = Path(parent), name, config_yaml
         self.timestamped = timestamped
+        self.resume = None if resume is None else Path(resume)
         self.path: Path | None = None
         self.status = "running"
         self._t0 = 0.0
@@ -149,6 +153,14 @@ class Run:
         }
 
     def __enter__(self) -> "Run":
+        if self.resume is not None:  # an experiment resumed in its own folder: keep its history
+            self.path = self.resume
+            previous = json.loads((self.path / "run.json").read_text())
+            self.manifest["resumed"] = previous.get("resumed", []) + [{"start_time": previous.get("start_time"), "status": previous.get("status")}]
+            self._t0 = time.perf_counter()
+            self.manifest["start_time"] = utc_now()
+            self.write_manifest()
+            return self
         if self.timestamped:
             self.path = create_run_dir(self.parent, self.name)
         else:  # a child run inside its parent's folder: a plain, readable name

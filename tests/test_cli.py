@@ -378,3 +378,35 @@ def test_several_config_errors_each_say_error(tmp_path):
     result = runner.invoke(app, ["compare", "--set", "train.epochs=0", "--set", "train.lr=-1", "--runs-dir", str(tmp_path / "r")])
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert result.exit_code == 2 and len(lines) == 2 and all(line.startswith("lnbench: error: ") for line in lines)
+
+
+def test_resume_after_ctrl_c_keeps_finished_cells_and_ends_as_one_run_would(tmp_path):
+    """Issue 13 (B): Ctrl-C in the middle of a compare, then --resume with the folder's config."""
+    from lnbench.config import load_config
+
+    base = ["seeds=[0,1]", "train.epochs=2", "compare.norms=[none,layer]", "train.batch_size=16", "data.n_train=32",
+            "data.n_test=16", "data.seq_len=4", "data.features=8", "model.hidden_size=8"]
+    cfg = load_config("configs/compare.yaml", base)
+    whole = experiments.compare(cfg, tmp_path / "whole", jobs=1)
+    seen = []
+
+    def stop_in_the_third_cell(label, epoch, epochs, acc=None):
+        seen.append(label)
+        if len({s.rsplit("_seed", 1)[0] for s in seen}) == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        experiments.compare(cfg, tmp_path / "cut", stop_in_the_third_cell, jobs=1)
+    (cut,) = list((tmp_path / "cut").iterdir())
+    assert json.loads((cut / "run.json").read_text())["status"] == "interrupted"
+    result = runner.invoke(app, ["compare", str(cut / "config.yaml"), "--resume", str(cut), "--jobs", "1"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((cut / "run.json").read_text())
+    assert manifest["status"] == "completed" and manifest["resumed"][0]["status"] == "interrupted"
+    assert manifest["resumed"][0]["cells_kept"] >= 1
+    keys = ("family", "norm", "seed", "status", "final_test_acc", "final_train_loss", "mean_train_loss")
+    resumed_rows = [{k: r[k] for k in keys} for r in json.loads((cut / "summary.json").read_text())["rows"]]
+    assert resumed_rows == [{k: getattr(r, k) for k in keys} for r in whole.rows]
+    assert list(cut.glob("*.attempt1"))  # the interrupted cell's partial runs, kept aside
+    changed = runner.invoke(app, ["compare", str(cut / "config.yaml"), "--resume", str(cut), "--set", "train.epochs=3"])
+    assert changed.exit_code == 2 and "train.epochs: 2 in the folder, 3 now" in changed.output
