@@ -344,6 +344,44 @@ def batchsize_sweep(
     _print_result(result, cfg.compare.target_acc, sweep=True)
 
 
+@app.command("sweep")
+def sweep_cmd(
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="YAML config with a sweep.grid section.")] = Path("configs/sweep.yaml"),
+    set_: SetOption = None,
+    runs_dir: RunsDirOption = Path("runs"),
+    seed: SeedOption = None,
+    jobs: JobsOption = None,
+    print_config: PrintConfigOption = False,
+    dry_run: DryRunOption = False,
+    resume: ResumeOption = None,
+) -> None:
+    """Train every cell of sweep.grid (the product of its values) x seed; tabulate, test each norm vs NoNorm, plot."""
+    from lnbench import grid as grid_mod
+
+    cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (
+        check_seeds(c), grid_mod.check_grid(c), check_memory(c, len(c.seed_list)),
+        resume is not None and check_resume(resume, c.to_yaml(), "sweep"),
+    ))
+    settings = grid_mod.check_grid(cfg)
+    if print_config or dry_run:
+        _plan(_seed_runs(cfg, settings, grid_mod.cell_name), print_config, dry_run, {"": cfg})
+    jobs = _jobs(jobs)
+    with _progress(len(settings) * len(cfg.seed_list) * cfg.train.epochs) as on_epoch:
+        from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
+        result = experiments.sweep(cfg, runs_dir, on_epoch, jobs, resume)
+    from lnbench import report
+
+    console.print(report.grid_table(result.aggregate, f"lnbench sweep: {cfg.name}, {len(settings)} cells x {len(cfg.seed_list)} seeds"))
+    significant = [c for c in result.comparisons if c.significant]
+    if significant:
+        console.print(report.comparisons_table(significant, f"significant paired comparisons ({len(significant)} of {len(result.comparisons)}; all in summary.json)"))
+    for v in result.verdicts:
+        console.print(f"- {v}", highlight=False, soft_wrap=True, markup=False)
+    console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)
+    if (result.path / "report.html").exists():
+        console.print(f"Report: {result.path / 'report.html'}", highlight=False)
+
+
 @app.command()
 def claims(
     presets: Annotated[Path, typer.Option("--presets", metavar="DIR", help="Folder of the regime presets (<regime>.yaml).")] = Path("configs/claims"),

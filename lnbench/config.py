@@ -168,6 +168,8 @@ class SweepConfig(_Section):
     # each batch size is compared with the same norm at this one; None: train.batch_size if it
     # is swept, else the largest swept batch size
     reference_batch_size: int | None = Field(None, ge=1)
+    # lnbench sweep: config keys (section.key) -> lists of values; the cells are their product
+    grid: dict[str, list[Any]] | None = None
 
     @model_validator(mode="after")
     def _positive(self) -> "SweepConfig":

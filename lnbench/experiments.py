@@ -517,3 +517,46 @@ def invariance(seed: int = 0, draws: int = 5, runs_dir: str | Path | None = "run
     if json_path is None and path is not None:
         html_report(path.parent)
     return cells, path
+
+
+def sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1, resume: Path | None = None) -> ExperimentResult:
+    """``lnbench sweep``: every cell of ``sweep.grid`` (:mod:`lnbench.grid`) x seed.
+
+    Writes one child run per cell and seed (named after the cell's values), a figure of the
+    final accuracy against each swept key (one line per norm), report.html and summary.json
+    (``grid``, ``cells`` (the aggregate per cell), ``rows`` (each with its cell's ``values``),
+    ``comparisons`` (each norm vs NoNorm at every other grid value, Holm over all), ``verdicts``).
+    ``resume`` as in :func:`compare`. Cells run on ``jobs`` processes.
+    """
+    from lnbench import grid as grid_mod
+
+    settings = grid_mod.check_grid(cfg)
+    executor = make_executor(jobs)
+    with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "sweep", resume=resume) as run:
+        cells, setting_of_cell = [], []
+        for k, changes in enumerate(settings):
+            new = _seed_cells(cfg, [changes], run.path, cfg.compare.target_acc, lambda c: grid_mod.cell_name(c))
+            cells += new
+            setting_of_cell += [k] * len(new)
+        run.manifest["jobs"] = min(jobs, len(cells))
+        baselines = _baselines(cfg) if not any(k.startswith("data__") for k in settings[0]) else None
+        run.write_json("summary.json", _summary("sweep", [], False, grid=cfg.sweep.grid))
+        rows, _ = _run_cells(run, cells, executor, on_epoch, "sweep")
+        setting_of_row = [setting_of_cell[i] for i, cell in enumerate(cells) for _ in cell.cfgs]
+        rows_by_setting = [[r for r, k in zip(rows, setting_of_row) if k == j] for j in range(len(settings))]
+        entries = grid_mod.aggregate(settings, rows_by_setting)
+        comparisons = grid_mod.comparisons(settings, rows_by_setting)
+        sentences = grid_mod.sentences(entries, comparisons)
+        figures = [
+            plots.plot_grid(entries, key, run.path / f"accuracy_vs_{key.split('.')[-1]}.png").name
+            for key in cfg.sweep.grid if key != "model.norm"
+        ] if any(e["mean_final_test_acc"] is not None for e in entries) else []
+        summary = _summary(
+            "sweep", rows, True, grid=cfg.sweep.grid, seeds=cfg.seed_list, baselines=baselines, cells=entries,
+            comparisons=[c.to_dict() for c in comparisons], verdicts=sentences, figures=figures,
+        )
+        for row, k in zip(summary["rows"], setting_of_row):
+            row["values"] = entries[k]["values"]
+        run.write_json("summary.json", summary)
+    html_report(run.path)
+    return ExperimentResult(run.path, run.status, rows, sentences, entries, comparisons, baselines)

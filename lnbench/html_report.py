@@ -34,6 +34,7 @@ CAPTIONS = {
     "accuracy_vs_batch_size.png": "Final test accuracy against batch size (log2 axis), mean over seeds with 95% t intervals; "
     "BatchNorm with batch statistics dashed.",
     "train_loss_vs_batch_size.png": "Mean train loss over the epochs against batch size (log axes).",
+    "accuracy_vs": "Final test accuracy against one swept key, one line per norm (mean over seeds, 95% t interval; averaged over the other keys).",
     "claims.png": "Each claim's paired effect a - b (mean over seeds) with its 95% interval; shaded: the claim's margin; colour: the verdict.",
 }
 ORDER = list(CAPTIONS)
@@ -80,6 +81,9 @@ def redraw(path: Path) -> list[str]:
             plots.plot_sweep(aggregate, "mean_train_loss", "mean train loss over epochs (nats, log scale)", "mean training loss vs batch size",
                              path / "train_loss_vs_batch_size.png", log_y=True).name,
         ]
+    if kind == "sweep" and summary.get("cells"):
+        return [plots.plot_grid(summary["cells"], key, path / f"accuracy_vs_{key.split('.')[-1]}.png").name
+                for key in summary.get("grid", {}) if key != "model.norm"]
     if kind == "claims" and summary.get("claims"):
         return [plots.plot_claims([ClaimResult(**c) for c in summary["claims"]], path / "claims.png").name]
     return []
@@ -108,6 +112,13 @@ def _tables(path: Path, manifest: dict, summary: dict | None) -> list[dict]:
         rows = _rows(summary)
         if rows:
             tables.append(report.runs_table("every run", rows, target, sweep))
+    elif summary and kind == "sweep":
+        if summary.get("cells"):
+            tables.append(report.grid_table(summary["cells"]))
+        comparisons = [Comparison(**{**c, "ci95": tuple(c["ci95"])}) for c in summary.get("comparisons", [])]
+        shown = [c for c in comparisons if c.significant]
+        if shown:
+            tables.append(report.comparisons_table(shown, f"significant paired comparisons ({len(shown)} of {len(comparisons)})"))
     elif summary and kind == "claims":
         tables.append(report.claims_table(summary.get("claims", [])))
         if summary.get("baselines"):
@@ -124,7 +135,8 @@ def _view(path: Path, out_dir: Path) -> dict:
     summary = _read_json(path / "summary.json")
     config = (path / "config.yaml").read_text() if (path / "config.yaml").exists() else "(none)"
     pngs = sorted(path.glob("*.png"), key=lambda p: (ORDER.index(p.name) if p.name in ORDER else len(ORDER), p.name))
-    figures = [{"file": p.name, "caption": CAPTIONS.get(p.name, ""), "data": base64.b64encode(p.read_bytes()).decode("ascii")} for p in pngs]
+    caption = lambda name: CAPTIONS.get(name) or (CAPTIONS["accuracy_vs"] if name.startswith("accuracy_vs_") and name != "accuracy_vs_batch_size.png" else "")  # noqa: E731
+    figures = [{"file": p.name, "caption": caption(p.name), "data": base64.b64encode(p.read_bytes()).decode("ascii")} for p in pngs]
     children = []
     for d in _children(path):
         child = _read_json(d / "run.json") or {}

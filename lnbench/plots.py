@@ -477,3 +477,37 @@ def figure_claims(results: Sequence) -> Figure:
 def plot_claims(results: Sequence, path: str | Path) -> Path:
     """Save :func:`figure_claims` as a PNG."""
     return save(figure_claims(results), path)
+
+
+def figure_grid(entries: Sequence[dict], key: str) -> Figure:
+    """``lnbench sweep``: the final test accuracy against one swept ``key``, one line per norm
+    (colour: the norm), each point the mean over the cells at that value of the mean over seeds,
+    with the mean of their 95% t intervals over seeds; values in the grid's order (categorical)."""
+    from lnbench.grid import by_key
+
+    fig = Figure(figsize=(7.5, 4.6), layout="constrained")
+    ax = fig.subplots()
+    lines = by_key(entries, key)
+    values = list(dict.fromkeys(e["values"][key] for e in entries))
+    x_of = {v: i for i, v in enumerate(values)}
+    for norm, points in lines.items():
+        xs = np.array([x_of[v] for v, _, _ in points], dtype=float)
+        ys = np.array([m for _, m, _ in points])
+        lo = np.array([c[0] for _, _, c in points])
+        hi = np.array([c[1] for _, _, c in points])
+        err = np.abs(np.stack([ys - lo, hi - ys]))
+        label = norm_label(norm) if norm != "all" else "all cells"
+        ax.errorbar(xs, ys, yerr=np.nan_to_num(err), marker="o", capsize=3, color=norm_color(norm) if norm != "all" else "k", label=label)
+    ax.set_xticks(range(len(values)), [str(v) for v in values])
+    others = [k for k in entries[0]["values"] if k not in (key, "model.norm")] if entries else []
+    avg = f"; mean over {', '.join(k.split('.')[-1] for k in others)}" if others else ""
+    n = max((e["n_seeds"] for e in entries), default=0)
+    ax.set(xlabel=key, ylabel="final test accuracy", title=f"Final test accuracy vs {key}\n(mean of {n} seeds, 95% t interval{avg})")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig
+
+
+def plot_grid(entries: Sequence[dict], key: str, path: str | Path) -> Path:
+    """Save :func:`figure_grid` as a PNG."""
+    return save(figure_grid(entries, key), path)

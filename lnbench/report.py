@@ -7,12 +7,10 @@ objects a notebook can print with ``rich.print``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from statistics import mean, stdev
 
 from rich.table import Table
-from scipy.stats import t as student_t
 
 from lnbench import stats
 from lnbench.names import family_label, norm_label
@@ -45,7 +43,7 @@ def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
         ok = [r for r in rs if r.ok]
         accs = [r.final_test_acc for r in ok]
         if len(accs) > 1:
-            half = student_t.ppf(0.975, len(accs) - 1) * stdev(accs) / math.sqrt(len(accs))
+            half = stats.t_half_width(accs)
             ci = (max(0.0, mean(accs) - half), min(1.0, mean(accs) + half))  # an accuracy stays in [0, 1]
         elif accs:
             ci = stats.accuracy_interval(accs[0], ok[0].n_test)
@@ -247,3 +245,18 @@ def table_data(table: Table) -> dict:
     rows = [list(r) for r in zip(*cells)] if cells else []
     right = [k for k, c in enumerate(table.columns) if c.justify == "right"]
     return {"title": plain(table.title or ""), "columns": columns, "right": right, "rows": rows, "caption": plain(table.caption or "")}
+
+
+def grid_table(entries: Sequence[dict], title: str = "cells over seeds") -> Table:
+    """``lnbench sweep``: one line per grid cell, the final test accuracy over seeds."""
+    keys = list(entries[0]["values"]) if entries else []
+    table = Table(title=title, title_justify="left", caption_justify="left")
+    for col in [*keys, "test acc mean ± sd", "95% CI of mean", "mean train loss", "diverged"]:
+        table.add_column(col, justify="left" if col in keys else "right")
+    for e in entries:
+        sd = f" ± {e['std_final_test_acc']:.1%}" if e["std_final_test_acc"] is not None else ""
+        ci = e["ci95_final_test_acc"]
+        table.add_row(*[str(e["values"][k]) for k in keys], _pct(e["mean_final_test_acc"]) + sd,
+                      f"{ci[0]:.1%} - {ci[1]:.1%}" if ci else "-", _num(e["mean_mean_train_loss"]), f"{e['n_diverged']}/{e['n_seeds']}")
+    table.caption = "95% CI of mean: t interval over seeds, clipped to [0, 100%]"
+    return table

@@ -195,3 +195,9 @@ def describe_first_epochs(summary: dict) -> str:
     if summary["min"] == summary["max"]:
         return f"{head} at epoch {summary['min']}"
     return f"{head}, median epoch {summary['median']:g} (range {summary['min']}-{summary['max']})"
+
+
+def t_half_width(values: Sequence[float], confidence: float = 0.95) -> float:
+    """Half the width of the t interval of the mean of ``values`` (>= 2 of them)."""
+    n = len(values)
+    return float(stats.t.ppf(0.5 + confidence / 2, n - 1) * np.std(values, ddof=1) / np.sqrt(n))

@@ -1,0 +1,172 @@
+"""``lnbench sweep``: any grid of config values, its cells, their aggregate and paired tests.
+
+``sweep.grid`` maps config keys (``section.key``, e.g. ``data.seq_len``) to lists of values; the
+cells are the product of the lists, each trained with every seed of the experiment, each a
+child run folder named after its values (``seq_len-20_norm-layer_seed0``). Aggregation and
+comparisons read the rows only:
+
+- per cell: mean, sd and t interval over seeds of the final test accuracy, mean train loss,
+  diverged seeds;
+- with ``model.norm`` in the grid and ``none`` among its values: each norm against NoNorm at
+  every combination of the other keys, paired over seeds (:func:`lnbench.stats.paired_over_seeds`,
+  accuracy with its resolution 1 / n_test), Holm over all comparisons of the sweep.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Sequence
+from statistics import mean, stdev
+
+from lnbench import stats
+from lnbench.config import ConfigError, RunConfig
+from lnbench.names import norm_label
+from lnbench.schema import SummaryRow
+
+GRID_SECTIONS = ("data", "model", "train")
+
+
+def check_grid(cfg: RunConfig) -> list[dict]:
+    """The grid's cells as ``section__key`` changes, in product order; each value checked.
+
+    Raises:
+        ConfigError: no grid, a key outside data/model/train or unknown, an empty list, or a
+            value the schema refuses (naming the key and the value).
+    """
+    grid = cfg.sweep.grid
+    if not grid:
+        raise ConfigError("sweep.grid: empty; give config keys and their values, e.g. sweep.grid: {data.seq_len: [10, 20], model.norm: [none, layer]}")
+    for key, values in grid.items():
+        section, _, leaf = key.partition(".")
+        if section not in GRID_SECTIONS or not leaf or "." in leaf:
+            raise ConfigError(f"sweep.grid: {key!r}: expected section.key with section one of {', '.join(GRID_SECTIONS)}")
+        allowed = type(getattr(cfg, section)).model_fields
+        if leaf not in allowed:
+            raise ConfigError(f"sweep.grid: {key}: unknown key; allowed in {section}: {', '.join(allowed)}")
+        if not isinstance(values, list) or not values:
+            raise ConfigError(f"sweep.grid: {key}: expected a non-empty list of values, got {values!r}")
+        if len({repr(v) for v in values}) != len(values):
+            raise ConfigError(f"sweep.grid: {key}: duplicate values in {values}")
+        for v in values:
+            try:
+                cfg.with_changes(**{f"{section}__{leaf}": v})
+            except Exception as exc:  # pydantic's ValidationError: one line naming the key
+                first = getattr(exc, "errors", lambda: [{"msg": str(exc)}])()[0]["msg"].removeprefix("Value error, ")
+                raise ConfigError(f"sweep.grid: {key}: value {v!r}: {first}") from None
+    keys = [k.replace(".", "__") for k in grid]
+    cells = [dict(zip(keys, combo)) for combo in itertools.product(*grid.values())]
+    for changes in cells:  # a combination may be impossible even when each value is fine
+        try:
+            cfg.with_changes(**changes)
+        except Exception as exc:  # noqa: BLE001
+            first = getattr(exc, "errors", lambda: [{"msg": str(exc)}])()[0]["msg"].removeprefix("Value error, ")
+            raise ConfigError(f"sweep.grid: the cell {cell_label(changes)}: {first}") from None
+    return cells
+
+
+def cell_label(changes: dict) -> str:
+    """``seq_len=20, norm=layer``."""
+    return ", ".join(f"{k.split('__')[-1]}={v}" for k, v in changes.items())
+
+
+def cell_name(changes: dict) -> str:
+    """A child-run name from the cell's values: ``seq_len-20_norm-layer`` (safe characters only)."""
+    name = "_".join(f"{k.split('__')[-1]}-{v}" for k, v in changes.items())
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", name)[:70]
+
+
+def aggregate(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRow]]) -> list[dict]:
+    """One entry per cell over its seeds: ``values`` (key -> value), ``n_seeds``, ``n_diverged``,
+    ``mean_final_test_acc``, ``std_final_test_acc``, ``ci95_final_test_acc`` (t interval, clipped
+    to [0, 1]), ``mean_mean_train_loss``."""
+    out = []
+    for changes, rows in zip(cells, rows_by_cell):
+        accs = [r.final_test_acc for r in rows if r.ok]
+        losses = [r.mean_train_loss for r in rows if r.ok and r.mean_train_loss is not None]
+        ci = None
+        if len(accs) > 1:
+            half = stats.t_half_width(accs)
+            ci = [max(0.0, mean(accs) - half), min(1.0, mean(accs) + half)]
+        out.append({
+            "values": {k.replace("__", "."): v for k, v in changes.items()},
+            "n_seeds": len(rows),
+            "n_diverged": sum(r.status == "diverged" for r in rows),
+            "mean_final_test_acc": mean(accs) if accs else None,
+            "std_final_test_acc": stdev(accs) if len(accs) > 1 else None,
+            "ci95_final_test_acc": ci,
+            "mean_mean_train_loss": mean(losses) if losses else None,
+        })
+    return out
+
+
+def comparisons(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRow]]):
+    """Each norm against NoNorm at every combination of the other keys (module docstring), for
+    final test accuracy and mean train loss; Holm over all of them. Empty without a norm axis."""
+    from lnbench.verdicts import holm_family, pair_by_seed, paired_test
+
+    if not cells or "model__norm" not in cells[0]:
+        return []
+    by_key = {tuple(sorted(c.items())): rows for c, rows in zip(cells, rows_by_cell)}
+    tests = []
+    for c, rows in zip(cells, rows_by_cell):
+        if c["model__norm"] == "none":
+            continue
+        base = tuple(sorted({**c, "model__norm": "none"}.items()))
+        if base not in by_key:
+            continue
+        others = cell_label({k: v for k, v in c.items() if k != "model__norm"})
+        for metric in ("final_test_acc", "mean_train_loss"):
+            pairs = pair_by_seed(rows, by_key[base], metric)
+            result = paired_test(pairs, metric) if len(pairs) > 1 else None
+            if result is not None:
+                spec = {"norm_a": c["model__norm"], "norm_b": "none", "metric": metric, "condition_a": others, "condition_b": others, "n_seeds": len(pairs)}
+                tests.append((spec, result))
+    return holm_family("sweep", tests) if tests else []
+
+
+def sentences(entries: Sequence[dict], comps: Sequence) -> list[str]:
+    """The sweep's verdicts: the best and worst cell, and each significant comparison."""
+    out = []
+    done = [e for e in entries if e["mean_final_test_acc"] is not None]
+    if done:
+        best = max(done, key=lambda e: e["mean_final_test_acc"])
+        worst = min(done, key=lambda e: e["mean_final_test_acc"])
+        fmt = lambda e: ", ".join(f"{k.split('.')[-1]}={v}" for k, v in e["values"].items())  # noqa: E731
+        out.append(f"Final test accuracy (mean over seeds) ranges from {worst['mean_final_test_acc']:.1%} ({fmt(worst)}) "
+                   f"to {best['mean_final_test_acc']:.1%} ({fmt(best)}).")
+    dead = [e for e in entries if e["n_seeds"] and e["n_diverged"] == e["n_seeds"]]
+    if dead:
+        out.append("Every seed diverged in: " + "; ".join(", ".join(f"{k}={v}" for k, v in e["values"].items()) for e in dead) + ".")
+    if not comps:
+        out.append("No paired comparisons: the grid has no model.norm axis with none among its values (or too few seeds).")
+        return out
+    sig = [c for c in comps if c.significant]
+    out.append(f"Each norm vs NoNorm at every other grid value, paired over seeds, Holm over all {len(comps)} comparisons: "
+               f"{len(sig)} significant at {stats.ALPHA:g}.")
+    for c in sig:
+        size = f"{100 * c.mean_diff:+.1f} points [{100 * c.ci95[0]:+.1f}, {100 * c.ci95[1]:+.1f}]" if c.metric == "final_test_acc" else f"{c.mean_diff:+.3f} nats [{c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}]"
+        what = "final test accuracy" if c.metric == "final_test_acc" else "mean train loss"
+        out.append(f"{norm_label(c.norm_a)} minus NoNorm at {c.condition_a or 'every cell'}, {what}: {size}, Holm p = {c.p_adjusted:.2g}.")
+    return out
+
+
+def by_key(entries: Sequence[dict], key: str) -> dict[str, list[tuple]]:
+    """For a figure of the final accuracy against ``key``: per norm (or ``all``), the points
+    ``(value, mean accuracy, (ci low, ci high))`` averaged over the cells at that value."""
+    lines: dict[str, dict] = {}
+    for e in entries:
+        if e["mean_final_test_acc"] is None:
+            continue
+        norm = e["values"].get("model.norm", "all")
+        lines.setdefault(norm, {}).setdefault(e["values"][key], []).append(e)
+    out = {}
+    for norm, points in lines.items():
+        out[norm] = []
+        for value, es in points.items():
+            m = mean(x["mean_final_test_acc"] for x in es)
+            cis = [x["ci95_final_test_acc"] for x in es if x["ci95_final_test_acc"]]
+            ci = (mean(c[0] for c in cis), mean(c[1] for c in cis)) if cis else (math.nan, math.nan)
+            out[norm].append((value, m, ci))
+    return out
