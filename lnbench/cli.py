@@ -84,6 +84,10 @@ ResumeOption = Annotated[
     Optional[Path],
     typer.Option("--resume", metavar="RUN_DIR", help="Continue this earlier experiment folder (same config): keep the cells whose runs finished, run the rest."),
 ]
+LauncherOption = Annotated[
+    str,
+    typer.Option("--launcher", metavar="NAME", help="Where cells run: local (--jobs worker processes) or submitit (Slurm jobs; see the launcher: config section)."),
+]
 PrintConfigOption = Annotated[
     bool, typer.Option("--print-config", help="Print the resolved config (after --set and --seed) and exit; nothing is run or written.")
 ]
@@ -93,9 +97,16 @@ SeedOption = Annotated[
 ]
 
 
-def _jobs(jobs: int | None) -> int:
+def _jobs(jobs: int | None, launcher: str = "local") -> int:
     if jobs is not None and jobs < 1:
         _fail(f"--jobs: must be >= 1, got {jobs}")
+    if launcher not in ("local", "submitit"):
+        _fail(f"--launcher: unknown {launcher!r}; allowed: local, submitit")
+    if launcher == "submitit":
+        import importlib.util
+
+        if importlib.util.find_spec("submitit") is None:
+            _fail("--launcher submitit: submitit is not installed; pip install 'lnbench[slurm]' (or pip install submitit)")
     return jobs or usable_cores()
 
 
@@ -295,6 +306,7 @@ def compare(
     print_config: PrintConfigOption = False,
     dry_run: DryRunOption = False,
     resume: ResumeOption = None,
+    launcher: LauncherOption = "local",
 ) -> None:
     """Train every model family x norm x seed on identical data; plot, tabulate and test them."""
     cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (
@@ -304,12 +316,12 @@ def compare(
     settings = [{"model__family": f, "model__norm": n} for f in cfg.compare.families for n in cfg.compare.norms]
     if print_config or dry_run:
         _plan(_seed_runs(cfg, settings, lambda c: f"{c['model__family']}_{c['model__norm']}"), print_config, dry_run, {"": cfg})
-    jobs = _jobs(jobs)
+    jobs = _jobs(jobs, launcher)
     spec = cfg.compare
     total = len(spec.families) * len(spec.norms) * len(cfg.seed_list) * cfg.train.epochs
     with _progress(total) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
-        result = experiments.compare(cfg, runs_dir, on_epoch, jobs, resume)
+        result = experiments.compare(cfg, runs_dir, on_epoch, jobs, resume, launcher)
     _print_rows(f"lnbench compare: {cfg.name} ({experiments.plural(cfg.train.epochs, 'epoch')})", result.rows, spec.target_acc)
     _print_result(result, spec.target_acc)
 
@@ -324,6 +336,7 @@ def batchsize_sweep(
     print_config: PrintConfigOption = False,
     dry_run: DryRunOption = False,
     resume: ResumeOption = None,
+    launcher: LauncherOption = "local",
 ) -> None:
     """Train each norm at each batch size x seed (same data, weights and epochs per seed); plot, tabulate, test."""
     cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (
@@ -334,11 +347,11 @@ def batchsize_sweep(
         sp = cfg.sweep
         settings = [{"model__family": sp.family, "model__norm": n, "train__batch_size": b} for n in sp.norms for b in sp.batch_sizes]
         _plan(_seed_runs(cfg, settings, lambda c: f"{sp.family}_{c['model__norm']}_bs{c['train__batch_size']}"), print_config, dry_run, {"": cfg})
-    jobs = _jobs(jobs)
+    jobs = _jobs(jobs, launcher)
     spec = cfg.sweep
     with _progress(len(spec.norms) * len(spec.batch_sizes) * len(cfg.seed_list) * cfg.train.epochs) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
-        result = experiments.batchsize_sweep(cfg, runs_dir, on_epoch, jobs, resume)
+        result = experiments.batchsize_sweep(cfg, runs_dir, on_epoch, jobs, resume, launcher)
     title = f"lnbench batchsize-sweep: {spec.family}, {experiments.plural(cfg.train.epochs, 'epoch')}, lr {cfg.train.lr:g}"
     _print_rows(title, result.rows, cfg.compare.target_acc, sweep=True)
     _print_result(result, cfg.compare.target_acc, sweep=True)
@@ -354,6 +367,7 @@ def sweep_cmd(
     print_config: PrintConfigOption = False,
     dry_run: DryRunOption = False,
     resume: ResumeOption = None,
+    launcher: LauncherOption = "local",
 ) -> None:
     """Train every cell of sweep.grid (the product of its values) x seed; tabulate, test each norm vs NoNorm, plot."""
     from lnbench import grid as grid_mod
@@ -365,10 +379,10 @@ def sweep_cmd(
     settings = grid_mod.check_grid(cfg)
     if print_config or dry_run:
         _plan(_seed_runs(cfg, settings, grid_mod.cell_name), print_config, dry_run, {"": cfg})
-    jobs = _jobs(jobs)
+    jobs = _jobs(jobs, launcher)
     with _progress(len(settings) * len(cfg.seed_list) * cfg.train.epochs) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
-        result = experiments.sweep(cfg, runs_dir, on_epoch, jobs, resume)
+        result = experiments.sweep(cfg, runs_dir, on_epoch, jobs, resume, launcher)
     from lnbench import report
 
     console.print(report.grid_table(result.aggregate, f"lnbench sweep: {cfg.name}, {len(settings)} cells x {len(cfg.seed_list)} seeds"))
@@ -396,6 +410,7 @@ def claims(
     print_config: PrintConfigOption = False,
     dry_run: DryRunOption = False,
     resume: ResumeOption = None,
+    launcher: LauncherOption = "local",
 ) -> None:
     """Test each claim about LayerNorm in a regime where it can show; verdicts from paired runs.
 
@@ -434,11 +449,11 @@ def claims(
         ]
         _plan(planned, print_config, dry_run, {f"regime: {name}": cfg for name, cfg in regimes.items()})
     _check_runs_dir(runs_dir)
-    jobs = _jobs(jobs)
+    jobs = _jobs(jobs, launcher)
     total = sum(len(regimes[r].seed_list) * regimes[r].train.epochs for r, _ in claims_mod.cells_needed(selected, regimes))
     with _progress(total) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
-        result = experiments.claims(selected, regimes, runs_dir, on_epoch, jobs, resume)
+        result = experiments.claims(selected, regimes, runs_dir, on_epoch, jobs, resume, launcher)
     table = report.claims_table(result.claims or [], f"lnbench claims ({len(selected)} claims, {len(regimes)} regimes)")
     console.print(table)
     if result.baselines:

@@ -181,6 +181,18 @@ class SweepConfig(_Section):
         return self
 
 
+class LauncherConfig(_Section):
+    """Where ``--launcher submitit`` runs the cells (``submitit.AutoExecutor(cluster=...)``)."""
+
+    cluster: Literal["slurm", "local"] = "slurm"  # local: submitit's local executor (no cluster)
+    partition: str | None = None
+    timeout_min: int = Field(60, ge=1)  # per job (one cell: its seeds)
+    cpus_per_task: int = Field(1, ge=1)
+    mem_gb: float = Field(4.0, gt=0)
+    array_parallelism: int = Field(64, ge=1)  # jobs of the array running at once
+    slurm_additional_parameters: dict[str, Any] = Field(default_factory=dict)  # e.g. {account: myproject}
+
+
 class RunConfig(_Section):
     """A whole config file. ``name`` becomes the run folder's suffix."""
 
@@ -194,6 +206,7 @@ class RunConfig(_Section):
     train: TrainConfig = Field(default_factory=TrainConfig)
     compare: CompareConfig = Field(default_factory=CompareConfig)
     sweep: SweepConfig = Field(default_factory=SweepConfig)
+    launcher: LauncherConfig = Field(default_factory=LauncherConfig)
 
     @model_validator(mode="after")
     def _batches_fit_the_data(self) -> "RunConfig":
@@ -328,7 +341,7 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None, see
         raw = {} if raw is None else raw
         if not isinstance(raw, dict):
             raise ConfigError(f"{source}: expected a mapping of sections (data, model, train, ...)")
-        for section in ("data", "model", "train", "compare", "sweep"):
+        for section in ("data", "model", "train", "compare", "sweep", "launcher"):
             if section in raw and raw[section] is None:  # every key commented out: the defaults
                 raw[section] = {}
     if overrides:

@@ -205,3 +205,94 @@ def make_executor(jobs: int) -> Executor:
     if jobs < 1:
         raise ValueError(f"--jobs must be >= 1, got {jobs}")
     return SerialExecutor() if jobs == 1 else PoolExecutor(jobs)
+
+
+class SubmititExecutor:
+    """Each job as a Slurm job through submitit (``submitit.AutoExecutor``; ``cluster="local"``
+    runs them as local processes with the same code path, for tests and laptops).
+
+    The jobs are submitted as one job array into ``folder`` (on the shared filesystem: the
+    children write their run folders next to it, where the parent reads them). The parent polls
+    until every job ends, calling ``on_done`` as each does; a job that raises or dies is a
+    :class:`Failed` whose message ends with the tail of its Slurm stderr log. Progress comes per
+    finished job, not per epoch (``live_progress`` is False).
+
+    Args:
+        folder: where submitit keeps its pickles and logs (``<run folder>/submitit``).
+        cluster: ``slurm`` or ``local``.
+        params: ``submitit`` parameters (``timeout_min``, ``cpus_per_task``, ``mem_gb``,
+            ``slurm_partition``, ``slurm_array_parallelism``, ``slurm_additional_parameters``).
+        poll_seconds: how often the parent checks the jobs.
+    """
+
+    live_progress = False
+
+    def __init__(self, folder, cluster: str = "slurm", params: dict | None = None, poll_seconds: float = 1.0) -> None:
+        self.folder, self.cluster, self.params, self.poll = folder, cluster, dict(params or {}), poll_seconds
+
+    def run(self, fn, jobs, progress=None, on_done=None):
+        import time
+
+        import submitit
+
+        executor = submitit.AutoExecutor(folder=self.folder, cluster=self.cluster)
+        executor.update_parameters(**self.params)
+        with executor.batch():
+            submitted = [executor.submit(_outcome, fn, job, None) for job in jobs]
+        outcomes: list = [None] * len(jobs)
+        pending = set(range(len(jobs)))
+        try:
+            while pending:
+                for k in sorted(pending):
+                    if submitted[k].done():
+                        pending.discard(k)
+                        outcomes[k] = _job_outcome(submitted[k])
+                        if on_done is not None:
+                            on_done(k, outcomes[k])
+                if pending:
+                    time.sleep(self.poll)
+        except BaseException:
+            for k in pending:  # Ctrl-C: cancel what is still queued or running
+                submitted[k].cancel(check=False)
+            raise
+        return outcomes
+
+
+def _job_outcome(job):
+    try:
+        return job.result()
+    except Exception as exc:  # noqa: BLE001  a job that raised, or died: say why, with its log
+        try:
+            log = (job.stderr() or "").strip().splitlines()[-3:]
+        except Exception:  # noqa: BLE001
+            log = []
+        first = str(exc).strip().splitlines()
+        detail = first[-1] if first else type(exc).__name__
+        return Failed(f"{detail} (job {job.job_id}; log: {' | '.join(log) if log else job.paths.stderr})")
+
+
+LAUNCHERS = ("local", "submitit")
+
+
+def make_launcher(jobs: int, launcher: str = "local", folder=None, launcher_cfg=None) -> Executor:
+    """The executor of ``--launcher``: ``local`` (:func:`make_executor` with ``jobs``) or
+    ``submitit`` (:class:`SubmititExecutor` configured by a :class:`lnbench.config.LauncherConfig`).
+
+    Raises:
+        ValueError: an unknown launcher, or submitit not installed (one line saying how to install it).
+    """
+    if launcher == "local":
+        return make_executor(jobs)
+    if launcher != "submitit":
+        raise ValueError(f"--launcher: unknown {launcher!r}; allowed: {', '.join(LAUNCHERS)}")
+    try:
+        import submitit  # noqa: F401
+    except ImportError:
+        raise ValueError("--launcher submitit: submitit is not installed; pip install 'lnbench[slurm]' (or pip install submitit)") from None
+    c = launcher_cfg
+    params = {"timeout_min": c.timeout_min, "cpus_per_task": c.cpus_per_task, "mem_gb": c.mem_gb, "name": "lnbench"}
+    if c.cluster == "slurm":
+        params.update(slurm_array_parallelism=c.array_parallelism, slurm_additional_parameters=dict(c.slurm_additional_parameters))
+        if c.partition:
+            params["slurm_partition"] = c.partition
+    return SubmititExecutor(folder, c.cluster, params)

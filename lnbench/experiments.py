@@ -27,7 +27,7 @@ from lnbench.verdicts import plural
 from lnbench.checks import check_sweep
 from lnbench.config import RunConfig
 from lnbench.data import make_trend_data
-from lnbench.executors import Executor, Failed, make_executor
+from lnbench.executors import Executor, Failed, make_launcher
 from lnbench.models import SimpleRNN, build_model, family_label
 from lnbench.norms import SingleValueWarning
 from lnbench.runs import Run, mark_unfinished, write_json_atomic
@@ -272,6 +272,9 @@ def _run_cells(run: Run, cells: list[Cell], executor: Executor, on_epoch: EpochC
                 if on_epoch is not None:  # account for the epochs it will not run
                     on_epoch(_label(c), c.train.epochs, c.train.epochs)
             outcome = [(_failed_row(c, cell.target_acc), None) for c in cell.cfgs]
+        elif on_epoch is not None and not getattr(executor, "live_progress", True):  # progress per finished job
+            for (row, _), c in zip(outcome, cell.cfgs):
+                on_epoch(_label(c), c.train.epochs, c.train.epochs, row.final_test_acc)
         finished[order[k]] = outcome
         partial = [row for j in sorted(finished) for row, _ in finished[j]]
         run.write_json("summary.json", _summary(kind, partial, False))
@@ -309,7 +312,8 @@ def _seed_cells(cfg: RunConfig, settings: list[dict], parent: Path, target_acc: 
     return cells
 
 
-def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1, resume: Path | None = None) -> ExperimentResult:
+def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1, resume: Path | None = None,
+            launcher: str = "local") -> ExperimentResult:
     """``lnbench compare``: every family x norm x seed of the config, on identical data per seed.
 
     Writes one child run per model, the four comparison plots and summary.json (rows,
@@ -320,11 +324,12 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
     finished are kept, the others run again, and the summary is the same as in one go.
     """
     spec = cfg.compare
-    executor = make_executor(jobs)
     with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "compare", resume=resume) as run:
         settings = [{"model__family": f, "model__norm": n} for f in spec.families for n in spec.norms]
         cells = _seed_cells(cfg, settings, run.path, spec.target_acc, lambda c: f"{c['model__family']}_{c['model__norm']}")
         run.manifest["jobs"] = min(jobs, len(cells))
+        run.manifest["launcher"] = launcher
+        executor = make_launcher(jobs, launcher, run.path / "submitit", cfg.launcher)
         baselines = _baselines(cfg)
         run.write_json("summary.json", _summary("compare", [], False, baselines=baselines))
         rows, dirs = _run_cells(run, cells, executor, on_epoch, "compare")
@@ -345,7 +350,8 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
     return ExperimentResult(run.path, run.status, rows, sentences, aggregate, comparisons, baselines)
 
 
-def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1, resume: Path | None = None) -> ExperimentResult:
+def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1, resume: Path | None = None,
+                    launcher: str = "local") -> ExperimentResult:
     """``lnbench batchsize-sweep``: every norm x batch size x seed of the config, one family.
 
     Every cell of one seed uses the same data and initial weights and the same number of epochs
@@ -357,12 +363,13 @@ def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: Epo
     spec = cfg.sweep
     check_sweep(cfg)
     ref = cfg.reference_batch_size
-    executor = make_executor(jobs)
     with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "batchsize-sweep", resume=resume) as run:
         settings = [{"model__family": spec.family, "model__norm": n, "train__batch_size": b} for n in spec.norms for b in spec.batch_sizes]
         name = lambda c: f"{spec.family}_{c['model__norm']}_bs{c['train__batch_size']}"  # noqa: E731
         cells = _seed_cells(cfg, settings, run.path, cfg.compare.target_acc, name)
         run.manifest["jobs"] = min(jobs, len(cells))
+        run.manifest["launcher"] = launcher
+        executor = make_launcher(jobs, launcher, run.path / "submitit", cfg.launcher)
         baselines = _baselines(cfg)
         run.write_json("summary.json", _summary("batchsize-sweep", [], False, baselines=baselines))
         rows, _ = _run_cells(run, cells, executor, on_epoch, "batchsize-sweep")
@@ -458,6 +465,7 @@ def claims(
     on_epoch: EpochCallback | None = None,
     jobs: int = 1,
     resume: Path | None = None,
+    launcher: str = "local",
 ) -> ExperimentResult:
     """``lnbench claims``: train what the claims need (each setting of each regime once, all
     seeds) and give each claim a verdict computed from the paired runs
@@ -467,7 +475,6 @@ def claims(
     setting and seed, ``claims.png`` and ``summary.json`` (``claims``: claim, regime, metric,
     effect, ci95, verdict, runs, ...; ``rows``; ``baselines`` per regime).
     """
-    executor = make_executor(jobs)
     seeds = sorted({s for cfg in regimes.values() for s in cfg.seed_list})
     with Run(runs_dir, "claims", claims_mod.regimes_yaml(regimes), seeds, "claims", resume=resume) as run:
         cells, regime_of_cell = [], []
@@ -477,6 +484,8 @@ def claims(
             cells += new
             regime_of_cell += [regime] * len(new)
         run.manifest["jobs"] = min(jobs, len(cells))
+        run.manifest["launcher"] = launcher
+        executor = make_launcher(jobs, launcher, run.path / "submitit", next(iter(regimes.values())).launcher)  # --set applies to every regime
         baselines = {name: _baselines(cfg) for name, cfg in regimes.items()}
         run.write_json("summary.json", _summary("claims", [], False, baselines=baselines))
         rows, _ = _run_cells(run, cells, executor, on_epoch, "claims")
@@ -519,7 +528,8 @@ def invariance(seed: int = 0, draws: int = 5, runs_dir: str | Path | None = "run
     return cells, path
 
 
-def sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1, resume: Path | None = None) -> ExperimentResult:
+def sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1, resume: Path | None = None,
+          launcher: str = "local") -> ExperimentResult:
     """``lnbench sweep``: every cell of ``sweep.grid`` (:mod:`lnbench.grid`) x seed.
 
     Writes one child run per cell and seed (named after the cell's values), a figure of the
@@ -531,7 +541,6 @@ def sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback
     from lnbench import grid as grid_mod
 
     settings = grid_mod.check_grid(cfg)
-    executor = make_executor(jobs)
     with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "sweep", resume=resume) as run:
         cells, setting_of_cell = [], []
         for k, changes in enumerate(settings):
@@ -539,6 +548,8 @@ def sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback
             cells += new
             setting_of_cell += [k] * len(new)
         run.manifest["jobs"] = min(jobs, len(cells))
+        run.manifest["launcher"] = launcher
+        executor = make_launcher(jobs, launcher, run.path / "submitit", cfg.launcher)
         baselines = _baselines(cfg) if not any(k.startswith("data__") for k in settings[0]) else None
         run.write_json("summary.json", _summary("sweep", [], False, grid=cfg.sweep.grid))
         rows, _ = _run_cells(run, cells, executor, on_epoch, "sweep")

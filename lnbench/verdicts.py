@@ -222,7 +222,7 @@ def describe_comparisons(comparisons: Sequence[Comparison], family_size: dict[st
         a = norm_label(c.norm_a) + (f" ({c.condition_a})" if c.condition_a else "")
         b = norm_label(c.norm_b) + (f" ({c.condition_b})" if c.condition_b else "")
         word = "differs" if c.significant else "not distinguishable"
-        out.append(f"{a} minus {b}: {_effect(c)} ({family_size[c.family]} comparisons): {word}.")
+        out.append(f"{a} minus {b}: {_effect(c)} ({plural(family_size[c.family], 'comparison')}): {word}.")
     return out
 
 

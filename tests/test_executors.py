@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from lnbench import experiments
 from lnbench.config import load_config
 from lnbench.executors import Failed, PoolExecutor, SerialExecutor
@@ -75,3 +77,32 @@ def test_a_dead_worker_is_retried_alone_and_then_failed(tmp_path):
     outcomes = PoolExecutor(2).run(_die_once_or_always, jobs, None, lambda k, o: done.append(k))
     assert outcomes[0] == outcomes[2] == "ok" and isinstance(outcomes[1], Failed) and "died" in outcomes[1].error
     assert sorted(done) == [0, 1, 2]
+
+
+def test_the_submitit_launcher_gives_the_results_of_a_local_run(tmp_path):
+    """Issue 13 (C): the real submitit code path, with its local executor (no cluster)."""
+    pytest.importorskip("submitit")
+    from lnbench import experiments
+    from lnbench.config import load_config
+
+    cfg = load_config(None, ["seeds=[0,1]", "train.epochs=2", "compare.norms=[none,layer]", "compare.families=[rnn]", "train.batch_size=16",
+                             "data.n_train=32", "data.n_test=16", "data.seq_len=4", "data.features=8", "model.hidden_size=8", "launcher.cluster=local"])
+    local = experiments.compare(cfg, tmp_path / "local", jobs=1)
+    seen = []
+    remote = experiments.compare(cfg, tmp_path / "submitit", lambda *a: seen.append(a), launcher="submitit")
+    keys = ("norm", "seed", "status", "final_test_acc", "final_train_loss", "mean_train_loss")
+    assert [[getattr(r, k) for k in keys] for r in remote.rows] == [[getattr(r, k) for k in keys] for r in local.rows]
+    assert remote.status == "completed" and sorted(a[0] for a in seen) == sorted(r.run_dir for r in remote.rows)
+    assert list((remote.path / "submitit").glob("*_log.out"))  # submitit's own logs, next to the runs
+
+
+def test_a_failing_submitit_job_is_a_failed_outcome_and_the_others_go_on(tmp_path):
+    pytest.importorskip("submitit")
+    from lnbench.executors import Failed, SubmititExecutor
+
+    ex = SubmititExecutor(tmp_path / "s", "local", {"timeout_min": 5}, poll_seconds=0.2)
+    done = []
+    # dict.get(job, None): fine for a dict, a TypeError for an int (a function the job process can import)
+    out = ex.run(dict.get, [{"a": 1}, 3], None, lambda k, o: done.append(k))
+    assert out[0] is None and isinstance(out[1], Failed) and "descriptor 'get'" in out[1].error
+    assert sorted(done) == [0, 1]
