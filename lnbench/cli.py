@@ -344,9 +344,10 @@ def batchsize_sweep(
         resume is not None and check_resume(resume, c.to_yaml(), "batchsize-sweep"),
     ))
     if print_config or dry_run:
-        sp = cfg.sweep
-        settings = [{"model__family": sp.family, "model__norm": n, "train__batch_size": b} for n in sp.norms for b in sp.batch_sizes]
-        _plan(_seed_runs(cfg, settings, lambda c: f"{sp.family}_{c['model__norm']}_bs{c['train__batch_size']}"), print_config, dry_run, {"": cfg})
+        from lnbench import grid as grid_mod
+
+        settings = grid_mod.check_grid(cfg.with_changes(sweep__grid=grid_mod.batch_size_grid(cfg)))
+        _plan(_seed_runs(cfg, settings, lambda c: f"{cfg.sweep.family}_{c['model__norm']}_bs{c['train__batch_size']}"), print_config, dry_run, {"": cfg})
     jobs = _jobs(jobs, launcher)
     spec = cfg.sweep
     with _progress(len(spec.norms) * len(spec.batch_sizes) * len(cfg.seed_list) * cfg.train.epochs) as on_epoch:

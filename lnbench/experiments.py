@@ -364,7 +364,9 @@ def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: Epo
     check_sweep(cfg)
     ref = cfg.reference_batch_size
     with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "batchsize-sweep", resume=resume) as run:
-        settings = [{"model__family": spec.family, "model__norm": n, "train__batch_size": b} for n in spec.norms for b in spec.batch_sizes]
+        from lnbench import grid as grid_mod  # the batch-size sweep is a preset grid (configs/sweep_batch_size.yaml)
+
+        settings = grid_mod.check_grid(cfg.with_changes(sweep__grid=grid_mod.batch_size_grid(cfg)))
         name = lambda c: f"{spec.family}_{c['model__norm']}_bs{c['train__batch_size']}"  # noqa: E731
         cells = _seed_cells(cfg, settings, run.path, cfg.compare.target_acc, name)
         run.manifest["jobs"] = min(jobs, len(cells))

@@ -170,3 +170,9 @@ def by_key(entries: Sequence[dict], key: str) -> dict[str, list[tuple]]:
             ci = (mean(c[0] for c in cis), mean(c[1] for c in cis)) if cis else (math.nan, math.nan)
             out[norm].append((value, m, ci))
     return out
+
+
+def batch_size_grid(cfg: RunConfig) -> dict[str, list]:
+    """``lnbench batchsize-sweep`` as a grid: ``{model.family: [sweep.family], model.norm:
+    sweep.norms, train.batch_size: sweep.batch_sizes}`` (its cells are this grid's cells)."""
+    return {"model.family": [cfg.sweep.family], "model.norm": list(cfg.sweep.norms), "train.batch_size": list(cfg.sweep.batch_sizes)}

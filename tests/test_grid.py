@@ -81,3 +81,18 @@ def test_sweep_command_writes_cells_rows_figures_and_resumes(tmp_path):
     resumed = runner.invoke(app, ["sweep", str(run / "config.yaml"), "--resume", str(run), "--jobs", "1"])
     assert resumed.exit_code == 0 and json.loads((run / "run.json").read_text())["resumed"][0]["cells_kept"] == 4
     assert json.loads((run / "summary.json").read_text())["cells"] == summary["cells"]
+
+
+def test_the_batch_size_sweep_is_a_preset_grid():
+    """batchsize-sweep's cells are the grid {family} x {norms} x {batch sizes}, as configs/sweep_batch_size.yaml writes it."""
+    from lnbench.config import load_config
+
+    bs = load_config("configs/batchsize_sweep.yaml")
+    preset = load_config("configs/sweep_batch_size.yaml")
+    cells = grid.check_grid(bs.with_changes(sweep__grid=grid.batch_size_grid(bs)))
+    assert [(c["model__norm"], c["train__batch_size"]) for c in cells] == [(n, b) for n in bs.sweep.norms for b in bs.sweep.batch_sizes]
+    assert [(c["model__norm"], c["train__batch_size"]) for c in grid.check_grid(preset)] == [(c["model__norm"], c["train__batch_size"]) for c in cells]
+    for key in ("data", "train"):  # the same runs: same data and training but for the swept keys
+        a, b = getattr(bs, key).model_dump(), getattr(preset, key).model_dump()
+        a.pop("batch_size", None), b.pop("batch_size", None)
+        assert a == b, key
