@@ -150,7 +150,8 @@ class PoolExecutor:
         try:
             self._one_pool(ctx, fn, jobs, list(range(len(jobs))), self.workers, progress_queue, progress, on_done, outcomes, breaks)
             for k in [k for k in range(len(jobs)) if k not in outcomes]:  # after a broken pool: one at a time
-                self._one_pool(ctx, fn, jobs, [k], 1, progress_queue, progress, on_done, outcomes, breaks)
+                while k not in outcomes:  # a job that dies alone gets one more try, then fails
+                    self._one_pool(ctx, fn, jobs, [k], 1, progress_queue, progress, on_done, outcomes, breaks)
             _drain(progress_queue, progress)
             return [outcomes[k] for k in range(len(jobs))]
         finally:
@@ -169,9 +170,11 @@ class PoolExecutor:
                     try:
                         outcomes[k] = f.result()
                     except BrokenProcessPool:
+                        if len(todo) > 1:  # a shared pool broke: which job killed it is unknown; each runs again alone
+                            continue
                         breaks[k] += 1
                         if breaks[k] < 2:
-                            continue  # run it again, alone
+                            continue  # it died alone: one more try
                         outcomes[k] = Failed("a worker process died while running it (killed, or out of memory)")
                     if on_done is not None:
                         on_done(k, outcomes[k])
