@@ -49,9 +49,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(
-    version: Annotated[
-        Optional[bool], typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
-    ] = None,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
 ) -> None:
     """Train and compare NoNorm / BatchNorm / LayerNorm RNNs and Transformers on CPU, check the
     from-scratch LayerNorm gradients, sweep the batch size, test the claims about LayerNorm, and
@@ -386,6 +384,8 @@ def sweep_cmd(
         result = experiments.sweep(cfg, runs_dir, on_epoch, jobs, resume, launcher)
     from lnbench import report
 
+    if result.baselines:
+        console.print(report.baselines_table(result.baselines))
     console.print(report.grid_table(result.aggregate, f"lnbench sweep: {cfg.name}, {len(settings)} cells x {len(cfg.seed_list)} seeds"))
     significant = [c for c in result.comparisons if c.significant]
     if significant:
@@ -521,7 +521,7 @@ def report_cmd(
 
     for d in run_dirs:
         drawn = redraw(d)
-        console.print(f"{d}: {len(drawn)} figures drawn", highlight=False)
+        console.print(f"{d}: {len(drawn)} figure{'s' * (len(drawn) != 1)} drawn", highlight=False)
     path = write_report(list(run_dirs), out)
     console.print(f"Report: {path}", highlight=False)
 

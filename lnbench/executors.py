@@ -138,12 +138,15 @@ class PoolExecutor:
         self.workers = workers
 
     def run(self, fn, jobs, progress=None, on_done=None):
+        if not jobs:  # e.g. a resumed experiment whose every cell had finished
+            return []
         # forkserver: workers fork from a clean server process that has imported lnbench and torch
         # once (no threads, nothing of ours inherited but the job); spawn where it does not exist
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         if ctx.get_start_method() == "forkserver":
-            ctx.set_forkserver_preload(["lnbench.experiments", "torch._dynamo"])  # Adam imports _dynamo: 1 s
+            # Adam imports _dynamo: 1 s; _forkserver_quiet first: no traceback from a Ctrl-C while it imports
+            ctx.set_forkserver_preload(["lnbench._forkserver_quiet", "lnbench.experiments", "torch._dynamo"])
         progress_queue = ctx.Queue()
         outcomes: dict[int, Any] = {}
         breaks = dict.fromkeys(range(len(jobs)), 0)

@@ -279,7 +279,7 @@ def _run_cells(run: Run, cells: list[Cell], executor: Executor, on_epoch: EpochC
         partial = [row for j in sorted(finished) for row, _ in finished[j]]
         run.write_json("summary.json", _summary(kind, partial, False))
 
-    outcomes = executor.run(_run_cell_job, [cells[k] for k in order], on_epoch, done)
+    outcomes = executor.run(_run_cell_job, [cells[k] for k in order], on_epoch, done) if order else []
     failed = sorted({f"{cells[order[k]].cfgs[0].name.rsplit('_seed', 1)[0]}: {o.error}" for k, o in enumerate(outcomes) if isinstance(o, Failed)})
     if failed:
         run.set_status("failed", "cells failed: " + "; ".join(failed))

@@ -143,7 +143,8 @@ def sentences(entries: Sequence[dict], comps: Sequence) -> list[str]:
         out.append("No paired comparisons: the grid has no model.norm axis with none among its values (or too few seeds).")
         return out
     sig = [c for c in comps if c.significant]
-    out.append(f"Each norm vs NoNorm at every other grid value, paired over seeds, Holm over all {len(comps)} comparisons: "
+    out.append(f"Each norm vs NoNorm at every other grid value, paired over seeds, on final test accuracy and mean train loss; "
+               f"Holm over all {len(comps)} comparisons ({len(comps) // 2} per metric): "
                f"{len(sig)} significant at {stats.ALPHA:g}.")
     for c in sig:
         size = f"{100 * c.mean_diff:+.1f} points [{100 * c.ci95[0]:+.1f}, {100 * c.ci95[1]:+.1f}]" if c.metric == "final_test_acc" else f"{c.mean_diff:+.3f} nats [{c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}]"

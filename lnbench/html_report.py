@@ -115,6 +115,8 @@ def _tables(path: Path, manifest: dict, summary: dict | None) -> list[dict]:
     elif summary and kind == "sweep":
         if summary.get("cells"):
             tables.append(report.grid_table(summary["cells"]))
+        if summary.get("baselines"):
+            tables.append(report.baselines_table(summary["baselines"]))
         comparisons = [Comparison(**{**c, "ci95": tuple(c["ci95"])}) for c in summary.get("comparisons", [])]
         shown = [c for c in comparisons if c.significant]
         if shown:

@@ -410,3 +410,26 @@ def test_resume_after_ctrl_c_keeps_finished_cells_and_ends_as_one_run_would(tmp_
     assert list(cut.glob("*.attempt1"))  # the interrupted cell's partial runs, kept aside
     changed = runner.invoke(app, ["compare", str(cut / "config.yaml"), "--resume", str(cut), "--set", "train.epochs=3"])
     assert changed.exit_code == 2 and "train.epochs: 2 in the folder, 3 now" in changed.output
+
+
+def test_resuming_a_finished_experiment_keeps_everything_and_stays_completed(tmp_path):
+    """A resume of a folder whose every cell finished has nothing to run (the pool had zero jobs)."""
+    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path), "--set", "seeds=[0,1]", "--set", "compare.norms=[none]",
+                                 "--set", "train.epochs=1", "--jobs", "2", *TINY])
+    assert result.exit_code == 0
+    run = _only_run(tmp_path)
+    again = runner.invoke(app, ["compare", str(run / "config.yaml"), "--resume", str(run), "--jobs", "2"])
+    assert again.exit_code == 0, again.output
+    manifest = json.loads((run / "run.json").read_text())
+    assert manifest["status"] == "completed" and manifest["resumed"][0]["cells_kept"] == 3
+
+
+def test_the_forkserver_ignores_sigint_only_inside_a_forkserver():
+    import signal
+    import subprocess
+    import sys
+
+    code = "import signal, lnbench._forkserver_quiet; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "False"  # a plain process keeps Ctrl-C
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
