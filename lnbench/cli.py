@@ -265,9 +265,22 @@ def _print_result(result: experiments.ExperimentResult, target_acc: float, sweep
         console.print(report.aggregate_table(result.aggregate, target_acc, sweep))
     if result.comparisons and not sweep:
         console.print(report.comparisons_table(result.comparisons))
+    if sweep:
+        _print_significant(result)
+    _print_footer(result)
+
+
+def _print_significant(result) -> None:
+    """The significant paired comparisons of a sweep (all of them are in summary.json)."""
+    from lnbench import report
+
     significant = [c for c in result.comparisons if c.significant]
-    if sweep and significant:
+    if significant:
         console.print(report.comparisons_table(significant, f"significant paired comparisons ({len(significant)} of {len(result.comparisons)}; all in summary.json)"))
+
+
+def _print_footer(result) -> None:
+    """The verdicts, the run folder and its report.html."""
     for v in result.verdicts:
         console.print(f"- {v}", highlight=False, soft_wrap=True, markup=False)
     console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)
@@ -387,14 +400,8 @@ def sweep_cmd(
     if result.baselines:
         console.print(report.baselines_table(result.baselines))
     console.print(report.grid_table(result.aggregate, f"lnbench sweep: {cfg.name}, {len(settings)} cells x {len(cfg.seed_list)} seeds"))
-    significant = [c for c in result.comparisons if c.significant]
-    if significant:
-        console.print(report.comparisons_table(significant, f"significant paired comparisons ({len(significant)} of {len(result.comparisons)}; all in summary.json)"))
-    for v in result.verdicts:
-        console.print(f"- {v}", highlight=False, soft_wrap=True, markup=False)
-    console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)
-    if (result.path / "report.html").exists():
-        console.print(f"Report: {result.path / 'report.html'}", highlight=False)
+    _print_significant(result)
+    _print_footer(result)
 
 
 @app.command()
@@ -459,11 +466,7 @@ def claims(
     console.print(table)
     if result.baselines:
         console.print(report.regime_baselines_table(result.baselines))
-    for v in result.verdicts:
-        console.print(f"- {v}", highlight=False, soft_wrap=True, markup=False)
-    console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)
-    if (result.path / "report.html").exists():
-        console.print(f"Report: {result.path / 'report.html'}", highlight=False)
+    _print_footer(result)
 
 
 @app.command()

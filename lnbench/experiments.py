@@ -247,6 +247,14 @@ def _run_cell_job(cell: Cell, progress: EpochCallback | None) -> list[tuple[Summ
     return run_cell(cell.cfgs, cell.parent, progress, False, cell.target_acc)
 
 
+def _executor(run: Run, n_cells: int, jobs: int, launcher: str, launcher_cfg) -> Executor:
+    """Where an experiment's cells run (``--jobs``, ``--launcher``), recorded in its manifest;
+    submitit keeps its files in ``<run folder>/submitit``."""
+    run.manifest["jobs"] = min(jobs, n_cells)
+    run.manifest["launcher"] = launcher
+    return make_launcher(jobs, launcher, run.path / "submitit", launcher_cfg)
+
+
 def _run_cells(run: Run, cells: list[Cell], executor: Executor, on_epoch: EpochCallback | None, kind: str) -> tuple[list[SummaryRow], list[Path]]:
     """Run every cell on ``executor``; rows and folders in the cells' order, and a partial
     summary.json after each cell. A cell that failed gives ``failed`` rows (no values), the
@@ -327,9 +335,7 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
     with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "compare", resume=resume) as run:
         settings = [{"model__family": f, "model__norm": n} for f in spec.families for n in spec.norms]
         cells = _seed_cells(cfg, settings, run.path, spec.target_acc, lambda c: f"{c['model__family']}_{c['model__norm']}")
-        run.manifest["jobs"] = min(jobs, len(cells))
-        run.manifest["launcher"] = launcher
-        executor = make_launcher(jobs, launcher, run.path / "submitit", cfg.launcher)
+        executor = _executor(run, len(cells), jobs, launcher, cfg.launcher)
         baselines = _baselines(cfg)
         run.write_json("summary.json", _summary("compare", [], False, baselines=baselines))
         rows, dirs = _run_cells(run, cells, executor, on_epoch, "compare")
@@ -369,9 +375,7 @@ def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: Epo
         settings = grid_mod.check_grid(cfg.with_changes(sweep__grid=grid_mod.batch_size_grid(cfg)))
         name = lambda c: f"{spec.family}_{c['model__norm']}_bs{c['train__batch_size']}"  # noqa: E731
         cells = _seed_cells(cfg, settings, run.path, cfg.compare.target_acc, name)
-        run.manifest["jobs"] = min(jobs, len(cells))
-        run.manifest["launcher"] = launcher
-        executor = make_launcher(jobs, launcher, run.path / "submitit", cfg.launcher)
+        executor = _executor(run, len(cells), jobs, launcher, cfg.launcher)
         baselines = _baselines(cfg)
         run.write_json("summary.json", _summary("batchsize-sweep", [], False, baselines=baselines))
         rows, _ = _run_cells(run, cells, executor, on_epoch, "batchsize-sweep")
@@ -485,9 +489,7 @@ def claims(
             new = _seed_cells(cfg, [changes], run.path, cfg.compare.target_acc, lambda c, r=regime: claims_mod.setting_name(r, c))
             cells += new
             regime_of_cell += [regime] * len(new)
-        run.manifest["jobs"] = min(jobs, len(cells))
-        run.manifest["launcher"] = launcher
-        executor = make_launcher(jobs, launcher, run.path / "submitit", next(iter(regimes.values())).launcher)  # --set applies to every regime
+        executor = _executor(run, len(cells), jobs, launcher, next(iter(regimes.values())).launcher)  # --set applies to every regime
         baselines = {name: _baselines(cfg) for name, cfg in regimes.items()}
         run.write_json("summary.json", _summary("claims", [], False, baselines=baselines))
         rows, _ = _run_cells(run, cells, executor, on_epoch, "claims")
@@ -549,9 +551,7 @@ def sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback
             new = _seed_cells(cfg, [changes], run.path, cfg.compare.target_acc, lambda c: grid_mod.cell_name(c))
             cells += new
             setting_of_cell += [k] * len(new)
-        run.manifest["jobs"] = min(jobs, len(cells))
-        run.manifest["launcher"] = launcher
-        executor = make_launcher(jobs, launcher, run.path / "submitit", cfg.launcher)
+        executor = _executor(run, len(cells), jobs, launcher, cfg.launcher)
         baselines = _baselines(cfg) if not any(k.startswith("data__") for k in settings[0]) else None
         run.write_json("summary.json", _summary("sweep", [], False, grid=cfg.sweep.grid))
         rows, _ = _run_cells(run, cells, executor, on_epoch, "sweep")

@@ -29,7 +29,7 @@ from scipy.stats import spearmanr
 from torch import nn
 from torch.nn import functional as F
 
-from lnbench.norms import BatchNorm1d, batch_statistics
+from lnbench.norms import batch_statistics
 
 QUARTILES = 4
 SATURATION = 0.99  # |tanh| above this: a saturated unit (derivative 1 - 0.99^2 < 0.02)
@@ -69,12 +69,12 @@ def probe_members(model: nn.Module, X: torch.Tensor, y: torch.Tensor, scale: tor
         (the last three None for the Transformer).
     """
     from lnbench.models import SimpleRNN
-    from lnbench.training import _cross_entropy, _forward, _is_ensemble
+    from lnbench.training import _cross_entropy, _forward, _has_batch_norm, _is_ensemble
 
     S, N, T = X.shape[0], X.shape[1], X.shape[2]
     model.eval()
     rnn = isinstance(model, SimpleRNN)
-    has_bn = any(isinstance(m, BatchNorm1d) for m in model.modules())
+    has_bn = _has_batch_norm(model)
     step = batch_size if (batch_size and has_bn) else N
     context = batch_statistics(model) if batch_size and has_bn else nullcontext()
     ensemble = _is_ensemble(model)

@@ -96,25 +96,6 @@ def _cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def evaluate_members(model: nn.Module, X: torch.Tensor, y: torch.Tensor):
-    """Eval mode on ``X (S, N, T, I)``, ``y (S, N)``: per member the loss (nats), accuracy,
-    per-timestep mean hidden-state L2 norm ``(T,)`` and per-example correctness (0/1, N values).
-    BatchNorm uses its running statistics and updates nothing."""
-    model.eval()
-    logits, hidden = _forward(model, X, return_hidden=True)  # (S, N, C), (S, N, T, H)
-    loss = _cross_entropy(logits, y).tolist()
-    correct = (logits.argmax(dim=-1) == y).to(torch.int64)  # (S, N)
-    acc = [c / y.shape[1] for c in correct.sum(dim=1).tolist()]  # exact: 187 / 200, not float32
-    return loss, acc, hidden.norm(dim=-1).mean(dim=1).tolist(), correct.tolist()
-
-
-def evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> tuple[float, float, list[float], list[int]]:
-    """Eval-mode loss (nats), accuracy (fraction), per-timestep mean hidden-state L2 norm (T,)
-    and per-example correctness (N values, 0/1) of one plain model on ``X (N, T, I)``."""
-    return tuple(v[0] for v in evaluate_members(model, X.unsqueeze(0), y.unsqueeze(0)))  # type: ignore[return-value]
-
-
-@torch.no_grad()
 def correct_with_batch_stats(model: nn.Module, X: torch.Tensor, y: torch.Tensor, batch_size: int) -> list[list[int]]:
     """Per member, per-example correctness (0/1) with every BatchNorm normalizing by the
     statistics of its test mini-batch of ``batch_size``; running statistics untouched.

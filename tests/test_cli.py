@@ -433,3 +433,20 @@ def test_the_forkserver_ignores_sigint_only_inside_a_forkserver():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "False"  # a plain process keeps Ctrl-C
     assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+
+
+def test_resume_reruns_a_cell_whose_runs_were_made_under_another_config(tmp_path):
+    """A child whose config_hash does not match the resolved child config is not kept."""
+    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path), "--set", "seeds=[0,1]", "--set", "compare.norms=[none,layer]",
+                                 "--set", "compare.families=[rnn]", "--set", "train.epochs=1", "--jobs", "1", *TINY])
+    assert result.exit_code == 0
+    run = _only_run(tmp_path)
+    manifest_path = run / "rnn_layer_seed1" / "run.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["config_hash"] = "0" * 16
+    manifest_path.write_text(json.dumps(manifest))
+    again = runner.invoke(app, ["compare", str(run / "config.yaml"), "--resume", str(run), "--jobs", "1"])
+    assert again.exit_code == 0, again.output
+    assert json.loads((run / "run.json").read_text())["resumed"][0]["cells_kept"] == 1  # rnn_none kept, rnn_layer rerun
+    assert (run / "rnn_layer_seed1.attempt1").exists() and (run / "rnn_layer_seed0.attempt1").exists()
+    assert json.loads((run / "rnn_layer_seed1" / "run.json").read_text())["config_hash"] != "0" * 16

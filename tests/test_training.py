@@ -69,14 +69,15 @@ def test_learns_the_task():
 
 def test_evaluate_runs_in_eval_mode_and_leaves_batchnorm_alone():
     """The recorded test accuracy is the eval-mode one (running statistics), and probing the
-    test set does not move the running statistics."""
-    from lnbench.training import evaluate
+    test set (lnbench.probes.probe_members, what training calls) does not move the running statistics."""
+    from lnbench.probes import probe_members
 
     model = _model("batch")
     hist = train_model(model, DATA, TrainConfig(epochs=2, batch_size=16), seed=0)
     buffers = [b.clone() for b in model.buffers()]
-    model.train()  # evaluate must switch to eval itself
-    loss, acc, _, correct = evaluate(model, DATA.X_test, DATA.y_test)
+    model.train()  # the probes must switch to eval themselves
+    (p,) = probe_members(model, DATA.X_test.unsqueeze(0), DATA.y_test.unsqueeze(0), DATA.s_test.unsqueeze(0))
+    acc, correct = p["acc"], p["correct"]
     assert all(torch.equal(a, b) for a, b in zip(buffers, model.buffers()))
     model.eval()
     expected = (model(DATA.X_test).argmax(-1) == DATA.y_test).tolist()
