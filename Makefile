@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev]'
-	$(PY) -m lnbench.kernels  # build the C++ LayerNorm kernel once (~30 s); lnbench falls back without it
+	$(PY) -m lnbench.nn.kernels  # build the C++ LayerNorm kernel once (~30 s); lnbench falls back without it
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a plain checkout too
-from lnbench.numpy_layernorm import layernorm_backward, layernorm_forward  # noqa: E402
+from lnbench.nn.numpy_layernorm import layernorm_backward, layernorm_forward  # noqa: E402
 
 SHAPES = [(8192, 1024), (1280, 64)]  # (N, D)
 EPS = 1e-5

@@ -1,12 +1,12 @@
 """Training speed as ratios measured in one run: seeds per cell, worker processes, LayerNorm forms.
 
 1. Seeds per cell: one epoch of the default RNN (T = 20, H = 64, B = 64, 1000 sequences) trained
-   by :func:`lnbench.training.train_members` as an ensemble of 1, 5 and 10 members, for each norm.
+   by :func:`lnbench.training.loop.train_members` as an ensemble of 1, 5 and 10 members, for each norm.
    Reported as time / time of 1 member (5 sequential seeds would be 5.0).
 2. Workers: a small ``compare`` (2 families x 3 norms x 2 seeds, 10 epochs) with ``jobs=1`` and
    ``jobs=2``; wall time including the workers' start-up.
 3. LayerNorm: one Adam step of the default RNN with lnbench's ``LayerNorm`` (the C++ kernel of
-   ``lnbench.kernels``, and the Python autograd Function ``NormalizeAffine``; both the hand-written
+   ``lnbench.nn.kernels``, and the Python autograd Function ``NormalizeAffine``; both the hand-written
    x-hat backward), with ``torch.nn.LayerNorm``, and with the same formula left to autograd
    (unfused, ~8 graph nodes per call). Reported as time / ``torch.nn.LayerNorm``.
 
@@ -33,10 +33,10 @@ from torch.utils import benchmark
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a plain checkout too
 from lnbench import experiments  # noqa: E402
 from lnbench.config import ModelConfig, TrainConfig, load_config  # noqa: E402
-from lnbench.data import make_trend_data  # noqa: E402
-from lnbench.models import SimpleRNN, build_model  # noqa: E402
-from lnbench.norms import LayerNorm  # noqa: E402
-from lnbench.training import train_members  # noqa: E402
+from lnbench.training.data import make_trend_data  # noqa: E402
+from lnbench.nn.models import SimpleRNN, build_model  # noqa: E402
+from lnbench.nn.norms import LayerNorm  # noqa: E402
+from lnbench.training.loop import train_members  # noqa: E402
 
 
 class UnfusedLayerNorm(nn.Module):

@@ -8,7 +8,7 @@ import sys
 
 def main() -> None:
     try:
-        from lnbench.cli import app
+        from lnbench.cli.app import app
     except KeyboardInterrupt:
         sys.stderr.write("lnbench: interrupted: stopped by Ctrl-C while starting; nothing was written\n")
         raise SystemExit(130) from None

@@ -1,7 +1,7 @@
 """The names of model families and norm kinds, and how tables and figures show them.
 
 Pure data, no torch: the config schema and the command line read it without importing the
-models (``lnbench --help`` answers at once). :data:`lnbench.norms.NORMS` adds each kind's layer.
+models (``lnbench --help`` answers at once). :data:`lnbench.nn.norms.NORMS` adds each kind's layer.
 """
 
 from __future__ import annotations
@@ -33,3 +33,8 @@ def norm_label(kind: str) -> str:
 def norm_color(kind: str) -> str | None:
     """The plot colour of a norm kind (None for an unknown kind)."""
     return NORM_NAMES[kind][1] if kind in NORM_NAMES else None
+
+
+def plural(n: int, word: str) -> str:
+    """``"1 run"``, ``"2 runs"``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"

@@ -6,12 +6,12 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from lnbench.baselines import baseline_accuracies
-from lnbench.claims import CLAIMS, Claim, Condition, evaluate_claims, select_claims
-from lnbench.cli import app
+from lnbench.training.baselines import baseline_accuracies
+from lnbench.analysis.claims import CLAIMS, Claim, Condition, evaluate_claims, select_claims
+from lnbench.cli.app import app
 from lnbench.config import ConfigError, RunConfig
-from lnbench.data import TrendData, make_trend_data
-from lnbench.schema import SummaryRow
+from lnbench.training.data import TrendData, make_trend_data
+from lnbench.records.schema import SummaryRow
 
 runner = CliRunner()
 REGIMES = {"r": RunConfig()}
@@ -169,8 +169,8 @@ def test_an_accuracy_claim_whose_reference_is_at_chance_is_inconclusive():
 
 
 def test_the_baseline_verdict_says_when_the_target_needs_no_memory():
-    from lnbench.baselines import summarize_baselines
-    from lnbench.verdicts import baseline_verdicts
+    from lnbench.training.baselines import summarize_baselines
+    from lnbench.analysis.verdicts import baseline_verdicts
 
     shortcut = summarize_baselines([{"chance": 0.5, "last_timestep": 0.92, "whole_sequence": 1.0}, {"chance": 0.5, "last_timestep": 0.88, "whole_sequence": 1.0}], [0, 1], 200)
     (line,) = baseline_verdicts(shortcut, 0.9)
@@ -196,7 +196,7 @@ def test_progress_counts_every_run_of_every_regime(tmp_path):
     from pathlib import Path
 
     from lnbench import experiments
-    from lnbench.claims import load_regimes
+    from lnbench.analysis.claims import load_regimes
 
     selected = select_claims(["rnn_faster_default", "rnn_faster_unstable"])
     tiny = ["seeds=[0,1]", "train.epochs=2", "data.n_train=64", "data.n_test=16", "data.seq_len=3", "model.hidden_size=4"]

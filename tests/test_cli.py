@@ -9,7 +9,7 @@ import torch
 from typer.testing import CliRunner
 
 from lnbench import experiments
-from lnbench.cli import app
+from lnbench.cli.app import app
 from lnbench.config import RunConfig
 
 runner = CliRunner()
@@ -86,7 +86,7 @@ def test_batchsize_sweep_trains_batchnorm_at_batch_size_1(tmp_path):
 
 
 def test_a_diverged_child_does_not_stop_the_comparison(tmp_path, monkeypatch):
-    build = experiments.build_model
+    from lnbench.nn.models import build_model as build
 
     def poisoned(cfg, *a, **k):
         model = build(cfg, *a, **k)
@@ -95,7 +95,7 @@ def test_a_diverged_child_does_not_stop_the_comparison(tmp_path, monkeypatch):
                 model.head.bias.fill_(float("nan"))
         return model
 
-    monkeypatch.setattr(experiments, "build_model", poisoned)
+    monkeypatch.setattr("lnbench.experiments.driver.build_model", poisoned)
     args = ["compare", "--runs-dir", str(tmp_path), "--set", "train.epochs=2", "--set", "compare.families=[rnn]", "--set", "seeds=[0]", "--jobs", "1"]
     result = runner.invoke(app, args + TINY)  # --jobs 1: the patched builder lives in this process
     assert result.exit_code == 0, result.output
@@ -140,7 +140,7 @@ def test_unusable_runs_dir_exits_2_and_creates_nothing(tmp_path):
 
 def test_train_run_interrupted_mid_training_says_so(tmp_path, monkeypatch):
     """Ctrl-C after the first epoch: exit 130, one line naming the folder, metrics kept."""
-    import lnbench.training as training
+    import lnbench.training.loop as training
 
     real = training.probe_members
     calls = {"n": 0}
@@ -193,7 +193,7 @@ def test_gradcheck_passes_and_writes_json(tmp_path):
 
 
 def test_gradcheck_exits_1_and_names_the_failing_check(tmp_path, monkeypatch):
-    import lnbench.numpy_layernorm as nl
+    import lnbench.nn.numpy_layernorm as nl
 
     real = nl.layernorm_backward
 
@@ -202,7 +202,7 @@ def test_gradcheck_exits_1_and_names_the_failing_check(tmp_path, monkeypatch):
         return dx * 1.001, dgamma, dbeta
 
     monkeypatch.setattr(nl, "layernorm_backward", broken)
-    import lnbench.gradcheck as gc
+    import lnbench.nn.gradcheck as gc
 
     monkeypatch.setattr(gc, "layernorm_backward", broken, raising=False)
     result = runner.invoke(app, ["gradcheck", "--runs-dir", str(tmp_path)])
@@ -260,7 +260,7 @@ def test_ctrl_c_while_importing_is_one_line_and_exit_130():
         "import builtins\n"
         "real = builtins.__import__\n"
         "def imp(name, *a, **k):\n"
-        "    if name == 'lnbench.cli':\n"
+        "    if name == 'lnbench.cli.app':\n"
         "        raise KeyboardInterrupt\n"
         "    return real(name, *a, **k)\n"
         "builtins.__import__ = imp\n"
@@ -290,7 +290,7 @@ def test_a_config_too_big_for_memory_is_refused_before_any_folder(tmp_path):
 
 
 def test_memory_estimate_grows_with_the_data_and_the_seeds():
-    from lnbench.checks import memory_needed
+    from lnbench.config.checks import memory_needed
 
     small, big = RunConfig(), RunConfig().with_changes(data__n_train=10_000)
     assert memory_needed(big) > 5 * memory_needed(small)
@@ -334,7 +334,7 @@ def test_the_command_line_starts_without_torch_scipy_or_matplotlib():
     import subprocess
     import sys
 
-    code = "import sys, lnbench.cli; print(sorted(m for m in ('torch', 'scipy', 'matplotlib', 'sklearn') if m in sys.modules))"
+    code = "import sys, lnbench.cli.app; print(sorted(m for m in ('torch', 'scipy', 'matplotlib', 'sklearn') if m in sys.modules))"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "[]", r.stdout + r.stderr
 
@@ -429,7 +429,7 @@ def test_the_forkserver_ignores_sigint_only_inside_a_forkserver():
     import subprocess
     import sys
 
-    code = "import signal, lnbench._forkserver_quiet; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
+    code = "import signal, lnbench.launchers._forkserver_quiet; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "False"  # a plain process keeps Ctrl-C
     assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from lnbench.data import make_trend_data
+from lnbench.training.data import make_trend_data
 
 
 def test_default_shapes_and_dtypes():

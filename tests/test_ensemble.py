@@ -4,9 +4,9 @@ import pytest
 import torch
 
 from lnbench.config import ModelConfig, TrainConfig
-from lnbench.data import make_trend_data
-from lnbench.models import SimpleRNN, build_model
-from lnbench.training import train_members, train_model
+from lnbench.training.data import make_trend_data
+from lnbench.nn.models import SimpleRNN, build_model
+from lnbench.training.loop import train_members, train_model
 
 SEEDS = [0, 1, 2]
 CFG = TrainConfig(epochs=3, batch_size=16, lr=3e-3, grad_clip=0.5)

@@ -12,7 +12,7 @@ import pytest
 
 from lnbench import experiments
 from lnbench.config import load_config
-from lnbench.executors import Failed, PoolExecutor, SerialExecutor
+from lnbench.launchers.executors import Failed, PoolExecutor, SerialExecutor
 
 TINY = ["train.batch_size=16", "data.n_train=32", "data.n_test=16", "data.seq_len=5", "data.features=8", "model.hidden_size=8", "train.epochs=2"]
 
@@ -98,7 +98,7 @@ def test_the_submitit_launcher_gives_the_results_of_a_local_run(tmp_path):
 
 def test_a_failing_submitit_job_is_a_failed_outcome_and_the_others_go_on(tmp_path):
     pytest.importorskip("submitit")
-    from lnbench.executors import Failed, SubmititExecutor
+    from lnbench.launchers.executors import Failed, SubmititExecutor
 
     ex = SubmititExecutor(tmp_path / "s", "local", {"timeout_min": 5}, poll_seconds=0.2)
     done = []

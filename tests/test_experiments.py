@@ -4,7 +4,7 @@ import json
 
 from lnbench import experiments
 from lnbench.config import load_config
-from lnbench.schema import read_metrics
+from lnbench.records.schema import read_metrics
 
 TINY = ["train.batch_size=16", "data.n_train=32", "data.n_test=16", "data.seq_len=5", "data.features=8", "model.hidden_size=8", "train.epochs=2"]
 COMPARISON_KEYS = {"family", "norm_a", "norm_b", "metric", "mean_diff", "ci95", "p_value", "p_adjusted", "test", "n_seeds", "significant", "condition_a", "condition_b"}

@@ -1,4 +1,4 @@
-"""lnbench.gradcheck.run_checks: passes on the real code, fails on deliberately broken code."""
+"""lnbench.nn.gradcheck.run_checks: passes on the real code, fails on deliberately broken code."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from lnbench import gradcheck as suite
-from lnbench import norms, numpy_layernorm
-from lnbench.gradcheck import Check, run_checks
+from lnbench.nn import gradcheck as suite
+from lnbench.nn import norms
+from lnbench.nn import numpy_layernorm
+from lnbench.nn.gradcheck import Check, run_checks
 
 GROUPS = {"finite-diff", "vs-torch", "autograd", "edge-cases"}
 

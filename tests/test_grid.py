@@ -5,10 +5,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from lnbench import grid
-from lnbench.cli import app
+from lnbench.analysis import grid
+from lnbench.cli.app import app
 from lnbench.config import ConfigError, RunConfig
-from lnbench.schema import SummaryRow
+from lnbench.records.schema import SummaryRow
 
 runner = CliRunner()
 TINY = ["--set", "seeds=[0,1,2]", "--set", "train.epochs=2", "--set", "data.n_train=32", "--set", "data.n_test=16",

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 from typer.testing import CliRunner
 
-from lnbench.cli import app
+from lnbench.cli.app import app
 
 runner = CliRunner()
 TINY = ["--set", "seeds=[0,1]", "--set", "train.epochs=2", "--set", "train.batch_size=16", "--set", "data.n_train=32",

@@ -5,8 +5,8 @@ import json
 import torch
 from typer.testing import CliRunner
 
-from lnbench import invariance as inv
-from lnbench.cli import app
+from lnbench.nn import invariance as inv
+from lnbench.cli.app import app
 
 runner = CliRunner()
 

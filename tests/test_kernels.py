@@ -6,14 +6,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lnbench.kernels import layernorm_kernel
-from lnbench.norms import LayerNorm
+from lnbench.nn.kernels import layernorm_kernel
+from lnbench.nn.norms import LayerNorm
 
 pytestmark = pytest.mark.skipif(os.environ.get("LNBENCH_KERNELS") == "0", reason="LNBENCH_KERNELS=0")
 
 
 def test_the_kernel_is_built():
-    assert layernorm_kernel() is not None, "make setup builds it (python -m lnbench.kernels)"
+    assert layernorm_kernel() is not None, "make setup builds it (python -m lnbench.nn.kernels)"
 
 
 @pytest.mark.parametrize("shape", [(8, 16), (4, 5, 16), (1, 16), (0, 16)])

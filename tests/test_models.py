@@ -5,8 +5,8 @@ import torch
 from torch.nn import functional as F
 
 from lnbench.config import ModelConfig
-from lnbench.models import RNNCellWithNorm, SimpleRNN, TransformerBlock, TransformerClassifier, build_model
-from lnbench.norms import BatchNorm1d
+from lnbench.nn.models import RNNCellWithNorm, SimpleRNN, TransformerBlock, TransformerClassifier, build_model
+from lnbench.nn.norms import BatchNorm1d
 
 
 def test_rnn_cell_is_tanh_of_layer_normalized_summed_inputs():

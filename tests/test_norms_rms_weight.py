@@ -5,11 +5,11 @@ import torch
 from torch import nn
 
 from lnbench.config import ModelConfig, TrainConfig
-from lnbench.data import make_trend_data
-from lnbench.models import SimpleRNN, TransformerClassifier, build_model
-from lnbench.rmsnorm import RMSNorm
-from lnbench.training import train_members, train_model
-from lnbench.weightnorm import WeightNormLinear
+from lnbench.training.data import make_trend_data
+from lnbench.nn.models import SimpleRNN, TransformerClassifier, build_model
+from lnbench.nn.rmsnorm import RMSNorm
+from lnbench.training.loop import train_members, train_model
+from lnbench.nn.weightnorm import WeightNormLinear
 
 
 def test_rmsnorm_matches_torch_forward_and_backward_float64():
@@ -125,7 +125,7 @@ def test_rms_and_weight_norm_compare_and_sweep_like_the_others(tmp_path):
 
     from typer.testing import CliRunner
 
-    from lnbench.cli import app
+    from lnbench.cli.app import app
 
     tiny = ["--set", "seeds=[0,1]", "--set", "train.epochs=1", "--set", "data.n_train=32", "--set", "data.n_test=16",
             "--set", "data.seq_len=4", "--set", "data.features=8", "--set", "model.hidden_size=8", "--set", "train.batch_size=16"]

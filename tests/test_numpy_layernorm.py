@@ -1,4 +1,4 @@
-"""lnbench.numpy_layernorm against hand computations and PyTorch (F.layer_norm + autograd)."""
+"""lnbench.nn.numpy_layernorm against hand computations and PyTorch (F.layer_norm + autograd)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lnbench.numpy_layernorm import (
+from lnbench.nn.numpy_layernorm import (
     GradientError,
     gradcheck,
     layer_norm_numpy,

@@ -5,8 +5,8 @@ import json
 import matplotlib
 import numpy as np
 
-from lnbench import plots
-from lnbench.schema import Metrics, read_metrics
+from lnbench.report import figures as plots
+from lnbench.records.schema import Metrics, read_metrics
 
 
 def _metrics(seed, acc, hidden, norm="layer", init=(1.0, 1.0, 1.0), status="completed", diverged_at=None):
@@ -152,8 +152,8 @@ def test_test_accuracy_shows_a_low_target_and_low_curves():
 
 
 def test_one_epoch_is_singular_in_the_verdicts():
-    from lnbench import verdicts
-    from lnbench.schema import summary_row
+    from lnbench.analysis import verdicts
+    from lnbench.records.schema import summary_row
 
     m = _metrics(0, [0.6], [[1, 1, 1]])
     lines = verdicts.compare_verdicts([summary_row(m, 0.9)], [], 1, 0.9)

@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from lnbench.models import SimpleRNN, TransformerClassifier, sinusoidal_positions
-from lnbench.probes import probe_members, scale_quartiles
+from lnbench.nn.models import SimpleRNN, TransformerClassifier, sinusoidal_positions
+from lnbench.training.probes import probe_members, scale_quartiles
 
 
 def _scaled_inputs(n=40, T=5, H=6, seed=0):

@@ -6,8 +6,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from lnbench.models import SimpleRNN
-from lnbench.norms import RecurrentBatchNorm1d, batch_statistics
+from lnbench.nn.models import SimpleRNN
+from lnbench.nn.norms import RecurrentBatchNorm1d, batch_statistics
 
 T, B, H = 3, 4, 5
 
@@ -84,7 +84,7 @@ def test_bad_arguments():
 
 def test_rnn_per_timestep_gets_seq_len_from_build_model():
     from lnbench.config import ModelConfig
-    from lnbench.models import build_model
+    from lnbench.nn.models import build_model
 
     model = build_model(ModelConfig(norm="batch", hidden_size=H, batch_norm_stats="per_timestep"), H, 7)
     assert model.cell.norm.running_mean.shape == (7, H) and model.cell.norm.stats == "per_timestep"

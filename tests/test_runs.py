@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from lnbench.runs import Run, create_run_dir, write_json_atomic
+from lnbench.records.runs import Run, create_run_dir, write_json_atomic
 
 
 def test_run_dirs_in_the_same_second_are_distinct(tmp_path):
@@ -53,7 +53,7 @@ def test_readme_lists_every_status_a_run_can_have():
     """Issue 10 (17): the statuses run.json and metrics.json can hold, as README documents them."""
     from pathlib import Path
 
-    from lnbench.runs import STATUSES
+    from lnbench.records.runs import STATUSES
 
     readme = Path(__file__).resolve().parents[1].joinpath("README.md").read_text()
     (status_row,) = [line for line in readme.splitlines() if line.startswith("| `status` |")]

@@ -1,4 +1,4 @@
-"""lnbench.stats on hand-made inputs with known answers, plus seeded null / power simulations."""
+"""lnbench.analysis.stats on hand-made inputs with known answers, plus seeded null / power simulations."""
 
 import math
 import warnings
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm, t as t_dist, ttest_ind
 
-from lnbench.stats import (ALPHA, PairedResult, accuracy_interval, describe_first_epochs, holm,
+from lnbench.analysis.stats import (ALPHA, PairedResult, accuracy_interval, describe_first_epochs, holm,
                            mcnemar_exact, paired_over_seeds, summarize_first_epochs, wilson_interval)
 
 # ---------------------------------------------------------------- Wilson

@@ -6,9 +6,9 @@ import torch
 from torch.nn import functional as F
 
 from lnbench.config import ModelConfig, TrainConfig
-from lnbench.data import make_trend_data
-from lnbench.models import build_model
-from lnbench.training import layer_names, train_model
+from lnbench.training.data import make_trend_data
+from lnbench.nn.models import build_model
+from lnbench.training.loop import layer_names, train_model
 
 DATA = make_trend_data(n_train=64, n_test=32, seq_len=6, features=8, seed=0)
 
@@ -69,8 +69,8 @@ def test_learns_the_task():
 
 def test_evaluate_runs_in_eval_mode_and_leaves_batchnorm_alone():
     """The recorded test accuracy is the eval-mode one (running statistics), and probing the
-    test set (lnbench.probes.probe_members, what training calls) does not move the running statistics."""
-    from lnbench.probes import probe_members
+    test set (lnbench.training.probes.probe_members, what training calls) does not move the running statistics."""
+    from lnbench.training.probes import probe_members
 
     model = _model("batch")
     hist = train_model(model, DATA, TrainConfig(epochs=2, batch_size=16), seed=0)
@@ -136,7 +136,7 @@ def test_a_finite_loss_far_above_chance_is_divergence():
 def test_batchnorm_initial_hidden_norm_uses_batch_statistics():
     """At initialisation eval-mode BatchNorm (running stats 0 and 1) is the identity; the probe
     must instead show the network as it trains, and must not move the running statistics."""
-    from lnbench.norms import batch_statistics
+    from lnbench.nn.norms import batch_statistics
 
     model = _model("batch")
     with torch.no_grad(), batch_statistics(model):

@@ -4,9 +4,9 @@ pipeline (rows -> paired tests -> Holm -> "differs") in simulation."""
 import numpy as np
 import pytest
 
-from lnbench import verdicts
-from lnbench.report import aggregate_over_seeds
-from lnbench.schema import Metrics, SummaryRow, first_epoch_at, summary_row
+from lnbench.analysis import verdicts
+from lnbench.report.tables import aggregate_over_seeds
+from lnbench.records.schema import Metrics, SummaryRow, first_epoch_at, summary_row
 
 
 def row(norm, seed=0, acc=0.9, loss=0.3, first=3, status="completed", family="rnn", bs=64, correct=None, acc_bs=None, correct_bs=None):

@@ -5,7 +5,7 @@ same average hidden-state size whether or not that size follows the input's scal
 probes show it (Ba et al. 2016 motivate LayerNorm by exactly this invariance, section 5):
 
 - ``hidden_norm_by_scale``: the mean L2 norm of h_t per timestep, separately for each quartile
-  of the samples' input scale s (:attr:`lnbench.data.TrendData.s_test`), ``(4, T)``.
+  of the samples' input scale s (:attr:`lnbench.training.data.TrendData.s_test`), ``(4, T)``.
 - ``scale_spearman``: the Spearman rank correlation between ‖h_T‖ and s over the probe set
   (``scipy.stats.spearmanr``). Near 1: the last hidden state's size follows the input's
   scale; near 0: it does not. None when it is undefined (‖h_T‖ or s constant).
@@ -29,7 +29,9 @@ from scipy.stats import spearmanr
 from torch import nn
 from torch.nn import functional as F
 
-from lnbench.norms import batch_statistics
+from lnbench.nn.models import SimpleRNN
+from lnbench.nn.norms import batch_statistics
+from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, is_ensemble
 
 QUARTILES = 4
 SATURATION = 0.99  # |tanh| above this: a saturated unit (derivative 1 - 0.99^2 < 0.02)
@@ -68,16 +70,13 @@ def probe_members(model: nn.Module, X: torch.Tensor, y: torch.Tensor, scale: tor
         ``scale_spearman``, ``saturation``, ``saturation_by_scale`` (4), ``grad_ratio``
         (the last three None for the Transformer).
     """
-    from lnbench.models import SimpleRNN
-    from lnbench.training import _cross_entropy, _forward, _has_batch_norm, _is_ensemble
-
     S, N, T = X.shape[0], X.shape[1], X.shape[2]
     model.eval()
     rnn = isinstance(model, SimpleRNN)
-    has_bn = _has_batch_norm(model)
+    has_bn = has_batch_norm(model)
     step = batch_size if (batch_size and has_bn) else N
     context = batch_statistics(model) if batch_size and has_bn else nullcontext()
-    ensemble = _is_ensemble(model)
+    ensemble = is_ensemble(model)
     norms, saturated, logits_all = [], [], []
     grad_sq = torch.zeros(S, 2)  # per member: sum of squares of dL/dh_1 and dL/dh_T
     with context, torch.enable_grad():
@@ -94,12 +93,12 @@ def probe_members(model: nn.Module, X: torch.Tensor, y: torch.Tensor, scale: tor
                 saturated.append((hidden.abs() > SATURATION).float().mean(dim=(2, 3)))  # (S, b)
             else:
                 with torch.no_grad():
-                    logits, hidden = _forward(model, Xc, return_hidden=True)
+                    logits, hidden = forward(model, Xc, return_hidden=True)
             norms.append(hidden.norm(dim=-1))  # (S, b, T)
             logits_all.append(logits.detach())
     logits = torch.cat(logits_all, dim=1)  # (S, N, C)
     norm = torch.cat(norms, dim=1)  # (S, N, T)
-    loss = _cross_entropy(logits, y).tolist()
+    loss = cross_entropy(logits, y).tolist()
     correct = (logits.argmax(dim=-1) == y).to(torch.int64)  # (S, N)
     quart = scale_quartiles(scale)  # (S, N)
     sat = torch.cat(saturated, dim=1) if saturated else None  # (S, N)

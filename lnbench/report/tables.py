@@ -12,10 +12,10 @@ from statistics import mean, stdev
 
 from rich.table import Table
 
-from lnbench import stats
+from lnbench.analysis import stats
 from lnbench.names import family_label, norm_label
-from lnbench.schema import SummaryRow
-from lnbench.verdicts import METRICS_SHORT, Comparison
+from lnbench.records.schema import SummaryRow
+from lnbench.analysis.verdicts import METRICS_SHORT, Comparison
 
 
 def condition_label(family: str, norm: str, batch_norm_stats: str | None) -> str:
@@ -176,7 +176,7 @@ def regime_baselines_table(baselines: dict[str, Sequence[dict]]) -> Table:
 
 
 def baselines_table(baselines: Sequence[dict]) -> Table:
-    """The baselines of :mod:`lnbench.baselines` (mean ± sd and range over seeds)."""
+    """The baselines of :mod:`lnbench.training.baselines` (mean ± sd and range over seeds)."""
     n = len(baselines[0]["seeds"]) if baselines else 0
     table = Table(title=f"baselines on the same data (over {n} seeds)", title_justify="left", caption_justify="left")
     for col in ("baseline", "test acc mean ± sd", "range", "what it is"):
@@ -189,8 +189,8 @@ def baselines_table(baselines: Sequence[dict]) -> Table:
 
 
 def claims_table(claims: Sequence[dict], title: str = "lnbench claims") -> Table:
-    """The claims of ``summary.json`` (:class:`lnbench.claims.ClaimResult` dicts) with their verdicts."""
-    from lnbench import claims as claims_mod
+    """The claims of ``summary.json`` (:class:`lnbench.analysis.claims.ClaimResult` dicts) with their verdicts."""
+    from lnbench.analysis import claims as claims_mod
 
     table = Table(title=title, title_justify="left", caption_justify="left")
     for col in ("model", "claim", "regime", "metric", "a - b [95% CI]", "seeds", "Holm p", "verdict"):
@@ -213,7 +213,7 @@ def claims_table(claims: Sequence[dict], title: str = "lnbench claims") -> Table
 
 def invariance_table(cells: Sequence[dict], draws: int) -> Table:
     """``invariance.json``'s cells as the paper's Table 1: measured verdict and largest change."""
-    from lnbench import invariance as inv
+    from lnbench.nn import invariance as inv
 
     table = Table(title=f"lnbench invariance: Ba et al. 2016, Table 1, measured (float64, eps {inv.EPS:g}, {draws} draws per cell)", title_justify="left", caption_justify="left")
     table.add_column("method")

@@ -22,10 +22,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from lnbench import __version__
-from lnbench.checks import check_keys_apply, check_memory, check_resume, check_seeds, check_sweep
+from lnbench.config.checks import check_keys_apply, check_memory, check_resume, check_seeds, check_sweep
 from lnbench.config import MAX_SEED, ConfigError, RunConfig, load_config
-from lnbench.executors import usable_cores
-from lnbench.names import family_label
+from lnbench.launchers.executors import usable_cores
+from lnbench.names import family_label, plural
 
 app = typer.Typer(
     name="lnbench",
@@ -249,7 +249,7 @@ def _seed_runs(cfg: RunConfig, settings: list[dict], name) -> list[tuple[str, Ru
 
 def _print_rows(title: str, rows, target_acc: float, sweep: bool = False) -> None:
     """The summary rows as a table (the same rows are in summary.json), then any warnings."""
-    from lnbench import report  # imported when a command runs: --help answers at once
+    from lnbench.report import tables as report  # imported when a command runs: --help answers at once
 
     console.print(report.runs_table(title, rows, target_acc, sweep))
     for note in sorted({w for r in rows for w in r.warnings}):
@@ -257,7 +257,7 @@ def _print_rows(title: str, rows, target_acc: float, sweep: bool = False) -> Non
 
 
 def _print_result(result: experiments.ExperimentResult, target_acc: float, sweep: bool = False) -> None:
-    from lnbench import report  # imported when a command runs: --help answers at once
+    from lnbench.report import tables as report  # imported when a command runs: --help answers at once
 
     if result.baselines:
         console.print(report.baselines_table(result.baselines))
@@ -272,7 +272,7 @@ def _print_result(result: experiments.ExperimentResult, target_acc: float, sweep
 
 def _print_significant(result) -> None:
     """The significant paired comparisons of a sweep (all of them are in summary.json)."""
-    from lnbench import report
+    from lnbench.report import tables as report
 
     significant = [c for c in result.comparisons if c.significant]
     if significant:
@@ -333,7 +333,7 @@ def compare(
     with _progress(total) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
         result = experiments.compare(cfg, runs_dir, on_epoch, jobs, resume, launcher)
-    _print_rows(f"lnbench compare: {cfg.name} ({experiments.plural(cfg.train.epochs, 'epoch')})", result.rows, spec.target_acc)
+    _print_rows(f"lnbench compare: {cfg.name} ({plural(cfg.train.epochs, 'epoch')})", result.rows, spec.target_acc)
     _print_result(result, spec.target_acc)
 
 
@@ -355,7 +355,7 @@ def batchsize_sweep(
         resume is not None and check_resume(resume, c.to_yaml(), "batchsize-sweep"),
     ))
     if print_config or dry_run:
-        from lnbench import grid as grid_mod
+        from lnbench.analysis import grid as grid_mod
 
         settings = grid_mod.check_grid(cfg.with_changes(sweep__grid=grid_mod.batch_size_grid(cfg)))
         _plan(_seed_runs(cfg, settings, lambda c: f"{cfg.sweep.family}_{c['model__norm']}_bs{c['train__batch_size']}"), print_config, dry_run, {"": cfg})
@@ -364,7 +364,7 @@ def batchsize_sweep(
     with _progress(len(spec.norms) * len(spec.batch_sizes) * len(cfg.seed_list) * cfg.train.epochs) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
         result = experiments.batchsize_sweep(cfg, runs_dir, on_epoch, jobs, resume, launcher)
-    title = f"lnbench batchsize-sweep: {spec.family}, {experiments.plural(cfg.train.epochs, 'epoch')}, lr {cfg.train.lr:g}"
+    title = f"lnbench batchsize-sweep: {spec.family}, {plural(cfg.train.epochs, 'epoch')}, lr {cfg.train.lr:g}"
     _print_rows(title, result.rows, cfg.compare.target_acc, sweep=True)
     _print_result(result, cfg.compare.target_acc, sweep=True)
 
@@ -382,7 +382,7 @@ def sweep_cmd(
     launcher: LauncherOption = "local",
 ) -> None:
     """Train every cell of sweep.grid (the product of its values) x seed; tabulate, test each norm vs NoNorm, plot."""
-    from lnbench import grid as grid_mod
+    from lnbench.analysis import grid as grid_mod
 
     cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (
         check_seeds(c), grid_mod.check_grid(c), check_memory(c, len(c.seed_list)),
@@ -395,7 +395,7 @@ def sweep_cmd(
     with _progress(len(settings) * len(cfg.seed_list) * cfg.train.epochs) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
         result = experiments.sweep(cfg, runs_dir, on_epoch, jobs, resume, launcher)
-    from lnbench import report
+    from lnbench.report import tables as report
 
     if result.baselines:
         console.print(report.baselines_table(result.baselines))
@@ -427,8 +427,8 @@ def claims(
     differences over seeds (Holm-corrected over the directional claims). --set and --seed apply
     to every preset.
     """
-    from lnbench import report
-    from lnbench import claims as claims_mod
+    from lnbench.report import tables as report
+    from lnbench.analysis import claims as claims_mod
 
     if list_:
         try:
@@ -480,7 +480,7 @@ def invariance(
 
     Exit code 0 when every cell agrees with the paper (RMSNorm: Zhang & Sennrich's Table 1), 1 otherwise.
     """
-    from lnbench import report
+    from lnbench.report import tables as report
 
     if json_path is None:
         _check_runs_dir(runs_dir)
@@ -520,7 +520,7 @@ def report_cmd(
         _fail("--out: several run folders need an output file, e.g. --out comparison.html")
     if out is not None and (out.is_dir() or not out.absolute().parent.is_dir()):
         _fail(f"--out {out}: give a file path in an existing folder")
-    from lnbench.html_report import redraw, write_report
+    from lnbench.report.html import redraw, write_report
 
     for d in run_dirs:
         drawn = redraw(d)

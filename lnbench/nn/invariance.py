@@ -16,9 +16,9 @@ single training case re-scaling       one case ``x_n -> delta x_n``
 
 with ``delta`` log-uniform in [0.1, 10] and ``gamma ~ N(0, I)``, several draws per cell.
 
-The methods are lnbench's own layers: :class:`lnbench.norms.BatchNorm1d` (training mode: batch
-statistics), weight normalization (:func:`lnbench.weightnorm.weight_normalize`, g = 1),
-:class:`lnbench.norms.LayerNorm` and :class:`lnbench.rmsnorm.RMSNorm` (a fourth row, from Zhang & Sennrich 2019, Table 1, which the row derived below agrees with).
+The methods are lnbench's own layers: :class:`lnbench.nn.norms.BatchNorm1d` (training mode: batch
+statistics), weight normalization (:func:`lnbench.nn.weightnorm.weight_normalize`, g = 1),
+:class:`lnbench.nn.norms.LayerNorm` and :class:`lnbench.nn.rmsnorm.RMSNorm` (a fourth row, from Zhang & Sennrich 2019, Table 1, which the row derived below agrees with).
 
 **Thresholds.** An exactly invariant method changes its output only through ``eps`` inside the
 square root and through float64 rounding. With ``v`` the variance (or mean square) a method
@@ -49,9 +49,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from lnbench.norms import BatchNorm1d, LayerNorm
-from lnbench.rmsnorm import RMSNorm
-from lnbench.weightnorm import weight_normalize
+from lnbench.nn.norms import BatchNorm1d, LayerNorm
+from lnbench.nn.rmsnorm import RMSNorm
+from lnbench.nn.weightnorm import weight_normalize
 
 EPS = 1e-10  # the layers' eps here: small, so the table shows the math (see "Thresholds")
 TRANSFORMATIONS = (

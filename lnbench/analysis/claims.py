@@ -4,7 +4,7 @@ A claim compares two conditions (a norm, and optionally a batch size) of one mod
 *regime*: a preset config in ``configs/claims/<regime>.yaml`` (an ordinary lnbench config: data,
 model, train, seeds). The runs are paired by seed (same data, initial weights and batch order),
 and the verdict is computed from the paired differences a - b over the seeds
-(:func:`lnbench.stats.paired_over_seeds`), never written in:
+(:func:`lnbench.analysis.stats.paired_over_seeds`), never written in:
 
 - a *directional* claim (``direction="less"``: a below b, e.g. LayerNorm's area under the
   train-loss curve below NoNorm's) is ``held`` when the Holm-adjusted p < 0.05 (Holm over all
@@ -26,11 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from lnbench import stats
-from lnbench.checks import check_keys_apply, check_memory, check_seeds
+from lnbench.analysis import stats
+from lnbench.config.checks import check_keys_apply, check_memory, check_seeds
 from lnbench.config import ConfigError, RunConfig, load_config
 from lnbench.names import family_label, norm_label
-from lnbench.schema import SummaryRow
+from lnbench.records.schema import SummaryRow
 
 VERDICTS = ("held", "not held", "inconclusive")
 BOUNDS = {"final_test_acc": 1.0, "abs_scale_spearman": 1.0}  # |a - b| can be at most this

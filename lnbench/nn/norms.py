@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from lnbench.kernels import layernorm_kernel
+from lnbench.nn.kernels import layernorm_kernel
 from lnbench.names import NORM_KINDS, NORM_NAMES, norm_color, norm_label  # noqa: F401  (re-exported)
-from lnbench.rmsnorm import RMSNorm
+from lnbench.nn.rmsnorm import RMSNorm
 
 _KERNEL_DTYPES = frozenset((torch.float32, torch.float64))
 
@@ -53,7 +53,7 @@ class NormalizeAffine(torch.autograd.Function):
         x_hat = (x - mean) * rstd               y = gamma * x_hat + beta
 
     Backward, the x-hat form shared by LayerNorm (``dims`` = the features) and BatchNorm (the
-    batch axes), the same formula as :func:`lnbench.numpy_layernorm.layernorm_backward`, with
+    batch axes), the same formula as :func:`lnbench.nn.numpy_layernorm.layernorm_backward`, with
     ``g = gamma * grad_y`` and means over ``dims``::
 
         dx     = rstd * (g - mean(g) - x_hat * mean(g * x_hat))
@@ -125,7 +125,7 @@ class LayerNorm(nn.Module):
 
         members: S for an ensemble of S models (input ``(S, B, D)``, gamma ``(S, 1, D)``).
 
-    float32/float64 CPU inputs go through the compiled kernel of :mod:`lnbench.kernels` when it
+    float32/float64 CPU inputs go through the compiled kernel of :mod:`lnbench.nn.kernels` when it
     is built (the same formula and backward, one C++ autograd node); other inputs, or
     ``use_kernel = False``, through :class:`NormalizeAffine`.
 
@@ -175,7 +175,7 @@ class LayerNorm(nn.Module):
             )
         if self.use_kernel and x.dtype in _KERNEL_DTYPES and not x.is_cuda:
             kernel = layernorm_kernel()
-            if kernel is not None:  # the same formula as one C++ autograd node (lnbench.kernels)
+            if kernel is not None:  # the same formula as one C++ autograd node (lnbench.nn.kernels)
                 return kernel.layer_norm(x, self.gamma, self.beta, self.eps)
         return NormalizeAffine.apply(x, self.gamma, self.beta, self.eps, (-1,))[0]  # (*, D)
 
@@ -425,7 +425,7 @@ NORMS: dict[str, NormKind] = {
         "layer": LayerNorm,
         "rms": RMSNorm,
         # weight normalization re-parametrizes the weights that produce the summed inputs (the
-        # models build lnbench.weightnorm layers); where a model places a norm on activations it is the identity
+        # models build lnbench.nn.weightnorm layers); where a model places a norm on activations it is the identity
         "weight": lambda features: nn.Identity(),
     }.items()
 }

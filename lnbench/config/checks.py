@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from lnbench.config import DEFAULT_NUM_SEEDS, FAMILY_KEYS, MAX_SEED, ConfigError, ModelConfig, RunConfig
+from lnbench.config.schema import DEFAULT_NUM_SEEDS, FAMILY_KEYS, MAX_SEED, ConfigError, ModelConfig, RunConfig
 
 
 def check_seeds(cfg: RunConfig) -> None:

@@ -3,7 +3,7 @@
 :func:`run_checks` is a pure function (no printing, no files) returning one :class:`Check` per
 comparison, in four groups:
 
-- ``finite-diff``: the NumPy backward (:mod:`lnbench.numpy_layernorm`) against central finite
+- ``finite-diff``: the NumPy backward (:mod:`lnbench.nn.numpy_layernorm`) against central finite
   differences for dx, dgamma, dbeta, in float64, on the requested shape and on (3, 7) and
   (2, 3, 4, 5). Passes when ``rel_error <= 1e-5``. Finite differences cost 2 forward passes
   per input element, so for a shape with more than 4096 elements only the first
@@ -19,8 +19,8 @@ comparison, in four groups:
   and in float32 it computes y as ``x * rstd - mean * rstd``, so a constant row of 100 gives
   x_hat ~ 1e-3 instead of 0. For float32 and float16 there are also ``<name> vs float64``
   checks against that float64 answer, within 1e-5 and 1e-3.
-- ``autograd``: ``torch.autograd.gradcheck`` in float64 on :class:`lnbench.norms.LayerNorm`
-  and :class:`lnbench.norms.BatchNorm1d` (training mode; running statistics get updated,
+- ``autograd``: ``torch.autograd.gradcheck`` in float64 on :class:`lnbench.nn.norms.LayerNorm`
+  and :class:`lnbench.nn.norms.BatchNorm1d` (training mode; running statistics get updated,
   which does not change the training-mode output), with gamma and beta as inputs too; and
   each module's forward and gradients against ``F.layer_norm`` / ``F.batch_norm``
   (``rel_error <= 1e-10``). Input ``(2, 3, min(D, 16))``: the Jacobian is dense, so cost grows
@@ -31,7 +31,7 @@ comparison, in four groups:
   tolerance (expected values are often exactly 0, where a relative error means nothing).
 
 Relative error everywhere: ``max|a - b| / max(max(|a| + |b|), tiny)``
-(:func:`lnbench.numpy_layernorm.relative_error`). Random inputs have every row standardized
+(:func:`lnbench.nn.numpy_layernorm.relative_error`). Random inputs have every row standardized
 (exact mean and std before rounding), so no row is ill-conditioned whatever the seed.
 """
 
@@ -45,7 +45,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from lnbench.numpy_layernorm import (
+from lnbench.nn.numpy_layernorm import (
     gradcheck,
     layernorm_backward,
     layernorm_forward,
@@ -234,16 +234,16 @@ def torch_checks(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -
 
 
 def autograd_checks(features: int, rng: np.random.Generator) -> list[Check]:
-    """torch.autograd.gradcheck and F.* references for lnbench.norms, float64 (group ``autograd``)."""
+    """torch.autograd.gradcheck and F.* references for lnbench.nn.norms, float64 (group ``autograd``)."""
     import torch
     import torch.nn.functional as F
     from torch.func import functional_call
 
     try:
-        from lnbench.norms import BatchNorm1d, LayerNorm
+        from lnbench.nn.norms import BatchNorm1d, LayerNorm
     except ImportError as exc:  # norms.py is optional for the NumPy checks
-        detail = f"cannot import lnbench.norms: {exc}"
-        return [Check("lnbench.norms", "autograd", 0.0, 0.0, 0.0, False, detail)]
+        detail = f"cannot import lnbench.nn.norms: {exc}"
+        return [Check("lnbench.nn.norms", "autograd", 0.0, 0.0, 0.0, False, detail)]
 
     D = min(features, AUTOGRAD_MAX_FEATURES)
     shape = (2, 3, D)  # (B, T, D)

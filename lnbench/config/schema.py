@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
-from lnbench import yaml12
+from lnbench.config import yaml12
 from lnbench.names import NORM_KINDS
 
 Norm = Literal[NORM_KINDS]  # type: ignore[valid-type]  # the registry in lnbench.names
@@ -60,7 +60,7 @@ def _unique(values: list, key: str) -> list:
 
 
 class DataConfig(_Section):
-    """Arguments of :func:`lnbench.data.make_trend_data`."""
+    """Arguments of :func:`lnbench.training.data.make_trend_data`."""
 
     n_train: int = Field(1000, ge=1)
     n_test: int = Field(200, ge=1)
@@ -87,7 +87,7 @@ class DataConfig(_Section):
 
 
 class ModelConfig(_Section):
-    """Which model to build (:func:`lnbench.models.build_model`)."""
+    """Which model to build (:func:`lnbench.nn.models.build_model`)."""
 
     family: Family = "rnn"
     norm: Norm = "layer"

@@ -12,7 +12,7 @@ direction ``d`` (one per data seed, shared by both classes), class 0 drifts *dow
 The random ``offset`` means no single timestep reveals the class: the model has to compare
 timesteps. With the default ``offset_std = 4`` a linear classifier of the last timestep alone
 scores about 66 % (5 seeds, n_test = 1000), far below the 90 % target, while a linear readout
-of the whole sequence scores 100 % (:mod:`lnbench.baselines`); with the seed's
+of the whole sequence scores 100 % (:mod:`lnbench.training.baselines`); with the seed's
 ``offset_std = 1`` the last timestep alone scored 89 %, a memoryless shortcut past the target. The per-sample scale ``s`` spreads the input magnitudes over a factor of
 ``scale_max / scale_min``, which is where a norm on the summed inputs earns its keep.
 """

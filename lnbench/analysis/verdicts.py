@@ -1,4 +1,4 @@
-"""Comparisons and the sentences built on them, computed from summary rows with :mod:`lnbench.stats`.
+"""Comparisons and the sentences built on them, computed from summary rows with :mod:`lnbench.analysis.stats`.
 
 Within one experiment the runs being compared share the test set, the data, the seed and the
 initial weights, so they are compared *pairwise*:
@@ -9,8 +9,8 @@ initial weights, so they are compared *pairwise*:
 
 Every test of one family of comparisons (all pairs of norms of one model family for one metric
 in ``compare``; all comparisons of one sweep) is corrected with Holm-Bonferroni; a comparison is
-``significant`` when its adjusted p-value is below :data:`lnbench.stats.ALPHA`. A seed on which
-either run diverged is left out of that pair (see :mod:`lnbench.schema`), and the sentence says
+``significant`` when its adjusted p-value is below :data:`lnbench.analysis.stats.ALPHA`. A seed on which
+either run diverged is left out of that pair (see :mod:`lnbench.records.schema`), and the sentence says
 how many seeds diverged. Effects are reported in points (percentage points of accuracy) or nats,
 with their 95% interval.
 """
@@ -21,9 +21,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
-from lnbench import stats
-from lnbench.names import NORM_KINDS, family_label, norm_label
-from lnbench.schema import SummaryRow
+from lnbench.analysis import stats
+from lnbench.names import NORM_KINDS, family_label, norm_label, plural
+from lnbench.records.schema import SummaryRow
 
 METRICS = {
     "final_test_acc": "final test accuracy",
@@ -71,7 +71,7 @@ def paired_test(pairs: Sequence[Pair], metric: str) -> stats.PairedResult | None
 
     ``final_test_acc`` with one pair: exact McNemar on ``test_correct``. ``batch_stats_vs_eval``:
     the same row's ``test_correct_batch_stats`` against its ``test_correct``. Any metric with
-    >= 2 pairs: :func:`lnbench.stats.paired_over_seeds`, accuracies with their resolution
+    >= 2 pairs: :func:`lnbench.analysis.stats.paired_over_seeds`, accuracies with their resolution
     1 / n_test. None when nothing can be tested (no
     pair, or one pair of a metric without per-example results).
     """
@@ -207,10 +207,6 @@ def _effect(c: Comparison) -> str:
     return f"{size}, {c.test}, p = {c.p_value:.2g}, Holm p = {c.p_adjusted:.2g}"
 
 
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def _mean(xs: Sequence[float]) -> float:
     return sum(xs) / len(xs)
 
@@ -329,7 +325,7 @@ def sweep_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Comparison]
 
 
 def baseline_verdicts(baselines: Sequence[dict] | None, target_acc: float) -> list[str]:
-    """One sentence on the baselines (:mod:`lnbench.baselines`): what a memoryless and a linear
+    """One sentence on the baselines (:mod:`lnbench.training.baselines`): what a memoryless and a linear
     readout reach on this data, and whether the target needs memory at all."""
     if not baselines:
         return []

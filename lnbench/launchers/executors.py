@@ -146,7 +146,7 @@ class PoolExecutor:
         ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         if ctx.get_start_method() == "forkserver":
             # Adam imports _dynamo: 1 s; _forkserver_quiet first: no traceback from a Ctrl-C while it imports
-            ctx.set_forkserver_preload(["lnbench._forkserver_quiet", "lnbench.experiments", "torch._dynamo"])
+            ctx.set_forkserver_preload(["lnbench.launchers._forkserver_quiet", "lnbench.experiments", "torch._dynamo"])
         progress_queue = ctx.Queue()
         outcomes: dict[int, Any] = {}
         breaks = dict.fromkeys(range(len(jobs)), 0)

@@ -3,9 +3,9 @@
 Every command of the CLI is a function here that a notebook can call. Each returns an
 :class:`ExperimentResult` (the run folder, the summary rows, the paired comparisons and the
 verdicts) and prints nothing; progress is reported through the optional
-``on_epoch(label, epoch, epochs, acc)`` callback (acc: the epoch's test accuracy, or None). Statistics live in :mod:`lnbench.stats`, sentences
-in :mod:`lnbench.verdicts`, tables and the aggregate in :mod:`lnbench.report`, the JSON bodies
-in :mod:`lnbench.schema`.
+``on_epoch(label, epoch, epochs, acc)`` callback (acc: the epoch's test accuracy, or None). Statistics live in :mod:`lnbench.analysis.stats`, sentences
+in :mod:`lnbench.analysis.verdicts`, tables and the aggregate in :mod:`lnbench.report.tables`, the JSON bodies
+in :mod:`lnbench.records.schema`.
 """
 
 from __future__ import annotations
@@ -20,19 +20,22 @@ from pathlib import Path
 
 import torch
 
-from lnbench import baselines as baselines_mod
-from lnbench import claims as claims_mod
-from lnbench import plots, report, verdicts
-from lnbench.verdicts import plural
-from lnbench.checks import check_sweep
+from lnbench.training import baselines as baselines_mod
+from lnbench.analysis import claims as claims_mod
+from lnbench.report import figures as plots
+from lnbench.report.figures import draw_run_figures
+from lnbench.report import tables as report
+from lnbench.analysis import verdicts
+from lnbench.names import plural
+from lnbench.config.checks import check_sweep
 from lnbench.config import RunConfig
-from lnbench.data import make_trend_data
-from lnbench.executors import Executor, Failed, make_launcher
-from lnbench.models import SimpleRNN, build_model, family_label
-from lnbench.norms import SingleValueWarning
-from lnbench.runs import Run, mark_unfinished, write_json_atomic
-from lnbench.schema import Metrics, SummaryRow, read_metrics, summary_row
-from lnbench.training import train_members
+from lnbench.training.data import make_trend_data
+from lnbench.launchers.executors import Executor, Failed, make_launcher
+from lnbench.nn.models import SimpleRNN, build_model, family_label
+from lnbench.nn.norms import SingleValueWarning
+from lnbench.records.runs import Run, mark_unfinished, write_json_atomic
+from lnbench.records.schema import Metrics, SummaryRow, read_metrics, summary_row
+from lnbench.training.loop import train_members
 
 EpochCallback = Callable[..., None]  # (label, epoch, epochs, acc=None)
 
@@ -189,28 +192,12 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, 
                     on_epoch(label, epochs, epochs)
         if draw_plots:
             for run in runs:
-                draw_comparison(run.path, [run.path], target_acc)
+                draw_run_figures(run.path, [run.path], target_acc)
     return [(summary_row(m, target_acc, run.path.name, run.manifest["wall_seconds"], notes), run.path) for run, m in zip(runs, metrics)]
 
 
-def draw_comparison(path: Path, run_dirs: Sequence[Path], target_acc: float) -> list[str]:
-    """Draw the four figures of a train or compare run folder from its runs' metrics files."""
-    metrics = [read_metrics(d) for d in run_dirs if (d / "metrics.json").exists()]
-    metrics = [m for m in metrics if m.epochs or m.status == "diverged"]
-    if not metrics:
-        return []
-    files = [
-        plots.plot_training_loss(metrics, path / "training_loss.png"),
-        plots.plot_test_accuracy(metrics, path / "test_accuracy.png", target_acc),
-        plots.plot_hidden_norm(metrics, path / "hidden_norm.png"),
-        plots.plot_hidden_norm_mean(metrics, path / "hidden_norm_mean.png"),
-        plots.plot_grad_norm(metrics, path / "grad_norm.png"),
-    ]
-    return [f.name for f in files]
-
-
 def _baselines(cfg: RunConfig) -> list[dict]:
-    """The baselines (:mod:`lnbench.baselines`) of the data of every seed of ``cfg``."""
+    """The baselines (:mod:`lnbench.training.baselines`) of the data of every seed of ``cfg``."""
     cfgs = [cfg.with_changes(seed=seed, seeds=None) for seed in cfg.seed_list]
     return baselines_mod.baselines_for(cfgs, lambda c: make_trend_data(**c.data.model_dump(), seed=c.seed))
 
@@ -328,7 +315,7 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
     aggregate, paired comparisons, verdicts) into one run folder. A diverged child is
     recorded and the comparison goes on. The cells (family x norm, all seeds) run on ``jobs``
     worker processes; the results do not depend on ``jobs``. ``resume``: an earlier compare
-    folder of the same config (:func:`lnbench.checks.check_resume`): the cells whose runs all
+    folder of the same config (:func:`lnbench.config.checks.check_resume`): the cells whose runs all
     finished are kept, the others run again, and the summary is the same as in one go.
     """
     spec = cfg.compare
@@ -339,7 +326,7 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
         baselines = _baselines(cfg)
         run.write_json("summary.json", _summary("compare", [], False, baselines=baselines))
         rows, dirs = _run_cells(run, cells, executor, on_epoch, "compare")
-        figures = draw_comparison(run.path, dirs, spec.target_acc)
+        figures = draw_run_figures(run.path, dirs, spec.target_acc)
         comparisons = verdicts.compare_comparisons(rows)
         sentences = verdicts.baseline_verdicts(baselines, spec.target_acc)
         sentences += verdicts.compare_verdicts(rows, comparisons, cfg.train.epochs, spec.target_acc)
@@ -370,7 +357,7 @@ def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: Epo
     check_sweep(cfg)
     ref = cfg.reference_batch_size
     with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "batchsize-sweep", resume=resume) as run:
-        from lnbench import grid as grid_mod  # the batch-size sweep is a preset grid (configs/sweep_batch_size.yaml)
+        from lnbench.analysis import grid as grid_mod  # the batch-size sweep is a preset grid (configs/sweep_batch_size.yaml)
 
         settings = grid_mod.check_grid(cfg.with_changes(sweep__grid=grid_mod.batch_size_grid(cfg)))
         name = lambda c: f"{spec.family}_{c['model__norm']}_bs{c['train__batch_size']}"  # noqa: E731
@@ -408,7 +395,7 @@ def gradcheck(
     runs_dir: str | Path | None = "runs",
     json_path: str | Path | None = None,
 ) -> tuple[list, Path | None]:
-    """``lnbench gradcheck``: run :func:`lnbench.gradcheck.run_checks` and write the report.
+    """``lnbench gradcheck``: run :func:`lnbench.nn.gradcheck.run_checks` and write the report.
 
     The report (``{"dtype", "shape", "seed", "passed", "checks": [...]}``) goes to
     ``json_path`` if given, otherwise to ``gradcheck.json`` in a new run folder under
@@ -416,13 +403,13 @@ def gradcheck(
     bad arguments leave no folder.
 
     Returns:
-        The list of :class:`lnbench.gradcheck.Check` and the path of the report (or None).
+        The list of :class:`lnbench.nn.gradcheck.Check` and the path of the report (or None).
 
     Raises:
         ValueError: bad ``dtype`` or ``shape`` (the message names which).
         OSError: the report cannot be written.
     """
-    from lnbench.gradcheck import run_checks
+    from lnbench.nn.gradcheck import run_checks
 
     checks = run_checks(dtype=dtype, shape=shape, seed=seed)
     report = {
@@ -437,9 +424,9 @@ def gradcheck(
 
 
 def html_report(path: Path) -> Path | None:
-    """Write ``report.html`` into a finished run folder (:mod:`lnbench.html_report`). A failure
+    """Write ``report.html`` into a finished run folder (:mod:`lnbench.report.html`). A failure
     here is a warning: the results are already on disk, and ``lnbench report`` can retry."""
-    from lnbench.html_report import write_report
+    from lnbench.report.html import write_report
 
     try:
         return write_report([path])
@@ -475,7 +462,7 @@ def claims(
 ) -> ExperimentResult:
     """``lnbench claims``: train what the claims need (each setting of each regime once, all
     seeds) and give each claim a verdict computed from the paired runs
-    (:mod:`lnbench.claims`).
+    (:mod:`lnbench.analysis.claims`).
 
     Writes one run folder: ``config.yaml`` (every regime's resolved config), one child run per
     setting and seed, ``claims.png`` and ``summary.json`` (``claims``: claim, regime, metric,
@@ -513,15 +500,15 @@ def claims(
 
 
 def invariance(seed: int = 0, draws: int = 5, runs_dir: str | Path | None = "runs", json_path: str | Path | None = None, methods: dict | None = None) -> tuple[list, Path | None]:
-    """``lnbench invariance``: measure Ba et al.'s Table 1 (:mod:`lnbench.invariance`) and write
+    """``lnbench invariance``: measure Ba et al.'s Table 1 (:mod:`lnbench.nn.invariance`) and write
     ``invariance.json`` (``{"seed", "draws", "eps", "agrees", "cells": [...]}``) to ``json_path``
     if given, else into a new run folder under ``runs_dir`` (none if ``runs_dir`` is None).
     The run folder's status is ``failed`` when a cell disagrees with the expected table.
 
     Returns:
-        The :class:`lnbench.invariance.Cell` list and the path of the report (or None).
+        The :class:`lnbench.nn.invariance.Cell` list and the path of the report (or None).
     """
-    from lnbench import invariance as inv
+    from lnbench.nn import invariance as inv
 
     cells = inv.measure(seed=seed, draws=draws, methods=methods)
     report = {"seed": seed, "draws": draws, "eps": inv.EPS, "agrees": all(c.agrees for c in cells), "cells": [c.to_dict() for c in cells]}
@@ -534,7 +521,7 @@ def invariance(seed: int = 0, draws: int = 5, runs_dir: str | Path | None = "run
 
 def sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1, resume: Path | None = None,
           launcher: str = "local") -> ExperimentResult:
-    """``lnbench sweep``: every cell of ``sweep.grid`` (:mod:`lnbench.grid`) x seed.
+    """``lnbench sweep``: every cell of ``sweep.grid`` (:mod:`lnbench.analysis.grid`) x seed.
 
     Writes one child run per cell and seed (named after the cell's values), a figure of the
     final accuracy against each swept key (one line per norm), report.html and summary.json
@@ -542,7 +529,7 @@ def sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback
     ``comparisons`` (each norm vs NoNorm at every other grid value, Holm over all), ``verdicts``).
     ``resume`` as in :func:`compare`. Cells run on ``jobs`` processes.
     """
-    from lnbench import grid as grid_mod
+    from lnbench.analysis import grid as grid_mod
 
     settings = grid_mod.check_grid(cfg)
     with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "sweep", resume=resume) as run:

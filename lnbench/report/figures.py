@@ -1,6 +1,6 @@
 """Figures drawn from metrics.json files only (never from live models).
 
-Each ``figure_*`` function takes the loaded :class:`lnbench.schema.Metrics` of runs and returns a
+Each ``figure_*`` function takes the loaded :class:`lnbench.records.schema.Metrics` of runs and returns a
 :class:`matplotlib.figure.Figure` (no pyplot, so the backend of a notebook that imports lnbench
 is never switched); each ``plot_*`` function draws the same figure and saves it as a PNG. Runs
 with several seeds are drawn as the mean over seeds with a band from the minimum to the maximum
@@ -23,7 +23,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from lnbench.names import NORM_KINDS, family_label, norm_color, norm_label
-from lnbench.schema import Metrics
+from lnbench.records.schema import Metrics, read_metrics
 
 
 def _series(values: Sequence) -> np.ndarray:
@@ -62,7 +62,7 @@ def _norm_label(norm: str, runs: list[Metrics], suffix: str = "") -> str:
 def _draw(ax, runs: list[Metrics], key: str, norm: str, suffix: str = "", legend: bool = True, **kw) -> None:
     """Mean over seeds of per-epoch ``key`` against epoch, with a min-max band and divergence marks.
 
-    The diverged-run rule of :mod:`lnbench.schema`: the mean and band are over the seeds that did
+    The diverged-run rule of :mod:`lnbench.records.schema`: the mean and band are over the seeds that did
     not diverge; diverged seeds are marked by a dotted line at their epoch (and in the legend).
     Only when every seed diverged are their partial curves averaged, so the group stays visible.
     """
@@ -348,7 +348,7 @@ def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
 
 def figure_sweep(aggregate: Sequence[dict], key: str, ylabel: str, title: str, log_y: bool = False) -> Figure:
     """Batch-size sweep: the mean over seeds of ``key`` against batch size (log2 axis), one line
-    per norm, from :func:`lnbench.report.aggregate_over_seeds` entries.
+    per norm, from :func:`lnbench.report.tables.aggregate_over_seeds` entries.
 
     ``key`` is ``final_test_acc`` (drawn with its 95% interval: a t interval over seeds, or the
     Wilson interval over the test set for one seed; BatchNorm's batch-statistics accuracy
@@ -445,8 +445,8 @@ def figure_claims(results: Sequence) -> Figure:
     """``lnbench claims``: one row per claim, the paired effect a - b (mean over seeds) with its
     95% interval, in the claim's units; the shaded band is the claim's margin (a directional
     claim needs the interval below 0, an equivalence claim needs it inside the band), the
-    colour is the verdict. ``results``: :class:`lnbench.claims.ClaimResult` objects."""
-    from lnbench.claims import METRICS
+    colour is the verdict. ``results``: :class:`lnbench.analysis.claims.ClaimResult` objects."""
+    from lnbench.analysis.claims import METRICS
 
     n = len(results)
     fig = Figure(figsize=(10, 1.15 * n + 1.0), layout="constrained")
@@ -483,7 +483,7 @@ def figure_grid(entries: Sequence[dict], key: str) -> Figure:
     """``lnbench sweep``: the final test accuracy against one swept ``key``, one line per norm
     (colour: the norm), each point the mean over the cells at that value of the mean over seeds,
     with the mean of their 95% t intervals over seeds; values in the grid's order (categorical)."""
-    from lnbench.grid import by_key
+    from lnbench.analysis.grid import by_key
 
     fig = Figure(figsize=(7.5, 4.6), layout="constrained")
     ax = fig.subplots()
@@ -511,3 +511,19 @@ def figure_grid(entries: Sequence[dict], key: str) -> Figure:
 def plot_grid(entries: Sequence[dict], key: str, path: str | Path) -> Path:
     """Save :func:`figure_grid` as a PNG."""
     return save(figure_grid(entries, key), path)
+
+
+def draw_run_figures(path: Path, run_dirs: Sequence[Path], target_acc: float) -> list[str]:
+    """Draw the four figures of a train or compare run folder from its runs' metrics files."""
+    metrics = [read_metrics(d) for d in run_dirs if (d / "metrics.json").exists()]
+    metrics = [m for m in metrics if m.epochs or m.status == "diverged"]
+    if not metrics:
+        return []
+    files = [
+        plot_training_loss(metrics, path / "training_loss.png"),
+        plot_test_accuracy(metrics, path / "test_accuracy.png", target_acc),
+        plot_hidden_norm(metrics, path / "hidden_norm.png"),
+        plot_hidden_norm_mean(metrics, path / "hidden_norm_mean.png"),
+        plot_grad_norm(metrics, path / "grad_norm.png"),
+    ]
+    return [f.name for f in files]

@@ -22,7 +22,7 @@ from statistics import mean, stdev
 
 import numpy as np
 
-from lnbench.data import TrendData
+from lnbench.training.data import TrendData
 
 #: name -> (label, description) of each baseline, in table order.
 BASELINES = {

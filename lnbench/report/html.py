@@ -17,9 +17,10 @@ from pathlib import Path
 
 import yaml
 
-from lnbench import __version__, report
-from lnbench.runs import utc_now
-from lnbench.schema import SummaryRow, read_metrics, summary_row
+from lnbench import __version__
+from lnbench.report import tables as report
+from lnbench.records.runs import utc_now
+from lnbench.records.schema import SummaryRow, read_metrics, summary_row
 
 #: figure file -> how to read it (one line, shown under the figure)
 CAPTIONS = {
@@ -59,18 +60,17 @@ def _children(path: Path) -> list[Path]:
 def redraw(path: Path) -> list[str]:
     """Draw a run folder's figures again from its (and its children's) metrics files, whatever
     state it ended in; returns the files drawn."""
-    from lnbench import plots
-    from lnbench.claims import ClaimResult
-    from lnbench.experiments import draw_comparison
+    from lnbench.report import figures as plots
+    from lnbench.analysis.claims import ClaimResult
 
     manifest = _read_json(path / "run.json") or {}
     summary = _read_json(path / "summary.json") or {}
     kind = manifest.get("kind")
     target = summary.get("target_acc", 0.9)
     if kind == "train":
-        return draw_comparison(path, [path], target)
+        return plots.draw_run_figures(path, [path], target)
     if kind == "compare":
-        return draw_comparison(path, _children(path), target)
+        return plots.draw_run_figures(path, _children(path), target)
     if kind == "batchsize-sweep":
         rows = [summary_row(read_metrics(d), target, d.name) for d in _children(path) if (d / "metrics.json").exists()]
         if not any(r.ok for r in rows):
@@ -90,7 +90,7 @@ def redraw(path: Path) -> list[str]:
 
 
 def _tables(path: Path, manifest: dict, summary: dict | None) -> list[dict]:
-    from lnbench.verdicts import Comparison
+    from lnbench.analysis.verdicts import Comparison
 
     kind = manifest.get("kind")
     tables = []
@@ -185,7 +185,7 @@ def write_report(run_dirs: list[Path], out: Path | None = None) -> Path:
         if len(run_dirs) > 1:
             raise ValueError("report: several run folders need an output file")
         out = run_dirs[0] / "report.html"
-    env = Environment(loader=PackageLoader("lnbench", "templates"), autoescape=select_autoescape(["html", "j2"]))
+    env = Environment(loader=PackageLoader("lnbench.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
     runs = [_view(Path(d), out.parent) for d in run_dirs]
     title = f"lnbench {runs[0]['kind']}: {runs[0]['name']}" if len(runs) == 1 else f"lnbench: {len(runs)} runs side by side"
     html = env.get_template("report.html.j2").render(

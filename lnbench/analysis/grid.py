@@ -8,7 +8,7 @@ comparisons read the rows only:
 - per cell: mean, sd and t interval over seeds of the final test accuracy, mean train loss,
   diverged seeds;
 - with ``model.norm`` in the grid and ``none`` among its values: each norm against NoNorm at
-  every combination of the other keys, paired over seeds (:func:`lnbench.stats.paired_over_seeds`,
+  every combination of the other keys, paired over seeds (:func:`lnbench.analysis.stats.paired_over_seeds`,
   accuracy with its resolution 1 / n_test), Holm over all comparisons of the sweep.
 """
 
@@ -20,10 +20,10 @@ import re
 from collections.abc import Sequence
 from statistics import mean, stdev
 
-from lnbench import stats
+from lnbench.analysis import stats
 from lnbench.config import ConfigError, RunConfig
 from lnbench.names import norm_label
-from lnbench.schema import SummaryRow
+from lnbench.records.schema import SummaryRow
 
 GRID_SECTIONS = ("data", "model", "train")
 
@@ -104,7 +104,7 @@ def aggregate(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRow]
 def comparisons(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRow]]):
     """Each norm against NoNorm at every combination of the other keys (module docstring), for
     final test accuracy and mean train loss; Holm over all of them. Empty without a norm axis."""
-    from lnbench.verdicts import holm_family, pair_by_seed, paired_test
+    from lnbench.analysis.verdicts import holm_family, pair_by_seed, paired_test
 
     if not cells or "model__norm" not in cells[0]:
         return []

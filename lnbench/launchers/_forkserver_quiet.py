@@ -1,4 +1,4 @@
-"""Preloaded first by lnbench's forkserver (:class:`lnbench.executors.PoolExecutor`): the
+"""Preloaded first by lnbench's forkserver (:class:`lnbench.launchers.executors.PoolExecutor`): the
 forkserver process ignores SIGINT while it imports lnbench and torch, so a Ctrl-C sent to the
 whole process group (a terminal, or ``timeout -s INT``) does not print a traceback from it; the
 parent decides what a Ctrl-C does. It acts only inside a forkserver process (started as

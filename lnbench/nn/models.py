@@ -25,9 +25,9 @@ import torch
 from torch import nn
 
 from lnbench.names import FAMILIES, family_label  # noqa: F401  (re-exported)
-from lnbench.norms import LayerNorm, RecurrentBatchNorm1d, build_norm
-from lnbench.rmsnorm import RMSNorm
-from lnbench.weightnorm import linear, row_norms, weight_normalize
+from lnbench.nn.norms import LayerNorm, RecurrentBatchNorm1d, build_norm
+from lnbench.nn.rmsnorm import RMSNorm
+from lnbench.nn.weightnorm import linear, row_norms, weight_normalize
 
 class EnsembleLinear(nn.Module):
     """S independent ``nn.Linear`` layers applied to S inputs at once: ``y[s] = x[s] W[s]^T + b[s]``.
@@ -60,9 +60,9 @@ class RNNCellWithNorm(nn.Module):
       ``h_t = tanh(norm_h(W_hh h_{t-1}) + norm_x(W_xh x_t) + b)``, two norms with their own gain
       and bias. With ``norm="none"`` both placements are the same function.
 
-    ``norm="batch"`` is a :class:`lnbench.norms.RecurrentBatchNorm1d`: batch statistics per
+    ``norm="batch"`` is a :class:`lnbench.nn.norms.RecurrentBatchNorm1d`: batch statistics per
     timestep, running statistics ``pooled`` over timesteps (one update per training step) or
-    ``per_timestep`` (Cooijmans et al. 2016). ``norm="rms"`` is :class:`lnbench.rmsnorm.RMSNorm`.
+    ``per_timestep`` (Cooijmans et al. 2016). ``norm="rms"`` is :class:`lnbench.nn.rmsnorm.RMSNorm`.
     ``norm="weight"`` normalizes the weights instead (Salimans & Kingma 2016): ``joint``, each row
     of ``[W_hh W_xh]`` is ``g_i v_i / ||v_i||`` (one layer producing the summed input); ``separate``,
     each row of ``W_hh`` and of ``W_xh`` with its own ``g_hh`` / ``g_xh``; ``g`` starts at the
@@ -70,7 +70,7 @@ class RNNCellWithNorm(nn.Module):
 
     Args:
         hidden_size: H.
-        norm: one of :data:`lnbench.norms.NORM_KINDS`.
+        norm: one of :data:`lnbench.nn.norms.NORM_KINDS`.
         input_size: size of x_t; defaults to H (so ``W_xh`` is ``(H, H)``).
         batch_norm_stats: ``pooled`` or ``per_timestep`` (``norm="batch"`` only).
         seq_len: T, for ``per_timestep`` statistics.
@@ -222,7 +222,7 @@ class SimpleRNN(nn.Module):
     @torch.no_grad()
     def stack(cls, models: list["SimpleRNN"]) -> "SimpleRNN":
         """One ensemble whose member s starts as ``models[s]`` (parameters and buffers copied):
-        trained by :func:`lnbench.training.train_members`, member s follows the arithmetic of
+        trained by :func:`lnbench.training.loop.train_members`, member s follows the arithmetic of
         ``models[s]`` trained alone."""
         ensemble = cls(*models[0]._config, members=len(models), **models[0]._options)
         solo = [dict(m.named_parameters()) | dict(m.named_buffers()) for m in models]

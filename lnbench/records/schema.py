@@ -50,7 +50,7 @@ class Metrics:
     hidden_norm_init: list[float] = field(default_factory=list)
     hidden_norm: list[list[float]] = field(default_factory=list)
     grad_norm: dict[str, list[float]] = field(default_factory=dict)
-    # probes (lnbench.probes), per epoch; *_init: before training, BatchNorm with batch statistics
+    # probes (lnbench.training.probes), per epoch; *_init: before training, BatchNorm with batch statistics
     scale_quartile_edges: list[float] | None = None  # the probe set's input-scale quartile boundaries (3)
     hidden_norm_by_scale: list[list[list[float | None]]] = field(default_factory=list)  # epochs x 4 x T
     hidden_norm_by_scale_init: list[list[float | None]] | None = None
@@ -113,7 +113,7 @@ class SummaryRow:
     """One run in a table: what was trained, how it ended, and its final numbers.
 
     ``final_*`` are the last completed epoch's values (the probes' too: ``final_scale_spearman``,
-    ``final_saturation``, ``final_grad_ratio``, see :mod:`lnbench.probes`), or None when the run diverged (see the
+    ``final_saturation``, ``final_grad_ratio``, see :mod:`lnbench.training.probes`), or None when the run diverged (see the
     module docstring). ``mean_train_loss`` is the area under the train-loss curve divided by
     the number of epochs (nats): convergence speed without a threshold. ``test_correct`` is
     kept in memory for paired tests and not written into summary.json (it is in metrics.json).

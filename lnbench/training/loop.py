@@ -1,6 +1,6 @@
 """The one training loop (Adam on cross-entropy) and its probes.
 
-Per epoch it records, into a :class:`lnbench.schema.Metrics`:
+Per epoch it records, into a :class:`lnbench.records.schema.Metrics`:
 
 - ``train_loss``: mean cross-entropy over the epoch's mini-batches (nats).
 - ``test_loss``, ``test_acc``: on the whole test set in eval mode (BatchNorm: running statistics);
@@ -14,7 +14,7 @@ Per epoch it records, into a :class:`lnbench.schema.Metrics`:
   training: BatchNorm uses batch statistics (mini-batches of the training batch size) and its
   running statistics are left untouched (with fresh running statistics, eval-mode BatchNorm is
   the identity and its curve would be NoNorm's).
-- the dynamics probes of :mod:`lnbench.probes` on the test set (eval mode), and before
+- the dynamics probes of :mod:`lnbench.training.probes` on the test set (eval mode), and before
   training (``*_init``, as ``hidden_norm_init``): ``hidden_norm_by_scale``, ``scale_spearman``,
   ``saturation``, ``saturation_by_scale``, ``grad_ratio``.
 - ``grad_norm``: the L2 norm of each parameter tensor's gradient, mean over the epoch's steps
@@ -22,7 +22,7 @@ Per epoch it records, into a :class:`lnbench.schema.Metrics`:
 
 Seed ensembles: :func:`train_members` trains S members at once, each with its own data, initial
 weights, batch order and metrics, either as one model with a leading member axis (an ensemble
-built by :meth:`lnbench.models.SimpleRNN.stack`: parameters ``(S, ...)``, inputs ``(S, B, T, I)``)
+built by :meth:`lnbench.nn.models.SimpleRNN.stack`: parameters ``(S, ...)``, inputs ``(S, B, T, I)``)
 or, for S = 1, as a plain model. Per member the arithmetic is that of a solo run: the loss is the
 sum of the members' losses (so each member's gradient is its own), Adam is elementwise, and
 gradient clipping uses each member's own global norm.
@@ -45,54 +45,16 @@ from torch import nn
 from torch.nn import functional as F
 
 from lnbench.config import TrainConfig
-from lnbench.data import TrendData
-from lnbench.models import EnsembleLinear
-from lnbench.norms import BatchNorm1d, LayerNorm, batch_statistics
-from lnbench.probes import probe_members
-from lnbench.rmsnorm import RMSNorm
-from lnbench.weightnorm import WeightNormLinear
-from lnbench.schema import Metrics
+from lnbench.training.data import TrendData
+from lnbench.nn.models import EnsembleLinear
+from lnbench.nn.norms import BatchNorm1d, LayerNorm, batch_statistics
+from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, is_ensemble, layer_names, per_member
+from lnbench.training.probes import probe_members
+from lnbench.nn.rmsnorm import RMSNorm
+from lnbench.nn.weightnorm import WeightNormLinear
+from lnbench.records.schema import Metrics
 
 EXPLODED_LOSS_FACTOR = 100.0
-
-
-def layer_names(model: nn.Module) -> dict[str, str]:
-    """Map each parameter name to its layer: the owning Linear or norm module, otherwise the
-    parameter itself (so an RNN's ``W_hh`` and ``W_xh`` are two layers)."""
-    grouped = (nn.Linear, EnsembleLinear, LayerNorm, BatchNorm1d, RMSNorm, WeightNormLinear)
-    owners = {name for name, m in model.named_modules() if isinstance(m, grouped)}
-    out = {}
-    for name, _ in model.named_parameters():
-        owner = name.rpartition(".")[0]
-        out[name] = owner if owner in owners else name
-    return out
-
-
-def _has_batch_norm(model: nn.Module) -> bool:
-    return any(isinstance(m, BatchNorm1d) for m in model.modules())
-
-
-def _is_ensemble(model: nn.Module) -> bool:
-    return getattr(model, "members", None) is not None
-
-
-def _forward(model: nn.Module, X: torch.Tensor, return_hidden: bool = False):
-    """``X (S, B, T, I)`` -> logits ``(S, B, C)`` (and hidden ``(S, B, T, H)``) for an ensemble of
-    S members, or for a plain model with S = 1."""
-    if _is_ensemble(model):
-        return model(X, return_hidden=return_hidden)
-    out = model(X[0], return_hidden=return_hidden)
-    return tuple(o.unsqueeze(0) for o in out) if return_hidden else out.unsqueeze(0)
-
-
-def _per_member(model: nn.Module, t: torch.Tensor) -> torch.Tensor:
-    """A parameter-shaped tensor with its member axis first: ``(S, ...)`` (a view)."""
-    return t if _is_ensemble(model) else t.unsqueeze(0)
-
-
-def _cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy per member: logits ``(S, B, C)``, y ``(S, B)`` -> ``(S,)`` nats."""
-    return F.cross_entropy(logits.transpose(1, 2), y, reduction="none").mean(dim=1)
 
 
 @torch.no_grad()
@@ -104,14 +66,14 @@ def correct_with_batch_stats(model: nn.Module, X: torch.Tensor, y: torch.Tensor,
     out = []
     with batch_statistics(model):
         for i in range(0, X.shape[1], batch_size):
-            logits = _forward(model, X[:, i : i + batch_size])
+            logits = forward(model, X[:, i : i + batch_size])
             out.append((logits.argmax(dim=-1) == y[:, i : i + batch_size]).to(torch.int64))
     return torch.cat(out, dim=1).tolist()
 
 
 def _grad_norms(model: nn.Module, params: list[tuple[str, nn.Parameter]], S: int) -> torch.Tensor:
     """L2 norm of each parameter's gradient per member, ``(P, S)`` (0 for no gradient)."""
-    grads = [_per_member(model, p.grad) if p.grad is not None else torch.zeros(S, 1) for _, p in params]
+    grads = [per_member(model, p.grad) if p.grad is not None else torch.zeros(S, 1) for _, p in params]
     # member by member, each a contiguous slice: the sums round the same way whatever S is, so a
     # member's clipping (and metrics) are bit for bit those of its run alone
     return torch.stack([torch.stack(torch._foreach_norm([g[s] for g in grads])) for s in range(S)], dim=1)
@@ -136,7 +98,7 @@ def train_model(
         metrics: filled in place if given (e.g. with the run's identity already set).
 
     Returns:
-        The :class:`lnbench.schema.Metrics`, status ``completed`` or ``diverged``.
+        The :class:`lnbench.records.schema.Metrics`, status ``completed`` or ``diverged``.
     """
     callback = None if on_epoch is None else (lambda epoch, ms: on_epoch(epoch, ms[0]))
     return train_members(model, [data], cfg, [seed], callback, None if metrics is None else [metrics])[0]
@@ -162,7 +124,7 @@ def train_members(
         metrics: filled in place if given.
 
     Returns:
-        One :class:`lnbench.schema.Metrics` per member, status ``completed`` or ``diverged``
+        One :class:`lnbench.records.schema.Metrics` per member, status ``completed`` or ``diverged``
         (a diverged member stops being recorded; the others go on).
     """
     S = len(datas)
@@ -177,7 +139,7 @@ def train_members(
     layer_of = layer_names(model)
     layers = list(dict.fromkeys(layer_of[n] for n, _ in params))
     layer_index = torch.tensor([layers.index(layer_of[n]) for n, _ in params])
-    has_bn = _has_batch_norm(model)
+    has_bn = has_batch_norm(model)
     s_test = torch.stack([d.s_test for d in datas])  # (S, N)
     init = probe_members(model, X_test, y_test, s_test, batch_size=cfg.batch_size)  # as in training
     edges = torch.quantile(s_test, torch.tensor([0.25, 0.5, 0.75]), dim=1).T.tolist()  # (S, 3)
@@ -210,7 +172,7 @@ def train_members(
         steps = 0
         for i in range(0, n_train, cfg.batch_size):
             idx = perms[:, i : i + cfg.batch_size]  # (S, B)
-            loss = _cross_entropy(_forward(model, X_train[members, idx]), y_train[members, idx])  # (S,)
+            loss = cross_entropy(forward(model, X_train[members, idx]), y_train[members, idx])  # (S,)
             if not bool(torch.isfinite(loss).all()):
                 for s in range(S):
                     if alive[s] and not math.isfinite(loss[s].item()):
@@ -227,14 +189,14 @@ def train_members(
                 coef = (cfg.grad_clip / (norms.square().sum(dim=0).sqrt() + 1e-6)).clamp(max=1.0)  # (S,)
                 for _, p in params:
                     if p.grad is not None:
-                        g = _per_member(model, p.grad)
+                        g = per_member(model, p.grad)
                         g.mul_(coef.view(S, *[1] * (g.dim() - 1)))
             opt.step()
             loss_sum += loss.detach()
             steps += 1
 
         train_loss = (loss_sum / steps).tolist()
-        finite = torch.stack([_per_member(model, p.detach()).reshape(S, -1).isfinite().all(dim=1) for _, p in params]).all(dim=0)
+        finite = torch.stack([per_member(model, p.detach()).reshape(S, -1).isfinite().all(dim=1) for _, p in params]).all(dim=0)
         for s in range(S):
             if alive[s] and not finite[s]:
                 diverge(s, epoch, "the weights became NaN or inf")

@@ -1,0 +1,1 @@
+"""Analysis (pure functions of rows): statistics, verdicts, aggregates, the grid's and the claims' logic."""

@@ -1,0 +1,1 @@
+"""The ``lnbench`` command line: thin Typer commands over the experiments' registry."""

@@ -1,0 +1,1 @@
+"""Reporting from files only: figures, printed tables and the HTML page (no per-kind logic)."""

@@ -1,0 +1,55 @@
+"""The member axis of a seed ensemble: S models trained as one, parameters ``(S, ...)``.
+
+A plain model is treated as an ensemble of one (S = 1): these helpers add and remove the member
+axis so that the training loop and the probes have one code path.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from lnbench.nn.models import EnsembleLinear
+from lnbench.nn.norms import BatchNorm1d, LayerNorm
+from lnbench.nn.rmsnorm import RMSNorm
+from lnbench.nn.weightnorm import WeightNormLinear
+
+
+def layer_names(model: nn.Module) -> dict[str, str]:
+    """Map each parameter name to its layer: the owning Linear or norm module, otherwise the
+    parameter itself (so an RNN's ``W_hh`` and ``W_xh`` are two layers)."""
+    grouped = (nn.Linear, EnsembleLinear, LayerNorm, BatchNorm1d, RMSNorm, WeightNormLinear)
+    owners = {name for name, m in model.named_modules() if isinstance(m, grouped)}
+    out = {}
+    for name, _ in model.named_parameters():
+        owner = name.rpartition(".")[0]
+        out[name] = owner if owner in owners else name
+    return out
+
+
+def has_batch_norm(model: nn.Module) -> bool:
+    return any(isinstance(m, BatchNorm1d) for m in model.modules())
+
+
+def is_ensemble(model: nn.Module) -> bool:
+    return getattr(model, "members", None) is not None
+
+
+def forward(model: nn.Module, X: torch.Tensor, return_hidden: bool = False):
+    """``X (S, B, T, I)`` -> logits ``(S, B, C)`` (and hidden ``(S, B, T, H)``) for an ensemble of
+    S members, or for a plain model with S = 1."""
+    if is_ensemble(model):
+        return model(X, return_hidden=return_hidden)
+    out = model(X[0], return_hidden=return_hidden)
+    return tuple(o.unsqueeze(0) for o in out) if return_hidden else out.unsqueeze(0)
+
+
+def per_member(model: nn.Module, t: torch.Tensor) -> torch.Tensor:
+    """A parameter-shaped tensor with its member axis first: ``(S, ...)`` (a view)."""
+    return t if is_ensemble(model) else t.unsqueeze(0)
+
+
+def cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy per member: logits ``(S, B, C)``, y ``(S, B)`` -> ``(S,)`` nats."""
+    return F.cross_entropy(logits.transpose(1, 2), y, reduction="none").mean(dim=1)
