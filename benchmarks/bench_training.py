@@ -33,9 +33,9 @@ from torch.utils import benchmark
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a plain checkout too
 from lnbench import experiments  # noqa: E402
 from lnbench.config import ModelConfig, TrainConfig, load_config  # noqa: E402
-from lnbench.training.data import make_trend_data  # noqa: E402
 from lnbench.nn.models import SimpleRNN, build_model  # noqa: E402
 from lnbench.nn.norms import LayerNorm  # noqa: E402
+from lnbench.training.data import make_trend_data  # noqa: E402
 from lnbench.training.loop import train_members  # noqa: E402
 
 
@@ -67,11 +67,16 @@ def seeds_per_cell(min_run_time: float) -> list[tuple[str, float, float]]:
     for norm in ("none", "batch", "layer"):
         times = {}
         for members in (1, 5, 10):
+
             def epoch(members=members):
                 model = SimpleRNN.stack([_rnn(norm, s) for s in range(members)])
                 train_members(model, datas[:members], cfg, list(range(members)))
 
-            times[members] = benchmark.Timer("epoch()", globals={"epoch": epoch}, num_threads=1).blocked_autorange(min_run_time=min_run_time).median
+            times[members] = (
+                benchmark.Timer("epoch()", globals={"epoch": epoch}, num_threads=1)
+                .blocked_autorange(min_run_time=min_run_time)
+                .median
+            )
         out.append((norm, times[5] / times[1], times[10] / times[1]))
     return out
 
@@ -108,7 +113,11 @@ def layernorm_forms(min_run_time: float) -> dict[str, float]:
             F.cross_entropy(model(X), y).backward()
             opt.step()
 
-        times[name] = benchmark.Timer("step()", globals={"step": step}, num_threads=1).blocked_autorange(min_run_time=min_run_time).median
+        times[name] = (
+            benchmark.Timer("step()", globals={"step": step}, num_threads=1)
+            .blocked_autorange(min_run_time=min_run_time)
+            .median
+        )
     return {k: v / times["torch.nn.LayerNorm"] for k, v in times.items()}
 
 
@@ -123,7 +132,9 @@ def main() -> None:
     for norm, r5, r10 in seeds_per_cell(t):
         print(f"   {norm:<6} {r5:7.2f}x {r10:9.2f}x")
     one, two = workers(3 if args.quick else 10)
-    print(f"2. compare (2 families x 3 norms x 2 seeds): --jobs 1 {one:.1f} s, --jobs 2 {two:.1f} s, ratio {two / one:.2f}")
+    print(
+        f"2. compare (2 families x 3 norms x 2 seeds): --jobs 1 {one:.1f} s, --jobs 2 {two:.1f} s, ratio {two / one:.2f}"
+    )
     print("3. one Adam step of the default LayerNorm RNN (time / torch.nn.LayerNorm)")
     for name, ratio in layernorm_forms(t).items():
         print(f"   {name:<36} {ratio:5.2f}x")

@@ -6,12 +6,12 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from lnbench.training.baselines import baseline_accuracies
 from lnbench.analysis.claims import CLAIMS, Claim, Condition, evaluate_claims, select_claims
 from lnbench.cli.app import app
 from lnbench.config import ConfigError, RunConfig
-from lnbench.training.data import TrendData, make_trend_data
 from lnbench.records.schema import SummaryRow
+from lnbench.training.baselines import baseline_accuracies
+from lnbench.training.data import TrendData, make_trend_data
 
 runner = CliRunner()
 REGIMES = {"r": RunConfig()}
@@ -19,9 +19,20 @@ REGIMES = {"r": RunConfig()}
 
 def _row(norm, seed, value, metric="mean_train_loss", status="completed", bs=64):
     row = SummaryRow(
-        family="rnn", norm=norm, batch_size=bs, seed=seed, status=status, epochs_completed=3,
-        final_test_acc=0.8, final_test_acc_batch_stats=None, final_train_loss=0.5, final_test_loss=0.5,
-        mean_train_loss=0.5, first_epoch_at_target=None, n_test=200, run_dir=f"{norm}_bs{bs}_seed{seed}",
+        family="rnn",
+        norm=norm,
+        batch_size=bs,
+        seed=seed,
+        status=status,
+        epochs_completed=3,
+        final_test_acc=0.8,
+        final_test_acc_batch_stats=None,
+        final_train_loss=0.5,
+        final_test_loss=0.5,
+        mean_train_loss=0.5,
+        first_epoch_at_target=None,
+        n_test=200,
+        run_dir=f"{norm}_bs{bs}_seed{seed}",
     )
     setattr(row, metric, None if status == "diverged" else value)
     if status == "diverged":
@@ -36,7 +47,9 @@ def _claim(direction="less", metric="mean_train_loss", margin=0.02, a=Condition(
 def _evaluate(claim, a_values, b_values, metric="mean_train_loss", a_bs=64, b_bs=64, statuses=None):
     statuses = statuses or ["completed"] * len(a_values)
     rows = {
-        ("r", "rnn", claim.a.norm, a_bs): [_row(claim.a.norm, s, v, metric, st, a_bs) for s, (v, st) in enumerate(zip(a_values, statuses))],
+        ("r", "rnn", claim.a.norm, a_bs): [
+            _row(claim.a.norm, s, v, metric, st, a_bs) for s, (v, st) in enumerate(zip(a_values, statuses))
+        ],
         ("r", "rnn", claim.b.norm, b_bs): [_row(claim.b.norm, s, v, metric, bs=b_bs) for s, v in enumerate(b_values)],
     }
     return evaluate_claims([claim], rows, REGIMES)[0]
@@ -67,11 +80,17 @@ def test_an_effect_shown_negligible_is_not_held_and_a_noisy_one_is_inconclusive(
 def test_equivalence_claims_need_the_whole_interval_inside_the_margin():
     claim = _claim("equal", "final_test_acc", 0.02, Condition("layer", 1), Condition("layer", 64))
     accs = [0.80, 0.85, 0.78, 0.90, 0.83]
-    same = _evaluate(claim, [a + d for a, d in zip(accs, [0.005, -0.005, 0.0, 0.005, -0.005])], accs, "final_test_acc", a_bs=1)
+    same = _evaluate(
+        claim, [a + d for a, d in zip(accs, [0.005, -0.005, 0.0, 0.005, -0.005])], accs, "final_test_acc", a_bs=1
+    )
     assert same.verdict == "held" and same.p_adjusted is None  # equivalence claims are not in the Holm family
-    far = _evaluate(claim, [a - 0.2 + d for a, d in zip(accs, [0.005, -0.005, 0.0, 0.005, -0.005])], accs, "final_test_acc", a_bs=1)
+    far = _evaluate(
+        claim, [a - 0.2 + d for a, d in zip(accs, [0.005, -0.005, 0.0, 0.005, -0.005])], accs, "final_test_acc", a_bs=1
+    )
     assert far.verdict == "not held"
-    wide = _evaluate(claim, [a + d for a, d in zip(accs, [0.05, -0.06, 0.04, -0.03, 0.0])], accs, "final_test_acc", a_bs=1)
+    wide = _evaluate(
+        claim, [a + d for a, d in zip(accs, [0.05, -0.06, 0.04, -0.03, 0.0])], accs, "final_test_acc", a_bs=1
+    )
     assert wide.verdict == "inconclusive"
 
 
@@ -82,7 +101,10 @@ def test_diverged_seeds_leave_the_pairs_and_too_few_pairs_is_inconclusive():
 
 
 def test_holm_runs_over_the_directional_claims():
-    c1, c2 = _claim(), Claim("c2", "x", "r", "rnn", "mean_train_loss", Condition("batch"), Condition("none"), "less", 0.02)
+    c1, c2 = (
+        _claim(),
+        Claim("c2", "x", "r", "rnn", "mean_train_loss", Condition("batch"), Condition("none"), "less", 0.02),
+    )
     rows = {
         ("r", "rnn", "layer", 64): [_row("layer", s, b - 0.1 + 0.01 * s) for s, b in enumerate(B)],
         ("r", "rnn", "batch", 64): [_row("batch", s, b - 0.1 + 0.03 * (-1) ** s) for s, b in enumerate(B)],
@@ -101,7 +123,17 @@ def test_select_claims_rejects_an_unknown_id():
 
 def test_baselines_on_hand_made_data():
     """Class readable from the last step -> the memoryless readout is right; from no step alone -> not."""
-    easy = make_trend_data(n_train=400, n_test=400, seq_len=6, features=8, trend_strength=4.0, offset_std=0.0, scale_min=1, scale_max=1, seed=0)
+    easy = make_trend_data(
+        n_train=400,
+        n_test=400,
+        seq_len=6,
+        features=8,
+        trend_strength=4.0,
+        offset_std=0.0,
+        scale_min=1,
+        scale_max=1,
+        seed=0,
+    )
     b = baseline_accuracies(easy)
     assert b["chance"] == 0.5 and b["last_timestep"] > 0.95 and b["whole_sequence"] > 0.95
     X = torch.randn(400, 4, 3)
@@ -118,9 +150,29 @@ def test_the_default_task_has_no_memoryless_shortcut():
 
 
 def test_claims_command_writes_verdicts_runs_and_figure(tmp_path):
-    args = ["claims", "--only", "rnn_faster_unstable", "--only", "rnn_bn_batch_size_1", "--runs-dir", str(tmp_path),
-            "--set", "seeds=[0,1]", "--set", "train.epochs=2", "--set", "data.n_train=80", "--set", "data.n_test=40",
-            "--set", "data.seq_len=4", "--set", "model.hidden_size=8", "--jobs", "1"]
+    args = [
+        "claims",
+        "--only",
+        "rnn_faster_unstable",
+        "--only",
+        "rnn_bn_batch_size_1",
+        "--runs-dir",
+        str(tmp_path),
+        "--set",
+        "seeds=[0,1]",
+        "--set",
+        "train.epochs=2",
+        "--set",
+        "data.n_train=80",
+        "--set",
+        "data.n_test=40",
+        "--set",
+        "data.seq_len=4",
+        "--set",
+        "model.hidden_size=8",
+        "--jobs",
+        "1",
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     (run,) = list(tmp_path.iterdir())
@@ -128,7 +180,11 @@ def test_claims_command_writes_verdicts_runs_and_figure(tmp_path):
     assert summary["complete"] and summary["kind"] == "claims" and summary["figures"] == ["claims.png"]
     assert [c["id"] for c in summary["claims"]] == ["rnn_faster_unstable", "rnn_bn_batch_size_1"]
     for c in summary["claims"]:
-        assert {"claim", "regime", "metric", "effect", "ci95", "verdict", "runs"} <= set(c) and c["verdict"] in ("held", "not held", "inconclusive")
+        assert {"claim", "regime", "metric", "effect", "ci95", "verdict", "runs"} <= set(c) and c["verdict"] in (
+            "held",
+            "not held",
+            "inconclusive",
+        )
         assert all((run / d / "metrics.json").exists() for d in c["runs"]) and len(c["runs"]) == 4
     assert set(summary["baselines"]) == {"unstable_recurrence", "small_batches"}
     assert {r["regime"] for r in summary["rows"]} == {"unstable_recurrence", "small_batches"}
@@ -169,10 +225,17 @@ def test_an_accuracy_claim_whose_reference_is_at_chance_is_inconclusive():
 
 
 def test_the_baseline_verdict_says_when_the_target_needs_no_memory():
-    from lnbench.training.baselines import summarize_baselines
     from lnbench.analysis.verdicts import baseline_verdicts
+    from lnbench.training.baselines import summarize_baselines
 
-    shortcut = summarize_baselines([{"chance": 0.5, "last_timestep": 0.92, "whole_sequence": 1.0}, {"chance": 0.5, "last_timestep": 0.88, "whole_sequence": 1.0}], [0, 1], 200)
+    shortcut = summarize_baselines(
+        [
+            {"chance": 0.5, "last_timestep": 0.92, "whole_sequence": 1.0},
+            {"chance": 0.5, "last_timestep": 0.88, "whole_sequence": 1.0},
+        ],
+        [0, 1],
+        200,
+    )
     (line,) = baseline_verdicts(shortcut, 0.9)
     assert "linear readout of x_T alone 90.0%" in line and "does not need memory" in line and "1 of 2 seeds" in line
     fair = summarize_baselines([{"chance": 0.5, "last_timestep": 0.66, "whole_sequence": 1.0}], [0], 200)
@@ -187,7 +250,9 @@ def test_a_significant_effect_smaller_than_the_margin_is_not_held():
 
 
 def test_claims_need_two_seeds_before_anything_runs(tmp_path):
-    result = runner.invoke(app, ["claims", "--only", "tf_faster", "--set", "seeds=[0]", "--runs-dir", str(tmp_path / "runs")])
+    result = runner.invoke(
+        app, ["claims", "--only", "tf_faster", "--set", "seeds=[0]", "--runs-dir", str(tmp_path / "runs")]
+    )
     assert result.exit_code == 2 and "needs at least 2" in result.output and not (tmp_path / "runs").exists()
 
 
@@ -199,10 +264,19 @@ def test_progress_counts_every_run_of_every_regime(tmp_path):
     from lnbench.analysis.claims import load_regimes
 
     selected = select_claims(["rnn_faster_default", "rnn_faster_unstable"])
-    tiny = ["seeds=[0,1]", "train.epochs=2", "data.n_train=64", "data.n_test=16", "data.seq_len=3", "model.hidden_size=4"]
+    tiny = [
+        "seeds=[0,1]",
+        "train.epochs=2",
+        "data.n_train=64",
+        "data.n_test=16",
+        "data.seq_len=3",
+        "model.hidden_size=4",
+    ]
     regimes = load_regimes(selected, Path("configs/claims"), tiny)
     last: dict[str, int] = {}
-    experiments.claims(selected, regimes, tmp_path, lambda label, epoch, epochs, acc=None: last.__setitem__(label, epoch), jobs=1)
+    experiments.claims(
+        selected, regimes, tmp_path, lambda label, epoch, epochs, acc=None: last.__setitem__(label, epoch), jobs=1
+    )
     assert len(last) == 8 and set(last.values()) == {2}  # 2 regimes x 2 norms x 2 seeds, 2 epochs each
 
 
@@ -217,10 +291,22 @@ def test_inputs_that_overflow_float32_and_numbers_as_booleans_are_config_errors(
 
 def test_scale_invariance_uses_the_absolute_correlation():
     """A state whose size falls as the scale grows (rho = -0.9) follows the scale as much as rho = +0.9."""
-    claim = Claim("s", "LayerNorm stabilises", "r", "rnn", "abs_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1)
+    claim = Claim(
+        "s",
+        "LayerNorm stabilises",
+        "r",
+        "rnn",
+        "abs_scale_spearman",
+        Condition("layer"),
+        Condition("none"),
+        "less",
+        0.1,
+    )
     rows = {
         ("r", "rnn", "layer", 64): [_row("layer", s, -0.9 + 0.01 * s, "final_scale_spearman") for s in range(5)],
-        ("r", "rnn", "none", 64): [_row("none", s, 0.9 - 0.01 * s + 0.002 * s * s, "final_scale_spearman") for s in range(5)],
+        ("r", "rnn", "none", 64): [
+            _row("none", s, 0.9 - 0.01 * s + 0.002 * s * s, "final_scale_spearman") for s in range(5)
+        ],
     }
     (r,) = evaluate_claims([claim], rows, REGIMES)
     assert r.verdict != "held" and abs(r.effect) < 0.05

@@ -4,8 +4,8 @@ import json
 import math
 
 import pytest
-import yaml
 import torch
+import yaml
 from typer.testing import CliRunner
 
 from lnbench import experiments
@@ -13,9 +13,77 @@ from lnbench.cli.app import app
 from lnbench.config import RunConfig
 
 runner = CliRunner()
-TINY = ["--set", "train.batch_size=16", "--set", "data.n_train=32", "--set", "data.n_test=16", "--set", "data.seq_len=5", "--set", "data.features=8", "--set", "model.hidden_size=8"]
-METRIC_KEYS = {"schema_version", "family", "norm", "batch_size", "seed", "hidden_size", "n_test", "status", "epochs", "train_loss", "test_loss", "test_acc", "test_acc_batch_stats", "hidden_norm_init", "hidden_norm", "grad_norm", "grad_norm_layer", "epoch_seconds", "diverged_at_epoch", "divergence_reason", "test_correct", "test_correct_batch_stats", "batch_norm_stats", "scale_quartile_edges", "hidden_norm_by_scale", "hidden_norm_by_scale_init", "scale_spearman", "scale_spearman_init", "saturation", "saturation_by_scale", "saturation_init", "grad_ratio", "grad_ratio_init"}
-ROW_KEYS = {"batch_norm_stats", "mean_train_loss", "family", "norm", "batch_size", "seed", "status", "epochs_completed", "final_test_acc", "final_test_acc_batch_stats", "final_train_loss", "final_test_loss", "first_epoch_at_target", "wall_seconds", "n_test", "warnings", "run_dir", "final_scale_spearman", "final_saturation", "final_grad_ratio"}
+TINY = [
+    "--set",
+    "train.batch_size=16",
+    "--set",
+    "data.n_train=32",
+    "--set",
+    "data.n_test=16",
+    "--set",
+    "data.seq_len=5",
+    "--set",
+    "data.features=8",
+    "--set",
+    "model.hidden_size=8",
+]
+METRIC_KEYS = {
+    "schema_version",
+    "family",
+    "norm",
+    "batch_size",
+    "seed",
+    "hidden_size",
+    "n_test",
+    "status",
+    "epochs",
+    "train_loss",
+    "test_loss",
+    "test_acc",
+    "test_acc_batch_stats",
+    "hidden_norm_init",
+    "hidden_norm",
+    "grad_norm",
+    "grad_norm_layer",
+    "epoch_seconds",
+    "diverged_at_epoch",
+    "divergence_reason",
+    "test_correct",
+    "test_correct_batch_stats",
+    "batch_norm_stats",
+    "scale_quartile_edges",
+    "hidden_norm_by_scale",
+    "hidden_norm_by_scale_init",
+    "scale_spearman",
+    "scale_spearman_init",
+    "saturation",
+    "saturation_by_scale",
+    "saturation_init",
+    "grad_ratio",
+    "grad_ratio_init",
+}
+ROW_KEYS = {
+    "batch_norm_stats",
+    "mean_train_loss",
+    "family",
+    "norm",
+    "batch_size",
+    "seed",
+    "status",
+    "epochs_completed",
+    "final_test_acc",
+    "final_test_acc_batch_stats",
+    "final_train_loss",
+    "final_test_loss",
+    "first_epoch_at_target",
+    "wall_seconds",
+    "n_test",
+    "warnings",
+    "run_dir",
+    "final_scale_spearman",
+    "final_saturation",
+    "final_grad_ratio",
+}
 PLOTS = {"training_loss.png", "test_accuracy.png", "hidden_norm.png", "hidden_norm_mean.png", "grad_norm.png"}
 
 
@@ -25,7 +93,9 @@ def _only_run(runs):
 
 
 def test_compare_writes_children_plots_summary_and_table(tmp_path):
-    result = runner.invoke(app, ["compare", "configs/compare.yaml", "--runs-dir", str(tmp_path), "--set", "train.epochs=2", *TINY])
+    result = runner.invoke(
+        app, ["compare", "configs/compare.yaml", "--runs-dir", str(tmp_path), "--set", "train.epochs=2", *TINY]
+    )
     assert result.exit_code == 0, result.output
     run = _only_run(tmp_path)
     assert run.name.endswith("_compare")
@@ -39,10 +109,18 @@ def test_compare_writes_children_plots_summary_and_table(tmp_path):
     assert [b["name"] for b in summary["baselines"]] == ["chance", "last_timestep", "whole_sequence"]
     assert all(len(b["acc_per_seed"]) == 5 and 0 <= b["mean"] <= 1 for b in summary["baselines"])
     assert "baselines on the same data" in result.output and "Baselines on the same data" in result.output
-    ensemble = {r["family"]: json.loads((run / r["run_dir"] / "run.json").read_text())["ensemble"] for r in summary["rows"]}
-    assert ensemble["rnn"]["mechanism"] == "native" and ensemble["rnn"]["members"] == 5 and ensemble["rnn"]["seeds"] == [0, 1, 2, 3, 4]
+    ensemble = {
+        r["family"]: json.loads((run / r["run_dir"] / "run.json").read_text())["ensemble"] for r in summary["rows"]
+    }
+    assert (
+        ensemble["rnn"]["mechanism"] == "native"
+        and ensemble["rnn"]["members"] == 5
+        and ensemble["rnn"]["seeds"] == [0, 1, 2, 3, 4]
+    )
     assert ensemble["transformer"]["mechanism"] == "sequential" and ensemble["transformer"]["members"] == 1
-    assert {(r["family"], r["norm"]) for r in summary["rows"]} == {(f, n) for f in ("rnn", "transformer") for n in ("none", "batch", "layer")}
+    assert {(r["family"], r["norm"]) for r in summary["rows"]} == {
+        (f, n) for f in ("rnn", "transformer") for n in ("none", "batch", "layer")
+    }
     for row in summary["rows"]:
         assert set(row) == ROW_KEYS and row["status"] == "completed"
         metrics = json.loads((run / row["run_dir"] / "metrics.json").read_text())
@@ -56,7 +134,21 @@ def test_compare_writes_children_plots_summary_and_table(tmp_path):
 
 
 def test_compare_child_config_is_rerunnable_with_train(tmp_path):
-    runner.invoke(app, ["compare", "--runs-dir", str(tmp_path / "a"), "--set", "train.epochs=1", "--set", "compare.families=[rnn]", "--set", "compare.norms=[layer]", *TINY])
+    runner.invoke(
+        app,
+        [
+            "compare",
+            "--runs-dir",
+            str(tmp_path / "a"),
+            "--set",
+            "train.epochs=1",
+            "--set",
+            "compare.families=[rnn]",
+            "--set",
+            "compare.norms=[layer]",
+            *TINY,
+        ],
+    )
     child = _only_run(tmp_path / "a") / "rnn_layer_seed0"
     result = runner.invoke(app, ["train", str(child / "config.yaml"), "--runs-dir", str(tmp_path / "b")])
     assert result.exit_code == 0, result.output
@@ -66,11 +158,22 @@ def test_compare_child_config_is_rerunnable_with_train(tmp_path):
 
 
 def test_batchsize_sweep_trains_batchnorm_at_batch_size_1(tmp_path):
-    args = ["batchsize-sweep", "--runs-dir", str(tmp_path), "--set", "train.epochs=1", "--set", "sweep.batch_sizes=[1, 4]", *TINY]
+    args = [
+        "batchsize-sweep",
+        "--runs-dir",
+        str(tmp_path),
+        "--set",
+        "train.epochs=1",
+        "--set",
+        "sweep.batch_sizes=[1, 4]",
+        *TINY,
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     run = _only_run(tmp_path)
-    assert {"accuracy_vs_batch_size.png", "train_loss_vs_batch_size.png", "summary.json"} <= {p.name for p in run.iterdir()}
+    assert {"accuracy_vs_batch_size.png", "train_loss_vs_batch_size.png", "summary.json"} <= {
+        p.name for p in run.iterdir()
+    }
     summary = json.loads((run / "summary.json").read_text())
     assert summary["kind"] == "batchsize-sweep" and summary["complete"] and summary["verdicts"]
     cells = {(r["norm"], r["batch_size"]): r for r in summary["rows"]}
@@ -96,7 +199,19 @@ def test_a_diverged_child_does_not_stop_the_comparison(tmp_path, monkeypatch):
         return model
 
     monkeypatch.setattr("lnbench.experiments.driver.build_model", poisoned)
-    args = ["compare", "--runs-dir", str(tmp_path), "--set", "train.epochs=2", "--set", "compare.families=[rnn]", "--set", "seeds=[0]", "--jobs", "1"]
+    args = [
+        "compare",
+        "--runs-dir",
+        str(tmp_path),
+        "--set",
+        "train.epochs=2",
+        "--set",
+        "compare.families=[rnn]",
+        "--set",
+        "seeds=[0]",
+        "--jobs",
+        "1",
+    ]
     result = runner.invoke(app, args + TINY)  # --jobs 1: the patched builder lives in this process
     assert result.exit_code == 0, result.output
     run = _only_run(tmp_path)
@@ -152,7 +267,9 @@ def test_train_run_interrupted_mid_training_says_so(tmp_path, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(training, "probe_members", evaluate_then_interrupt)
-    result = runner.invoke(app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path), "--set", "train.epochs=3", *TINY])
+    result = runner.invoke(
+        app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path), "--set", "train.epochs=3", *TINY]
+    )
     assert result.exit_code == 130
     run = _only_run(tmp_path)
     assert f"run folder: {run}" in result.output and "Traceback" not in result.output
@@ -213,7 +330,15 @@ def test_gradcheck_exits_1_and_names_the_failing_check(tmp_path, monkeypatch):
     assert not json.loads((run / "gradcheck.json").read_text())["passed"]
 
 
-@pytest.mark.parametrize("args,message", [(["--dtype", "int8"], "dtype"), (["--shape", "4,x"], "--shape"), (["--shape", "4,,5"], "--shape"), (["--shape", "4,0"], "shape")])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--dtype", "int8"], "dtype"),
+        (["--shape", "4,x"], "--shape"),
+        (["--shape", "4,,5"], "--shape"),
+        (["--shape", "4,0"], "shape"),
+    ],
+)
 def test_gradcheck_bad_arguments_exit_2_without_folder(tmp_path, args, message):
     result = runner.invoke(app, ["gradcheck", *args, "--runs-dir", str(tmp_path / "runs")])
     assert result.exit_code == 2 and message in result.output
@@ -221,7 +346,20 @@ def test_gradcheck_bad_arguments_exit_2_without_folder(tmp_path, args, message):
 
 
 def test_compare_with_two_seeds_prints_and_stores_the_aggregate(tmp_path):
-    args = ["compare", "--runs-dir", str(tmp_path), "--set", "train.epochs=1", "--set", "compare.families=[rnn]", "--set", "compare.norms=[layer]", "--set", "seeds=[0,1]", *TINY]
+    args = [
+        "compare",
+        "--runs-dir",
+        str(tmp_path),
+        "--set",
+        "train.epochs=1",
+        "--set",
+        "compare.families=[rnn]",
+        "--set",
+        "compare.norms=[layer]",
+        "--set",
+        "seeds=[0,1]",
+        *TINY,
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     summary = json.loads((_only_run(tmp_path) / "summary.json").read_text())
@@ -232,12 +370,31 @@ def test_compare_with_two_seeds_prints_and_stores_the_aggregate(tmp_path):
     assert json.loads((_only_run(tmp_path) / "run.json").read_text())["seed"] == [0, 1]
 
 
-@pytest.mark.parametrize("args,message", [(["--jobs", "0"], "--jobs: must be >= 1, got 0"), (["--seed", "4294967295"], "seeds 4294967295 .. 4294967299")])
+@pytest.mark.parametrize(
+    "args,message",
+    [(["--jobs", "0"], "--jobs: must be >= 1, got 0"), (["--seed", "4294967295"], "seeds 4294967295 .. 4294967299")],
+)
 def test_jobs_and_default_seeds_are_checked_before_anything_runs(tmp_path, args, message):
     result = runner.invoke(app, ["compare", *args, "--runs-dir", str(tmp_path / "runs")])
     assert result.exit_code == 2 and message in result.output and len(result.output.strip().splitlines()) == 1
     assert not (tmp_path / "runs").exists()
-    assert runner.invoke(app, ["train", "configs/train.yaml", "--seed", "4294967295", "--set", "train.epochs=1", *TINY, "--runs-dir", str(tmp_path / "t")]).exit_code == 0
+    assert (
+        runner.invoke(
+            app,
+            [
+                "train",
+                "configs/train.yaml",
+                "--seed",
+                "4294967295",
+                "--set",
+                "train.epochs=1",
+                *TINY,
+                "--runs-dir",
+                str(tmp_path / "t"),
+            ],
+        ).exit_code
+        == 0
+    )
 
 
 def test_an_empty_runs_dir_and_a_missing_json_folder_are_refused(tmp_path, monkeypatch):
@@ -269,7 +426,9 @@ def test_ctrl_c_while_importing_is_one_line_and_exit_130():
     )
     r = subprocess.run([sys.executable, "-c", code, "compare"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 130 and "Traceback" not in r.stderr
-    assert r.stderr.strip().splitlines() == ["lnbench: interrupted: stopped by Ctrl-C while starting; nothing was written"]
+    assert r.stderr.strip().splitlines() == [
+        "lnbench: interrupted: stopped by Ctrl-C while starting; nothing was written"
+    ]
 
 
 def test_the_console_script_is_the_guarded_entry_point():
@@ -283,8 +442,12 @@ def test_a_config_too_big_for_memory_is_refused_before_any_folder(tmp_path):
     """Issue 10 (3): n_train = 1e11 made a run folder, then died with a MemoryError."""
     for cmd in (["compare"], ["train", "configs/train.yaml"], ["batchsize-sweep"]):
         result = runner.invoke(app, [*cmd, "--runs-dir", str(tmp_path / "runs"), "--set", "data.n_train=100000000000"])
-        assert result.exit_code == 2 and "GiB of memory" in result.output and "GiB available" in result.output, result.output
-    result = runner.invoke(app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "runs"), "--set", "model.hidden_size=200000"])
+        assert result.exit_code == 2 and "GiB of memory" in result.output and "GiB available" in result.output, (
+            result.output
+        )
+    result = runner.invoke(
+        app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "runs"), "--set", "model.hidden_size=200000"]
+    )
     assert result.exit_code == 2 and "model.hidden_size 200000" in result.output
     assert not (tmp_path / "runs").exists()
 
@@ -300,15 +463,46 @@ def test_memory_estimate_grows_with_the_data_and_the_seeds():
 
 def test_model_keys_that_apply_to_no_trained_family_are_refused(tmp_path):
     """Issue 10 (14): model.num_layers for an RNN was accepted and recorded as if used."""
-    result = runner.invoke(app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "r"), "--set", "model.num_layers=2"])
-    assert result.exit_code == 2 and "model.num_layers: applies to the transformer only, and this run trains rnn" in result.output
-    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path / "r"), "--set", "compare.families=[rnn]", "--set", "model.pos_emb=learned"])
+    result = runner.invoke(
+        app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "r"), "--set", "model.num_layers=2"]
+    )
+    assert (
+        result.exit_code == 2
+        and "model.num_layers: applies to the transformer only, and this run trains rnn" in result.output
+    )
+    result = runner.invoke(
+        app,
+        [
+            "compare",
+            "--runs-dir",
+            str(tmp_path / "r"),
+            "--set",
+            "compare.families=[rnn]",
+            "--set",
+            "model.pos_emb=learned",
+        ],
+    )
     assert result.exit_code == 2 and "model.pos_emb: applies to the transformer only" in result.output
     assert not (tmp_path / "r").exists()
     # the shipped compare.yaml spells out both families' keys at their defaults: an RNN-only compare is fine,
     # and its children's config.yaml records only the keys the RNN used
-    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path / "r"), "--set", "compare.families=[rnn]", "--set", "compare.norms=[layer]",
-                                 "--set", "seeds=[0]", "--set", "train.epochs=1", *TINY])
+    result = runner.invoke(
+        app,
+        [
+            "compare",
+            "--runs-dir",
+            str(tmp_path / "r"),
+            "--set",
+            "compare.families=[rnn]",
+            "--set",
+            "compare.norms=[layer]",
+            "--set",
+            "seeds=[0]",
+            "--set",
+            "train.epochs=1",
+            *TINY,
+        ],
+    )
     assert result.exit_code == 0, result.output
     child = next(_only_run(tmp_path / "r").glob("rnn_layer_seed0"))
     model = yaml.safe_load((child / "config.yaml").read_text())["model"]
@@ -317,15 +511,33 @@ def test_model_keys_that_apply_to_no_trained_family_are_refused(tmp_path):
 
 def test_a_compare_where_every_run_diverges_still_ends_with_tables_and_figures(tmp_path):
     """Issue 10 (1): lr = 1e10 made every run diverge in epoch 1 and the log-scale plot raised."""
-    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path), "--set", "train.lr=1e10", "--set", "train.epochs=2",
-                                 "--set", "seeds=[0,1]", *TINY])
+    result = runner.invoke(
+        app,
+        [
+            "compare",
+            "--runs-dir",
+            str(tmp_path),
+            "--set",
+            "train.lr=1e10",
+            "--set",
+            "train.epochs=2",
+            "--set",
+            "seeds=[0,1]",
+            *TINY,
+        ],
+    )
     assert result.exit_code == 0, result.output
     run = _only_run(tmp_path)
     summary = json.loads((run / "summary.json").read_text())
     assert summary["complete"] and json.loads((run / "run.json").read_text())["status"] == "completed"
     assert {r["status"] for r in summary["rows"]} == {"diverged"} and len(summary["figures"]) == 5
-    result = runner.invoke(app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "t"), "--set", "train.lr=1e10", *TINY])
-    assert result.exit_code == 0 and json.loads((_only_run(tmp_path / "t") / "run.json").read_text())["status"] == "diverged"
+    result = runner.invoke(
+        app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "t"), "--set", "train.lr=1e10", *TINY]
+    )
+    assert (
+        result.exit_code == 0
+        and json.loads((_only_run(tmp_path / "t") / "run.json").read_text())["status"] == "diverged"
+    )
 
 
 def test_the_command_line_starts_without_torch_scipy_or_matplotlib():
@@ -341,15 +553,35 @@ def test_the_command_line_starts_without_torch_scipy_or_matplotlib():
 
 def test_print_config_and_dry_run_write_nothing(tmp_path):
     runs = tmp_path / "runs"
-    result = runner.invoke(app, ["compare", "--print-config", "--set", "train.epochs=3", "--seed", "7", "--runs-dir", str(runs)])
+    result = runner.invoke(
+        app, ["compare", "--print-config", "--set", "train.epochs=3", "--seed", "7", "--runs-dir", str(runs)]
+    )
     assert result.exit_code == 0
     cfg = RunConfig.model_validate(yaml.safe_load(result.output))
     assert cfg.train.epochs == 3 and cfg.seed == 7 and cfg.data.offset_std == 4.0
-    result = runner.invoke(app, ["compare", "--dry-run", "--set", "seeds=[0,1]", "--set", "compare.norms=[none,layer]", "--runs-dir", str(runs)])
-    assert result.exit_code == 0 and "would start 8 runs" in result.output and "8 runs, 400 epochs in all" in result.output
+    result = runner.invoke(
+        app,
+        [
+            "compare",
+            "--dry-run",
+            "--set",
+            "seeds=[0,1]",
+            "--set",
+            "compare.norms=[none,layer]",
+            "--runs-dir",
+            str(runs),
+        ],
+    )
+    assert (
+        result.exit_code == 0 and "would start 8 runs" in result.output and "8 runs, 400 epochs in all" in result.output
+    )
     assert "rnn_layer_seed1" in result.output and "transformer_none_seed0" in result.output
     result = runner.invoke(app, ["claims", "--dry-run", "--only", "rnn_bn_batch_size_1", "--runs-dir", str(runs)])
-    assert result.exit_code == 0 and "would start 10 runs" in result.output and "small_batches_rnn_batch_bs1_seed4" in result.output
+    assert (
+        result.exit_code == 0
+        and "would start 10 runs" in result.output
+        and "small_batches_rnn_batch_bs1_seed4" in result.output
+    )
     result = runner.invoke(app, ["train", "configs/train.yaml", "--print-config", "--runs-dir", str(runs)])
     assert result.exit_code == 0 and "pos_emb" not in result.output and "norm_placement" in result.output
     result = runner.invoke(app, ["compare", "--dry-run", "--set", "train.epochs=0", "--runs-dir", str(runs)])
@@ -359,8 +591,23 @@ def test_print_config_and_dry_run_write_nothing(tmp_path):
 
 def test_progress_without_a_terminal_is_one_line_per_finished_run(tmp_path):
     """Issue 12 (C): piped output printed nothing until the end."""
-    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path), "--set", "seeds=[0,1]", "--set", "train.epochs=2",
-                                 "--set", "compare.norms=[none,layer]", "--jobs", "1", *TINY])
+    result = runner.invoke(
+        app,
+        [
+            "compare",
+            "--runs-dir",
+            str(tmp_path),
+            "--set",
+            "seeds=[0,1]",
+            "--set",
+            "train.epochs=2",
+            "--set",
+            "compare.norms=[none,layer]",
+            "--jobs",
+            "1",
+            *TINY,
+        ],
+    )
     assert result.exit_code == 0
     finished = [line for line in result.output.splitlines() if " finished, test acc " in line]
     assert len(finished) == 8 and finished[-1].startswith("[16/16 epochs]") and "remaining ~0:00" in finished[-1]
@@ -375,7 +622,9 @@ def test_invariance_json_to_an_unwritable_place_is_one_line(tmp_path):
 
 
 def test_several_config_errors_each_say_error(tmp_path):
-    result = runner.invoke(app, ["compare", "--set", "train.epochs=0", "--set", "train.lr=-1", "--runs-dir", str(tmp_path / "r")])
+    result = runner.invoke(
+        app, ["compare", "--set", "train.epochs=0", "--set", "train.lr=-1", "--runs-dir", str(tmp_path / "r")]
+    )
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert result.exit_code == 2 and len(lines) == 2 and all(line.startswith("lnbench: error: ") for line in lines)
 
@@ -384,8 +633,17 @@ def test_resume_after_ctrl_c_keeps_finished_cells_and_ends_as_one_run_would(tmp_
     """Issue 13 (B): Ctrl-C in the middle of a compare, then --resume with the folder's config."""
     from lnbench.config import load_config
 
-    base = ["seeds=[0,1]", "train.epochs=2", "compare.norms=[none,layer]", "train.batch_size=16", "data.n_train=32",
-            "data.n_test=16", "data.seq_len=4", "data.features=8", "model.hidden_size=8"]
+    base = [
+        "seeds=[0,1]",
+        "train.epochs=2",
+        "compare.norms=[none,layer]",
+        "train.batch_size=16",
+        "data.n_train=32",
+        "data.n_test=16",
+        "data.seq_len=4",
+        "data.features=8",
+        "model.hidden_size=8",
+    ]
     cfg = load_config("configs/compare.yaml", base)
     whole = experiments.compare(cfg, tmp_path / "whole", jobs=1)
     seen = []
@@ -414,8 +672,23 @@ def test_resume_after_ctrl_c_keeps_finished_cells_and_ends_as_one_run_would(tmp_
 
 def test_resuming_a_finished_experiment_keeps_everything_and_stays_completed(tmp_path):
     """A resume of a folder whose every cell finished has nothing to run (the pool had zero jobs)."""
-    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path), "--set", "seeds=[0,1]", "--set", "compare.norms=[none]",
-                                 "--set", "train.epochs=1", "--jobs", "2", *TINY])
+    result = runner.invoke(
+        app,
+        [
+            "compare",
+            "--runs-dir",
+            str(tmp_path),
+            "--set",
+            "seeds=[0,1]",
+            "--set",
+            "compare.norms=[none]",
+            "--set",
+            "train.epochs=1",
+            "--jobs",
+            "2",
+            *TINY,
+        ],
+    )
     assert result.exit_code == 0
     run = _only_run(tmp_path)
     again = runner.invoke(app, ["compare", str(run / "config.yaml"), "--resume", str(run), "--jobs", "2"])
@@ -429,7 +702,9 @@ def test_the_forkserver_ignores_sigint_only_inside_a_forkserver():
     import subprocess
     import sys
 
-    code = "import signal, lnbench.launchers._forkserver_quiet; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
+    code = (
+        "import signal, lnbench.launchers._forkserver_quiet; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "False"  # a plain process keeps Ctrl-C
     assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
@@ -437,8 +712,25 @@ def test_the_forkserver_ignores_sigint_only_inside_a_forkserver():
 
 def test_resume_reruns_a_cell_whose_runs_were_made_under_another_config(tmp_path):
     """A child whose config_hash does not match the resolved child config is not kept."""
-    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path), "--set", "seeds=[0,1]", "--set", "compare.norms=[none,layer]",
-                                 "--set", "compare.families=[rnn]", "--set", "train.epochs=1", "--jobs", "1", *TINY])
+    result = runner.invoke(
+        app,
+        [
+            "compare",
+            "--runs-dir",
+            str(tmp_path),
+            "--set",
+            "seeds=[0,1]",
+            "--set",
+            "compare.norms=[none,layer]",
+            "--set",
+            "compare.families=[rnn]",
+            "--set",
+            "train.epochs=1",
+            "--jobs",
+            "1",
+            *TINY,
+        ],
+    )
     assert result.exit_code == 0
     run = _only_run(tmp_path)
     manifest_path = run / "rnn_layer_seed1" / "run.json"

@@ -25,7 +25,11 @@ def test_yaml_1e_minus_3_string_becomes_float(tmp_path):
 
 
 def test_overrides_parse_yaml_values_and_seed(tmp_path):
-    cfg = load_config(_write(tmp_path, "train:\n  epochs: 3\n"), ["train.epochs=7", "compare.norms=[layer]", "model.d_ff=null"], seed=5)
+    cfg = load_config(
+        _write(tmp_path, "train:\n  epochs: 3\n"),
+        ["train.epochs=7", "compare.norms=[layer]", "model.d_ff=null"],
+        seed=5,
+    )
     assert cfg.train.epochs == 7 and cfg.compare.norms == ["layer"] and cfg.model.d_ff is None
     assert cfg.seed == 5 and cfg.seeds is None and cfg.seed_list == [5, 6, 7, 8, 9]  # 5 seeds by default
     listed = load_config(_write(tmp_path, "seeds: [1, 2]\n"), seed=7)
@@ -38,9 +42,17 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
     [
         ("train:\n  epochs: 0\n", [], "train.epochs: Input should be greater than or equal to 1 (got 0)"),
         ("train:\n  lr: -1\n", [], "train.lr: Input should be greater than 0"),
-        ("model:\n  norm: group\n", [], "model.norm: Input should be 'none', 'batch', 'layer', 'rms' or 'weight' (got 'group')"),
+        (
+            "model:\n  norm: group\n",
+            [],
+            "model.norm: Input should be 'none', 'batch', 'layer', 'rms' or 'weight' (got 'group')",
+        ),
         ("train:\n  epoch: 3\n", [], "train.epoch: unknown key; allowed: epochs, batch_size, lr, grad_clip"),
-        ("trian:\n  epochs: 3\n", [], "trian: unknown key; allowed: name, seed, seeds, data, model, train, compare, sweep"),
+        (
+            "trian:\n  epochs: 3\n",
+            [],
+            "trian: unknown key; allowed: name, seed, seeds, data, model, train, compare, sweep",
+        ),
         ("train:\n  epochs: many\n", [], "train.epochs: Input should be a valid integer"),
         ("data:\n  scale_min: 5\n", [], "scale_min (5.0) must be <= scale_max (4.0)"),
         ("train: [1, 2\n", [], "invalid YAML at line"),
@@ -54,11 +66,19 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
         ("", ["train.lr=.inf"], "train.lr: Input should be a finite number"),
         ("", ["data.scale_max=.inf"], "data.scale_max: Input should be a finite number"),
         ("", ["train.batch_size=true"], "train: batch_size: expected a number, got the boolean true"),
-        ("", ["train.batch_size=yes"], "train.batch_size: Input should be a valid integer, unable to parse string as an integer (got 'yes')"),
+        (
+            "",
+            ["train.batch_size=yes"],
+            "train.batch_size: Input should be a valid integer, unable to parse string as an integer (got 'yes')",
+        ),
         ("", ["train.batch_size=2000"], "train.batch_size (2000) must be <= data.n_train (1000)"),
         ("compare: [1]\n", [], "compare: Input should be a valid dictionary"),
         ("", ["seeds=[0, true]"], "seeds: expected a list of numbers or names, got a boolean"),
-        ("", ["sweep.batch_sizes=[true, 16]"], "sweep: batch_sizes: expected a list of numbers or names, got a boolean"),
+        (
+            "",
+            ["sweep.batch_sizes=[true, 16]"],
+            "sweep: batch_sizes: expected a list of numbers or names, got a boolean",
+        ),
         ("", ["model.batch_norm_stats=per_step"], "model.batch_norm_stats: Input should be 'pooled' or 'per_timestep'"),
         ("", ["sweep.reference_batch_size=3"], "reference_batch_size 3 is not one of batch_sizes"),
     ],
@@ -121,7 +141,10 @@ def test_yaml_1_1_integer_forms_are_read_as_yaml_1_2_reads_them(tmp_path):
 
 
 def test_a_number_where_a_string_is_expected_says_to_quote_it(tmp_path):
-    with pytest.raises(ConfigError, match='name: Input should be a valid string \\(got 2024\\); YAML read a number: quote it, name: "2024"'):
+    with pytest.raises(
+        ConfigError,
+        match='name: Input should be a valid string \\(got 2024\\); YAML read a number: quote it, name: "2024"',
+    ):
         _load_text(tmp_path, "name: 2024\n")
     assert _load_text(tmp_path, 'name: "2024"\n').name == "2024"
 
@@ -138,7 +161,11 @@ def test_every_schema_error_is_its_own_line_and_invalid_yaml_says_why(tmp_path):
         _load_text(tmp_path, "train:\n  epochs: 0\n  lr: -1\nmodel:\n  norm: group\n")
     lines = str(err.value).splitlines()
     assert len(lines) == 3 and all(line.startswith(str(tmp_path / "c.yaml")) for line in lines)
-    assert any("train.epochs" in x for x in lines) and any("train.lr" in x for x in lines) and any("model.norm" in x for x in lines)
+    assert (
+        any("train.epochs" in x for x in lines)
+        and any("train.lr" in x for x in lines)
+        and any("model.norm" in x for x in lines)
+    )
     with pytest.raises(ConfigError, match=r"invalid YAML at line 2, column 1: expected the node content"):
         _load_text(tmp_path, "train: [\n")
     assert _load_text(tmp_path, "train:\n#  epochs: 2\n").train.epochs == 50  # an all-commented section: defaults

@@ -15,14 +15,28 @@ def test_default_shapes_and_dtypes():
 
 
 def test_deterministic_per_seed():
-    a, b, c = make_trend_data(n_train=50, n_test=10, seed=3), make_trend_data(n_train=50, n_test=10, seed=3), make_trend_data(n_train=50, n_test=10, seed=4)
+    a, b, c = (
+        make_trend_data(n_train=50, n_test=10, seed=3),
+        make_trend_data(n_train=50, n_test=10, seed=3),
+        make_trend_data(n_train=50, n_test=10, seed=4),
+    )
     assert torch.equal(a.X_train, b.X_train) and torch.equal(a.y_test, b.y_test)
     assert not torch.equal(a.X_train, c.X_train)
 
 
 def test_noiseless_data_is_exactly_the_trend():
     """No noise, no offset, no scaling: x_t = c * s * tau_t * d with |d|^2 = H."""
-    d = make_trend_data(n_train=6, n_test=2, seq_len=5, features=8, trend_strength=2.0, noise_std=0.0, offset_std=0.0, scale_min=1.0, scale_max=1.0)
+    d = make_trend_data(
+        n_train=6,
+        n_test=2,
+        seq_len=5,
+        features=8,
+        trend_strength=2.0,
+        noise_std=0.0,
+        offset_std=0.0,
+        scale_min=1.0,
+        scale_max=1.0,
+    )
     X, y = d.X_train.double(), d.y_train
     tau = torch.linspace(-0.5, 0.5, 5, dtype=torch.float64)
     direction = X[0] / (tau[:, None] * 2.0 * (2 * y[0] - 1))  # recover d from sample 0
@@ -35,7 +49,9 @@ def test_noiseless_data_is_exactly_the_trend():
 
 def test_class_means_drift_in_opposite_directions_by_the_trend_strength():
     """Mean of x_T - x_1 over class 1 is +trend * d, over class 0 it is -trend * d (|d| = sqrt(H))."""
-    d = make_trend_data(n_train=2000, n_test=2, trend_strength=0.5, offset_std=0.0, scale_min=1.0, scale_max=1.0, seed=1)
+    d = make_trend_data(
+        n_train=2000, n_test=2, trend_strength=0.5, offset_std=0.0, scale_min=1.0, scale_max=1.0, seed=1
+    )
     delta = d.X_train[:, -1] - d.X_train[:, 0]  # (N, H)
     up, down = delta[d.y_train == 1].mean(0), delta[d.y_train == 0].mean(0)
     assert abs(up.norm().item() - 0.5 * 8) < 0.4  # noise on the mean: ~sqrt(2 * 64 / 1000) = 0.36
@@ -48,7 +64,9 @@ def test_per_sample_scale_spreads_magnitudes():
     assert rms.max() / rms.min() > 8  # a 16x range of scales
 
 
-@pytest.mark.parametrize("kwargs", [{"seq_len": 1}, {"n_train": 0}, {"noise_std": -1.0}, {"scale_min": 2.0, "scale_max": 1.0}])
+@pytest.mark.parametrize(
+    "kwargs", [{"seq_len": 1}, {"n_train": 0}, {"noise_std": -1.0}, {"scale_min": 2.0, "scale_max": 1.0}]
+)
 def test_bad_arguments_raise(kwargs):
     with pytest.raises(ValueError):
         make_trend_data(**kwargs)

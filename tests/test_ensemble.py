@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from lnbench.config import ModelConfig, TrainConfig
-from lnbench.training.data import make_trend_data
 from lnbench.nn.models import SimpleRNN, build_model
+from lnbench.training.data import make_trend_data
 from lnbench.training.loop import train_members, train_model
 
 SEEDS = [0, 1, 2]
@@ -18,14 +18,27 @@ def _data(seed):
 
 def _model(norm, seed, stats="pooled", placement="joint"):
     torch.manual_seed(seed)
-    cfg = ModelConfig(norm=norm, hidden_size=8, batch_norm_stats=stats, norm_placement=placement, recurrent_init="orthogonal", recurrent_gain=1.5)
+    cfg = ModelConfig(
+        norm=norm,
+        hidden_size=8,
+        batch_norm_stats=stats,
+        norm_placement=placement,
+        recurrent_init="orthogonal",
+        recurrent_gain=1.5,
+    )
     return build_model(cfg, 8, 6)
 
 
 @pytest.mark.parametrize(
     "norm,stats,placement",
-    [("none", "pooled", "joint"), ("layer", "pooled", "joint"), ("batch", "pooled", "joint"), ("batch", "per_timestep", "joint"),
-     ("layer", "pooled", "separate"), ("batch", "per_timestep", "separate")],
+    [
+        ("none", "pooled", "joint"),
+        ("layer", "pooled", "joint"),
+        ("batch", "pooled", "joint"),
+        ("batch", "per_timestep", "joint"),
+        ("layer", "pooled", "separate"),
+        ("batch", "per_timestep", "separate"),
+    ],
 )
 def test_each_member_matches_its_solo_run(norm, stats, placement):
     solo_models = [_model(norm, s, stats, placement) for s in SEEDS]
@@ -34,11 +47,29 @@ def test_each_member_matches_its_solo_run(norm, stats, placement):
     for k, s in enumerate(SEEDS):
         solo = train_model(solo_models[k], _data(s), CFG, seed=s)
         assert members[k].grad_ratio_init == pytest.approx(solo.grad_ratio_init, rel=1e-4)
-        for key in ("train_loss", "test_loss", "test_acc", "test_acc_batch_stats", "hidden_norm_init", "grad_ratio", "saturation", "scale_spearman", "hidden_norm_by_scale"):
-            torch.testing.assert_close(torch.tensor(getattr(members[k], key) or []), torch.tensor(getattr(solo, key) or []), atol=1e-5, rtol=1e-5, msg=key)
+        for key in (
+            "train_loss",
+            "test_loss",
+            "test_acc",
+            "test_acc_batch_stats",
+            "hidden_norm_init",
+            "grad_ratio",
+            "saturation",
+            "scale_spearman",
+            "hidden_norm_by_scale",
+        ):
+            torch.testing.assert_close(
+                torch.tensor(getattr(members[k], key) or []),
+                torch.tensor(getattr(solo, key) or []),
+                atol=1e-5,
+                rtol=1e-5,
+                msg=key,
+            )
         assert members[k].test_correct == solo.test_correct and members[k].status == "completed"
         for name, values in solo.grad_norm.items():
-            torch.testing.assert_close(torch.tensor(members[k].grad_norm[name]), torch.tensor(values), atol=1e-5, rtol=1e-4, msg=name)
+            torch.testing.assert_close(
+                torch.tensor(members[k].grad_norm[name]), torch.tensor(values), atol=1e-5, rtol=1e-4, msg=name
+            )
         buffers = dict(ensemble.named_buffers())
         for name, b in solo_models[k].named_buffers():  # BatchNorm running statistics
             member = buffers[name][:, k] if stats == "per_timestep" else buffers[name][k]

@@ -14,7 +14,15 @@ from lnbench import experiments
 from lnbench.config import load_config
 from lnbench.launchers.executors import Failed, PoolExecutor, SerialExecutor
 
-TINY = ["train.batch_size=16", "data.n_train=32", "data.n_test=16", "data.seq_len=5", "data.features=8", "model.hidden_size=8", "train.epochs=2"]
+TINY = [
+    "train.batch_size=16",
+    "data.n_train=32",
+    "data.n_test=16",
+    "data.seq_len=5",
+    "data.features=8",
+    "model.hidden_size=8",
+    "train.epochs=2",
+]
 
 
 def _square_or_fail(job, progress):
@@ -42,7 +50,20 @@ def test_compare_on_two_workers_equals_one(tmp_path):
 
 
 def test_sigterm_stops_the_workers_and_marks_unfinished_runs_interrupted(tmp_path):
-    args = [sys.executable, "-m", "lnbench", "compare", "--jobs", "2", "--runs-dir", str(tmp_path), "--set", "train.epochs=400", "--set", "seeds=[0,1]"]
+    args = [
+        sys.executable,
+        "-m",
+        "lnbench",
+        "compare",
+        "--jobs",
+        "2",
+        "--runs-dir",
+        str(tmp_path),
+        "--set",
+        "train.epochs=400",
+        "--set",
+        "seeds=[0,1]",
+    ]
     args += [f"--set={kv}" for kv in TINY[:-1]]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
@@ -55,7 +76,9 @@ def test_sigterm_stops_the_workers_and_marks_unfinished_runs_interrupted(tmp_pat
         if proc.poll() is None:  # hung: leave no process behind
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, err
-    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("lnbench: interrupted: stopped by SIGTERM")
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith(
+        "lnbench: interrupted: stopped by SIGTERM"
+    )
     (run,) = list(Path(tmp_path).iterdir())
     assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
     children = [json.loads(p.read_text()) for p in run.glob("*/run.json")]
@@ -85,8 +108,22 @@ def test_the_submitit_launcher_gives_the_results_of_a_local_run(tmp_path):
     from lnbench import experiments
     from lnbench.config import load_config
 
-    cfg = load_config(None, ["seeds=[0,1]", "train.epochs=2", "compare.norms=[none,layer]", "compare.families=[rnn]", "train.batch_size=16",
-                             "data.n_train=32", "data.n_test=16", "data.seq_len=4", "data.features=8", "model.hidden_size=8", "launcher.cluster=local"])
+    cfg = load_config(
+        None,
+        [
+            "seeds=[0,1]",
+            "train.epochs=2",
+            "compare.norms=[none,layer]",
+            "compare.families=[rnn]",
+            "train.batch_size=16",
+            "data.n_train=32",
+            "data.n_test=16",
+            "data.seq_len=4",
+            "data.features=8",
+            "model.hidden_size=8",
+            "launcher.cluster=local",
+        ],
+    )
     local = experiments.compare(cfg, tmp_path / "local", jobs=1)
     seen = []
     remote = experiments.compare(cfg, tmp_path / "submitit", lambda *a: seen.append(a), launcher="submitit")

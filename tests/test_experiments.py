@@ -6,8 +6,30 @@ from lnbench import experiments
 from lnbench.config import load_config
 from lnbench.records.schema import read_metrics
 
-TINY = ["train.batch_size=16", "data.n_train=32", "data.n_test=16", "data.seq_len=5", "data.features=8", "model.hidden_size=8", "train.epochs=2"]
-COMPARISON_KEYS = {"family", "norm_a", "norm_b", "metric", "mean_diff", "ci95", "p_value", "p_adjusted", "test", "n_seeds", "significant", "condition_a", "condition_b"}
+TINY = [
+    "train.batch_size=16",
+    "data.n_train=32",
+    "data.n_test=16",
+    "data.seq_len=5",
+    "data.features=8",
+    "model.hidden_size=8",
+    "train.epochs=2",
+]
+COMPARISON_KEYS = {
+    "family",
+    "norm_a",
+    "norm_b",
+    "metric",
+    "mean_diff",
+    "ci95",
+    "p_value",
+    "p_adjusted",
+    "test",
+    "n_seeds",
+    "significant",
+    "condition_a",
+    "condition_b",
+}
 
 
 def _curves(m):
@@ -16,7 +38,12 @@ def _curves(m):
 
 def _same(a, b):
     """An ensemble member and its solo re-run (a one-member ensemble): bit for bit."""
-    assert (a.train_loss, a.test_loss, a.test_acc, a.test_correct) == (b.train_loss, b.test_loss, b.test_acc, b.test_correct)
+    assert (a.train_loss, a.test_loss, a.test_acc, a.test_correct) == (
+        b.train_loss,
+        b.test_loss,
+        b.test_acc,
+        b.test_correct,
+    )
 
 
 def test_compare_trains_every_seed_and_each_child_reruns_alone(tmp_path):
@@ -50,7 +77,10 @@ def test_sweep_with_seeds_writes_aggregate_and_one_holm_family(tmp_path):
 
 
 def test_rows_come_back_in_config_order_although_the_biggest_cells_run_first(tmp_path):
-    cfg = load_config(None, TINY + ["compare.families=[rnn,transformer]", "compare.norms=[none,layer]", "seeds=[0,1]", "train.epochs=1"])
+    cfg = load_config(
+        None,
+        TINY + ["compare.families=[rnn,transformer]", "compare.norms=[none,layer]", "seeds=[0,1]", "train.epochs=1"],
+    )
     result = experiments.compare(cfg, tmp_path)
     expected = [(f, n, s) for f in ("rnn", "transformer") for n in ("none", "layer") for s in (0, 1)]
     assert [(r.family, r.norm, r.seed) for r in result.rows] == expected

@@ -7,8 +7,7 @@ import pytest
 import torch
 
 from lnbench.nn import gradcheck as suite
-from lnbench.nn import norms
-from lnbench.nn import numpy_layernorm
+from lnbench.nn import norms, numpy_layernorm
 from lnbench.nn.gradcheck import Check, run_checks
 
 GROUPS = {"finite-diff", "vs-torch", "autograd", "edge-cases"}

@@ -13,8 +13,26 @@ from typer.testing import CliRunner
 from lnbench.cli.app import app
 
 runner = CliRunner()
-TINY = ["--set", "seeds=[0,1]", "--set", "train.epochs=2", "--set", "train.batch_size=16", "--set", "data.n_train=32",
-        "--set", "data.n_test=16", "--set", "data.seq_len=4", "--set", "data.features=8", "--set", "model.hidden_size=8", "--jobs", "1"]
+TINY = [
+    "--set",
+    "seeds=[0,1]",
+    "--set",
+    "train.epochs=2",
+    "--set",
+    "train.batch_size=16",
+    "--set",
+    "data.n_train=32",
+    "--set",
+    "data.n_test=16",
+    "--set",
+    "data.seq_len=4",
+    "--set",
+    "data.features=8",
+    "--set",
+    "model.hidden_size=8",
+    "--jobs",
+    "1",
+]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
@@ -36,8 +54,16 @@ def test_the_report_is_one_self_contained_page_with_tables_verdicts_figures_and_
     assert sorted(alt for _, alt in images) == pngs
     assert all(base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n" for data, _ in images)
     assert "http://" not in html and "https://" not in html and "<link" not in html  # nothing from the network
-    for text in ("over 2 seeds", "baselines on the same data", "paired comparisons", "Verdicts", "test acc mean ± sd",
-                 "Lines apart: the state", "python 3.", "config.yaml, as resolved"):
+    for text in (
+        "over 2 seeds",
+        "baselines on the same data",
+        "paired comparisons",
+        "Verdicts",
+        "test acc mean ± sd",
+        "Lines apart: the state",
+        "python 3.",
+        "config.yaml, as resolved",
+    ):
         assert text in html, text
     summary = json.loads((compare_run / "summary.json").read_text())
     assert all(v.replace("'", "&#39;")[:60] in html for v in summary["verdicts"])
@@ -77,19 +103,35 @@ def test_report_of_several_folders_needs_an_output_file(compare_run):
     assert result.exit_code == 2 and "--out" in result.output
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed: apt-get install chromium (or: make test-browser)")
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="headless Chromium not installed: apt-get install chromium (or: make test-browser)"
+)
 def test_the_report_renders_in_a_browser_with_every_figure_and_no_console_error(compare_run, tmp_path):
     page = f"file://{compare_run / 'report.html'}"
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr", "--v=0"]
     shot = tmp_path / "shot.png"
-    r = subprocess.run([CHROMIUM, *flags, "--window-size=1400,2400", f"--screenshot={shot}", page], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [CHROMIUM, *flags, "--window-size=1400,2400", f"--screenshot={shot}", page],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shot.exists() and shot.stat().st_size > 50_000, r.stderr[-2000:]
     from matplotlib.image import imread
 
     pixels = imread(shot)
     assert pixels.std() > 0.05  # not a blank page
-    dom = subprocess.run([CHROMIUM, *flags, "--virtual-time-budget=5000", "--dump-dom", page], capture_output=True, text=True, timeout=120)
+    dom = subprocess.run(
+        [CHROMIUM, *flags, "--virtual-time-budget=5000", "--dump-dom", page],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert 'data-figures="5 figures, 0 not shown"' in dom.stdout, dom.stdout[-500:]
     assert "<table" in dom.stdout and "paired comparisons" in dom.stdout
-    errors = [line for line in (r.stderr + dom.stderr).splitlines() if "CONSOLE" in line and ("Error" in line or "Uncaught" in line)]
+    errors = [
+        line
+        for line in (r.stderr + dom.stderr).splitlines()
+        if "CONSOLE" in line and ("Error" in line or "Uncaught" in line)
+    ]
     assert errors == []

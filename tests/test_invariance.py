@@ -5,8 +5,8 @@ import json
 import torch
 from typer.testing import CliRunner
 
-from lnbench.nn import invariance as inv
 from lnbench.cli.app import app
+from lnbench.nn import invariance as inv
 
 runner = CliRunner()
 
@@ -24,8 +24,12 @@ def test_expected_table_is_the_papers():
         assert " ".join(inv.EXPECTED[method]) == row
     assert " ".join(inv.EXPECTED["rms"]) == RMS_DERIVED
     assert [t for t, _ in inv.TRANSFORMATIONS] == [
-        "weight_matrix_rescaling", "weight_matrix_recentering", "weight_vector_rescaling",
-        "dataset_rescaling", "dataset_recentering", "single_case_rescaling",
+        "weight_matrix_rescaling",
+        "weight_matrix_recentering",
+        "weight_vector_rescaling",
+        "dataset_rescaling",
+        "dataset_recentering",
+        "single_case_rescaling",
     ]
 
 

@@ -52,7 +52,9 @@ def test_kernel_gradcheck_and_ensemble_rows():
     beta = torch.randn(3, 1, 6, generator=g, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda x, a, b: kernel.layer_norm(x, a, b, 1e-5), (x, gamma, beta))
     for s in range(3):  # member s is LayerNorm with its own gamma and beta
-        torch.testing.assert_close(kernel.layer_norm(x, gamma, beta, 1e-5)[s], F.layer_norm(x[s], (6,), gamma[s, 0], beta[s, 0], 1e-5))
+        torch.testing.assert_close(
+            kernel.layer_norm(x, gamma, beta, 1e-5)[s], F.layer_norm(x[s], (6,), gamma[s, 0], beta[s, 0], 1e-5)
+        )
 
 
 def test_kernel_float32_large_mean_and_constant_row():
@@ -61,5 +63,7 @@ def test_kernel_float32_large_mean_and_constant_row():
     with torch.no_grad():
         ln.beta.copy_(torch.tensor([0.5, -1.0, 2.0, 3.25]))
     y = ln(x)
-    torch.testing.assert_close(y[0], torch.tensor([-1.3416355, -0.4472118, 0.4472118, 1.3416355]) + ln.beta.detach(), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        y[0], torch.tensor([-1.3416355, -0.4472118, 0.4472118, 1.3416355]) + ln.beta.detach(), atol=1e-6, rtol=0
+    )
     assert torch.equal(y[1], ln.beta.detach())  # constant row: x_hat = 0, y = beta exactly

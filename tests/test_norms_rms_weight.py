@@ -5,11 +5,11 @@ import torch
 from torch import nn
 
 from lnbench.config import ModelConfig, TrainConfig
-from lnbench.training.data import make_trend_data
 from lnbench.nn.models import SimpleRNN, TransformerClassifier, build_model
 from lnbench.nn.rmsnorm import RMSNorm
-from lnbench.training.loop import train_members, train_model
 from lnbench.nn.weightnorm import WeightNormLinear
+from lnbench.training.data import make_trend_data
+from lnbench.training.loop import train_members, train_model
 
 
 def test_rmsnorm_matches_torch_forward_and_backward_float64():
@@ -62,7 +62,9 @@ def test_weight_norm_linear_matches_torch_parametrization():
     torch.testing.assert_close(ours(x), ref(x))
     gy = torch.randn(5, 4, dtype=torch.float64)
     g_ours = torch.autograd.grad(ours(x), (x, ours.v, ours.g, ours.bias), gy)
-    g_ref = torch.autograd.grad(ref(x), (x, ref.parametrizations.weight.original1, ref.parametrizations.weight.original0, ref.bias), gy)
+    g_ref = torch.autograd.grad(
+        ref(x), (x, ref.parametrizations.weight.original1, ref.parametrizations.weight.original0, ref.bias), gy
+    )
     for a, b in zip(g_ours, g_ref):
         torch.testing.assert_close(a.reshape(b.shape), b)
     assert torch.autograd.gradcheck(lambda x: ours(x), (x,))
@@ -103,7 +105,9 @@ def test_the_transformer_with_weight_norm_normalizes_every_linear_and_no_activat
     assert m.input_norm is None and isinstance(m.blocks[0].norm_1, nn.Identity)
 
 
-@pytest.mark.parametrize("norm,placement", [("rms", "joint"), ("rms", "separate"), ("weight", "joint"), ("weight", "separate")])
+@pytest.mark.parametrize(
+    "norm,placement", [("rms", "joint"), ("rms", "separate"), ("weight", "joint"), ("weight", "separate")]
+)
 def test_rms_and_weight_ensembles_match_their_solo_runs(norm, placement):
     def model(seed):
         torch.manual_seed(seed)
@@ -116,7 +120,9 @@ def test_rms_and_weight_ensembles_match_their_solo_runs(norm, placement):
     members = train_members(SimpleRNN.stack([model(s) for s in (0, 1)]), [data(0), data(1)], cfg, [0, 1])
     for s in (0, 1):
         solo = train_model(model(s), data(s), cfg, seed=s)
-        torch.testing.assert_close(torch.tensor(members[s].train_loss), torch.tensor(solo.train_loss), atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(
+            torch.tensor(members[s].train_loss), torch.tensor(solo.train_loss), atol=1e-5, rtol=1e-5
+        )
         assert members[s].test_correct == solo.test_correct
 
 
@@ -127,17 +133,48 @@ def test_rms_and_weight_norm_compare_and_sweep_like_the_others(tmp_path):
 
     from lnbench.cli.app import app
 
-    tiny = ["--set", "seeds=[0,1]", "--set", "train.epochs=1", "--set", "data.n_train=32", "--set", "data.n_test=16",
-            "--set", "data.seq_len=4", "--set", "data.features=8", "--set", "model.hidden_size=8", "--set", "train.batch_size=16"]
+    tiny = [
+        "--set",
+        "seeds=[0,1]",
+        "--set",
+        "train.epochs=1",
+        "--set",
+        "data.n_train=32",
+        "--set",
+        "data.n_test=16",
+        "--set",
+        "data.seq_len=4",
+        "--set",
+        "data.features=8",
+        "--set",
+        "model.hidden_size=8",
+        "--set",
+        "train.batch_size=16",
+    ]
     runner = CliRunner()
-    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path / "c"), "--set", "compare.norms=[rms,weight]", *tiny])
+    result = runner.invoke(
+        app, ["compare", "--runs-dir", str(tmp_path / "c"), "--set", "compare.norms=[rms,weight]", *tiny]
+    )
     assert result.exit_code == 0, result.output
     (run,) = list((tmp_path / "c").iterdir())
     rows = json.loads((run / "summary.json").read_text())["rows"]
-    assert {(r["family"], r["norm"]) for r in rows} == {(f, n) for f in ("rnn", "transformer") for n in ("rms", "weight")}
+    assert {(r["family"], r["norm"]) for r in rows} == {
+        (f, n) for f in ("rnn", "transformer") for n in ("rms", "weight")
+    }
     assert "RMSNorm" in result.output and "WeightNorm" in result.output
-    result = runner.invoke(app, ["batchsize-sweep", "--runs-dir", str(tmp_path / "s"), "--set", "sweep.norms=[none,rms,weight]",
-                                 "--set", "sweep.batch_sizes=[1,16]", *tiny])
+    result = runner.invoke(
+        app,
+        [
+            "batchsize-sweep",
+            "--runs-dir",
+            str(tmp_path / "s"),
+            "--set",
+            "sweep.norms=[none,rms,weight]",
+            "--set",
+            "sweep.batch_sizes=[1,16]",
+            *tiny,
+        ],
+    )
     assert result.exit_code == 0, result.output
 
 

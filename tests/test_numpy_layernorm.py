@@ -31,9 +31,7 @@ def forward_backward(x, gamma, beta, grad_y, eps=EPS):
 
 def torch_forward_backward(x, gamma, beta, grad_y, eps=EPS, dtype=torch.float64):
     """The oracle: F.layer_norm and autograd, in ``dtype``, returned as NumPy arrays."""
-    x_t, gamma_t, beta_t = (
-        torch.tensor(np.asarray(a), dtype=dtype, requires_grad=True) for a in (x, gamma, beta)
-    )
+    x_t, gamma_t, beta_t = (torch.tensor(np.asarray(a), dtype=dtype, requires_grad=True) for a in (x, gamma, beta))
     y = F.layer_norm(x_t, (x_t.shape[-1],), gamma_t, beta_t, eps)
     grads = torch.autograd.grad(y, (x_t, gamma_t, beta_t), torch.tensor(np.asarray(grad_y), dtype=dtype))
     return tuple(t.detach().numpy() for t in (y, *grads))

@@ -5,16 +5,26 @@ import json
 import matplotlib
 import numpy as np
 
-from lnbench.report import figures as plots
 from lnbench.records.schema import Metrics, read_metrics
+from lnbench.report import figures as plots
 
 
 def _metrics(seed, acc, hidden, norm="layer", init=(1.0, 1.0, 1.0), status="completed", diverged_at=None):
     return Metrics(
-        family="rnn", norm=norm, seed=seed, hidden_size=4, n_test=100, status=status, diverged_at_epoch=diverged_at,
-        epochs=list(range(1, len(acc) + 1)), train_loss=[0.7 - 0.1 * i for i in range(len(acc))],
-        test_loss=[0.7 - 0.1 * i for i in range(len(acc))], test_acc=list(acc), hidden_norm=[list(h) for h in hidden],
-        hidden_norm_init=list(init), grad_norm_layer={"head": [0.5] * len(acc)},
+        family="rnn",
+        norm=norm,
+        seed=seed,
+        hidden_size=4,
+        n_test=100,
+        status=status,
+        diverged_at_epoch=diverged_at,
+        epochs=list(range(1, len(acc) + 1)),
+        train_loss=[0.7 - 0.1 * i for i in range(len(acc))],
+        test_loss=[0.7 - 0.1 * i for i in range(len(acc))],
+        test_acc=list(acc),
+        hidden_norm=[list(h) for h in hidden],
+        hidden_norm_init=list(init),
+        grad_norm_layer={"head": [0.5] * len(acc)},
     )
 
 
@@ -39,7 +49,10 @@ def test_accuracy_curve_is_the_mean_over_seeds_and_the_band_is_min_to_max():
 
 def test_hidden_norm_draws_the_last_epoch_and_initialisation(tmp_path):
     runs = []
-    for m in (_metrics(0, [0.6, 0.8], [[9, 9, 9], [1, 2, 3]], init=(5, 5, 5)), _metrics(1, [0.6, 0.8], [[9, 9, 9], [3, 4, 5]], init=(7, 7, 7))):
+    for m in (
+        _metrics(0, [0.6, 0.8], [[9, 9, 9], [1, 2, 3]], init=(5, 5, 5)),
+        _metrics(1, [0.6, 0.8], [[9, 9, 9], [3, 4, 5]], init=(7, 7, 7)),
+    ):
         (tmp_path / f"m{m.seed}.json").write_text(json.dumps(m.to_dict()))  # through a metrics file
         runs.append(read_metrics(tmp_path / f"m{m.seed}.json"))
     ax = plots.figure_hidden_norm_mean(runs).axes[0]
@@ -51,7 +64,10 @@ def test_hidden_norm_draws_the_last_epoch_and_initialisation(tmp_path):
 
 def test_diverged_runs_are_marked_and_no_pyplot_backend_switch(tmp_path):
     backend = matplotlib.get_backend()
-    runs = [_metrics(0, [0.6, 0.7], [[1, 1, 1]] * 2, norm="none", status="diverged", diverged_at=3), _metrics(0, [0.6, 0.8], [[1, 1, 1]] * 2)]
+    runs = [
+        _metrics(0, [0.6, 0.7], [[1, 1, 1]] * 2, norm="none", status="diverged", diverged_at=3),
+        _metrics(0, [0.6, 0.8], [[1, 1, 1]] * 2),
+    ]
     path = plots.plot_training_loss(runs, tmp_path / "loss.png")
     assert path.stat().st_size > 10_000 and matplotlib.get_backend() == backend
     ax = plots.figure_training_loss(runs).axes[0]
@@ -60,7 +76,15 @@ def test_diverged_runs_are_marked_and_no_pyplot_backend_switch(tmp_path):
 
 def test_sweep_figure_draws_aggregate_means_with_their_intervals():
     agg = [
-        {"norm": "layer", "batch_size": b, "n_seeds": 5, "n_diverged": 0, "mean_final_test_acc": m, "ci95_final_test_acc": [m - 0.02, m + 0.03], "mean_final_test_acc_batch_stats": None}
+        {
+            "norm": "layer",
+            "batch_size": b,
+            "n_seeds": 5,
+            "n_diverged": 0,
+            "mean_final_test_acc": m,
+            "ci95_final_test_acc": [m - 0.02, m + 0.03],
+            "mean_final_test_acc_batch_stats": None,
+        }
         for b, m in [(1, 0.9), (8, 0.8)]
     ]
     ax = plots.figure_sweep(agg, "final_test_acc", "acc", "t").axes[0]
@@ -72,7 +96,10 @@ def test_sweep_figure_draws_aggregate_means_with_their_intervals():
 
 
 def test_a_diverged_seed_is_left_out_of_the_mean_curve():
-    runs = [_metrics(0, [0.6, 0.8], [[1, 1, 1]] * 2), _metrics(1, [0.9, 0.9], [[1, 1, 1]] * 2, status="diverged", diverged_at=3)]
+    runs = [
+        _metrics(0, [0.6, 0.8], [[1, 1, 1]] * 2),
+        _metrics(1, [0.9, 0.9], [[1, 1, 1]] * 2, status="diverged", diverged_at=3),
+    ]
     ax = plots.figure_test_accuracy(runs).axes[0]
     line = _line(ax, "LayerNorm")
     np.testing.assert_allclose(line.get_ydata(), [0.6, 0.8])
@@ -97,10 +124,16 @@ def test_hidden_norm_by_scale_draws_one_line_per_quartile_per_norm():
     solid = [ln for ln in none.get_lines() if ln.get_linestyle() == "-"]
     assert len(solid) == 4
     np.testing.assert_allclose([ln.get_ydata()[0] for ln in solid], [2, 3, 4, 5])  # 1 + q + mean shift 1
-    np.testing.assert_allclose([ln.get_ydata()[0] for ln in layer.get_lines() if ln.get_linestyle() == "-"], [2, 2, 2, 2])
+    np.testing.assert_allclose(
+        [ln.get_ydata()[0] for ln in layer.get_lines() if ln.get_linestyle() == "-"], [2, 2, 2, 2]
+    )
     texts = [t.get_text() for t in none.texts]
     assert any("Spearman(||h_T||, s): +0.91 (init +0.50)" in t and "saturated tanh units: 25.0%" in t for t in texts)
-    legend = [t.get_text() for t in fig.legends[0].get_texts()] if fig.legends else [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    legend = (
+        [t.get_text() for t in fig.legends[0].get_texts()]
+        if fig.legends
+        else [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    )
     assert "s < 0.5" in legend and "s > 2" in legend
 
 
@@ -127,7 +160,10 @@ def test_a_deep_model_gets_a_distinct_colour_per_layer_and_a_legend_on_the_figur
     m.grad_norm_layer = {f"blocks.{k}.mlp": [0.1 * (k + 1), 0.2] for k in range(22)}
     fig = plots.figure_grad_norm([m])
     lines = fig.axes[0].get_lines()
-    looks = {(ln.get_linestyle(), ln.get_marker(), tuple(np.round(matplotlib.colors.to_rgb(ln.get_color()), 3))) for ln in lines}
+    looks = {
+        (ln.get_linestyle(), ln.get_marker(), tuple(np.round(matplotlib.colors.to_rgb(ln.get_color()), 3)))
+        for ln in lines
+    }
     assert len(lines) == 22 and len(looks) == 22  # every layer looks different
     # colour means the norm: every line is a shade of LayerNorm's colour (the same hue)
     base = np.array(matplotlib.colors.to_rgb(plots.norm_color("layer")))
@@ -175,11 +211,18 @@ def test_legends_sit_outside_the_axes_and_say_what_the_band_is():
 
 
 def test_sweep_loss_axis_within_a_decade_has_few_tick_labels():
-    entries = [{"norm": "layer", "batch_size": b, "n_seeds": 2, "n_diverged": 0, "mean_mean_train_loss": v} for b, v in ((1, 0.3), (8, 0.5), (64, 0.6))]
+    entries = [
+        {"norm": "layer", "batch_size": b, "n_seeds": 2, "n_diverged": 0, "mean_mean_train_loss": v}
+        for b, v in ((1, 0.3), (8, 0.5), (64, 0.6))
+    ]
     fig = plots.figure_sweep(entries, "mean_train_loss", "loss", "t", log_y=True)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(fig).draw()
     ax = fig.axes[0]
-    labels = [t.get_text() for t in ax.get_yticklabels(minor=True) if t.get_text() and ax.get_ylim()[0] <= t.get_position()[1] <= ax.get_ylim()[1]]
+    labels = [
+        t.get_text()
+        for t in ax.get_yticklabels(minor=True)
+        if t.get_text() and ax.get_ylim()[0] <= t.get_position()[1] <= ax.get_ylim()[1]
+    ]
     assert 1 <= len(labels) <= 3, labels

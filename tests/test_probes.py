@@ -101,7 +101,9 @@ def test_transformer_with_input_layer_norm_is_scale_invariant_and_without_is_not
     torch.manual_seed(0)
     fair = TransformerClassifier(6, 8, 2, "layer", seq_len=5, input_norm=True).eval()
     torch.manual_seed(0)
-    seed_like = TransformerClassifier(6, 8, 2, "layer", seq_len=5, pos_emb="learned", pos_emb_std=0.02, input_norm=False).eval()
+    seed_like = TransformerClassifier(
+        6, 8, 2, "layer", seq_len=5, pos_emb="learned", pos_emb_std=0.02, input_norm=False
+    ).eval()
     with torch.no_grad():
         torch.testing.assert_close(fair(9.0 * 16 * X[0]), fair(16 * X[0]), atol=1e-4, rtol=1e-4)  # up to eps
         assert (seed_like(9.0 * X[0]) - seed_like(X[0])).abs().max() > 1e-2
@@ -128,7 +130,9 @@ def test_learned_positions_start_at_the_configured_std():
 def test_orthogonal_recurrent_init_has_every_singular_value_equal_to_the_gain(gain):
     torch.manual_seed(0)
     m = SimpleRNN(4, 16, 2, "none", recurrent_init="orthogonal", recurrent_gain=gain)
-    torch.testing.assert_close(torch.linalg.svdvals(m.cell.W_hh.detach()), torch.full((16,), gain), atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(
+        torch.linalg.svdvals(m.cell.W_hh.detach()), torch.full((16,), gain), atol=1e-4, rtol=1e-4
+    )
     torch.manual_seed(0)
     u = SimpleRNN(4, 16, 2, "none", recurrent_gain=gain)
     assert u.cell.W_hh.abs().max() <= gain / 4 and u.cell.W_hh.abs().max() > 0.9 * gain / 4  # U(-g/sqrt(H), g/sqrt(H))
@@ -146,7 +150,9 @@ def test_separate_placement_normalizes_each_term_with_its_own_norm():
     c = m.cell
     ln = torch.nn.functional.layer_norm
     expected = torch.tanh(
-        ln(h @ c.W_hh.T, (6,), c.norm.gamma, c.norm.beta, 1e-5) + ln(x @ c.W_xh.T, (6,), c.norm_x.gamma, c.norm_x.beta, 1e-5) + c.bias
+        ln(h @ c.W_hh.T, (6,), c.norm.gamma, c.norm.beta, 1e-5)
+        + ln(x @ c.W_xh.T, (6,), c.norm_x.gamma, c.norm_x.beta, 1e-5)
+        + c.bias
     )
     torch.testing.assert_close(c(x, h), expected)
 

@@ -72,7 +72,9 @@ def test_batch_statistics_in_eval_leave_the_buffers_alone():
     x = _inputs()[1]
     with batch_statistics(bn):
         torch.testing.assert_close(bn(x, 0), F.batch_norm(x, None, None, training=True, eps=1e-5))
-    assert torch.equal(bn.running_mean, torch.zeros(H)) and torch.equal(bn.running_var, torch.ones(H)) and not bn._pending
+    assert (
+        torch.equal(bn.running_mean, torch.zeros(H)) and torch.equal(bn.running_var, torch.ones(H)) and not bn._pending
+    )
 
 
 def test_bad_arguments():

@@ -5,10 +5,20 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.stats import norm, t as t_dist, ttest_ind
+from scipy.stats import norm, ttest_ind
+from scipy.stats import t as t_dist
 
-from lnbench.analysis.stats import (ALPHA, PairedResult, accuracy_interval, describe_first_epochs, holm,
-                           mcnemar_exact, paired_over_seeds, summarize_first_epochs, wilson_interval)
+from lnbench.analysis.stats import (
+    ALPHA,
+    PairedResult,
+    accuracy_interval,
+    describe_first_epochs,
+    holm,
+    mcnemar_exact,
+    paired_over_seeds,
+    summarize_first_epochs,
+    wilson_interval,
+)
 
 # ---------------------------------------------------------------- Wilson
 
@@ -20,8 +30,7 @@ def wilson_closed_form(k, n, conf=0.95):
     return (centre - half) / (1 + z**2 / n), (centre + half) / (1 + z**2 / n)
 
 
-@pytest.mark.parametrize("k,n,conf", [(0, 10, 0.95), (7, 10, 0.95), (10, 10, 0.95), (187, 200, 0.95),
-                                      (187, 200, 0.9)])
+@pytest.mark.parametrize("k,n,conf", [(0, 10, 0.95), (7, 10, 0.95), (10, 10, 0.95), (187, 200, 0.95), (187, 200, 0.9)])
 def test_wilson_matches_closed_form(k, n, conf):
     assert wilson_interval(k, n, conf) == pytest.approx(wilson_closed_form(k, n, conf), abs=1e-12)
 
@@ -90,8 +99,10 @@ def test_mcnemar_bools_and_small_p():
     assert r.ci95 == pytest.approx((pb - pc - half, pb - pc + half), abs=1e-6) and r.ci95[1] > 0.1 > r.ci95[0] > 0
 
 
-@pytest.mark.parametrize("a,b", [([1, 0], [1]), ([], []), ([1, 2], [1, 0]), ([1, 0.5], [1, 0]),
-                                 ([1, float("nan")], [1, 0]), ([[1, 0]], [[1, 0]])])
+@pytest.mark.parametrize(
+    "a,b",
+    [([1, 0], [1]), ([], []), ([1, 2], [1, 0]), ([1, 0.5], [1, 0]), ([1, float("nan")], [1, 0]), ([[1, 0]], [[1, 0]])],
+)
 def test_mcnemar_errors(a, b):
     with pytest.raises(ValueError):
         mcnemar_exact(a, b)
@@ -142,10 +153,16 @@ def test_zero_spread_constant_difference_is_sign_test():
     assert paired_over_seeds([0.5, 0.6], [0.4, 0.5]).p_value == pytest.approx(0.5)  # 2 * (1/2)^2
 
 
-@pytest.mark.parametrize("a,b,match", [([0.9], [0.8], "at least 2 seeds"), ([], [], "at least 2 seeds"),
-                                       ([0.9, 0.8], [0.8], "equal length"),
-                                       ([0.9, float("nan")], [0.8, 0.7], "finite"),
-                                       ([0.9, 0.8], [float("inf"), 0.7], "finite")])
+@pytest.mark.parametrize(
+    "a,b,match",
+    [
+        ([0.9], [0.8], "at least 2 seeds"),
+        ([], [], "at least 2 seeds"),
+        ([0.9, 0.8], [0.8], "equal length"),
+        ([0.9, float("nan")], [0.8, 0.7], "finite"),
+        ([0.9, 0.8], [float("inf"), 0.7], "finite"),
+    ],
+)
 def test_paired_errors(a, b, match):
     with pytest.raises(ValueError, match=match):
         paired_over_seeds(a, b)
@@ -184,10 +201,8 @@ def test_first_epochs():
     assert describe_first_epochs(summarize_first_epochs([4])) == "1/1 seed reached it at epoch 4"
     assert describe_first_epochs(summarize_first_epochs([None] * 5)) == "0/5 seeds reached it"
     assert describe_first_epochs(summarize_first_epochs([None])) == "0/1 seed reached it"
-    assert describe_first_epochs(summarize_first_epochs([3, 6])) == \
-        "2/2 seeds reached it, median epoch 4.5 (range 3-6)"
-    assert summarize_first_epochs([None, None]) == {"n_reached": 0, "n": 2, "median": None, "min": None,
-                                                    "max": None}
+    assert describe_first_epochs(summarize_first_epochs([3, 6])) == "2/2 seeds reached it, median epoch 4.5 (range 3-6)"
+    assert summarize_first_epochs([None, None]) == {"n_reached": 0, "n": 2, "median": None, "min": None, "max": None}
 
 
 # ---------------------------------------------------------------- simulations

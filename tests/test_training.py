@@ -6,8 +6,8 @@ import torch
 from torch.nn import functional as F
 
 from lnbench.config import ModelConfig, TrainConfig
-from lnbench.training.data import make_trend_data
 from lnbench.nn.models import build_model
+from lnbench.training.data import make_trend_data
 from lnbench.training.loop import layer_names, train_model
 
 DATA = make_trend_data(n_train=64, n_test=32, seq_len=6, features=8, seed=0)
@@ -48,7 +48,18 @@ def test_full_batch_probes_match_a_hand_computation():
 
 def test_transformer_layers():
     names = set(layer_names(_model("layer", "transformer")).values())
-    assert names == {"input_proj", "input_norm", "blocks.0.norm_1", "blocks.0.attn.qkv", "blocks.0.attn.proj", "blocks.0.norm_2", "blocks.0.mlp.0", "blocks.0.mlp.2", "norm_f", "head"}
+    assert names == {
+        "input_proj",
+        "input_norm",
+        "blocks.0.norm_1",
+        "blocks.0.attn.qkv",
+        "blocks.0.attn.proj",
+        "blocks.0.norm_2",
+        "blocks.0.mlp.0",
+        "blocks.0.mlp.2",
+        "norm_f",
+        "head",
+    }
 
 
 def test_nan_loss_stops_and_is_marked_diverged():

@@ -5,17 +5,39 @@ import numpy as np
 import pytest
 
 from lnbench.analysis import verdicts
-from lnbench.report.tables import aggregate_over_seeds
 from lnbench.records.schema import Metrics, SummaryRow, first_epoch_at, summary_row
+from lnbench.report.tables import aggregate_over_seeds
 
 
-def row(norm, seed=0, acc=0.9, loss=0.3, first=3, status="completed", family="rnn", bs=64, correct=None, acc_bs=None, correct_bs=None):
+def row(
+    norm,
+    seed=0,
+    acc=0.9,
+    loss=0.3,
+    first=3,
+    status="completed",
+    family="rnn",
+    bs=64,
+    correct=None,
+    acc_bs=None,
+    correct_bs=None,
+):
     return SummaryRow(
-        family=family, norm=norm, batch_size=bs, seed=seed, status=status, epochs_completed=10,
-        final_test_acc=None if status == "diverged" else acc, final_test_acc_batch_stats=acc_bs,
-        final_train_loss=loss, final_test_loss=loss, mean_train_loss=None if status == "diverged" else loss,
-        first_epoch_at_target=first, n_test=len(correct) if correct else 200,
-        test_correct=correct, test_correct_batch_stats=correct_bs,
+        family=family,
+        norm=norm,
+        batch_size=bs,
+        seed=seed,
+        status=status,
+        epochs_completed=10,
+        final_test_acc=None if status == "diverged" else acc,
+        final_test_acc_batch_stats=acc_bs,
+        final_train_loss=loss,
+        final_test_loss=loss,
+        mean_train_loss=None if status == "diverged" else loss,
+        first_epoch_at_target=first,
+        n_test=len(correct) if correct else 200,
+        test_correct=correct,
+        test_correct_batch_stats=correct_bs,
     )
 
 
@@ -32,7 +54,11 @@ def test_one_seed_uses_exact_mcnemar_on_the_per_example_results():
     (acc,) = verdicts.compare_comparisons([row("none", correct=none, acc=0.9), row("layer", correct=layer, acc=0.98)])
     # two-sided binomial on 2 of 12: 2 * (1 + 12 + 66) / 4096 = 0.03857
     assert acc.metric == "final_test_acc" and acc.test.startswith("exact McNemar")
-    assert acc.norm_a == "none" and acc.mean_diff == pytest.approx(-0.08) and acc.p_value == pytest.approx(0.0385742, rel=1e-5)
+    assert (
+        acc.norm_a == "none"
+        and acc.mean_diff == pytest.approx(-0.08)
+        and acc.p_value == pytest.approx(0.0385742, rel=1e-5)
+    )
     assert acc.p_adjusted == acc.p_value and acc.significant  # a family of one comparison (no loss test on one seed)
 
 
@@ -48,7 +74,9 @@ def test_paired_over_seeds_with_holm_and_diverged_seeds_left_out():
     # d = [0.10, 0.10, 0.11]: t = 0.10333 / (0.005774 / sqrt(3)) = 31.0, df 2 -> p = 0.00104
     assert none_batch.p_value == pytest.approx(0.001039, rel=1e-2) and none_batch.test == "paired t-test over 3 seeds"
     p = sorted(c.p_value for c in cmp.values())
-    assert sorted(c.p_adjusted for c in cmp.values()) == pytest.approx([min(1, 3 * p[0]), min(1, max(3 * p[0], 2 * p[1])), min(1, max(3 * p[0], 2 * p[1], p[2]))])
+    assert sorted(c.p_adjusted for c in cmp.values()) == pytest.approx(
+        [min(1, 3 * p[0]), min(1, max(3 * p[0], 2 * p[1])), min(1, max(3 * p[0], 2 * p[1], p[2]))]
+    )
     assert cmp[("batch", "layer")].n_seeds == 4
 
 
@@ -69,17 +97,30 @@ def test_compare_verdict_sentences():
     rows.append(row("batch", 0, status="diverged", first=None))
     cmp = verdicts.compare_comparisons(rows)
     text = verdicts.compare_verdicts(rows, cmp, epochs=10, target_acc=0.9)
-    assert text[0] == "RNN: BatchNorm diverged in 1 of 1 seed; a diverged seed has no final accuracy and is left out of means and tests."
-    assert "NoNorm 1/3 seeds reached it at epoch 9; LayerNorm 3/3 seeds reached it, median epoch 4 (range 3-7); BatchNorm 0/1 seed reached it" in text[1]
+    assert (
+        text[0]
+        == "RNN: BatchNorm diverged in 1 of 1 seed; a diverged seed has no final accuracy and is left out of means and tests."
+    )
+    assert (
+        "NoNorm 1/3 seeds reached it at epoch 9; LayerNorm 3/3 seeds reached it, median epoch 4 (range 3-7); BatchNorm 0/1 seed reached it"
+        in text[1]
+    )
     assert "NoNorm 81.0%, LayerNorm 95.0%" in text[2]
-    assert "NoNorm minus LayerNorm: -14.0 points [unadjusted 95% CI" in text[2] and "paired t-test over 3 seeds" in text[2] and "differs" in text[2]
+    assert (
+        "NoNorm minus LayerNorm: -14.0 points [unadjusted 95% CI" in text[2]
+        and "paired t-test over 3 seeds" in text[2]
+        and "differs" in text[2]
+    )
 
 
 def test_sweep_comparisons_family_and_sentences():
     rows = []
     for s in range(3):
         rows += [row("none", s, 0.92 + 0.01 * s, bs=1), row("none", s, 0.93 + 0.01 * s, bs=64)]
-        rows += [row("batch", s, 0.50 + 0.001 * s, bs=1, acc_bs=0.5), row("batch", s, 0.92 + 0.01 * s, bs=64, acc_bs=0.95 + 0.002 * s)]
+        rows += [
+            row("batch", s, 0.50 + 0.001 * s, bs=1, acc_bs=0.5),
+            row("batch", s, 0.92 + 0.01 * s, bs=64, acc_bs=0.95 + 0.002 * s),
+        ]
         rows += [row("layer", s, 0.93 + 0.011 * s, bs=1), row("layer", s, 0.94 + 0.01 * s, bs=64)]
     cmp = verdicts.sweep_comparisons(rows, reference_batch_size=64)
     assert {c.family for c in cmp} == {"sweep"}
@@ -92,17 +133,32 @@ def test_sweep_comparisons_family_and_sentences():
 
 
 def test_aggregate_over_seeds_by_hand():
-    rows = [row("layer", 0, 0.9, 0.1, 3), row("layer", 1, 0.8, 0.3, None), row("layer", 2, status="diverged", first=None)]
+    rows = [
+        row("layer", 0, 0.9, 0.1, 3),
+        row("layer", 1, 0.8, 0.3, None),
+        row("layer", 2, status="diverged", first=None),
+    ]
     (agg,) = aggregate_over_seeds(rows)
     assert agg["n_seeds"] == 3 and agg["n_diverged"] == 1 and agg["n_reached_target"] == 1
-    assert agg["mean_final_test_acc"] == pytest.approx(0.85) and agg["std_final_test_acc"] == pytest.approx(0.0707107, rel=1e-5)
+    assert agg["mean_final_test_acc"] == pytest.approx(0.85) and agg["std_final_test_acc"] == pytest.approx(
+        0.0707107, rel=1e-5
+    )
     # t interval, df 1: 0.85 +- 12.706 * 0.0707107 / sqrt(2) = 0.85 +- 0.6353, clipped at 100%
     assert agg["ci95_final_test_acc"] == pytest.approx([0.85 - 0.63531, 1.0], rel=1e-4)
     assert agg["mean_mean_train_loss"] == pytest.approx(0.2) and agg["median_first_epoch_at_target"] == 3
 
 
 def test_summary_row_of_a_diverged_run_has_no_final_values():
-    m = Metrics(status="diverged", epochs=[1, 2], test_acc=[0.6, 0.7], train_loss=[0.6, 0.5], test_loss=[0.6, 0.5], test_correct=[1, 0], n_test=2, diverged_at_epoch=3)
+    m = Metrics(
+        status="diverged",
+        epochs=[1, 2],
+        test_acc=[0.6, 0.7],
+        train_loss=[0.6, 0.5],
+        test_loss=[0.6, 0.5],
+        test_correct=[1, 0],
+        n_test=2,
+        diverged_at_epoch=3,
+    )
     r = summary_row(m, 0.9)
     assert r.final_test_acc is None and r.mean_train_loss is None and r.test_correct is None and not r.ok
     assert r.epochs_completed == 2
@@ -116,7 +172,11 @@ def _simulate(effect: float, rng, n_sims: int, seeds: int = 5) -> tuple[float, f
     any_hit = pair_hit = 0
     for _ in range(n_sims):
         base = rng.normal(0.85, 0.03, seeds)
-        rows = [row(n, s, base[s] + rng.normal(0, 0.006) + (effect if n == "layer" else 0)) for n in ("none", "batch", "layer") for s in range(seeds)]
+        rows = [
+            row(n, s, base[s] + rng.normal(0, 0.006) + (effect if n == "layer" else 0))
+            for n in ("none", "batch", "layer")
+            for s in range(seeds)
+        ]
         cmp = [c for c in verdicts.compare_comparisons(rows) if c.metric == "final_test_acc"]
         any_hit += any(c.significant for c in cmp)
         pair_hit += any(c.significant for c in cmp if {c.norm_a, c.norm_b} == {"none", "layer"})
@@ -143,7 +203,11 @@ def test_sweep_verdict_for_nonorm_names_each_comparison_once():
 def test_one_batch_size_and_per_norm_seed_counts_are_stated():
     rows = [row("layer", s, 0.9 + 0.01 * s, bs=8) for s in range(2)]
     assert verdicts.sweep_verdicts(rows, [], 8)[0].startswith("LayerNorm: final test accuracy 90.5% at batch size 8")
-    rows = [row("none", s, 0.8) for s in range(3)] + [row("layer", 0, 0.9), row("layer", 1, 0.93), row("layer", 2, status="diverged")]
+    rows = [row("none", s, 0.8) for s in range(3)] + [
+        row("layer", 0, 0.9),
+        row("layer", 1, 0.93),
+        row("layer", 2, status="diverged"),
+    ]
     text = verdicts.compare_verdicts(rows, verdicts.compare_comparisons(rows), 10, 0.9)
     assert "NoNorm 80.0%, LayerNorm 91.5% (2 seeds)." in text[2]
 

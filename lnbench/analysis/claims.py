@@ -27,8 +27,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lnbench.analysis import stats
-from lnbench.config.checks import check_keys_apply, check_memory, check_seeds
 from lnbench.config import ConfigError, RunConfig, load_config
+from lnbench.config.checks import check_keys_apply, check_memory, check_seeds
 from lnbench.names import family_label, norm_label
 from lnbench.records.schema import SummaryRow
 
@@ -83,28 +83,126 @@ class Claim:
 
 #: The claims ``lnbench claims`` evaluates, in table order.
 CLAIMS: tuple[Claim, ...] = (
-    Claim("rnn_faster_default", "LayerNorm converges faster than NoNorm", "default", "rnn", "mean_train_loss",
-          Condition("layer"), Condition("none"), "less", 0.02, "the default task: where LayerNorm does not help"),
-    Claim("rnn_faster_unstable", "LayerNorm converges faster than NoNorm", "unstable_recurrence", "rnn", "mean_train_loss",
-          Condition("layer"), Condition("none"), "less", 0.02, "an expanding recurrence: W_hh orthogonal x 3"),
-    Claim("rnn_scale_invariant", "LayerNorm stabilises hidden-state dynamics against input scale", "large_input_scale", "rnn",
-          "abs_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1, "input scales from 16 to 256"),
-    Claim("rnn_ln_batch_size", "LayerNorm's accuracy does not depend on batch size", "small_batches", "rnn", "final_test_acc",
-          Condition("layer", 1), Condition("layer", 64), "equal", 0.02, "batch size 1 vs 64, same samples seen"),
-    Claim("rnn_bn_batch_size_1", "BatchNorm degrades at batch size 1", "small_batches", "rnn", "final_test_acc",
-          Condition("batch", 1), Condition("batch", 64), "less", 0.02, "batch size 1 vs 64, same samples seen"),
-    Claim("tf_faster", "LayerNorm converges faster than NoNorm", "default", "transformer", "mean_train_loss",
-          Condition("layer"), Condition("none"), "less", 0.02, "the default task and fair Transformer"),
-    Claim("tf_scale_invariant", "LayerNorm stabilises hidden-state dynamics against input scale", "default", "transformer",
-          "abs_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1,
-          "input_norm on: invariant by construction (already at initialisation)"),
-    Claim("tf_scale_invariant_prenorm_only", "LayerNorm stabilises hidden-state dynamics against input scale",
-          "transformer_no_input_norm", "transformer", "abs_scale_spearman", Condition("layer"), Condition("none"), "less", 0.1,
-          "pre-norm LayerNorm only: the residual stream itself is not normalized"),
-    Claim("tf_ln_batch_size", "LayerNorm's accuracy does not depend on batch size", "small_batches_transformer", "transformer",
-          "final_test_acc", Condition("layer", 1), Condition("layer", 64), "equal", 0.02, "batch size 1 vs 64, same samples seen"),
-    Claim("tf_bn_batch_size_1", "BatchNorm degrades at batch size 1", "small_batches_transformer", "transformer", "final_test_acc",
-          Condition("batch", 1), Condition("batch", 64), "less", 0.02, "batch size 1 vs 64, same samples seen"),
+    Claim(
+        "rnn_faster_default",
+        "LayerNorm converges faster than NoNorm",
+        "default",
+        "rnn",
+        "mean_train_loss",
+        Condition("layer"),
+        Condition("none"),
+        "less",
+        0.02,
+        "the default task: where LayerNorm does not help",
+    ),
+    Claim(
+        "rnn_faster_unstable",
+        "LayerNorm converges faster than NoNorm",
+        "unstable_recurrence",
+        "rnn",
+        "mean_train_loss",
+        Condition("layer"),
+        Condition("none"),
+        "less",
+        0.02,
+        "an expanding recurrence: W_hh orthogonal x 3",
+    ),
+    Claim(
+        "rnn_scale_invariant",
+        "LayerNorm stabilises hidden-state dynamics against input scale",
+        "large_input_scale",
+        "rnn",
+        "abs_scale_spearman",
+        Condition("layer"),
+        Condition("none"),
+        "less",
+        0.1,
+        "input scales from 16 to 256",
+    ),
+    Claim(
+        "rnn_ln_batch_size",
+        "LayerNorm's accuracy does not depend on batch size",
+        "small_batches",
+        "rnn",
+        "final_test_acc",
+        Condition("layer", 1),
+        Condition("layer", 64),
+        "equal",
+        0.02,
+        "batch size 1 vs 64, same samples seen",
+    ),
+    Claim(
+        "rnn_bn_batch_size_1",
+        "BatchNorm degrades at batch size 1",
+        "small_batches",
+        "rnn",
+        "final_test_acc",
+        Condition("batch", 1),
+        Condition("batch", 64),
+        "less",
+        0.02,
+        "batch size 1 vs 64, same samples seen",
+    ),
+    Claim(
+        "tf_faster",
+        "LayerNorm converges faster than NoNorm",
+        "default",
+        "transformer",
+        "mean_train_loss",
+        Condition("layer"),
+        Condition("none"),
+        "less",
+        0.02,
+        "the default task and fair Transformer",
+    ),
+    Claim(
+        "tf_scale_invariant",
+        "LayerNorm stabilises hidden-state dynamics against input scale",
+        "default",
+        "transformer",
+        "abs_scale_spearman",
+        Condition("layer"),
+        Condition("none"),
+        "less",
+        0.1,
+        "input_norm on: invariant by construction (already at initialisation)",
+    ),
+    Claim(
+        "tf_scale_invariant_prenorm_only",
+        "LayerNorm stabilises hidden-state dynamics against input scale",
+        "transformer_no_input_norm",
+        "transformer",
+        "abs_scale_spearman",
+        Condition("layer"),
+        Condition("none"),
+        "less",
+        0.1,
+        "pre-norm LayerNorm only: the residual stream itself is not normalized",
+    ),
+    Claim(
+        "tf_ln_batch_size",
+        "LayerNorm's accuracy does not depend on batch size",
+        "small_batches_transformer",
+        "transformer",
+        "final_test_acc",
+        Condition("layer", 1),
+        Condition("layer", 64),
+        "equal",
+        0.02,
+        "batch size 1 vs 64, same samples seen",
+    ),
+    Claim(
+        "tf_bn_batch_size_1",
+        "BatchNorm degrades at batch size 1",
+        "small_batches_transformer",
+        "transformer",
+        "final_test_acc",
+        Condition("batch", 1),
+        Condition("batch", 64),
+        "less",
+        0.02,
+        "batch size 1 vs 64, same samples seen",
+    ),
 )
 CLAIM_IDS = tuple(c.id for c in CLAIMS)
 
@@ -123,7 +221,9 @@ def select_claims(ids: Sequence[str] | None) -> list[Claim]:
     return [c for c in CLAIMS if c.id in ids]
 
 
-def load_regimes(claims: Sequence[Claim], presets: Path, overrides: Sequence[str] = (), seed: int | None = None) -> dict[str, RunConfig]:
+def load_regimes(
+    claims: Sequence[Claim], presets: Path, overrides: Sequence[str] = (), seed: int | None = None
+) -> dict[str, RunConfig]:
     """Load the preset config of every regime the claims use (``presets/<regime>.yaml``), with
     the same ``--set`` overrides and ``--seed`` applied to each.
 
@@ -134,7 +234,9 @@ def load_regimes(claims: Sequence[Claim], presets: Path, overrides: Sequence[str
     for name in dict.fromkeys(c.regime for c in claims):
         path = presets / f"{name}.yaml"
         if not path.is_file():
-            raise ConfigError(f"{path}: regime preset not found (claims use: {', '.join(sorted({c.regime for c in claims}))})")
+            raise ConfigError(
+                f"{path}: regime preset not found (claims use: {', '.join(sorted({c.regime for c in claims}))})"
+            )
         cfg = load_config(path, list(overrides), seed)
         try:
             check_seeds(cfg)
@@ -143,18 +245,25 @@ def load_regimes(claims: Sequence[Claim], presets: Path, overrides: Sequence[str
         except ConfigError as exc:
             raise ConfigError("\n".join(f"{path}: {line}" for line in str(exc).splitlines())) from None
         if len(cfg.seed_list) < 2:
-            raise ConfigError(f"{path}: seeds: a claim's verdict is a paired test over seeds and needs at least 2 (got {cfg.seed_list})")
+            raise ConfigError(
+                f"{path}: seeds: a claim's verdict is a paired test over seeds and needs at least 2 (got {cfg.seed_list})"
+            )
         for c in claims:
             for cond in (c.a, c.b):
                 if c.regime == name and cond.batch_size is not None and cond.batch_size > cfg.data.n_train:
-                    raise ConfigError(f"{path}: claim {c.id} needs batch size {cond.batch_size} > data.n_train ({cfg.data.n_train})")
+                    raise ConfigError(
+                        f"{path}: claim {c.id} needs batch size {cond.batch_size} > data.n_train ({cfg.data.n_train})"
+                    )
         regimes[name] = cfg
     return regimes
 
 
 def regimes_yaml(regimes: dict[str, RunConfig]) -> str:
     """The config.yaml of a claims run: every regime's resolved config under its name."""
-    return "".join(f"# regime: {name}\n{name}:\n" + "".join(f"  {line}\n" for line in cfg.to_yaml().splitlines()) for name, cfg in regimes.items())
+    return "".join(
+        f"# regime: {name}\n{name}:\n" + "".join(f"  {line}\n" for line in cfg.to_yaml().splitlines())
+        for name, cfg in regimes.items()
+    )
 
 
 def cells_needed(claims: Sequence[Claim], regimes: dict[str, RunConfig]) -> list[tuple[str, dict]]:
@@ -165,7 +274,9 @@ def cells_needed(claims: Sequence[Claim], regimes: dict[str, RunConfig]) -> list
         for cond in (c.a, c.b):
             bs = cond.batch_size if cond.batch_size is not None else regimes[c.regime].train.batch_size
             key = (c.regime, c.family, cond.norm, bs)
-            out.setdefault(key, (c.regime, {"model__family": c.family, "model__norm": cond.norm, "train__batch_size": bs}))
+            out.setdefault(
+                key, (c.regime, {"model__family": c.family, "model__norm": cond.norm, "train__batch_size": bs})
+            )
     return list(out.values())
 
 
@@ -254,20 +365,35 @@ def evaluate_claims(
         rows_a = rows_by_setting.get((c.regime, c.family, c.a.norm, bs(c.a)), [])
         rows_b = rows_by_setting.get((c.regime, c.family, c.b.norm, bs(c.b)), [])
         b_by_seed = {r.seed: r for r in rows_b}
-        pairs = [(a, b) for a in rows_a if (b := b_by_seed.get(a.seed)) is not None and a.ok and b.ok
-                 and metric_value(a, c.metric) is not None and metric_value(b, c.metric) is not None]
+        pairs = [
+            (a, b)
+            for a in rows_a
+            if (b := b_by_seed.get(a.seed)) is not None
+            and a.ok
+            and b.ok
+            and metric_value(a, c.metric) is not None
+            and metric_value(b, c.metric) is not None
+        ]
         runs = [r.run_dir for r in (*rows_a, *rows_b)]
         result, why = None, ""
         if len(pairs) < 2:
             diverged = sum(r.status == "diverged" for r in (*rows_a, *rows_b))
             undefined = sum(r.ok and metric_value(r, c.metric) is None for r in (*rows_a, *rows_b))
-            why = f"{len(pairs)} of {len(rows_a)} seeds have a value for both runs" + (f" ({diverged} runs diverged)" if diverged else "")
+            why = f"{len(pairs)} of {len(rows_a)} seeds have a value for both runs" + (
+                f" ({diverged} runs diverged)" if diverged else ""
+            )
             if undefined:
-                why += f" ({undefined} finished runs have no {c.metric}" + (": the correlation is undefined when ||h_T|| or the scales are all equal, or n_test < 3)" if c.metric == "abs_scale_spearman" else ")")
+                why += f" ({undefined} finished runs have no {c.metric}" + (
+                    ": the correlation is undefined when ||h_T|| or the scales are all equal, or n_test < 3)"
+                    if c.metric == "abs_scale_spearman"
+                    else ")"
+                )
             why += "; a paired test needs 2"
         else:
             resolution = 1 / pairs[0][0].n_test if c.metric == "final_test_acc" else None
-            result = stats.paired_over_seeds([metric_value(a, c.metric) for a, _ in pairs], [metric_value(b, c.metric) for _, b in pairs], resolution)
+            result = stats.paired_over_seeds(
+                [metric_value(a, c.metric) for a, _ in pairs], [metric_value(b, c.metric) for _, b in pairs], resolution
+            )
             bound = BOUNDS.get(c.metric)  # a difference of accuracies (correlations) lies in [-1, 1] ([-2, 2])
             if bound is not None:
                 result = replace(result, ci95=(max(-bound, result.ci95[0]), min(bound, result.ci95[1])))
@@ -282,18 +408,37 @@ def evaluate_claims(
         if r is None:
             verdict, reason = "inconclusive", why
         elif level is not None and mean_b is not None and mean_b < level + c.margin:
-            verdict, reason = "inconclusive", f"{c.b.label()} is at chance ({mean_b:.1%}) in this regime: the claim cannot show"
+            verdict, reason = (
+                "inconclusive",
+                f"{c.b.label()} is at chance ({mean_b:.1%}) in this regime: the claim cannot show",
+            )
         else:
             verdict, reason = _verdict(c, r.mean_diff, r.ci95, adjusted.get(k))
-        out.append(ClaimResult(
-            id=c.id, claim=c.text, regime=c.regime, family=c.family, metric=c.metric, a=c.a.label(), b=c.b.label(),
-            direction=c.direction, margin=c.margin,
-            effect=None if r is None else r.mean_diff, ci95=None if r is None else list(r.ci95),
-            p_value=None if r is None else r.p_value, p_adjusted=adjusted.get(k),
-            test="" if r is None else r.test, n_seeds=len(pairs),
-            mean_a=mean([metric_value(a, c.metric) for a, _ in pairs]), mean_b=mean_b,
-            verdict=verdict, reason=reason, runs=runs, why=c.why,
-        ))
+        out.append(
+            ClaimResult(
+                id=c.id,
+                claim=c.text,
+                regime=c.regime,
+                family=c.family,
+                metric=c.metric,
+                a=c.a.label(),
+                b=c.b.label(),
+                direction=c.direction,
+                margin=c.margin,
+                effect=None if r is None else r.mean_diff,
+                ci95=None if r is None else list(r.ci95),
+                p_value=None if r is None else r.p_value,
+                p_adjusted=adjusted.get(k),
+                test="" if r is None else r.test,
+                n_seeds=len(pairs),
+                mean_a=mean([metric_value(a, c.metric) for a, _ in pairs]),
+                mean_b=mean_b,
+                verdict=verdict,
+                reason=reason,
+                runs=runs,
+                why=c.why,
+            )
+        )
     return out
 
 
@@ -331,9 +476,15 @@ def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:
     out = []
     for r in results:
         if r.effect is None:
-            out.append(f"{family_label(r.family)}, {r.claim} ({r.regime}): not tested ({r.reason}): {r.verdict.upper()}.")
+            out.append(
+                f"{family_label(r.family)}, {r.claim} ({r.regime}): not tested ({r.reason}): {r.verdict.upper()}."
+            )
             continue
-        p = "" if r.p_value is None else f", p = {r.p_value:.2g}" + (f", Holm p = {r.p_adjusted:.2g}" if r.p_adjusted is not None else "")
+        p = (
+            ""
+            if r.p_value is None
+            else f", p = {r.p_value:.2g}" + (f", Holm p = {r.p_adjusted:.2g}" if r.p_adjusted is not None else "")
+        )
         out.append(
             f"{family_label(r.family)}, {r.claim} ({r.regime}): {METRICS[r.metric][0]}, {r.a} minus {r.b} = {format_effect(r)}"
             f"{p}, {r.n_seeds} seeds ({r.a} {format_level(r.metric, r.mean_a)}, {r.b} {format_level(r.metric, r.mean_b)}):"

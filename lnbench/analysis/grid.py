@@ -28,6 +28,12 @@ from lnbench.records.schema import SummaryRow
 GRID_SECTIONS = ("data", "model", "train")
 
 
+def _first_error(exc: Exception) -> str:
+    """The first message of pydantic's ValidationError (or of any exception), without its prefix."""
+    errors = exc.errors() if hasattr(exc, "errors") else [{"msg": str(exc)}]
+    return str(errors[0]["msg"]).removeprefix("Value error, ")
+
+
 def check_grid(cfg: RunConfig) -> list[dict]:
     """The grid's cells as ``section__key`` changes, in product order; each value checked.
 
@@ -37,11 +43,15 @@ def check_grid(cfg: RunConfig) -> list[dict]:
     """
     grid = cfg.sweep.grid
     if not grid:
-        raise ConfigError("sweep.grid: empty; give config keys and their values, e.g. sweep.grid: {data.seq_len: [10, 20], model.norm: [none, layer]}")
+        raise ConfigError(
+            "sweep.grid: empty; give config keys and their values, e.g. sweep.grid: {data.seq_len: [10, 20], model.norm: [none, layer]}"
+        )
     for key, values in grid.items():
         section, _, leaf = key.partition(".")
         if section not in GRID_SECTIONS or not leaf or "." in leaf:
-            raise ConfigError(f"sweep.grid: {key!r}: expected section.key with section one of {', '.join(GRID_SECTIONS)}")
+            raise ConfigError(
+                f"sweep.grid: {key!r}: expected section.key with section one of {', '.join(GRID_SECTIONS)}"
+            )
         allowed = type(getattr(cfg, section)).model_fields
         if leaf not in allowed:
             raise ConfigError(f"sweep.grid: {key}: unknown key; allowed in {section}: {', '.join(allowed)}")
@@ -53,7 +63,7 @@ def check_grid(cfg: RunConfig) -> list[dict]:
             try:
                 cfg.with_changes(**{f"{section}__{leaf}": v})
             except Exception as exc:  # pydantic's ValidationError: one line naming the key
-                first = getattr(exc, "errors", lambda: [{"msg": str(exc)}])()[0]["msg"].removeprefix("Value error, ")
+                first = _first_error(exc)
                 raise ConfigError(f"sweep.grid: {key}: value {v!r}: {first}") from None
     keys = [k.replace(".", "__") for k in grid]
     cells = [dict(zip(keys, combo)) for combo in itertools.product(*grid.values())]
@@ -61,7 +71,7 @@ def check_grid(cfg: RunConfig) -> list[dict]:
         try:
             cfg.with_changes(**changes)
         except Exception as exc:  # noqa: BLE001
-            first = getattr(exc, "errors", lambda: [{"msg": str(exc)}])()[0]["msg"].removeprefix("Value error, ")
+            first = _first_error(exc)
             raise ConfigError(f"sweep.grid: the cell {cell_label(changes)}: {first}") from None
     return cells
 
@@ -89,15 +99,17 @@ def aggregate(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRow]
         if len(accs) > 1:
             half = stats.t_half_width(accs)
             ci = [max(0.0, mean(accs) - half), min(1.0, mean(accs) + half)]
-        out.append({
-            "values": {k.replace("__", "."): v for k, v in changes.items()},
-            "n_seeds": len(rows),
-            "n_diverged": sum(r.status == "diverged" for r in rows),
-            "mean_final_test_acc": mean(accs) if accs else None,
-            "std_final_test_acc": stdev(accs) if len(accs) > 1 else None,
-            "ci95_final_test_acc": ci,
-            "mean_mean_train_loss": mean(losses) if losses else None,
-        })
+        out.append(
+            {
+                "values": {k.replace("__", "."): v for k, v in changes.items()},
+                "n_seeds": len(rows),
+                "n_diverged": sum(r.status == "diverged" for r in rows),
+                "mean_final_test_acc": mean(accs) if accs else None,
+                "std_final_test_acc": stdev(accs) if len(accs) > 1 else None,
+                "ci95_final_test_acc": ci,
+                "mean_mean_train_loss": mean(losses) if losses else None,
+            }
+        )
     return out
 
 
@@ -121,7 +133,14 @@ def comparisons(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRo
             pairs = pair_by_seed(rows, by_key[base], metric)
             result = paired_test(pairs, metric) if len(pairs) > 1 else None
             if result is not None:
-                spec = {"norm_a": c["model__norm"], "norm_b": "none", "metric": metric, "condition_a": others, "condition_b": others, "n_seeds": len(pairs)}
+                spec = {
+                    "norm_a": c["model__norm"],
+                    "norm_b": "none",
+                    "metric": metric,
+                    "condition_a": others,
+                    "condition_b": others,
+                    "n_seeds": len(pairs),
+                }
                 tests.append((spec, result))
     return holm_family("sweep", tests) if tests else []
 
@@ -134,22 +153,38 @@ def sentences(entries: Sequence[dict], comps: Sequence) -> list[str]:
         best = max(done, key=lambda e: e["mean_final_test_acc"])
         worst = min(done, key=lambda e: e["mean_final_test_acc"])
         fmt = lambda e: ", ".join(f"{k.split('.')[-1]}={v}" for k, v in e["values"].items())  # noqa: E731
-        out.append(f"Final test accuracy (mean over seeds) ranges from {worst['mean_final_test_acc']:.1%} ({fmt(worst)}) "
-                   f"to {best['mean_final_test_acc']:.1%} ({fmt(best)}).")
+        out.append(
+            f"Final test accuracy (mean over seeds) ranges from {worst['mean_final_test_acc']:.1%} ({fmt(worst)}) "
+            f"to {best['mean_final_test_acc']:.1%} ({fmt(best)})."
+        )
     dead = [e for e in entries if e["n_seeds"] and e["n_diverged"] == e["n_seeds"]]
     if dead:
-        out.append("Every seed diverged in: " + "; ".join(", ".join(f"{k}={v}" for k, v in e["values"].items()) for e in dead) + ".")
+        out.append(
+            "Every seed diverged in: "
+            + "; ".join(", ".join(f"{k}={v}" for k, v in e["values"].items()) for e in dead)
+            + "."
+        )
     if not comps:
-        out.append("No paired comparisons: the grid has no model.norm axis with none among its values (or too few seeds).")
+        out.append(
+            "No paired comparisons: the grid has no model.norm axis with none among its values (or too few seeds)."
+        )
         return out
     sig = [c for c in comps if c.significant]
-    out.append(f"Each norm vs NoNorm at every other grid value, paired over seeds, on final test accuracy and mean train loss; "
-               f"Holm over all {len(comps)} comparisons ({len(comps) // 2} per metric): "
-               f"{len(sig)} significant at {stats.ALPHA:g}.")
+    out.append(
+        f"Each norm vs NoNorm at every other grid value, paired over seeds, on final test accuracy and mean train loss; "
+        f"Holm over all {len(comps)} comparisons ({len(comps) // 2} per metric): "
+        f"{len(sig)} significant at {stats.ALPHA:g}."
+    )
     for c in sig:
-        size = f"{100 * c.mean_diff:+.1f} points [{100 * c.ci95[0]:+.1f}, {100 * c.ci95[1]:+.1f}]" if c.metric == "final_test_acc" else f"{c.mean_diff:+.3f} nats [{c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}]"
+        size = (
+            f"{100 * c.mean_diff:+.1f} points [{100 * c.ci95[0]:+.1f}, {100 * c.ci95[1]:+.1f}]"
+            if c.metric == "final_test_acc"
+            else f"{c.mean_diff:+.3f} nats [{c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}]"
+        )
         what = "final test accuracy" if c.metric == "final_test_acc" else "mean train loss"
-        out.append(f"{norm_label(c.norm_a)} minus NoNorm at {c.condition_a or 'every cell'}, {what}: {size}, Holm p = {c.p_adjusted:.2g}.")
+        out.append(
+            f"{norm_label(c.norm_a)} minus NoNorm at {c.condition_a or 'every cell'}, {what}: {size}, Holm p = {c.p_adjusted:.2g}."
+        )
     return out
 
 
@@ -176,4 +211,8 @@ def by_key(entries: Sequence[dict], key: str) -> dict[str, list[tuple]]:
 def batch_size_grid(cfg: RunConfig) -> dict[str, list]:
     """``lnbench batchsize-sweep`` as a grid: ``{model.family: [sweep.family], model.norm:
     sweep.norms, train.batch_size: sweep.batch_sizes}`` (its cells are this grid's cells)."""
-    return {"model.family": [cfg.sweep.family], "model.norm": list(cfg.sweep.norms), "train.batch_size": list(cfg.sweep.batch_sizes)}
+    return {
+        "model.family": [cfg.sweep.family],
+        "model.norm": list(cfg.sweep.norms),
+        "train.batch_size": list(cfg.sweep.batch_sizes),
+    }

@@ -179,8 +179,13 @@ def summarize_first_epochs(first_epochs: Sequence[int | None]) -> dict:
     reached = [e for e in first_epochs if e is not None]
     if not reached:
         return {"n_reached": 0, "n": len(first_epochs), "median": None, "min": None, "max": None}
-    return {"n_reached": len(reached), "n": len(first_epochs), "median": float(np.median(reached)),
-            "min": min(reached), "max": max(reached)}
+    return {
+        "n_reached": len(reached),
+        "n": len(first_epochs),
+        "median": float(np.median(reached)),
+        "min": min(reached),
+        "max": max(reached),
+    }
 
 
 def describe_first_epochs(summary: dict) -> str:

@@ -30,7 +30,11 @@ METRICS = {
     "mean_train_loss": "mean train loss (area under the loss curve)",
     "batch_stats_vs_eval": "test accuracy, batch statistics minus running statistics",
 }
-METRICS_SHORT = {"final_test_acc": "final acc", "mean_train_loss": "mean train loss", "batch_stats_vs_eval": "BN batch - running stats"}
+METRICS_SHORT = {
+    "final_test_acc": "final acc",
+    "mean_train_loss": "mean train loss",
+    "batch_stats_vs_eval": "BN batch - running stats",
+}
 
 
 @dataclass
@@ -82,15 +86,24 @@ def paired_test(pairs: Sequence[Pair], metric: str) -> stats.PairedResult | None
             a = pairs[0][0]
             return stats.mcnemar_exact(a.test_correct_batch_stats, a.test_correct) if a.test_correct else None
         return stats.paired_over_seeds(
-            [a.final_test_acc_batch_stats for a, _ in pairs], [a.final_test_acc for a, _ in pairs], resolution=1 / pairs[0][0].n_test
+            [a.final_test_acc_batch_stats for a, _ in pairs],
+            [a.final_test_acc for a, _ in pairs],
+            resolution=1 / pairs[0][0].n_test,
         )
     if len(pairs) == 1:
         a, b = pairs[0]
-        if metric == "final_test_acc" and a.test_correct and b.test_correct and len(a.test_correct) == len(b.test_correct):
+        if (
+            metric == "final_test_acc"
+            and a.test_correct
+            and b.test_correct
+            and len(a.test_correct) == len(b.test_correct)
+        ):
             return stats.mcnemar_exact(a.test_correct, b.test_correct)
         return None
     resolution = 1 / pairs[0][0].n_test if metric == "final_test_acc" and pairs[0][0].n_test else None  # accuracy steps
-    return stats.paired_over_seeds([getattr(a, metric) for a, _ in pairs], [getattr(b, metric) for _, b in pairs], resolution)
+    return stats.paired_over_seeds(
+        [getattr(a, metric) for a, _ in pairs], [getattr(b, metric) for _, b in pairs], resolution
+    )
 
 
 def _has(r: SummaryRow, metric: str) -> bool:
@@ -176,7 +189,14 @@ def sweep_comparisons(rows: Sequence[SummaryRow], reference_batch_size: int) -> 
         pairs = pair_by_seed(rows_a, rows_b, metric)
         result = paired_test(pairs, metric)
         if result is not None:
-            spec = {"norm_a": norm_a, "norm_b": norm_b, "metric": metric, "n_seeds": len(pairs), "condition_a": cond_a, "condition_b": cond_b}
+            spec = {
+                "norm_a": norm_a,
+                "norm_b": norm_b,
+                "metric": metric,
+                "n_seeds": len(pairs),
+                "condition_a": cond_a,
+                "condition_b": cond_b,
+            }
             tests.append((spec, result))
 
     for norm in norms:
@@ -185,9 +205,25 @@ def sweep_comparisons(rows: Sequence[SummaryRow], reference_batch_size: int) -> 
             if norm != "none" and ("none", bs) in cell:
                 add(here, cell[("none", bs)], "final_test_acc", norm, "none", f"batch size {bs}", f"batch size {bs}")
             if bs != reference_batch_size and (norm, reference_batch_size) in cell:
-                add(here, cell[(norm, reference_batch_size)], "final_test_acc", norm, norm, f"batch size {bs}", f"batch size {reference_batch_size}")
+                add(
+                    here,
+                    cell[(norm, reference_batch_size)],
+                    "final_test_acc",
+                    norm,
+                    norm,
+                    f"batch size {bs}",
+                    f"batch size {reference_batch_size}",
+                )
             if any(r.final_test_acc_batch_stats is not None for r in here):
-                add(here, here, "batch_stats_vs_eval", norm, norm, f"batch size {bs}, batch statistics", f"batch size {bs}, running statistics")
+                add(
+                    here,
+                    here,
+                    "batch_stats_vs_eval",
+                    norm,
+                    norm,
+                    f"batch size {bs}, batch statistics",
+                    f"batch size {bs}, running statistics",
+                )
     return holm_family("sweep", tests)
 
 
@@ -222,7 +258,9 @@ def describe_comparisons(comparisons: Sequence[Comparison], family_size: dict[st
     return out
 
 
-def compare_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Comparison], epochs: int, target_acc: float) -> list[str]:
+def compare_verdicts(
+    rows: Sequence[SummaryRow], comparisons: Sequence[Comparison], epochs: int, target_acc: float
+) -> list[str]:
     """The verdicts of ``compare``, per model family: divergences, reaching ``target_acc``
     (k/n seeds, median and range of the first epoch), and each tested pair for final test
     accuracy and mean train loss, with effects, intervals and Holm-adjusted p-values."""
@@ -245,22 +283,35 @@ def compare_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Compariso
         for norm, rs in by_norm.items():
             summary = stats.summarize_first_epochs([r.first_epoch_at_target for r in rs])
             reach.append(f"{norm_label(norm)} {stats.describe_first_epochs(summary)}")
-        verdicts.append(f"{fam}, first epoch at {target_acc:.0%} test accuracy within {plural(epochs, 'epoch')}: " + "; ".join(reach) + ".")
+        verdicts.append(
+            f"{fam}, first epoch at {target_acc:.0%} test accuracy within {plural(epochs, 'epoch')}: "
+            + "; ".join(reach)
+            + "."
+        )
         for metric in ("final_test_acc", "mean_train_loss"):
-            means = {n: [getattr(r, metric) for r in rs if r.ok and getattr(r, metric) is not None] for n, rs in by_norm.items()}
+            means = {
+                n: [getattr(r, metric) for r in rs if r.ok and getattr(r, metric) is not None]
+                for n, rs in by_norm.items()
+            }
             fmt = (lambda x: f"{x:.1%}") if metric == "final_test_acc" else (lambda x: f"{x:.3f} nats")
             fewer = lambda v: f" ({plural(len(v), 'seed')})" if len(v) != n_seeds else ""  # noqa: E731  diverged seeds
             shown = ", ".join(f"{norm_label(n)} {fmt(_mean(v))}{fewer(v)}" for n, v in means.items() if v)
             over = f"mean over {n_seeds} seeds" if n_seeds > 1 else "one seed"
             fam_cmp = [c for c in comparisons if c.family == f"{family}/{metric}"]
             if not shown:
-                verdicts.append(f"{fam}, {METRICS[metric]}: no run finished without diverging, so there is nothing to compare.")
+                verdicts.append(
+                    f"{fam}, {METRICS[metric]}: no run finished without diverging, so there is nothing to compare."
+                )
                 continue
             line = f"{fam}, {METRICS[metric]} ({over}): {shown}."
             if fam_cmp:
                 line += " " + " ".join(describe_comparisons(fam_cmp, sizes))
             elif len(means) > 1:
-                line += " Not tested: " + ("one seed has no paired test for a loss curve." if metric == "mean_train_loss" else "no pair of finished runs.")
+                line += " Not tested: " + (
+                    "one seed has no paired test for a loss curve."
+                    if metric == "mean_train_loss"
+                    else "no pair of finished runs."
+                )
             verdicts.append(line)
     if rows and n_seeds == 1:
         verdicts.append(
@@ -270,7 +321,9 @@ def compare_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Compariso
     return verdicts
 
 
-def sweep_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Comparison], reference_batch_size: int) -> list[str]:
+def sweep_verdicts(
+    rows: Sequence[SummaryRow], comparisons: Sequence[Comparison], reference_batch_size: int
+) -> list[str]:
     """The verdicts of the batch-size sweep, per norm: accuracy range, divergences, and the
     batch sizes where it differs from NoNorm, from its own accuracy at ``reference_batch_size``,
     and (BatchNorm) between batch and running statistics, all Holm-corrected over the sweep."""
@@ -282,10 +335,18 @@ def sweep_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Comparison]
         name = norm_label(norm)
         diverged = sorted({r.batch_size for r in rs if r.status == "diverged"})
         if diverged:
-            verdicts.append(f"{name}: diverged at batch size {', '.join(map(str, diverged))} (left out of means and tests).")
-        means = {bs: _mean([r.final_test_acc for r in cell if r.ok]) for (bs,), cell in sorted(_group(rs, "batch_size").items()) if any(r.ok for r in cell)}
+            verdicts.append(
+                f"{name}: diverged at batch size {', '.join(map(str, diverged))} (left out of means and tests)."
+            )
+        means = {
+            bs: _mean([r.final_test_acc for r in cell if r.ok])
+            for (bs,), cell in sorted(_group(rs, "batch_size").items())
+            if any(r.ok for r in cell)
+        }
         if not means:
-            verdicts.append(f"{name}: no finished run at any batch size, so no norm is compared with it and it is compared with nothing.")
+            verdicts.append(
+                f"{name}: no finished run at any batch size, so no norm is compared with it and it is compared with nothing."
+            )
             continue
         if len(means) == 1:
             ((bs, acc),) = means.items()
@@ -294,17 +355,35 @@ def sweep_verdicts(rows: Sequence[SummaryRow], comparisons: Sequence[Comparison]
             text = f"{name}: final test accuracy {min(means.values()):.1%} to {max(means.values()):.1%} across batch sizes ({over})"
         mine = [c for c in comparisons if c.norm_a == norm]
         groups = [
-            ("below NoNorm", lambda c: c.norm_b == "none" != c.norm_a and c.metric == "final_test_acc" and c.mean_diff < 0),
-            ("above NoNorm", lambda c: c.norm_b == "none" != c.norm_a and c.metric == "final_test_acc" and c.mean_diff > 0),
-            (f"below its batch size {reference_batch_size}", lambda c: c.norm_b == c.norm_a and c.metric == "final_test_acc" and c.mean_diff < 0),
-            (f"above its batch size {reference_batch_size}", lambda c: c.norm_b == c.norm_a and c.metric == "final_test_acc" and c.mean_diff > 0),
+            (
+                "below NoNorm",
+                lambda c: c.norm_b == "none" != c.norm_a and c.metric == "final_test_acc" and c.mean_diff < 0,
+            ),
+            (
+                "above NoNorm",
+                lambda c: c.norm_b == "none" != c.norm_a and c.metric == "final_test_acc" and c.mean_diff > 0,
+            ),
+            (
+                f"below its batch size {reference_batch_size}",
+                lambda c: c.norm_b == c.norm_a and c.metric == "final_test_acc" and c.mean_diff < 0,
+            ),
+            (
+                f"above its batch size {reference_batch_size}",
+                lambda c: c.norm_b == c.norm_a and c.metric == "final_test_acc" and c.mean_diff > 0,
+            ),
             ("batch statistics minus running statistics differs from 0", lambda c: c.metric == "batch_stats_vs_eval"),
         ]
         parts = []
         for what, select in groups:
             hits = [c for c in mine if c.significant and select(c)]
             if hits:
-                parts.append(f"{what} at batch size " + ", ".join(f"{c.condition_a.split(',')[0].removeprefix('batch size ')} ({_points(c.mean_diff)} points)" for c in hits))
+                parts.append(
+                    f"{what} at batch size "
+                    + ", ".join(
+                        f"{c.condition_a.split(',')[0].removeprefix('batch size ')} ({_points(c.mean_diff)} points)"
+                        for c in hits
+                    )
+                )
         if parts:
             text += "; " + "; ".join(parts)
         elif mine:

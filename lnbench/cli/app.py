@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -22,10 +22,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from lnbench import __version__
-from lnbench.config.checks import check_keys_apply, check_memory, check_resume, check_seeds, check_sweep
 from lnbench.config import MAX_SEED, ConfigError, RunConfig, load_config
+from lnbench.config.checks import check_keys_apply, check_memory, check_resume, check_seeds, check_sweep
 from lnbench.launchers.executors import usable_cores
 from lnbench.names import family_label, plural
+
+if TYPE_CHECKING:
+    from lnbench.experiments import ExperimentResult
 
 app = typer.Typer(
     name="lnbench",
@@ -49,7 +52,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+    ] = False,
 ) -> None:
     """Train and compare NoNorm / BatchNorm / LayerNorm RNNs and Transformers on CPU, check the
     from-scratch LayerNorm gradients, sweep the batch size, test the claims about LayerNorm, and
@@ -63,8 +68,12 @@ err_console = Console(stderr=True)
 
 SetOption = Annotated[
     Optional[list[str]],
-    typer.Option("--set", "-s", metavar="KEY=VALUE", help="Override a config key, e.g. --set train.epochs=5 (repeatable)."),
+    typer.Option(
+        "--set", "-s", metavar="KEY=VALUE", help="Override a config key, e.g. --set train.epochs=5 (repeatable)."
+    ),
 ]
+
+
 def _runs_dir_value(value: str | Path) -> Path:
     if not str(value).strip():  # Path("") is ".": an empty argument would write into the current folder
         _fail("--runs-dir: empty; give a folder, e.g. --runs-dir runs")
@@ -72,26 +81,51 @@ def _runs_dir_value(value: str | Path) -> Path:
 
 
 RunsDirOption = Annotated[
-    Path, typer.Option("--runs-dir", metavar="DIR", parser=str, callback=_runs_dir_value, help="Folder the run folder is created in.")
+    Path,
+    typer.Option(
+        "--runs-dir", metavar="DIR", parser=str, callback=_runs_dir_value, help="Folder the run folder is created in."
+    ),
 ]
 JobsOption = Annotated[
     Optional[int],
-    typer.Option("--jobs", "-j", metavar="N", help="Worker processes for the cells (default: the usable CPU cores). Results do not depend on it."),
+    typer.Option(
+        "--jobs",
+        "-j",
+        metavar="N",
+        help="Worker processes for the cells (default: the usable CPU cores). Results do not depend on it.",
+    ),
 ]
 ResumeOption = Annotated[
     Optional[Path],
-    typer.Option("--resume", metavar="RUN_DIR", help="Continue this earlier experiment folder (same config): keep the cells whose runs finished, run the rest."),
+    typer.Option(
+        "--resume",
+        metavar="RUN_DIR",
+        help="Continue this earlier experiment folder (same config): keep the cells whose runs finished, run the rest.",
+    ),
 ]
 LauncherOption = Annotated[
     str,
-    typer.Option("--launcher", metavar="NAME", help="Where cells run: local (--jobs worker processes) or submitit (Slurm jobs; see the launcher: config section)."),
+    typer.Option(
+        "--launcher",
+        metavar="NAME",
+        help="Where cells run: local (--jobs worker processes) or submitit (Slurm jobs; see the launcher: config section).",
+    ),
 ]
 PrintConfigOption = Annotated[
-    bool, typer.Option("--print-config", help="Print the resolved config (after --set and --seed) and exit; nothing is run or written.")
+    bool,
+    typer.Option(
+        "--print-config", help="Print the resolved config (after --set and --seed) and exit; nothing is run or written."
+    ),
 ]
-DryRunOption = Annotated[bool, typer.Option("--dry-run", help="List the runs this would start, and their number, and exit; nothing is run or written.")]
+DryRunOption = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run", help="List the runs this would start, and their number, and exit; nothing is run or written."
+    ),
+]
 SeedOption = Annotated[
-    Optional[int], typer.Option("--seed", metavar="N", min=0, max=MAX_SEED, help="Replace the config's seed (and a seeds list).")
+    Optional[int],
+    typer.Option("--seed", metavar="N", min=0, max=MAX_SEED, help="Replace the config's seed (and a seeds list)."),
 ]
 
 
@@ -104,7 +138,9 @@ def _jobs(jobs: int | None, launcher: str = "local") -> int:
         import importlib.util
 
         if importlib.util.find_spec("submitit") is None:
-            _fail("--launcher submitit: submitit is not installed; pip install 'lnbench[slurm]' (or pip install submitit)")
+            _fail(
+                "--launcher submitit: submitit is not installed; pip install 'lnbench[slurm]' (or pip install submitit)"
+            )
     return jobs or usable_cores()
 
 
@@ -164,7 +200,11 @@ def _guarded():
     except KeyboardInterrupt as exc:
         notes = getattr(exc, "__notes__", [])
         where = f"; {notes[-1]}" if notes else ""
-        _fail(f"stopped by {exc.args[0] if exc.args else 'Ctrl-C'}{where}; finished epochs were kept", code=130, kind="interrupted")
+        _fail(
+            f"stopped by {exc.args[0] if exc.args else 'Ctrl-C'}{where}; finished epochs were kept",
+            code=130,
+            kind="interrupted",
+        )
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -176,7 +216,14 @@ def _progress(total_epochs: int):
     ``make run > log``, CI): plain lines on stdout, one per finished run and one every
     :func:`_every` epochs of a long run, with the test accuracy and elapsed and remaining time."""
     if sys.stdout.isatty():
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("epochs"), TimeElapsedColumn(), TimeRemainingColumn())
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("epochs"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+        )
         with _guarded(), Progress(*columns, console=err_console, transient=False) as progress:
             task = progress.add_task("training", total=total_epochs)
             seen: dict[str, int] = {}
@@ -218,25 +265,45 @@ class _LogProgress:
         accuracy = f", test acc {acc:.1%}" if acc is not None else ""
         console.print(
             f"[{self.done}/{self.total} epochs] {label} {what}{accuracy}; elapsed {_clock(elapsed)}, remaining ~{_clock(remaining)}",
-            markup=False, highlight=False, soft_wrap=True,
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
         )
 
 
-def _plan(planned: list[tuple[str, RunConfig]], print_config: bool, dry_run: bool, configs: dict[str, RunConfig], one_model: bool = False) -> None:
+def _plan(
+    planned: list[tuple[str, RunConfig]],
+    print_config: bool,
+    dry_run: bool,
+    configs: dict[str, RunConfig],
+    one_model: bool = False,
+) -> None:
     """``--print-config`` (the resolved YAML of each config) and ``--dry-run`` (the runs an
     experiment would start: name, family, norm, batch size, seed, epochs): print and exit 0."""
     if print_config:
         for header, cfg in configs.items():
             if header:
                 console.print(f"# {header}", markup=False, highlight=False)
-            console.print(cfg.to_yaml(model_family_only=one_model), markup=False, highlight=False, soft_wrap=True, end="")
+            console.print(
+                cfg.to_yaml(model_family_only=one_model), markup=False, highlight=False, soft_wrap=True, end=""
+            )
         raise typer.Exit()
     if dry_run:
-        table = Table(title=f"would start {len(planned)} run{'s' * (len(planned) != 1)} (dry run: nothing is run or written)", title_justify="left")
+        table = Table(
+            title=f"would start {len(planned)} run{'s' * (len(planned) != 1)} (dry run: nothing is run or written)",
+            title_justify="left",
+        )
         for col in ("run", "model", "norm", "batch size", "seed", "epochs"):
             table.add_column(col, justify="right" if col in ("batch size", "seed", "epochs") else "left")
         for name, c in planned:
-            table.add_row(name, family_label(c.model.family), c.model.norm, str(c.train.batch_size), str(c.seed), str(c.train.epochs))
+            table.add_row(
+                name,
+                family_label(c.model.family),
+                c.model.norm,
+                str(c.train.batch_size),
+                str(c.seed),
+                str(c.train.epochs),
+            )
         console.print(table)
         console.print(f"{len(planned)} runs, {sum(c.train.epochs for _, c in planned)} epochs in all", highlight=False)
         raise typer.Exit()
@@ -244,7 +311,11 @@ def _plan(planned: list[tuple[str, RunConfig]], print_config: bool, dry_run: boo
 
 def _seed_runs(cfg: RunConfig, settings: list[dict], name) -> list[tuple[str, RunConfig]]:
     """The child runs of ``settings`` (``section__key`` changes) x the config's seeds."""
-    return [(f"{name(ch)}_seed{seed}", cfg.with_changes(**ch, seed=seed, seeds=None)) for ch in settings for seed in cfg.seed_list]
+    return [
+        (f"{name(ch)}_seed{seed}", cfg.with_changes(**ch, seed=seed, seeds=None))
+        for ch in settings
+        for seed in cfg.seed_list
+    ]
 
 
 def _print_rows(title: str, rows, target_acc: float, sweep: bool = False) -> None:
@@ -256,7 +327,7 @@ def _print_rows(title: str, rows, target_acc: float, sweep: bool = False) -> Non
         console.print(f"[dim]note: {note}[/]", highlight=False)
 
 
-def _print_result(result: experiments.ExperimentResult, target_acc: float, sweep: bool = False) -> None:
+def _print_result(result: ExperimentResult, target_acc: float, sweep: bool = False) -> None:
     from lnbench.report import tables as report  # imported when a command runs: --help answers at once
 
     if result.baselines:
@@ -276,7 +347,12 @@ def _print_significant(result) -> None:
 
     significant = [c for c in result.comparisons if c.significant]
     if significant:
-        console.print(report.comparisons_table(significant, f"significant paired comparisons ({len(significant)} of {len(result.comparisons)}; all in summary.json)"))
+        console.print(
+            report.comparisons_table(
+                significant,
+                f"significant paired comparisons ({len(significant)} of {len(result.comparisons)}; all in summary.json)",
+            )
+        )
 
 
 def _print_footer(result) -> None:
@@ -298,10 +374,13 @@ def train(
     dry_run: DryRunOption = False,
 ) -> None:
     """Train one model; write config.yaml, run.json, metrics.json and the plots to a run folder."""
-    cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (check_keys_apply(c, [c.model.family]), check_memory(c)))
+    cfg = _prepare(
+        config, set_, seed, runs_dir, check=lambda c: (check_keys_apply(c, [c.model.family]), check_memory(c))
+    )
     _plan([(cfg.name, cfg)], print_config, dry_run, {"": cfg}, one_model=True)
     with _progress(cfg.train.epochs) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
+
         result = experiments.train(cfg, runs_dir, on_epoch)
     _print_rows(f"lnbench train: {cfg.name}", result.rows, cfg.compare.target_acc)
     _print_result(result, cfg.compare.target_acc)
@@ -320,18 +399,32 @@ def compare(
     launcher: LauncherOption = "local",
 ) -> None:
     """Train every model family x norm x seed on identical data; plot, tabulate and test them."""
-    cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (
-        check_seeds(c), check_keys_apply(c, c.compare.families), check_memory(c, len(c.seed_list)),
-        resume is not None and check_resume(resume, c.to_yaml(), "compare"),
-    ))
+    cfg = _prepare(
+        config,
+        set_,
+        seed,
+        runs_dir,
+        check=lambda c: (
+            check_seeds(c),
+            check_keys_apply(c, c.compare.families),
+            check_memory(c, len(c.seed_list)),
+            resume is not None and check_resume(resume, c.to_yaml(), "compare"),
+        ),
+    )
     settings = [{"model__family": f, "model__norm": n} for f in cfg.compare.families for n in cfg.compare.norms]
     if print_config or dry_run:
-        _plan(_seed_runs(cfg, settings, lambda c: f"{c['model__family']}_{c['model__norm']}"), print_config, dry_run, {"": cfg})
+        _plan(
+            _seed_runs(cfg, settings, lambda c: f"{c['model__family']}_{c['model__norm']}"),
+            print_config,
+            dry_run,
+            {"": cfg},
+        )
     jobs = _jobs(jobs, launcher)
     spec = cfg.compare
     total = len(spec.families) * len(spec.norms) * len(cfg.seed_list) * cfg.train.epochs
     with _progress(total) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
+
         result = experiments.compare(cfg, runs_dir, on_epoch, jobs, resume, launcher)
     _print_rows(f"lnbench compare: {cfg.name} ({plural(cfg.train.epochs, 'epoch')})", result.rows, spec.target_acc)
     _print_result(result, spec.target_acc)
@@ -339,7 +432,9 @@ def compare(
 
 @app.command("batchsize-sweep")
 def batchsize_sweep(
-    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="YAML config.")] = Path("configs/batchsize_sweep.yaml"),
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="YAML config.")] = Path(
+        "configs/batchsize_sweep.yaml"
+    ),
     set_: SetOption = None,
     runs_dir: RunsDirOption = Path("runs"),
     seed: SeedOption = None,
@@ -350,19 +445,33 @@ def batchsize_sweep(
     launcher: LauncherOption = "local",
 ) -> None:
     """Train each norm at each batch size x seed (same data, weights and epochs per seed); plot, tabulate, test."""
-    cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (
-        check_sweep(c), check_keys_apply(c, [c.sweep.family]), check_memory(c, len(c.seed_list)),
-        resume is not None and check_resume(resume, c.to_yaml(), "batchsize-sweep"),
-    ))
+    cfg = _prepare(
+        config,
+        set_,
+        seed,
+        runs_dir,
+        check=lambda c: (
+            check_sweep(c),
+            check_keys_apply(c, [c.sweep.family]),
+            check_memory(c, len(c.seed_list)),
+            resume is not None and check_resume(resume, c.to_yaml(), "batchsize-sweep"),
+        ),
+    )
     if print_config or dry_run:
         from lnbench.analysis import grid as grid_mod
 
         settings = grid_mod.check_grid(cfg.with_changes(sweep__grid=grid_mod.batch_size_grid(cfg)))
-        _plan(_seed_runs(cfg, settings, lambda c: f"{cfg.sweep.family}_{c['model__norm']}_bs{c['train__batch_size']}"), print_config, dry_run, {"": cfg})
+        _plan(
+            _seed_runs(cfg, settings, lambda c: f"{cfg.sweep.family}_{c['model__norm']}_bs{c['train__batch_size']}"),
+            print_config,
+            dry_run,
+            {"": cfg},
+        )
     jobs = _jobs(jobs, launcher)
     spec = cfg.sweep
     with _progress(len(spec.norms) * len(spec.batch_sizes) * len(cfg.seed_list) * cfg.train.epochs) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
+
         result = experiments.batchsize_sweep(cfg, runs_dir, on_epoch, jobs, resume, launcher)
     title = f"lnbench batchsize-sweep: {spec.family}, {plural(cfg.train.epochs, 'epoch')}, lr {cfg.train.lr:g}"
     _print_rows(title, result.rows, cfg.compare.target_acc, sweep=True)
@@ -371,7 +480,9 @@ def batchsize_sweep(
 
 @app.command("sweep")
 def sweep_cmd(
-    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="YAML config with a sweep.grid section.")] = Path("configs/sweep.yaml"),
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="YAML config with a sweep.grid section.")] = Path(
+        "configs/sweep.yaml"
+    ),
     set_: SetOption = None,
     runs_dir: RunsDirOption = Path("runs"),
     seed: SeedOption = None,
@@ -384,31 +495,47 @@ def sweep_cmd(
     """Train every cell of sweep.grid (the product of its values) x seed; tabulate, test each norm vs NoNorm, plot."""
     from lnbench.analysis import grid as grid_mod
 
-    cfg = _prepare(config, set_, seed, runs_dir, check=lambda c: (
-        check_seeds(c), grid_mod.check_grid(c), check_memory(c, len(c.seed_list)),
-        resume is not None and check_resume(resume, c.to_yaml(), "sweep"),
-    ))
+    cfg = _prepare(
+        config,
+        set_,
+        seed,
+        runs_dir,
+        check=lambda c: (
+            check_seeds(c),
+            grid_mod.check_grid(c),
+            check_memory(c, len(c.seed_list)),
+            resume is not None and check_resume(resume, c.to_yaml(), "sweep"),
+        ),
+    )
     settings = grid_mod.check_grid(cfg)
     if print_config or dry_run:
         _plan(_seed_runs(cfg, settings, grid_mod.cell_name), print_config, dry_run, {"": cfg})
     jobs = _jobs(jobs, launcher)
     with _progress(len(settings) * len(cfg.seed_list) * cfg.train.epochs) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
+
         result = experiments.sweep(cfg, runs_dir, on_epoch, jobs, resume, launcher)
     from lnbench.report import tables as report
 
     if result.baselines:
         console.print(report.baselines_table(result.baselines))
-    console.print(report.grid_table(result.aggregate, f"lnbench sweep: {cfg.name}, {len(settings)} cells x {len(cfg.seed_list)} seeds"))
+    console.print(
+        report.grid_table(
+            result.aggregate, f"lnbench sweep: {cfg.name}, {len(settings)} cells x {len(cfg.seed_list)} seeds"
+        )
+    )
     _print_significant(result)
     _print_footer(result)
 
 
 @app.command()
 def claims(
-    presets: Annotated[Path, typer.Option("--presets", metavar="DIR", help="Folder of the regime presets (<regime>.yaml).")] = Path("configs/claims"),
+    presets: Annotated[
+        Path, typer.Option("--presets", metavar="DIR", help="Folder of the regime presets (<regime>.yaml).")
+    ] = Path("configs/claims"),
     only: Annotated[
-        Optional[list[str]], typer.Option("--only", metavar="CLAIM", help="Evaluate only this claim id (repeatable); see --list.")
+        Optional[list[str]],
+        typer.Option("--only", metavar="CLAIM", help="Evaluate only this claim id (repeatable); see --list."),
     ] = None,
     list_: Annotated[bool, typer.Option("--list", help="List the claims and their regimes, then exit.")] = False,
     set_: SetOption = None,
@@ -427,8 +554,8 @@ def claims(
     differences over seeds (Holm-corrected over the directional claims). --set and --seed apply
     to every preset.
     """
-    from lnbench.report import tables as report
     from lnbench.analysis import claims as claims_mod
+    from lnbench.report import tables as report
 
     if list_:
         try:
@@ -439,8 +566,18 @@ def claims(
         for col in ("id", "model", "claim", "regime (why)", "metric", "a vs b", "margin"):
             table.add_column(col, no_wrap=col in ("id", "margin"))
         for c in listed:
-            margin = ("+-" if c.direction == "equal" else "") + claims_mod.format_amount(c.metric, c.margin, signed=False)
-            table.add_row(c.id, family_label(c.family), c.text, f"{c.regime} ({c.why})", c.metric, f"{c.a.label()} vs {c.b.label()}", margin)
+            margin = ("+-" if c.direction == "equal" else "") + claims_mod.format_amount(
+                c.metric, c.margin, signed=False
+            )
+            table.add_row(
+                c.id,
+                family_label(c.family),
+                c.text,
+                f"{c.regime} ({c.why})",
+                c.metric,
+                f"{c.a.label()} vs {c.b.label()}",
+                margin,
+            )
         console.print(table)
         return
     try:
@@ -452,15 +589,19 @@ def claims(
         _fail(str(exc))
     if print_config or dry_run:
         planned = [
-            run for regime, changes in claims_mod.cells_needed(selected, regimes)
+            run
+            for regime, changes in claims_mod.cells_needed(selected, regimes)
             for run in _seed_runs(regimes[regime], [changes], lambda c, r=regime: claims_mod.setting_name(r, c))
         ]
         _plan(planned, print_config, dry_run, {f"regime: {name}": cfg for name, cfg in regimes.items()})
     _check_runs_dir(runs_dir)
     jobs = _jobs(jobs, launcher)
-    total = sum(len(regimes[r].seed_list) * regimes[r].train.epochs for r, _ in claims_mod.cells_needed(selected, regimes))
+    total = sum(
+        len(regimes[r].seed_list) * regimes[r].train.epochs for r, _ in claims_mod.cells_needed(selected, regimes)
+    )
     with _progress(total) as on_epoch:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
+
         result = experiments.claims(selected, regimes, runs_dir, on_epoch, jobs, resume, launcher)
     table = report.claims_table(result.claims or [], f"lnbench claims ({len(selected)} claims, {len(regimes)} regimes)")
     console.print(table)
@@ -471,10 +612,19 @@ def claims(
 
 @app.command()
 def invariance(
-    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed of the weights, the batch and the random transformations.")] = 0,
-    draws: Annotated[int, typer.Option(min=1, max=1000, help="Random draws (delta, gamma, row, case) per cell; the largest change counts.")] = 5,
+    seed: Annotated[
+        int, typer.Option(min=0, max=MAX_SEED, help="Seed of the weights, the batch and the random transformations.")
+    ] = 0,
+    draws: Annotated[
+        int,
+        typer.Option(
+            min=1, max=1000, help="Random draws (delta, gamma, row, case) per cell; the largest change counts."
+        ),
+    ] = 5,
     runs_dir: RunsDirOption = Path("runs"),
-    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")] = None,
+    json_path: Annotated[
+        Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")
+    ] = None,
 ) -> None:
     """Measure the invariance table of Ba et al. 2016 (Table 1) for batch, weight, layer and RMS norm.
 
@@ -487,6 +637,7 @@ def invariance(
     elif json_path.is_dir() or not json_path.absolute().parent.is_dir():
         _fail(f"--json {json_path}: give a file path in an existing folder")
     from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
+
     try:
         cells, path = experiments.invariance(seed, draws, runs_dir, json_path)
     except OSError as exc:
@@ -496,17 +647,34 @@ def invariance(
     console.print(f"Report: {path}", highlight=False)
     wrong = [c for c in cells if not c.agrees]
     if wrong:
-        console.print(f"[bold red]{len(wrong)} of {len(cells)} cells disagree:[/] " + "; ".join(
-            f"{c.method} / {c.transformation}: measured {c.measured} (change {c.max_change:.2g}, tolerance {c.tolerance:.2g}), expected {c.expected}" for c in wrong
-        ), highlight=False)
+        console.print(
+            f"[bold red]{len(wrong)} of {len(cells)} cells disagree:[/] "
+            + "; ".join(
+                f"{c.method} / {c.transformation}: measured {c.measured} (change {c.max_change:.2g}, tolerance {c.tolerance:.2g}), expected {c.expected}"
+                for c in wrong
+            ),
+            highlight=False,
+        )
         raise typer.Exit(1)
-    console.print(f"[green]All {len(cells)} cells agree with Ba et al.'s Table 1 (and RMSNorm's row, Zhang & Sennrich's Table 1).[/]")
+    console.print(
+        f"[green]All {len(cells)} cells agree with Ba et al.'s Table 1 (and RMSNorm's row, Zhang & Sennrich's Table 1).[/]"
+    )
 
 
 @app.command("report")
 def report_cmd(
-    run_dirs: Annotated[list[Path], typer.Argument(metavar="RUN_DIR...", help="Run folders (a compare, sweep, claims, train or invariance run).")],
-    out: Annotated[Optional[Path], typer.Option("--out", metavar="FILE", help="Where to write the page (default: RUN_DIR/report.html for one folder; required for several).")] = None,
+    run_dirs: Annotated[
+        list[Path],
+        typer.Argument(metavar="RUN_DIR...", help="Run folders (a compare, sweep, claims, train or invariance run)."),
+    ],
+    out: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--out",
+            metavar="FILE",
+            help="Where to write the page (default: RUN_DIR/report.html for one folder; required for several).",
+        ),
+    ] = None,
 ) -> None:
     """Redraw the figures of run folders from their metrics files and write report.html.
 
@@ -539,11 +707,15 @@ def _parse_shape(text: str) -> tuple[int, ...]:
 
 @app.command()
 def gradcheck(
-    dtype: Annotated[str, typer.Option(help="dtype of the NumPy-vs-PyTorch checks: float16, float32 or float64.")] = "float64",
+    dtype: Annotated[
+        str, typer.Option(help="dtype of the NumPy-vs-PyTorch checks: float16, float32 or float64.")
+    ] = "float64",
     shape: Annotated[str, typer.Option(help="Input shape (..., D), comma-separated.")] = "4,5,8",
     seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed of the random inputs.")] = 0,
     runs_dir: RunsDirOption = Path("runs"),
-    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")] = None,
+    json_path: Annotated[
+        Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")
+    ] = None,
 ) -> None:
     """Check the hand-written LayerNorm gradients against finite differences and PyTorch.
 
@@ -558,13 +730,21 @@ def gradcheck(
         _fail(f"--json {json_path}: the folder {json_path.absolute().parent} does not exist (it is not created)")
     try:
         from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
+
         checks, path = experiments.gradcheck(dtype, shape_tuple, seed, runs_dir, json_path)
     except ValueError as exc:
         _fail(str(exc))
     except OSError as exc:
         _fail(f"--json {json_path}: cannot write the report ({exc.strerror})")
     table = Table(title=f"lnbench gradcheck: dtype {dtype}, shape {shape}, seed {seed}", title_justify="left")
-    for col, justify in [("group", "left"), ("check", "left"), ("max abs error", "right"), ("rel error", "right"), ("tolerance", "right"), ("result", "left")]:
+    for col, justify in [
+        ("group", "left"),
+        ("check", "left"),
+        ("max abs error", "right"),
+        ("rel error", "right"),
+        ("tolerance", "right"),
+        ("result", "left"),
+    ]:
         table.add_column(col, justify=justify)
     for c in checks:
         result = "[green]PASS[/]" if c.passed else "[bold red]FAIL[/]"
@@ -575,6 +755,10 @@ def gradcheck(
     failed = [c for c in checks if not c.passed]
     console.print(f"Report: {path}", highlight=False)
     if failed:
-        console.print(f"[bold red]{len(failed)} of {len(checks)} checks failed:[/] " + "; ".join(f"{c.group}/{c.name}: {c.detail}" for c in failed), highlight=False)
+        console.print(
+            f"[bold red]{len(failed)} of {len(checks)} checks failed:[/] "
+            + "; ".join(f"{c.group}/{c.name}: {c.detail}" for c in failed),
+            highlight=False,
+        )
         raise typer.Exit(1)
     console.print(f"[green]All {len(checks)} checks passed.[/]")

@@ -19,6 +19,18 @@ from lnbench.config.schema import (
 )
 
 __all__ = [
-    "DEFAULT_NUM_SEEDS", "FAMILY_KEYS", "MAX_INPUT", "MAX_SEED", "CompareConfig", "ConfigError", "DataConfig",
-    "LauncherConfig", "ModelConfig", "RunConfig", "SweepConfig", "TrainConfig", "apply_overrides", "load_config",
+    "DEFAULT_NUM_SEEDS",
+    "FAMILY_KEYS",
+    "MAX_INPUT",
+    "MAX_SEED",
+    "CompareConfig",
+    "ConfigError",
+    "DataConfig",
+    "LauncherConfig",
+    "ModelConfig",
+    "RunConfig",
+    "SweepConfig",
+    "TrainConfig",
+    "apply_overrides",
+    "load_config",
 ]

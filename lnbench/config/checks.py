@@ -39,15 +39,20 @@ def check_keys_apply(cfg: RunConfig, families: Iterable[str]) -> None:
     families = set(families)
     defaults = ModelConfig()
     unused = [
-        k for fam, keys in FAMILY_KEYS.items() if fam not in families for k in keys
+        k
+        for fam, keys in FAMILY_KEYS.items()
+        if fam not in families
+        for k in keys
         if k in cfg.model.model_fields_set and getattr(cfg.model, k) != getattr(defaults, k)
     ]
     if unused:
         owner = {k: fam for fam, keys in FAMILY_KEYS.items() for k in keys}
-        raise ConfigError("\n".join(
-            f"model.{k}: applies to the {owner[k]} only, and this run trains {', '.join(sorted(families))}; remove it"
-            for k in unused
-        ))
+        raise ConfigError(
+            "\n".join(
+                f"model.{k}: applies to the {owner[k]} only, and this run trains {', '.join(sorted(families))}; remove it"
+                for k in unused
+            )
+        )
 
 
 def memory_needed(cfg: RunConfig, members: int = 1) -> int:
@@ -58,18 +63,18 @@ def memory_needed(cfg: RunConfig, members: int = 1) -> int:
     (16 bytes each), and the activations of the largest forward pass kept for a backward pass
     (the whole test split at once for the probes; a Transformer's attention is T x T per head)."""
     d, m = cfg.data, cfg.model
-    T, H, I = d.seq_len, m.hidden_size, d.features
-    per_seq = T * I
+    T, H, D = d.seq_len, m.hidden_size, d.features
+    per_seq = T * D
     generate = 36 * max(d.n_train, d.n_test) * per_seq
     kept = 8 * members * (d.n_train + d.n_test) * per_seq
     baselines = 24 * d.n_train * per_seq
     if m.family == "rnn":
-        params = H * H + H * I + 2 * H
+        params = H * H + H * D + 2 * H
         per_token = 10 * H  # per timestep: summed inputs, norm statistics, x_hat, tanh, their gradients
         attention = 0
     else:
         d_ff = m.d_ff or 4 * H
-        params = I * H + m.num_layers * (4 * H * H + 2 * H * d_ff) + T * H
+        params = D * H + m.num_layers * (4 * H * H + 2 * H * d_ff) + T * H
         per_token = m.num_layers * (12 * H + 2 * d_ff)
         attention = m.num_layers * 3 * T * T
     batch = max(cfg.train.batch_size, d.n_test)
@@ -128,12 +133,18 @@ def check_resume(run_dir, config_yaml: str, kind: str) -> None:
         manifest = json.loads((run_dir / "run.json").read_text())
         stored = (run_dir / "config.yaml").read_text()
     except (OSError, ValueError):
-        raise ConfigError(f"--resume {run_dir}: not an experiment folder (no readable run.json and config.yaml)") from None
+        raise ConfigError(
+            f"--resume {run_dir}: not an experiment folder (no readable run.json and config.yaml)"
+        ) from None
     if manifest.get("kind") != kind:
         raise ConfigError(f"--resume {run_dir}: a {manifest.get('kind')!r} folder, not {kind!r}")
     if stored == config_yaml:
         return
     old, new = _flatten(yaml.safe_load(stored) or {}), _flatten(yaml.safe_load(config_yaml) or {})
     changed = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
-    shown = "; ".join(f"{k}: {old.get(k)!r} in the folder, {new.get(k)!r} now" for k in changed[:5]) + (f"; and {len(changed) - 5} more" if len(changed) > 5 else "")
-    raise ConfigError(f"--resume {run_dir}: the config changed ({shown}); resume with the folder's own config: {run_dir / 'config.yaml'}")
+    shown = "; ".join(f"{k}: {old.get(k)!r} in the folder, {new.get(k)!r} now" for k in changed[:5]) + (
+        f"; and {len(changed) - 5} more" if len(changed) > 5 else ""
+    )
+    raise ConfigError(
+        f"--resume {run_dir}: the config changed ({shown}); resume with the folder's own config: {run_dir / 'config.yaml'}"
+    )

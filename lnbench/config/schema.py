@@ -177,7 +177,9 @@ class SweepConfig(_Section):
             raise ValueError(f"batch_sizes must all be >= 1, got {self.batch_sizes}")
         _unique(self.batch_sizes, "batch_sizes"), _unique(self.norms, "norms")
         if self.reference_batch_size is not None and self.reference_batch_size not in self.batch_sizes:
-            raise ValueError(f"reference_batch_size {self.reference_batch_size} is not one of batch_sizes {self.batch_sizes}")
+            raise ValueError(
+                f"reference_batch_size {self.reference_batch_size} is not one of batch_sizes {self.batch_sizes}"
+            )
         return self
 
 
@@ -280,7 +282,7 @@ def _format_error(source: str, err: ValidationError) -> str:
             if e["type"] == "string_type" and isinstance(e["input"], (int, float)):
                 what = "a boolean" if isinstance(e["input"], bool) else "a number"
                 shown = str(e["input"]).lower() if isinstance(e["input"], bool) else e["input"]
-                msg += f"; YAML read {what}: quote it, {e['loc'][-1]}: \"{shown}\""
+                msg += f'; YAML read {what}: quote it, {e["loc"][-1]}: "{shown}"'
         lines.append(f"{source}: {key}: {msg}" if key else f"{source}: {msg}")
     return "\n".join(lines)
 

@@ -13,4 +13,15 @@ from lnbench.experiments.driver import (
     train,
 )
 
-__all__ = ["ExperimentResult", "batchsize_sweep", "claims", "compare", "gradcheck", "invariance", "run_cell", "run_one", "sweep", "train"]
+__all__ = [
+    "ExperimentResult",
+    "batchsize_sweep",
+    "claims",
+    "compare",
+    "gradcheck",
+    "invariance",
+    "run_cell",
+    "run_one",
+    "sweep",
+    "train",
+]

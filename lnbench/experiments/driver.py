@@ -20,21 +20,21 @@ from pathlib import Path
 
 import torch
 
-from lnbench.training import baselines as baselines_mod
 from lnbench.analysis import claims as claims_mod
-from lnbench.report import figures as plots
-from lnbench.report.figures import draw_run_figures
-from lnbench.report import tables as report
 from lnbench.analysis import verdicts
-from lnbench.names import plural
-from lnbench.config.checks import check_sweep
 from lnbench.config import RunConfig
-from lnbench.training.data import make_trend_data
+from lnbench.config.checks import check_sweep
 from lnbench.launchers.executors import Executor, Failed, make_launcher
+from lnbench.names import plural
 from lnbench.nn.models import SimpleRNN, build_model, family_label
 from lnbench.nn.norms import SingleValueWarning
 from lnbench.records.runs import Run, mark_unfinished, write_json_atomic
 from lnbench.records.schema import Metrics, SummaryRow, read_metrics, summary_row
+from lnbench.report import figures as plots
+from lnbench.report import tables as report
+from lnbench.report.figures import draw_run_figures
+from lnbench.training import baselines as baselines_mod
+from lnbench.training.data import make_trend_data
 from lnbench.training.loop import train_members
 
 EpochCallback = Callable[..., None]  # (label, epoch, epochs, acc=None)
@@ -85,7 +85,9 @@ def _reusable(cell: "Cell") -> list[tuple[SummaryRow, Path]] | None:
         if manifest.get("status") not in ("completed", "diverged") or manifest.get("config_hash") != config_hash(c):
             return None
         m = read_metrics(path)
-        out.append((summary_row(m, cell.target_acc, path.name, manifest.get("wall_seconds"), manifest.get("warnings")), path))
+        out.append(
+            (summary_row(m, cell.target_acc, path.name, manifest.get("wall_seconds"), manifest.get("warnings")), path)
+        )
     return out
 
 
@@ -126,7 +128,11 @@ def run_cell(
     """
     mechanism = ensemble_mechanism(cfgs)
     if mechanism == "sequential" and len(cfgs) > 1:
-        return [out for c in cfgs for out in _train_members([c], parent, on_epoch, timestamped, target_acc, draw_plots, mechanism)]
+        return [
+            out
+            for c in cfgs
+            for out in _train_members([c], parent, on_epoch, timestamped, target_acc, draw_plots, mechanism)
+        ]
     return _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, mechanism)
 
 
@@ -147,7 +153,12 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, 
     labels = [_label(c) for c in cfgs]
     metrics = [_metrics_for(c) for c in cfgs]
     with ExitStack() as stack:
-        runs = [stack.enter_context(Run(parent, c.name, c.to_yaml(model_family_only=True), c.seed, "train", timestamped=timestamped)) for c in cfgs]
+        runs = [
+            stack.enter_context(
+                Run(parent, c.name, c.to_yaml(model_family_only=True), c.seed, "train", timestamped=timestamped)
+            )
+            for c in cfgs
+        ]
         for run, c in zip(runs, cfgs):
             run.manifest["ensemble"] = {"mechanism": mechanism, "members": len(cfgs), "seeds": [c.seed for c in cfgs]}
             run.manifest["config_hash"] = config_hash(c)
@@ -193,7 +204,10 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, draw_plots, 
         if draw_plots:
             for run in runs:
                 draw_run_figures(run.path, [run.path], target_acc)
-    return [(summary_row(m, target_acc, run.path.name, run.manifest["wall_seconds"], notes), run.path) for run, m in zip(runs, metrics)]
+    return [
+        (summary_row(m, target_acc, run.path.name, run.manifest["wall_seconds"], notes), run.path)
+        for run, m in zip(runs, metrics)
+    ]
 
 
 def _baselines(cfg: RunConfig) -> list[dict]:
@@ -242,7 +256,9 @@ def _executor(run: Run, n_cells: int, jobs: int, launcher: str, launcher_cfg) ->
     return make_launcher(jobs, launcher, run.path / "submitit", launcher_cfg)
 
 
-def _run_cells(run: Run, cells: list[Cell], executor: Executor, on_epoch: EpochCallback | None, kind: str) -> tuple[list[SummaryRow], list[Path]]:
+def _run_cells(
+    run: Run, cells: list[Cell], executor: Executor, on_epoch: EpochCallback | None, kind: str
+) -> tuple[list[SummaryRow], list[Path]]:
     """Run every cell on ``executor``; rows and folders in the cells' order, and a partial
     summary.json after each cell. A cell that failed gives ``failed`` rows (no values), the
     others go on, and the experiment ends ``failed``."""
@@ -275,7 +291,13 @@ def _run_cells(run: Run, cells: list[Cell], executor: Executor, on_epoch: EpochC
         run.write_json("summary.json", _summary(kind, partial, False))
 
     outcomes = executor.run(_run_cell_job, [cells[k] for k in order], on_epoch, done) if order else []
-    failed = sorted({f"{cells[order[k]].cfgs[0].name.rsplit('_seed', 1)[0]}: {o.error}" for k, o in enumerate(outcomes) if isinstance(o, Failed)})
+    failed = sorted(
+        {
+            f"{cells[order[k]].cfgs[0].name.rsplit('_seed', 1)[0]}: {o.error}"
+            for k, o in enumerate(outcomes)
+            if isinstance(o, Failed)
+        }
+    )
     if failed:
         run.set_status("failed", "cells failed: " + "; ".join(failed))
     pairs = [pair for k in range(len(cells)) for pair in finished[k]]
@@ -286,7 +308,12 @@ def _cost(cell: Cell) -> float:
     """A rough relative cost of a cell: steps x members (an RNN ensemble member costs ~1/2)."""
     c = cell.cfgs[0]
     steps = c.train.epochs * -(-c.data.n_train // c.train.batch_size)
-    return steps * len(cell.cfgs) * (0.5 if ensemble_mechanism(cell.cfgs) == "native" else 1.0) * (2 if c.model.family == "transformer" else 1)
+    return (
+        steps
+        * len(cell.cfgs)
+        * (0.5 if ensemble_mechanism(cell.cfgs) == "native" else 1.0)
+        * (2 if c.model.family == "transformer" else 1)
+    )
 
 
 def _failed_row(cfg: RunConfig, target_acc: float) -> SummaryRow:
@@ -295,20 +322,31 @@ def _failed_row(cfg: RunConfig, target_acc: float) -> SummaryRow:
     return summary_row(m, target_acc, cfg.name)
 
 
-def _seed_cells(cfg: RunConfig, settings: list[dict], parent: Path, target_acc: float, name: Callable[[dict], str]) -> list[Cell]:
+def _seed_cells(
+    cfg: RunConfig, settings: list[dict], parent: Path, target_acc: float, name: Callable[[dict], str]
+) -> list[Cell]:
     """One job per setting (``section__key`` changes) with a child config per seed; settings
     whose seeds train one after another (:func:`ensemble_mechanism`) give one job per seed, so
     that the workers share them out."""
     cells = []
     for changes in settings:
-        cfgs = [cfg.with_changes(**changes, seed=seed, seeds=None, name=f"{name(changes)}_seed{seed}") for seed in cfg.seed_list]
+        cfgs = [
+            cfg.with_changes(**changes, seed=seed, seeds=None, name=f"{name(changes)}_seed{seed}")
+            for seed in cfg.seed_list
+        ]
         groups = [cfgs] if ensemble_mechanism(cfgs) == "native" else [[c] for c in cfgs]
         cells += [Cell(group, parent, target_acc) for group in groups]
     return cells
 
 
-def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1, resume: Path | None = None,
-            launcher: str = "local") -> ExperimentResult:
+def compare(
+    cfg: RunConfig,
+    runs_dir: str | Path = "runs",
+    on_epoch: EpochCallback | None = None,
+    jobs: int = 1,
+    resume: Path | None = None,
+    launcher: str = "local",
+) -> ExperimentResult:
     """``lnbench compare``: every family x norm x seed of the config, on identical data per seed.
 
     Writes one child run per model, the four comparison plots and summary.json (rows,
@@ -321,7 +359,9 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
     spec = cfg.compare
     with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "compare", resume=resume) as run:
         settings = [{"model__family": f, "model__norm": n} for f in spec.families for n in spec.norms]
-        cells = _seed_cells(cfg, settings, run.path, spec.target_acc, lambda c: f"{c['model__family']}_{c['model__norm']}")
+        cells = _seed_cells(
+            cfg, settings, run.path, spec.target_acc, lambda c: f"{c['model__family']}_{c['model__norm']}"
+        )
         executor = _executor(run, len(cells), jobs, launcher, cfg.launcher)
         baselines = _baselines(cfg)
         run.write_json("summary.json", _summary("compare", [], False, baselines=baselines))
@@ -334,8 +374,16 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
         run.write_json(
             "summary.json",
             _summary(
-                "compare", rows, True, target_acc=spec.target_acc, seeds=cfg.seed_list, baselines=baselines,
-                aggregate=aggregate, comparisons=[c.to_dict() for c in comparisons], verdicts=sentences, figures=figures,
+                "compare",
+                rows,
+                True,
+                target_acc=spec.target_acc,
+                seeds=cfg.seed_list,
+                baselines=baselines,
+                aggregate=aggregate,
+                comparisons=[c.to_dict() for c in comparisons],
+                verdicts=sentences,
+                figures=figures,
             ),
         )
     html_report(run.path)
@@ -343,8 +391,14 @@ def compare(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallba
     return ExperimentResult(run.path, run.status, rows, sentences, aggregate, comparisons, baselines)
 
 
-def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1, resume: Path | None = None,
-                    launcher: str = "local") -> ExperimentResult:
+def batchsize_sweep(
+    cfg: RunConfig,
+    runs_dir: str | Path = "runs",
+    on_epoch: EpochCallback | None = None,
+    jobs: int = 1,
+    resume: Path | None = None,
+    launcher: str = "local",
+) -> ExperimentResult:
     """``lnbench batchsize-sweep``: every norm x batch size x seed of the config, one family.
 
     Every cell of one seed uses the same data and initial weights and the same number of epochs
@@ -357,7 +411,9 @@ def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: Epo
     check_sweep(cfg)
     ref = cfg.reference_batch_size
     with Run(runs_dir, cfg.name, cfg.to_yaml(), cfg.seed_list, "batchsize-sweep", resume=resume) as run:
-        from lnbench.analysis import grid as grid_mod  # the batch-size sweep is a preset grid (configs/sweep_batch_size.yaml)
+        from lnbench.analysis import (
+            grid as grid_mod,  # the batch-size sweep is a preset grid (configs/sweep_batch_size.yaml)
+        )
 
         settings = grid_mod.check_grid(cfg.with_changes(sweep__grid=grid_mod.batch_size_grid(cfg)))
         name = lambda c: f"{spec.family}_{c['model__norm']}_bs{c['train__batch_size']}"  # noqa: E731
@@ -372,17 +428,40 @@ def batchsize_sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: Epo
             fam = family_label(spec.family)
             epochs = plural(cfg.train.epochs, "epoch")
             figures = [
-                plots.plot_sweep(aggregate, "final_test_acc", "final test accuracy", f"{fam}: test accuracy after {epochs} vs batch size", run.path / "accuracy_vs_batch_size.png").name,
-                plots.plot_sweep(aggregate, "mean_train_loss", "mean train loss over epochs (nats, log scale)", f"{fam}: mean training loss over {epochs} vs batch size", run.path / "train_loss_vs_batch_size.png", log_y=True).name,
+                plots.plot_sweep(
+                    aggregate,
+                    "final_test_acc",
+                    "final test accuracy",
+                    f"{fam}: test accuracy after {epochs} vs batch size",
+                    run.path / "accuracy_vs_batch_size.png",
+                ).name,
+                plots.plot_sweep(
+                    aggregate,
+                    "mean_train_loss",
+                    "mean train loss over epochs (nats, log scale)",
+                    f"{fam}: mean training loss over {epochs} vs batch size",
+                    run.path / "train_loss_vs_batch_size.png",
+                    log_y=True,
+                ).name,
             ]
         comparisons = verdicts.sweep_comparisons(rows, ref)
         sentences = verdicts.sweep_verdicts(rows, comparisons, ref)
         run.write_json(
             "summary.json",
             _summary(
-                "batchsize-sweep", rows, True, family=spec.family, epochs=cfg.train.epochs, lr=cfg.train.lr,
-                seeds=cfg.seed_list, reference_batch_size=ref, baselines=baselines, aggregate=aggregate,
-                comparisons=[c.to_dict() for c in comparisons], verdicts=sentences, figures=figures,
+                "batchsize-sweep",
+                rows,
+                True,
+                family=spec.family,
+                epochs=cfg.train.epochs,
+                lr=cfg.train.lr,
+                seeds=cfg.seed_list,
+                reference_batch_size=ref,
+                baselines=baselines,
+                aggregate=aggregate,
+                comparisons=[c.to_dict() for c in comparisons],
+                verdicts=sentences,
+                figures=figures,
             ),
         )
     return ExperimentResult(run.path, run.status, rows, sentences, aggregate, comparisons, baselines)
@@ -431,7 +510,11 @@ def html_report(path: Path) -> Path | None:
     try:
         return write_report([path])
     except Exception as exc:  # noqa: BLE001
-        warnings.warn(f"lnbench: report.html not written for {path} ({type(exc).__name__}: {exc}); try lnbench report {path}", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"lnbench: report.html not written for {path} ({type(exc).__name__}: {exc}); try lnbench report {path}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         return None
 
 
@@ -473,10 +556,14 @@ def claims(
         cells, regime_of_cell = [], []
         for regime, changes in claims_mod.cells_needed(selected, regimes):
             cfg = regimes[regime]
-            new = _seed_cells(cfg, [changes], run.path, cfg.compare.target_acc, lambda c, r=regime: claims_mod.setting_name(r, c))
+            new = _seed_cells(
+                cfg, [changes], run.path, cfg.compare.target_acc, lambda c, r=regime: claims_mod.setting_name(r, c)
+            )
             cells += new
             regime_of_cell += [regime] * len(new)
-        executor = _executor(run, len(cells), jobs, launcher, next(iter(regimes.values())).launcher)  # --set applies to every regime
+        executor = _executor(
+            run, len(cells), jobs, launcher, next(iter(regimes.values())).launcher
+        )  # --set applies to every regime
         baselines = {name: _baselines(cfg) for name, cfg in regimes.items()}
         run.write_json("summary.json", _summary("claims", [], False, baselines=baselines))
         rows, _ = _run_cells(run, cells, executor, on_epoch, "claims")
@@ -489,17 +576,39 @@ def claims(
         sentences = claims_mod.claim_sentences(results)
         figures = [plots.plot_claims(results, run.path / "claims.png").name] if results else []
         summary = _summary(
-            "claims", rows, True, seeds=seeds, regimes=list(regimes), baselines=baselines,
-            claims=[r.to_dict() for r in results], verdicts=sentences, figures=figures,
+            "claims",
+            rows,
+            True,
+            seeds=seeds,
+            regimes=list(regimes),
+            baselines=baselines,
+            claims=[r.to_dict() for r in results],
+            verdicts=sentences,
+            figures=figures,
         )
         for row, regime in zip(summary["rows"], regime_of_row):
             row["regime"] = regime
         run.write_json("summary.json", summary)
     html_report(run.path)
-    return ExperimentResult(run.path, run.status, rows, sentences, report.aggregate_over_seeds(rows), [], baselines, [r.to_dict() for r in results])
+    return ExperimentResult(
+        run.path,
+        run.status,
+        rows,
+        sentences,
+        report.aggregate_over_seeds(rows),
+        [],
+        baselines,
+        [r.to_dict() for r in results],
+    )
 
 
-def invariance(seed: int = 0, draws: int = 5, runs_dir: str | Path | None = "runs", json_path: str | Path | None = None, methods: dict | None = None) -> tuple[list, Path | None]:
+def invariance(
+    seed: int = 0,
+    draws: int = 5,
+    runs_dir: str | Path | None = "runs",
+    json_path: str | Path | None = None,
+    methods: dict | None = None,
+) -> tuple[list, Path | None]:
     """``lnbench invariance``: measure Ba et al.'s Table 1 (:mod:`lnbench.nn.invariance`) and write
     ``invariance.json`` (``{"seed", "draws", "eps", "agrees", "cells": [...]}``) to ``json_path``
     if given, else into a new run folder under ``runs_dir`` (none if ``runs_dir`` is None).
@@ -511,16 +620,33 @@ def invariance(seed: int = 0, draws: int = 5, runs_dir: str | Path | None = "run
     from lnbench.nn import invariance as inv
 
     cells = inv.measure(seed=seed, draws=draws, methods=methods)
-    report = {"seed": seed, "draws": draws, "eps": inv.EPS, "agrees": all(c.agrees for c in cells), "cells": [c.to_dict() for c in cells]}
-    failed = None if report["agrees"] else "cells disagree with the expected table: " + ", ".join(f"{c.method}/{c.transformation}" for c in cells if not c.agrees)
+    report = {
+        "seed": seed,
+        "draws": draws,
+        "eps": inv.EPS,
+        "agrees": all(c.agrees for c in cells),
+        "cells": [c.to_dict() for c in cells],
+    }
+    failed = (
+        None
+        if report["agrees"]
+        else "cells disagree with the expected table: "
+        + ", ".join(f"{c.method}/{c.transformation}" for c in cells if not c.agrees)
+    )
     path = _write_report("invariance", report, seed, runs_dir, json_path, failed)
     if json_path is None and path is not None:
         html_report(path.parent)
     return cells, path
 
 
-def sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, jobs: int = 1, resume: Path | None = None,
-          launcher: str = "local") -> ExperimentResult:
+def sweep(
+    cfg: RunConfig,
+    runs_dir: str | Path = "runs",
+    on_epoch: EpochCallback | None = None,
+    jobs: int = 1,
+    resume: Path | None = None,
+    launcher: str = "local",
+) -> ExperimentResult:
     """``lnbench sweep``: every cell of ``sweep.grid`` (:mod:`lnbench.analysis.grid`) x seed.
 
     Writes one child run per cell and seed (named after the cell's values), a figure of the
@@ -547,13 +673,26 @@ def sweep(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback
         entries = grid_mod.aggregate(settings, rows_by_setting)
         comparisons = grid_mod.comparisons(settings, rows_by_setting)
         sentences = grid_mod.sentences(entries, comparisons)
-        figures = [
-            plots.plot_grid(entries, key, run.path / f"accuracy_vs_{key.split('.')[-1]}.png").name
-            for key in cfg.sweep.grid if key != "model.norm"
-        ] if any(e["mean_final_test_acc"] is not None for e in entries) else []
+        figures = (
+            [
+                plots.plot_grid(entries, key, run.path / f"accuracy_vs_{key.split('.')[-1]}.png").name
+                for key in cfg.sweep.grid
+                if key != "model.norm"
+            ]
+            if any(e["mean_final_test_acc"] is not None for e in entries)
+            else []
+        )
         summary = _summary(
-            "sweep", rows, True, grid=cfg.sweep.grid, seeds=cfg.seed_list, baselines=baselines, cells=entries,
-            comparisons=[c.to_dict() for c in comparisons], verdicts=sentences, figures=figures,
+            "sweep",
+            rows,
+            True,
+            grid=cfg.sweep.grid,
+            seeds=cfg.seed_list,
+            baselines=baselines,
+            cells=entries,
+            comparisons=[c.to_dict() for c in comparisons],
+            verdicts=sentences,
+            figures=figures,
         )
         for row, k in zip(summary["rows"], setting_of_row):
             row["values"] = entries[k]["values"]

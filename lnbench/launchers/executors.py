@@ -151,7 +151,9 @@ class PoolExecutor:
         outcomes: dict[int, Any] = {}
         breaks = dict.fromkeys(range(len(jobs)), 0)
         try:
-            self._one_pool(ctx, fn, jobs, list(range(len(jobs))), self.workers, progress_queue, progress, on_done, outcomes, breaks)
+            self._one_pool(
+                ctx, fn, jobs, list(range(len(jobs))), self.workers, progress_queue, progress, on_done, outcomes, breaks
+            )
             for k in [k for k in range(len(jobs)) if k not in outcomes]:  # after a broken pool: one at a time
                 while k not in outcomes:  # a job that dies alone gets one more try, then fails
                     self._one_pool(ctx, fn, jobs, [k], 1, progress_queue, progress, on_done, outcomes, breaks)
@@ -294,11 +296,15 @@ def make_launcher(jobs: int, launcher: str = "local", folder=None, launcher_cfg=
     try:
         import submitit  # noqa: F401
     except ImportError:
-        raise ValueError("--launcher submitit: submitit is not installed; pip install 'lnbench[slurm]' (or pip install submitit)") from None
+        raise ValueError(
+            "--launcher submitit: submitit is not installed; pip install 'lnbench[slurm]' (or pip install submitit)"
+        ) from None
     c = launcher_cfg
     params = {"timeout_min": c.timeout_min, "cpus_per_task": c.cpus_per_task, "mem_gb": c.mem_gb, "name": "lnbench"}
     if c.cluster == "slurm":
-        params.update(slurm_array_parallelism=c.array_parallelism, slurm_additional_parameters=dict(c.slurm_additional_parameters))
+        params.update(
+            slurm_array_parallelism=c.array_parallelism, slurm_additional_parameters=dict(c.slurm_additional_parameters)
+        )
         if c.partition:
             params["slurm_partition"] = c.partition
     return SubmititExecutor(folder, c.cluster, params)

@@ -120,13 +120,10 @@ def _validate(dtype: object, shape: object) -> tuple[str, tuple[int, ...]]:
     shape = tuple(int(n) for n in shape)
     if shape[-1] > FINITE_DIFF_MAX_ELEMENTS:
         raise ValueError(
-            f"shape: D = {shape[-1]} features; the finite-difference check supports "
-            f"D <= {FINITE_DIFF_MAX_ELEMENTS}"
+            f"shape: D = {shape[-1]} features; the finite-difference check supports D <= {FINITE_DIFF_MAX_ELEMENTS}"
         )
     if math.prod(shape) > MAX_ELEMENTS:
-        raise ValueError(
-            f"shape: {shape} has {math.prod(shape)} elements; at most {MAX_ELEMENTS} are allowed"
-        )
+        raise ValueError(f"shape: {shape} has {math.prod(shape)} elements; at most {MAX_ELEMENTS} are allowed")
     return name, shape
 
 
@@ -182,8 +179,15 @@ def finite_difference_checks(shape: tuple[int, ...], rng: np.random.Generator) -
         for grad, err in gradcheck(x, gamma, beta, EPS, grad_y=grad_y).items():
             passed = err.rel_error <= FINITE_DIFF_TOLERANCE or err.max_abs_error <= FINITE_DIFF_ABS_FLOOR
             checks.append(
-                Check(f"{grad} {s}", "finite-diff", err.max_abs_error, err.rel_error,
-                      FINITE_DIFF_TOLERANCE, passed, detail)
+                Check(
+                    f"{grad} {s}",
+                    "finite-diff",
+                    err.max_abs_error,
+                    err.rel_error,
+                    FINITE_DIFF_TOLERANCE,
+                    passed,
+                    detail,
+                )
             )
     return checks
 
@@ -208,8 +212,16 @@ def torch_checks(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -
     tol = TORCH_TOLERANCE[dtype]
     theirs = torch_outputs(getattr(torch, dtype))
     checks = [
-        _compare(name, "vs-torch", a, t, rtol=tol, atol=tol, extra_ok=a.dtype == np.dtype(dtype),
-                 detail=f"{detail} in {dtype}")
+        _compare(
+            name,
+            "vs-torch",
+            a,
+            t,
+            rtol=tol,
+            atol=tol,
+            extra_ok=a.dtype == np.dtype(dtype),
+            detail=f"{detail} in {dtype}",
+        )
         for name, a, t in zip(names, ours, theirs)
     ]
     if dtype == "float64":
@@ -221,7 +233,8 @@ def torch_checks(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -
         ours_error, theirs_error = max_abs_error(a, e), max_abs_error(t, e)
         if not checks[i].passed and a.dtype == np.dtype(dtype) and ours_error <= theirs_error:
             checks[i] = replace(
-                checks[i], passed=True,
+                checks[i],
+                passed=True,
                 detail=f"{checks[i].detail}; closer to float64 than torch {dtype} is "
                 f"(max abs error {ours_error:.1e} vs {theirs_error:.1e})",
             )
@@ -309,9 +322,15 @@ def edge_case_checks() -> list[Check]:
     x = np.arange(40000, 40004, dtype=np.float32)
     y, _ = layernorm_forward(x, np.ones(4, np.float32), np.zeros(4, np.float32), EPS)
     checks.append(
-        _compare("float32 40000 + [0, 1, 2, 3]", group, y, row / np.sqrt(1.25 + EPS), atol=1e-6,
-                 extra_ok=y.dtype == np.float32,
-                 detail="y = [-1.3416355, -0.4472118, 0.4472118, 1.3416355] in float32")
+        _compare(
+            "float32 40000 + [0, 1, 2, 3]",
+            group,
+            y,
+            row / np.sqrt(1.25 + EPS),
+            atol=1e-6,
+            extra_ok=y.dtype == np.float32,
+            detail="y = [-1.3416355, -0.4472118, 0.4472118, 1.3416355] in float32",
+        )
     )
 
     # Constant row: var = 0, rstd = 1/sqrt(eps); y is exactly 0 and dx stays finite.
@@ -319,9 +338,15 @@ def edge_case_checks() -> list[Check]:
     out = _forward_backward(np.full(4, 1234.0), np.ones(4), np.zeros(4), grad_y)
     expected = (np.zeros(4), (grad_y - 2.5) / np.sqrt(EPS), np.zeros(4), grad_y)
     checks.append(
-        _compare("constant row [1234] * 4", group, list(out), list(expected), atol=1e-9,
-                 extra_ok=bool(np.all(out[0] == 0.0)),
-                 detail="y == 0 exactly, dx = (dy - mean(dy)) / sqrt(eps)")
+        _compare(
+            "constant row [1234] * 4",
+            group,
+            list(out),
+            list(expected),
+            atol=1e-9,
+            extra_ok=bool(np.all(out[0] == 0.0)),
+            detail="y == 0 exactly, dx = (dy - mean(dy)) / sqrt(eps)",
+        )
     )
 
     # D = 1: x_hat = 0, so y = beta, dx = 0, dgamma = 0, dbeta = sum(dy).
@@ -336,17 +361,31 @@ def edge_case_checks() -> list[Check]:
         out = _forward_backward(np.zeros((0, 4)), np.ones(4), np.zeros(4), np.zeros((0, 4)))
     shapes_ok = out[0].shape == out[1].shape == (0, 4)
     checks.append(
-        _compare("empty leading axis (0, 4)", group, list(out[2:]), [np.zeros(4)] * 2, atol=0.0,
-                 extra_ok=shapes_ok and not caught,
-                 detail=f"y, dx shape (0, 4): {shapes_ok}; warnings: {[str(w.message) for w in caught]}")
+        _compare(
+            "empty leading axis (0, 4)",
+            group,
+            list(out[2:]),
+            [np.zeros(4)] * 2,
+            atol=0.0,
+            extra_ok=shapes_ok and not caught,
+            detail=f"y, dx shape (0, 4): {shapes_ok}; warnings: {[str(w.message) for w in caught]}",
+        )
     )
 
     # arange(24).reshape(2, 3, 4), dy = 1: every row normalizes to row / sqrt(1.25 + eps); dx = 0.
     x_hat = row / np.sqrt(1.25 + EPS)
     out = _forward_backward(np.arange(24.0).reshape(2, 3, 4), np.ones(4), np.zeros(4), np.ones((2, 3, 4)))
     expected = (np.broadcast_to(x_hat, (2, 3, 4)), np.zeros((2, 3, 4)), 6 * x_hat, np.full(4, 6.0))
-    checks.append(_compare("arange(24).reshape(2, 3, 4)", group, list(out), list(expected), atol=1e-12,
-                           detail="dgamma = 6 x_hat row, dbeta = 6"))
+    checks.append(
+        _compare(
+            "arange(24).reshape(2, 3, 4)",
+            group,
+            list(out),
+            list(expected),
+            atol=1e-12,
+            detail="dgamma = 6 x_hat row, dbeta = 6",
+        )
+    )
 
     # Read-only, transposed (non-contiguous) x and a broadcast (zero-stride) dy; nothing mutated.
     x = np.arange(24.0).reshape(4, 3, 2).T  # (2, 3, 4); each row is i + 2j + 6 * [0, 1, 2, 3]
@@ -358,7 +397,15 @@ def edge_case_checks() -> list[Check]:
     x_hat = 6 * row / np.sqrt(45.0 + EPS)  # var = 36 * 1.25
     expected = (np.broadcast_to(x_hat, (2, 3, 4)), np.zeros((2, 3, 4)), 6 * x_hat, np.full(4, 6.0))
     unchanged = all(np.array_equal(a, c) for a, c in zip((x, gamma, beta), copies))
-    checks.append(_compare("read-only transposed x, broadcast dy", group, list(out), list(expected),
-                           atol=1e-12,
-                           extra_ok=unchanged, detail=f"inputs unchanged: {unchanged}"))
+    checks.append(
+        _compare(
+            "read-only transposed x, broadcast dy",
+            group,
+            list(out),
+            list(expected),
+            atol=1e-12,
+            extra_ok=unchanged,
+            detail=f"inputs unchanged: {unchanged}",
+        )
+    )
     return checks

@@ -103,7 +103,9 @@ METHODS: dict[str, tuple[str, Callable[[torch.Tensor, torch.Tensor], Normalized]
 }
 
 
-def transform(name: str, W: torch.Tensor, X: torch.Tensor, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def transform(
+    name: str, W: torch.Tensor, X: torch.Tensor, rng: np.random.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Apply one transformation of section 5.1 to ``(W (H, D), X (N, D))`` with a random delta,
     gamma, row or case; returns new tensors (the inputs are not modified)."""
     delta = float(np.exp(rng.uniform(np.log(0.1), np.log(10.0))))
@@ -148,8 +150,9 @@ class Cell:
         return asdict(self)
 
 
-def measure(seed: int = 0, draws: int = 5, cases: int = 64, inputs: int = 16, units: int = 32,
-            methods: dict | None = None) -> list[Cell]:
+def measure(
+    seed: int = 0, draws: int = 5, cases: int = 64, inputs: int = 16, units: int = 32, methods: dict | None = None
+) -> list[Cell]:
     """Measure every method x transformation cell (see the module docstring).
 
     Args:

@@ -45,8 +45,12 @@ def layernorm_kernel() -> Any | None:
 
         _state["module"] = load(name=_extension_name(), sources=[str(_SOURCE)], extra_cflags=["-O3"], verbose=False)
     except Exception as exc:  # noqa: BLE001  no compiler, no ninja, ...: the Python Function still works
-        warnings.warn(f"lnbench: the C++ LayerNorm kernel is not available ({type(exc).__name__}: {exc}); "
-                      "using the Python autograd Function (slower)", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"lnbench: the C++ LayerNorm kernel is not available ({type(exc).__name__}: {exc}); "
+            "using the Python autograd Function (slower)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return _state["module"]
 
 

@@ -29,6 +29,7 @@ from lnbench.nn.norms import LayerNorm, RecurrentBatchNorm1d, build_norm
 from lnbench.nn.rmsnorm import RMSNorm
 from lnbench.nn.weightnorm import linear, row_norms, weight_normalize
 
+
 class EnsembleLinear(nn.Module):
     """S independent ``nn.Linear`` layers applied to S inputs at once: ``y[s] = x[s] W[s]^T + b[s]``.
 
@@ -122,7 +123,9 @@ class RNNCellWithNorm(nn.Module):
                 self.W_hh.uniform_(-bound * recurrent_gain, bound * recurrent_gain)
         self.W_xh = nn.Parameter(torch.empty(*lead, hidden_size, input_size).uniform_(-bound, bound))
         bias_shape = (hidden_size,) if members is None else (members, 1, hidden_size)
-        has_bias = norm in ("none", "weight", "rms") or placement == "separate"  # else the norm's beta is the bias (RMSNorm has none)
+        has_bias = (
+            norm in ("none", "weight", "rms") or placement == "separate"
+        )  # else the norm's beta is the bias (RMSNorm has none)
         self.bias = nn.Parameter(torch.zeros(bias_shape)) if has_bias else None
         if norm == "weight":
             with torch.no_grad():
@@ -163,7 +166,9 @@ class RNNCellWithNorm(nn.Module):
     def _apply(norm: nn.Module, a: torch.Tensor, t: int) -> torch.Tensor:
         return norm(a, t) if isinstance(norm, RecurrentBatchNorm1d) else norm(a)
 
-    def forward(self, x: torch.Tensor, h: torch.Tensor, t: int = 0, weights: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, h: torch.Tensor, t: int = 0, weights: tuple[torch.Tensor, torch.Tensor] | None = None
+    ) -> torch.Tensor:
         W_hh, W_xh = self.recurrent_weights() if weights is None else weights
         if self.norm_x is None:  # joint: the summed inputs, (B, H) or (S, B, H)
             a = self._apply(self.norm, h @ W_hh.mT + x @ W_xh.mT, t)
@@ -214,7 +219,11 @@ class SimpleRNN(nn.Module):
         self.cell = RNNCellWithNorm(
             hidden_size, norm, input_size, batch_norm_stats, seq_len, members, placement, recurrent_init, recurrent_gain
         )
-        self.head = nn.Linear(hidden_size, num_classes) if members is None else EnsembleLinear(members, hidden_size, num_classes)
+        self.head = (
+            nn.Linear(hidden_size, num_classes)
+            if members is None
+            else EnsembleLinear(members, hidden_size, num_classes)
+        )
         self._config = (input_size, hidden_size, num_classes, norm, batch_norm_stats, seq_len)
         self._options = {"placement": placement, "recurrent_init": recurrent_init, "recurrent_gain": recurrent_gain}
 
@@ -404,12 +413,27 @@ def build_model(model_cfg, input_size: int, seq_len: int, num_classes: int = 2) 
     m = model_cfg
     if m.family == "rnn":
         return SimpleRNN(
-            input_size, m.hidden_size, num_classes, m.norm, m.batch_norm_stats, seq_len,
-            placement=m.norm_placement, recurrent_init=m.recurrent_init, recurrent_gain=m.recurrent_gain,
+            input_size,
+            m.hidden_size,
+            num_classes,
+            m.norm,
+            m.batch_norm_stats,
+            seq_len,
+            placement=m.norm_placement,
+            recurrent_init=m.recurrent_init,
+            recurrent_gain=m.recurrent_gain,
         )
     if m.family == "transformer":
         return TransformerClassifier(
-            input_size, m.hidden_size, num_classes, m.norm, seq_len=seq_len, num_layers=m.num_layers, d_ff=m.d_ff,
-            pos_emb=m.pos_emb, pos_emb_std=m.pos_emb_std, input_norm=m.input_norm,
+            input_size,
+            m.hidden_size,
+            num_classes,
+            m.norm,
+            seq_len=seq_len,
+            num_layers=m.num_layers,
+            d_ff=m.d_ff,
+            pos_emb=m.pos_emb,
+            pos_emb_std=m.pos_emb_std,
+            input_norm=m.input_norm,
         )
     raise ValueError(f"unknown model family {m.family!r}; allowed: rnn, transformer")

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from lnbench.nn.kernels import layernorm_kernel
 from lnbench.names import NORM_KINDS, NORM_NAMES, norm_color, norm_label  # noqa: F401  (re-exported)
+from lnbench.nn.kernels import layernorm_kernel
 from lnbench.nn.rmsnorm import RMSNorm
 
 _KERNEL_DTYPES = frozenset((torch.float32, torch.float64))
@@ -256,7 +256,9 @@ class BatchNorm1d(nn.Module):
         with n = 0 (an empty batch) nothing is updated (as PyTorch)."""
         if n == 0:
             return
-        running_mean, running_var = (self.running_mean, self.running_var) if row is None else (self.running_mean[row], self.running_var[row])
+        running_mean, running_var = (
+            (self.running_mean, self.running_var) if row is None else (self.running_mean[row], self.running_var[row])
+        )
         m = self.momentum
         running_mean.mul_(1 - m).add_(m * mean)
         if n > 1:
@@ -376,7 +378,11 @@ class RecurrentBatchNorm1d(BatchNorm1d):
             raise ValueError(f"RecurrentBatchNorm1d: expected {want}, got {tuple(x.shape)}")
         row = min(t, self.running_mean.shape[0] - 1) if self.stats == "per_timestep" else None
         if not self.training and not self.use_batch_stats_in_eval:
-            mean, var = (self.running_mean, self.running_var) if row is None else (self.running_mean[row], self.running_var[row])
+            mean, var = (
+                (self.running_mean, self.running_var)
+                if row is None
+                else (self.running_mean[row], self.running_var[row])
+            )
             return ((x - mean) * torch.rsqrt(var + self.eps) * self.gamma + self.beta).to(x.dtype)
         y, mean, var = NormalizeAffine.apply(x, self.gamma, self.beta, self.eps, (self.batch_axis,))
         if self.training and x.shape[self.batch_axis] > 0:  # an empty batch updates nothing (as PyTorch)

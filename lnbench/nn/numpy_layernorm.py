@@ -167,15 +167,11 @@ def layernorm_forward(
     y += beta_c
     if y.dtype != out_dtype:
         y = y.astype(out_dtype)
-    cache = LayerNormCache(
-        x_hat, mean, rstd, gamma_c, x.shape, out_dtype, _param_dtype(gamma), _param_dtype(beta)
-    )
+    cache = LayerNormCache(x_hat, mean, rstd, gamma_c, x.shape, out_dtype, _param_dtype(gamma), _param_dtype(beta))
     return y.reshape(x.shape), cache
 
 
-def layernorm_backward(
-    grad_y: np.ndarray, cache: LayerNormCache
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def layernorm_backward(grad_y: np.ndarray, cache: LayerNormCache) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Layer Normalization backward: gradients of a loss with respect to x, gamma and beta.
 
     .. math::
@@ -207,9 +203,7 @@ def layernorm_backward(
     N, D = x_hat.shape
     grad_y = np.asarray(grad_y)
     if grad_y.shape != cache.x_shape:
-        raise ValueError(
-            f"layernorm_backward: grad_y must have the shape of x {cache.x_shape}, got {grad_y.shape}"
-        )
+        raise ValueError(f"layernorm_backward: grad_y must have the shape of x {cache.x_shape}, got {grad_y.shape}")
     dtype = x_hat.dtype
     dy = grad_y.reshape(N, D)
     if dy.dtype != dtype:
@@ -275,9 +269,7 @@ def layer_norm_numpy(a: np.ndarray, gain: np.ndarray, bias: np.ndarray, eps: flo
     if H == 0:
         raise ValueError("layer_norm_numpy: a has H = 0 summed inputs; mu and sigma are undefined")
     if gain.shape != (H,) or bias.shape != (H,):
-        raise ValueError(
-            f"layer_norm_numpy: gain and bias must have shape ({H},), got {gain.shape} and {bias.shape}"
-        )
+        raise ValueError(f"layer_norm_numpy: gain and bias must have shape ({H},), got {gain.shape} and {bias.shape}")
     out_dtype, dtype = _dtypes(a.dtype)
     a = a.astype(dtype, copy=False)
     mu = a.sum() / H  # eq. 3

@@ -37,7 +37,9 @@ class RMSNormalize(torch.autograd.Function):
         x_hat = x * rrms
         ctx.save_for_backward(x_hat, rrms, gamma)
         lead = x.dim() - gamma.dim()
-        ctx.param_axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(gamma.shape) if n == 1 and x.shape[lead + i] != 1)
+        ctx.param_axes = tuple(range(lead)) + tuple(
+            lead + i for i, n in enumerate(gamma.shape) if n == 1 and x.shape[lead + i] != 1
+        )
         return (x_hat * gamma).to(ctx.x_dtype)
 
     @staticmethod

@@ -64,10 +64,13 @@ class WeightNormLinear(nn.Module):
 
 def linear(in_features: int, out_features: int, weight_norm: bool, bias: bool = True) -> nn.Module:
     """``WeightNormLinear`` if ``weight_norm`` else ``nn.Linear`` (the Transformer's layers)."""
-    return WeightNormLinear(in_features, out_features, bias) if weight_norm else nn.Linear(in_features, out_features, bias=bias)
+    return (
+        WeightNormLinear(in_features, out_features, bias)
+        if weight_norm
+        else nn.Linear(in_features, out_features, bias=bias)
+    )
 
 
 def row_norms(w: torch.Tensor) -> torch.Tensor:
     """``||w_i||`` of every row of the last two axes (the initial g of a weight-normalized matrix)."""
     return torch.linalg.vector_norm(w, dim=-1)
-

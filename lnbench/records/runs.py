@@ -156,7 +156,9 @@ class Run:
         if self.resume is not None:  # an experiment resumed in its own folder: keep its history
             self.path = self.resume
             previous = json.loads((self.path / "run.json").read_text())
-            self.manifest["resumed"] = previous.get("resumed", []) + [{"start_time": previous.get("start_time"), "status": previous.get("status")}]
+            self.manifest["resumed"] = previous.get("resumed", []) + [
+                {"start_time": previous.get("start_time"), "status": previous.get("status")}
+            ]
             self._t0 = time.perf_counter()
             self.manifest["start_time"] = utc_now()
             self.write_manifest()

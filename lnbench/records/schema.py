@@ -81,7 +81,9 @@ class Metrics:
             raise SchemaError(f"{source}: expected a JSON object")
         version = raw.get("schema_version", 1)
         if not isinstance(version, int) or version > SCHEMA_VERSION:
-            raise SchemaError(f"{source}: schema_version {version!r} is newer than this lnbench reads ({SCHEMA_VERSION})")
+            raise SchemaError(
+                f"{source}: schema_version {version!r} is newer than this lnbench reads ({SCHEMA_VERSION})"
+            )
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in raw.items() if k in known})
 
@@ -153,7 +155,13 @@ class SummaryRow:
         return self.status != "diverged" and self.final_test_acc is not None
 
 
-def summary_row(m: Metrics, target_acc: float, run_dir: str = "", wall_seconds: float | None = None, warnings: list[str] | None = None) -> SummaryRow:
+def summary_row(
+    m: Metrics,
+    target_acc: float,
+    run_dir: str = "",
+    wall_seconds: float | None = None,
+    warnings: list[str] | None = None,
+) -> SummaryRow:
     """The table row of one run, with the diverged-run rule applied."""
     diverged = m.status == "diverged"
     last = lambda xs: None if diverged or not xs else xs[-1]  # noqa: E731

@@ -86,7 +86,9 @@ def _legend(ax, runs: Sequence[Metrics], extra: Sequence = (), **kw) -> None:
     handles = ax.get_legend_handles_labels()[0] + list(extra)
     if len({m.seed for m in runs}) > 1:
         handles.append(Patch(color="k", alpha=0.15, label="band: min to max over seeds"))
-    ax.legend(handles=handles, **{"loc": "upper center", "bbox_to_anchor": (0.5, -0.14), "ncol": 2, "fontsize": 8, **kw})
+    ax.legend(
+        handles=handles, **{"loc": "upper center", "bbox_to_anchor": (0.5, -0.14), "ncol": 2, "fontsize": 8, **kw}
+    )
 
 
 def suptitle(fig: Figure, text: str, fontsize: float = 11) -> None:
@@ -133,18 +135,41 @@ def set_log_y(ax, why_empty: str = "no positive value to draw") -> None:
     positive, and silently drops a curve that is all zeros. Here the axis stays linear with a
     note (``why_empty``) when no line has a positive finite value, and every labelled line that is
     entirely 0 is named in a note on the axes ("all 0: ..., not drawable on a log scale")."""
-    lines = [ln for ln in ax.get_lines() if len(ln.get_ydata()) and ln.get_transform() == ax.transData]  # not axvline marks
+    lines = [
+        ln for ln in ax.get_lines() if len(ln.get_ydata()) and ln.get_transform() == ax.transData
+    ]  # not axvline marks
     values = [np.asarray(ln.get_ydata(), dtype=float) for ln in lines]
     if not any((v[np.isfinite(v)] > 0).any() for v in values):
-        ax.text(0.5, 0.5, f"nothing to draw on a log scale:\n{why_empty}", transform=ax.transAxes, ha="center", va="center", fontsize=9, color="0.3")
+        ax.text(
+            0.5,
+            0.5,
+            f"nothing to draw on a log scale:\n{why_empty}",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            fontsize=9,
+            color="0.3",
+        )
         ax.set_yticks([])
         ax.set_xticks([])
         ax.set_ylabel(ax.get_ylabel().replace(", log scale", "").replace(" (log scale)", ""))
         return
     ax.set_yscale("log")
-    zero = [ln.get_label() for ln, v in zip(lines, values) if not ln.get_label().startswith("_") and v[np.isfinite(v)].size and (v[np.isfinite(v)] == 0).all()]
+    zero = [
+        ln.get_label()
+        for ln, v in zip(lines, values)
+        if not ln.get_label().startswith("_") and v[np.isfinite(v)].size and (v[np.isfinite(v)] == 0).all()
+    ]
     if zero:
-        ax.text(0.01, 0.01, "all 0, not drawable on a log scale: " + ", ".join(zero), transform=ax.transAxes, fontsize=7, color="0.3", va="bottom")
+        ax.text(
+            0.01,
+            0.01,
+            "all 0, not drawable on a log scale: " + ", ".join(zero),
+            transform=ax.transAxes,
+            fontsize=7,
+            color="0.3",
+            va="bottom",
+        )
 
 
 def save(fig: Figure, path: str | Path) -> Path:
@@ -187,8 +212,16 @@ def figure_test_accuracy(metrics: Sequence[Metrics], target_acc: float = 0.9) ->
         ax.axhline(0.5, color="k", lw=0.5, alpha=0.4)
         shown = [v for r in runs for v in (r.test_acc or []) + (r.test_acc_batch_stats or []) if v is not None]
         if not shown:
-            ax.text(0.5, 0.5, "nothing to draw: no run finished an epoch\n(every run diverged in its first)", transform=ax.transAxes,
-                    ha="center", va="center", fontsize=9, color="0.3")
+            ax.text(
+                0.5,
+                0.5,
+                "nothing to draw: no run finished an epoch\n(every run diverged in its first)",
+                transform=ax.transAxes,
+                ha="center",
+                va="center",
+                fontsize=9,
+                color="0.3",
+            )
             ax.set_xticks([])
         low = min([0.4, target_acc - 0.05, *shown])  # the target and every curve stay in view
         ax.set(title=family_label(family), xlabel="epoch", ylabel="test accuracy", ylim=(max(0.0, low - 0.02), 1.01))
@@ -227,12 +260,17 @@ def figure_hidden_norm(metrics: Sequence[Metrics]) -> Figure:
     axes = fig.subplots(rows, cols, squeeze=False, sharey="row")
     seeds = len({m.seed for m in metrics})
     over = f", mean of {seeds} seeds" if seeds > 1 else ""
-    suptitle(fig, f"Hidden-state magnitude per input-scale quartile (test set{over})\nlines apart: ||h_t|| follows the input's scale; lines together: it does not")
+    suptitle(
+        fig,
+        f"Hidden-state magnitude per input-scale quartile (test set{over})\nlines apart: ||h_t|| follows the input's scale; lines together: it does not",
+    )
     shades = colormaps["viridis"](np.linspace(0.85, 0.1, 4))  # light (small s) to dark (large s)
     for i, (family, norms) in enumerate(groups.items()):
         for j, norm in enumerate(norms_order):
             ax = axes[i, j]
-            runs = [r for r in norms.get(norm, []) if r.status != "diverged" and r.hidden_norm_by_scale] or norms.get(norm, [])
+            runs = [r for r in norms.get(norm, []) if r.status != "diverged" and r.hidden_norm_by_scale] or norms.get(
+                norm, []
+            )
             ax.set_title(f"{family_label(family)}: {norm_label(norm)}", fontsize=10)
             if not runs or not any(r.hidden_norm_by_scale for r in runs):
                 ax.set_axis_off()
@@ -250,7 +288,15 @@ def figure_hidden_norm(metrics: Sequence[Metrics]) -> Figure:
             sat = _mean_of([r.saturation[-1] for r in runs if r.saturation])
             if sat is not None:
                 text += f"\nsaturated tanh units: {sat:.1%}"
-            ax.text(0.02, 0.97, text, transform=ax.transAxes, va="top", fontsize=8, bbox={"fc": "white", "ec": "0.8", "alpha": 0.85})
+            ax.text(
+                0.02,
+                0.97,
+                text,
+                transform=ax.transAxes,
+                va="top",
+                fontsize=8,
+                bbox={"fc": "white", "ec": "0.8", "alpha": 0.85},
+            )
             ax.set_xlabel("timestep t")
             if j == 0:
                 ax.set_ylabel("mean ||h_t|| (L2)" if family == "rnn" else "mean ||residual stream|| (L2)")
@@ -261,10 +307,24 @@ def figure_hidden_norm(metrics: Sequence[Metrics]) -> Figure:
                 ax.set_ylim(top=ax.get_ylim()[1] * 1.3)  # headroom for the text box
     edges = [r.scale_quartile_edges for r in metrics if r.scale_quartile_edges]
     e = np.mean(np.array(edges), axis=0) if edges else None
-    names = ["smallest", "2nd", "3rd", "largest"] if e is None else [f"s < {e[0]:.2g}", f"{e[0]:.2g} - {e[1]:.2g}", f"{e[1]:.2g} - {e[2]:.2g}", f"s > {e[2]:.2g}"]
+    names = (
+        ["smallest", "2nd", "3rd", "largest"]
+        if e is None
+        else [f"s < {e[0]:.2g}", f"{e[0]:.2g} - {e[1]:.2g}", f"{e[1]:.2g} - {e[2]:.2g}", f"s > {e[2]:.2g}"]
+    )
     handles = [Line2D([], [], color=shades[q], lw=2, label=names[q]) for q in range(4)]
-    handles += [Line2D([], [], color="k", lw=1.6, label="after training"), Line2D([], [], color="k", lw=1.0, ls=":", label="at initialisation")]
-    axes[0, -1].legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), title="input scale s (quartile)", title_fontsize=8)
+    handles += [
+        Line2D([], [], color="k", lw=1.6, label="after training"),
+        Line2D([], [], color="k", lw=1.0, ls=":", label="at initialisation"),
+    ]
+    axes[0, -1].legend(
+        handles=handles,
+        fontsize=8,
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        title="input scale s (quartile)",
+        title_fontsize=8,
+    )
     return fig
 
 
@@ -317,7 +377,10 @@ def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
     axes = fig.subplots(rows, cols, squeeze=False, sharey="row")
     seeds = len({m.seed for m in metrics})
     over = f", mean of {seeds} seeds" if seeds > 1 else ""
-    suptitle(fig, f"Gradient norm per layer over training\n(L2 norm of each layer's gradient, mean over each epoch's steps{over})")
+    suptitle(
+        fig,
+        f"Gradient norm per layer over training\n(L2 norm of each layer's gradient, mean over each epoch's steps{over})",
+    )
     for i, (family, norms) in enumerate(groups.items()):
         layers = list(dict.fromkeys(layer for rs in norms.values() for r in rs for layer in r.grad_norm_layer))
         style = layer_styles(layers)
@@ -333,16 +396,45 @@ def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
                 if series:
                     mean = _mean_band(series)[0]
                     st = style[layer]
-                    ax.plot(np.arange(1, len(mean) + 1), mean, color=_shade(norm_color(norm), st["shade"]), ls=st["ls"], marker=st["marker"],
-                            ms=3.5, markevery=max(1, len(mean) // 8), lw=1.3, label=layer)
+                    ax.plot(
+                        np.arange(1, len(mean) + 1),
+                        mean,
+                        color=_shade(norm_color(norm), st["shade"]),
+                        ls=st["ls"],
+                        marker=st["marker"],
+                        ms=3.5,
+                        markevery=max(1, len(mean) // 8),
+                        lw=1.3,
+                        label=layer,
+                    )
             set_log_y(ax, "no finished epoch, or every gradient is 0")
             ax.set_xlabel("epoch")
             if j == 0:
                 ax.set_ylabel("gradient L2 norm (log scale)")
             ax.grid(alpha=0.3, which="both")
-        handles = [Line2D([], [], color=_shade("k", 1 - 0.6 * (1 - style[layer]["shade"])), ls=style[layer]["ls"], marker=style[layer]["marker"], ms=4, lw=1.3, label=layer) for layer in layers]
+        handles = [
+            Line2D(
+                [],
+                [],
+                color=_shade("k", 1 - 0.6 * (1 - style[layer]["shade"])),
+                ls=style[layer]["ls"],
+                marker=style[layer]["marker"],
+                ms=4,
+                lw=1.3,
+                label=layer,
+            )
+            for layer in layers
+        ]
         ncol = -(-len(layers) // 14)  # at most 14 entries a column, so a deep model's legend stays on the figure
-        axes[i, -1].legend(handles=handles, fontsize=8 if ncol == 1 else 7, ncol=ncol, loc="upper left", bbox_to_anchor=(1.02, 1.0), title="layer", title_fontsize=8)
+        axes[i, -1].legend(
+            handles=handles,
+            fontsize=8 if ncol == 1 else 7,
+            ncol=ncol,
+            loc="upper left",
+            bbox_to_anchor=(1.02, 1.0),
+            title="layer",
+            title_fontsize=8,
+        )
     return fig
 
 
@@ -381,7 +473,16 @@ def figure_sweep(aggregate: Sequence[dict], key: str, ylabel: str, title: str, l
             ax.plot(bs, y, marker="o", color=color, label=name)
         div = bs[[c["n_diverged"] == c["n_seeds"] for c in cells]]
         if len(div):
-            ax.plot(div, np.zeros(len(div)), "x", color=color, ms=9, transform=ax.get_xaxis_transform(), clip_on=False, label=f"{name} diverged")
+            ax.plot(
+                div,
+                np.zeros(len(div)),
+                "x",
+                color=color,
+                ms=9,
+                transform=ax.get_xaxis_transform(),
+                clip_on=False,
+                label=f"{name} diverged",
+            )
     for x, yb, color, label in later:
         ax.plot(x, yb, marker="s", ms=4, ls="--", lw=1, color=color, label=label)
     ax.set_xscale("log", base=2)
@@ -433,7 +534,9 @@ def plot_grad_norm(metrics: Sequence[Metrics], path: str | Path) -> Path:
     return save(figure_grad_norm(metrics), path)
 
 
-def plot_sweep(aggregate: Sequence[dict], key: str, ylabel: str, title: str, path: str | Path, log_y: bool = False) -> Path:
+def plot_sweep(
+    aggregate: Sequence[dict], key: str, ylabel: str, title: str, path: str | Path, log_y: bool = False
+) -> Path:
     """Save :func:`figure_sweep` as a PNG."""
     return save(figure_sweep(aggregate, key, ylabel, title, log_y), path)
 
@@ -454,14 +557,26 @@ def figure_claims(results: Sequence) -> Figure:
     suptitle(fig, "lnbench claims: paired effect a - b over seeds, 95% interval (shaded: the claim's margin)")
     for ax, r in zip(axes, results):
         scale = 100 if r.metric == "final_test_acc" else 1
-        unit = "points" if r.metric == "final_test_acc" else ("nats" if r.metric == "mean_train_loss" else "absolute rank correlation")
+        unit = (
+            "points"
+            if r.metric == "final_test_acc"
+            else ("nats" if r.metric == "mean_train_loss" else "absolute rank correlation")
+        )
         m = r.margin * scale
         ax.axvspan(-m, m, color="0.9", zorder=0)
         ax.axvline(0, color="k", lw=0.8)
         color = VERDICT_COLORS.get(r.verdict, "k")
         if r.effect is not None:
             lo, hi = r.ci95[0] * scale, r.ci95[1] * scale
-            ax.errorbar([r.effect * scale], [0], xerr=[[r.effect * scale - lo], [hi - r.effect * scale]], fmt="o", color=color, capsize=4, ms=6)
+            ax.errorbar(
+                [r.effect * scale],
+                [0],
+                xerr=[[r.effect * scale - lo], [hi - r.effect * scale]],
+                fmt="o",
+                color=color,
+                capsize=4,
+                ms=6,
+            )
             span = max(abs(lo), abs(hi), 2 * m)
             ax.set_xlim(-1.15 * span, 1.15 * span)
         else:
@@ -470,7 +585,12 @@ def figure_claims(results: Sequence) -> Figure:
         claimed = "claimed: inside the band" if r.direction == "equal" else "claimed: below 0"
         ax.set_xlabel(f"{r.a} minus {r.b}: {METRICS[r.metric][0]} ({unit}); {claimed}", fontsize=8)
         ax.tick_params(axis="x", labelsize=8)
-        ax.set_title(f"{family_label(r.family)}, {r.claim} [{r.regime}]: {r.verdict.upper()}", fontsize=9, loc="left", color=color)
+        ax.set_title(
+            f"{family_label(r.family)}, {r.claim} [{r.regime}]: {r.verdict.upper()}",
+            fontsize=9,
+            loc="left",
+            color=color,
+        )
     return fig
 
 
@@ -497,12 +617,24 @@ def figure_grid(entries: Sequence[dict], key: str) -> Figure:
         hi = np.array([c[1] for _, _, c in points])
         err = np.abs(np.stack([ys - lo, hi - ys]))
         label = norm_label(norm) if norm != "all" else "all cells"
-        ax.errorbar(xs, ys, yerr=np.nan_to_num(err), marker="o", capsize=3, color=norm_color(norm) if norm != "all" else "k", label=label)
+        ax.errorbar(
+            xs,
+            ys,
+            yerr=np.nan_to_num(err),
+            marker="o",
+            capsize=3,
+            color=norm_color(norm) if norm != "all" else "k",
+            label=label,
+        )
     ax.set_xticks(range(len(values)), [str(v) for v in values])
     others = [k for k in entries[0]["values"] if k not in (key, "model.norm")] if entries else []
     avg = f"; mean over {', '.join(k.split('.')[-1] for k in others)}" if others else ""
     n = max((e["n_seeds"] for e in entries), default=0)
-    ax.set(xlabel=key, ylabel="final test accuracy", title=f"Final test accuracy vs {key}\n(mean of {n} seeds, 95% t interval{avg})")
+    ax.set(
+        xlabel=key,
+        ylabel="final test accuracy",
+        title=f"Final test accuracy vs {key}\n(mean of {n} seeds, 95% t interval{avg})",
+    )
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig

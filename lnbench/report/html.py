@@ -18,9 +18,9 @@ from pathlib import Path
 import yaml
 
 from lnbench import __version__
-from lnbench.report import tables as report
 from lnbench.records.runs import utc_now
 from lnbench.records.schema import SummaryRow, read_metrics, summary_row
+from lnbench.report import tables as report
 
 #: figure file -> how to read it (one line, shown under the figure)
 CAPTIONS = {
@@ -60,8 +60,8 @@ def _children(path: Path) -> list[Path]:
 def redraw(path: Path) -> list[str]:
     """Draw a run folder's figures again from its (and its children's) metrics files, whatever
     state it ended in; returns the files drawn."""
-    from lnbench.report import figures as plots
     from lnbench.analysis.claims import ClaimResult
+    from lnbench.report import figures as plots
 
     manifest = _read_json(path / "run.json") or {}
     summary = _read_json(path / "summary.json") or {}
@@ -77,13 +77,28 @@ def redraw(path: Path) -> list[str]:
             return []
         aggregate = report.aggregate_over_seeds(rows)
         return [
-            plots.plot_sweep(aggregate, "final_test_acc", "final test accuracy", "test accuracy vs batch size", path / "accuracy_vs_batch_size.png").name,
-            plots.plot_sweep(aggregate, "mean_train_loss", "mean train loss over epochs (nats, log scale)", "mean training loss vs batch size",
-                             path / "train_loss_vs_batch_size.png", log_y=True).name,
+            plots.plot_sweep(
+                aggregate,
+                "final_test_acc",
+                "final test accuracy",
+                "test accuracy vs batch size",
+                path / "accuracy_vs_batch_size.png",
+            ).name,
+            plots.plot_sweep(
+                aggregate,
+                "mean_train_loss",
+                "mean train loss over epochs (nats, log scale)",
+                "mean training loss vs batch size",
+                path / "train_loss_vs_batch_size.png",
+                log_y=True,
+            ).name,
         ]
     if kind == "sweep" and summary.get("cells"):
-        return [plots.plot_grid(summary["cells"], key, path / f"accuracy_vs_{key.split('.')[-1]}.png").name
-                for key in summary.get("grid", {}) if key != "model.norm"]
+        return [
+            plots.plot_grid(summary["cells"], key, path / f"accuracy_vs_{key.split('.')[-1]}.png").name
+            for key in summary.get("grid", {})
+            if key != "model.norm"
+        ]
     if kind == "claims" and summary.get("claims"):
         return [plots.plot_claims([ClaimResult(**c) for c in summary["claims"]], path / "claims.png").name]
     return []
@@ -106,7 +121,11 @@ def _tables(path: Path, manifest: dict, summary: dict | None) -> list[dict]:
         comparisons = [Comparison(**{**c, "ci95": tuple(c["ci95"])}) for c in summary.get("comparisons", [])]
         if comparisons:
             shown = [c for c in comparisons if c.significant] if sweep else comparisons
-            title = f"significant paired comparisons ({len(shown)} of {len(comparisons)})" if sweep else "paired comparisons"
+            title = (
+                f"significant paired comparisons ({len(shown)} of {len(comparisons)})"
+                if sweep
+                else "paired comparisons"
+            )
             if shown:
                 tables.append(report.comparisons_table(shown, title))
         rows = _rows(summary)
@@ -120,7 +139,9 @@ def _tables(path: Path, manifest: dict, summary: dict | None) -> list[dict]:
         comparisons = [Comparison(**{**c, "ci95": tuple(c["ci95"])}) for c in summary.get("comparisons", [])]
         shown = [c for c in comparisons if c.significant]
         if shown:
-            tables.append(report.comparisons_table(shown, f"significant paired comparisons ({len(shown)} of {len(comparisons)})"))
+            tables.append(
+                report.comparisons_table(shown, f"significant paired comparisons ({len(shown)} of {len(comparisons)})")
+            )
     elif summary and kind == "claims":
         tables.append(report.claims_table(summary.get("claims", [])))
         if summary.get("baselines"):
@@ -137,30 +158,54 @@ def _view(path: Path, out_dir: Path) -> dict:
     summary = _read_json(path / "summary.json")
     config = (path / "config.yaml").read_text() if (path / "config.yaml").exists() else "(none)"
     pngs = sorted(path.glob("*.png"), key=lambda p: (ORDER.index(p.name) if p.name in ORDER else len(ORDER), p.name))
-    caption = lambda name: CAPTIONS.get(name) or (CAPTIONS["accuracy_vs"] if name.startswith("accuracy_vs_") and name != "accuracy_vs_batch_size.png" else "")  # noqa: E731
-    figures = [{"file": p.name, "caption": caption(p.name), "data": base64.b64encode(p.read_bytes()).decode("ascii")} for p in pngs]
+
+    def caption(name: str) -> str:
+        generic = name.startswith("accuracy_vs_") and name != "accuracy_vs_batch_size.png"
+        return CAPTIONS.get(name) or (CAPTIONS["accuracy_vs"] if generic else "")
+
+    figures = [
+        {"file": p.name, "caption": caption(p.name), "data": base64.b64encode(p.read_bytes()).decode("ascii")}
+        for p in pngs
+    ]
     children = []
     for d in _children(path):
         child = _read_json(d / "run.json") or {}
-        files = [(f, os.path.relpath(d / f, out_dir)) for f in ("config.yaml", "metrics.json", "run.json") if (d / f).exists()]
+        files = [
+            (f, os.path.relpath(d / f, out_dir))
+            for f in ("config.yaml", "metrics.json", "run.json")
+            if (d / f).exists()
+        ]
         children.append({"name": d.name, "status": child.get("status", "?"), "files": files})
     seeds = manifest.get("seed")
     versions = manifest.get("versions", {})
     wall = manifest.get("wall_seconds")
     view = {
-        "path": str(path), "name": manifest.get("name", path.name), "kind": manifest.get("kind", "?"),
-        "status": manifest.get("status", "?"), "error": manifest.get("error"),
-        "command": " ".join(manifest.get("command", []) or []), "seeds": seeds,
-        "start": manifest.get("start_time"), "end": manifest.get("end_time"),
-        "wall": "-" if wall is None else f"{wall:.1f} s", "git_commit": manifest.get("git_commit") or "-",
+        "path": str(path),
+        "name": manifest.get("name", path.name),
+        "kind": manifest.get("kind", "?"),
+        "status": manifest.get("status", "?"),
+        "error": manifest.get("error"),
+        "command": " ".join(manifest.get("command", []) or []),
+        "seeds": seeds,
+        "start": manifest.get("start_time"),
+        "end": manifest.get("end_time"),
+        "wall": "-" if wall is None else f"{wall:.1f} s",
+        "git_commit": manifest.get("git_commit") or "-",
         "versions": ", ".join(f"{k} {v}" for k, v in versions.items()),
-        "config": config, "tables": _tables(path, manifest, summary),
-        "verdicts": (summary or {}).get("verdicts", []), "figures": figures, "children": children,
+        "config": config,
+        "tables": _tables(path, manifest, summary),
+        "verdicts": (summary or {}).get("verdicts", []),
+        "figures": figures,
+        "children": children,
     }
     view["overview"] = {
         "folder": path.name,
-        "kind": view["kind"], "status": view["status"], "seeds": str(seeds), "wall time": view["wall"],
-        "child runs": str(len(children)), "git commit": (view["git_commit"] or "-")[:10],
+        "kind": view["kind"],
+        "status": view["status"],
+        "seeds": str(seeds),
+        "wall time": view["wall"],
+        "child runs": str(len(children)),
+        "git commit": (view["git_commit"] or "-")[:10],
     }
     try:
         cfg = yaml.safe_load(config) or {}
@@ -187,9 +232,14 @@ def write_report(run_dirs: list[Path], out: Path | None = None) -> Path:
         out = run_dirs[0] / "report.html"
     env = Environment(loader=PackageLoader("lnbench.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
     runs = [_view(Path(d), out.parent) for d in run_dirs]
-    title = f"lnbench {runs[0]['kind']}: {runs[0]['name']}" if len(runs) == 1 else f"lnbench: {len(runs)} runs side by side"
+    title = (
+        f"lnbench {runs[0]['kind']}: {runs[0]['name']}" if len(runs) == 1 else f"lnbench: {len(runs)} runs side by side"
+    )
     html = env.get_template("report.html.j2").render(
-        title=title, runs=runs, written=utc_now(), version=__version__,
+        title=title,
+        runs=runs,
+        written=utc_now(),
+        version=__version__,
         overview_keys=["folder", "kind", "status", "seeds", "epochs", "wall time", "child runs", "git commit"],
     )
     tmp = out.with_name(out.name + ".tmp")

@@ -13,9 +13,9 @@ from statistics import mean, stdev
 from rich.table import Table
 
 from lnbench.analysis import stats
+from lnbench.analysis.verdicts import METRICS_SHORT, Comparison
 from lnbench.names import family_label, norm_label
 from lnbench.records.schema import SummaryRow
-from lnbench.analysis.verdicts import METRICS_SHORT, Comparison
 
 
 def condition_label(family: str, norm: str, batch_norm_stats: str | None) -> str:
@@ -52,25 +52,27 @@ def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
         bs_accs = [r.final_test_acc_batch_stats for r in ok if r.final_test_acc_batch_stats is not None]
         losses = [r.mean_train_loss for r in ok if r.mean_train_loss is not None]
         reach = stats.summarize_first_epochs([r.first_epoch_at_target for r in rs])
-        out.append({
-            "family": family,
-            "norm": norm,
-            "batch_norm_stats": rs[0].batch_norm_stats,
-            "batch_size": batch_size,
-            "n_seeds": len(rs),
-            "n_diverged": sum(r.status == "diverged" for r in rs),
-            "mean_final_test_acc": mean(accs) if accs else None,
-            "std_final_test_acc": stdev(accs) if len(accs) > 1 else None,
-            "ci95_final_test_acc": list(ci) if ci else None,
-            "min_final_test_acc": min(accs, default=None),
-            "max_final_test_acc": max(accs, default=None),
-            "mean_final_test_acc_batch_stats": mean(bs_accs) if bs_accs else None,
-            "mean_mean_train_loss": mean(losses) if losses else None,
-            "n_reached_target": reach["n_reached"],
-            "median_first_epoch_at_target": reach["median"],
-            "min_first_epoch_at_target": reach["min"],
-            "max_first_epoch_at_target": reach["max"],
-        })
+        out.append(
+            {
+                "family": family,
+                "norm": norm,
+                "batch_norm_stats": rs[0].batch_norm_stats,
+                "batch_size": batch_size,
+                "n_seeds": len(rs),
+                "n_diverged": sum(r.status == "diverged" for r in rs),
+                "mean_final_test_acc": mean(accs) if accs else None,
+                "std_final_test_acc": stdev(accs) if len(accs) > 1 else None,
+                "ci95_final_test_acc": list(ci) if ci else None,
+                "min_final_test_acc": min(accs, default=None),
+                "max_final_test_acc": max(accs, default=None),
+                "mean_final_test_acc_batch_stats": mean(bs_accs) if bs_accs else None,
+                "mean_mean_train_loss": mean(losses) if losses else None,
+                "n_reached_target": reach["n_reached"],
+                "median_first_epoch_at_target": reach["median"],
+                "min_first_epoch_at_target": reach["min"],
+                "max_first_epoch_at_target": reach["max"],
+            }
+        )
     return out
 
 
@@ -132,14 +134,18 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
         reach = f"{e['n_reached_target']}/{e['n_seeds']}"
         if e["median_first_epoch_at_target"] is not None:
             reach += f", median {e['median_first_epoch_at_target']:g} ({e['min_first_epoch_at_target']}-{e['max_first_epoch_at_target']})"
-        cells = [family_label(e["family"]), condition_label(e["family"], e["norm"], e["batch_norm_stats"])] + ([str(e["batch_size"])] if sweep else [])
+        cells = [family_label(e["family"]), condition_label(e["family"], e["norm"], e["batch_norm_stats"])] + (
+            [str(e["batch_size"])] if sweep else []
+        )
         cells += [_pct(e["mean_final_test_acc"]) + std, f"{ci[0]:.1%} - {ci[1]:.1%}" if ci else "-"]
         cells += [f"{_pct(e['min_final_test_acc'])} - {_pct(e['max_final_test_acc'])}"]
         if has_bn:
             cells += [_pct(e["mean_final_test_acc_batch_stats"])]
         cells += [_num(e["mean_mean_train_loss"])] + ([] if sweep else [reach]) + [str(e["n_diverged"])]
         table.add_row(*cells)
-    table.caption = "95% CI of mean: t interval over seeds, clipped to [0, 100%] (one seed: Wilson interval over the test set)"
+    table.caption = (
+        "95% CI of mean: t interval over seeds, clipped to [0, 100%] (one seed: Wilson interval over the test set)"
+    )
     if not sweep:
         table.caption += "; reached: seeds that reached the target, median first epoch (range)"
     return table
@@ -158,7 +164,17 @@ def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired co
         a = norm_label(c.norm_a) + (f" {c.condition_a}" if c.condition_a else "")
         b = norm_label(c.norm_b) + (f" {c.condition_b}" if c.condition_b else "")
         verdict = "[bold]differs[/]" if c.significant else "n.s."
-        table.add_row(family_label(c.family.split("/")[0]), a, b, METRICS_SHORT.get(c.metric, c.metric), eff, c.test, f"{c.p_value:.2g}", f"{c.p_adjusted:.2g}", verdict)
+        table.add_row(
+            family_label(c.family.split("/")[0]),
+            a,
+            b,
+            METRICS_SHORT.get(c.metric, c.metric),
+            eff,
+            c.test,
+            f"{c.p_value:.2g}",
+            f"{c.p_adjusted:.2g}",
+            verdict,
+        )
     table.caption = f"Holm-Bonferroni within each family; differs: Holm p < {stats.ALPHA:g}"
     return table
 
@@ -183,7 +199,12 @@ def baselines_table(baselines: Sequence[dict]) -> Table:
         table.add_column(col, justify="right" if col in ("test acc mean ± sd", "range") else "left")
     for b in baselines:
         sd = f" ± {b['sd']:.1%}" if b["sd"] is not None else ""
-        table.add_row(b["label"], f"{b['mean']:.1%}{sd}", f"{min(b['acc_per_seed']):.1%} - {max(b['acc_per_seed']):.1%}", b["description"])
+        table.add_row(
+            b["label"],
+            f"{b['mean']:.1%}{sd}",
+            f"{min(b['acc_per_seed']):.1%} - {max(b['acc_per_seed']):.1%}",
+            b["description"],
+        )
     table.caption = "fit on each seed's training split, scored on its test split (scikit-learn LogisticRegression)"
     return table
 
@@ -195,14 +216,25 @@ def claims_table(claims: Sequence[dict], title: str = "lnbench claims") -> Table
     table = Table(title=title, title_justify="left", caption_justify="left")
     for col in ("model", "claim", "regime", "metric", "a - b [95% CI]", "seeds", "Holm p", "verdict"):
         width = {"model": 11, "claim": 30, "metric": 16}.get(col)
-        table.add_column(col, justify="right" if col in ("seeds", "Holm p") else "left", no_wrap=col in ("regime", "a - b [95% CI]", "verdict"), min_width=width)
+        table.add_column(
+            col,
+            justify="right" if col in ("seeds", "Holm p") else "left",
+            no_wrap=col in ("regime", "a - b [95% CI]", "verdict"),
+            min_width=width,
+        )
     style = {"held": "bold green", "not held": "bold red", "inconclusive": "yellow"}
     for r in claims:
         holm = "-" if r["p_adjusted"] is None else f"{r['p_adjusted']:.2g}"
         res = claims_mod.ClaimResult(**r)
         table.add_row(
-            family_label(r["family"]).split(" (")[0], r["claim"], r["regime"], claims_mod.METRICS[r["metric"]][1], claims_mod.format_effect(res),
-            str(r["n_seeds"]), holm, f"[{style[r['verdict']]}]{r['verdict']}[/]",
+            family_label(r["family"]).split(" (")[0],
+            r["claim"],
+            r["regime"],
+            claims_mod.METRICS[r["metric"]][1],
+            claims_mod.format_effect(res),
+            str(r["n_seeds"]),
+            holm,
+            f"[{style[r['verdict']]}]{r['verdict']}[/]",
         )
     table.caption = (
         "a - b: mean over seeds of the paired difference; less-than claims: held if Holm p < 0.05 with the claimed sign "
@@ -215,7 +247,11 @@ def invariance_table(cells: Sequence[dict], draws: int) -> Table:
     """``invariance.json``'s cells as the paper's Table 1: measured verdict and largest change."""
     from lnbench.nn import invariance as inv
 
-    table = Table(title=f"lnbench invariance: Ba et al. 2016, Table 1, measured (float64, eps {inv.EPS:g}, {draws} draws per cell)", title_justify="left", caption_justify="left")
+    table = Table(
+        title=f"lnbench invariance: Ba et al. 2016, Table 1, measured (float64, eps {inv.EPS:g}, {draws} draws per cell)",
+        title_justify="left",
+        caption_justify="left",
+    )
     table.add_column("method")
     for _, label in inv.TRANSFORMATIONS:
         table.add_column(label, justify="center")
@@ -244,7 +280,13 @@ def table_data(table: Table) -> dict:
     cells = [[plain(x) for x in c.cells] for c in table.columns]
     rows = [list(r) for r in zip(*cells)] if cells else []
     right = [k for k, c in enumerate(table.columns) if c.justify == "right"]
-    return {"title": plain(table.title or ""), "columns": columns, "right": right, "rows": rows, "caption": plain(table.caption or "")}
+    return {
+        "title": plain(table.title or ""),
+        "columns": columns,
+        "right": right,
+        "rows": rows,
+        "caption": plain(table.caption or ""),
+    }
 
 
 def grid_table(entries: Sequence[dict], title: str = "cells over seeds") -> Table:
@@ -256,7 +298,12 @@ def grid_table(entries: Sequence[dict], title: str = "cells over seeds") -> Tabl
     for e in entries:
         sd = f" ± {e['std_final_test_acc']:.1%}" if e["std_final_test_acc"] is not None else ""
         ci = e["ci95_final_test_acc"]
-        table.add_row(*[str(e["values"][k]) for k in keys], _pct(e["mean_final_test_acc"]) + sd,
-                      f"{ci[0]:.1%} - {ci[1]:.1%}" if ci else "-", _num(e["mean_mean_train_loss"]), f"{e['n_diverged']}/{e['n_seeds']}")
+        table.add_row(
+            *[str(e["values"][k]) for k in keys],
+            _pct(e["mean_final_test_acc"]) + sd,
+            f"{ci[0]:.1%} - {ci[1]:.1%}" if ci else "-",
+            _num(e["mean_mean_train_loss"]),
+            f"{e['n_diverged']}/{e['n_seeds']}",
+        )
     table.caption = "95% CI of mean: t interval over seeds, clipped to [0, 100%]"
     return table

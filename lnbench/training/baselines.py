@@ -27,7 +27,10 @@ from lnbench.training.data import TrendData
 #: name -> (label, description) of each baseline, in table order.
 BASELINES = {
     "chance": ("chance", "the training split's majority class"),
-    "last_timestep": ("linear readout of x_T alone", "memoryless: what a model that keeps only the last input can reach"),
+    "last_timestep": (
+        "linear readout of x_T alone",
+        "memoryless: what a model that keeps only the last input can reach",
+    ),
     "whole_sequence": ("linear readout of all T x H inputs", "the task's linear ceiling"),
 }
 
@@ -73,16 +76,18 @@ def summarize_baselines(per_seed: Sequence[dict[str, float]], seeds: Sequence[in
     out = []
     for name, (label, description) in BASELINES.items():
         accs = [b[name] for b in per_seed]
-        out.append({
-            "name": name,
-            "label": label,
-            "description": description,
-            "seeds": list(seeds),
-            "acc_per_seed": accs,
-            "mean": mean(accs),
-            "sd": stdev(accs) if len(accs) > 1 else None,
-            "n_test": n_test,
-        })
+        out.append(
+            {
+                "name": name,
+                "label": label,
+                "description": description,
+                "seeds": list(seeds),
+                "acc_per_seed": accs,
+                "mean": mean(accs),
+                "sd": stdev(accs) if len(accs) > 1 else None,
+                "n_test": n_test,
+            }
+        )
     return out
 
 

@@ -42,17 +42,13 @@ from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 from lnbench.config import TrainConfig
-from lnbench.training.data import TrendData
-from lnbench.nn.models import EnsembleLinear
-from lnbench.nn.norms import BatchNorm1d, LayerNorm, batch_statistics
-from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, is_ensemble, layer_names, per_member
-from lnbench.training.probes import probe_members
-from lnbench.nn.rmsnorm import RMSNorm
-from lnbench.nn.weightnorm import WeightNormLinear
+from lnbench.nn.norms import batch_statistics
 from lnbench.records.schema import Metrics
+from lnbench.training.data import TrendData
+from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, layer_names, per_member
+from lnbench.training.probes import probe_members
 
 EXPLODED_LOSS_FACTOR = 100.0
 
@@ -196,12 +192,16 @@ def train_members(
             steps += 1
 
         train_loss = (loss_sum / steps).tolist()
-        finite = torch.stack([per_member(model, p.detach()).reshape(S, -1).isfinite().all(dim=1) for _, p in params]).all(dim=0)
+        finite = torch.stack(
+            [per_member(model, p.detach()).reshape(S, -1).isfinite().all(dim=1) for _, p in params]
+        ).all(dim=0)
         for s in range(S):
             if alive[s] and not finite[s]:
                 diverge(s, epoch, "the weights became NaN or inf")
             elif alive[s] and train_loss[s] > exploded:
-                diverge(s, epoch, f"train loss {train_loss[s]:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}")
+                diverge(
+                    s, epoch, f"train loss {train_loss[s]:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}"
+                )
         if not any(alive):
             return hists
         probes = probe_members(model, X_test, y_test, s_test)  # eval mode
@@ -210,7 +210,9 @@ def train_members(
             if alive[s] and not math.isfinite(test_loss[s]):
                 diverge(s, epoch, f"the test loss became {test_loss[s]}")
             elif alive[s] and test_loss[s] > exploded:
-                diverge(s, epoch, f"test loss {test_loss[s]:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}")
+                diverge(
+                    s, epoch, f"test loss {test_loss[s]:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}"
+                )
         correct_bs = correct_with_batch_stats(model, X_test, y_test, cfg.batch_size) if has_bn else None
         seconds = time.perf_counter() - t0
         grad_norms, layer_norms = (norm_sum / steps).tolist(), (layer_sum / steps).tolist()

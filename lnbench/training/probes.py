@@ -52,7 +52,9 @@ def _spearman(a: list[float], b: list[float]) -> float | None:
     return None if not math.isfinite(rho) else float(rho)
 
 
-def probe_members(model: nn.Module, X: torch.Tensor, y: torch.Tensor, scale: torch.Tensor, batch_size: int | None = None) -> list[dict]:
+def probe_members(
+    model: nn.Module, X: torch.Tensor, y: torch.Tensor, scale: torch.Tensor, batch_size: int | None = None
+) -> list[dict]:
     """Measure the probes of every member (see the module docstring) and the eval metrics.
 
     The model is put in eval mode. With ``batch_size``, every BatchNorm normalizes with the
@@ -104,7 +106,10 @@ def probe_members(model: nn.Module, X: torch.Tensor, y: torch.Tensor, scale: tor
     sat = torch.cat(saturated, dim=1) if saturated else None  # (S, N)
     out = []
     for s in range(S):
-        by_q = [norm[s][quart[s] == q].mean(dim=0).tolist() if (quart[s] == q).any() else [None] * T for q in range(QUARTILES)]
+        by_q = [
+            norm[s][quart[s] == q].mean(dim=0).tolist() if (quart[s] == q).any() else [None] * T
+            for q in range(QUARTILES)
+        ]
         entry = {
             "loss": loss[s],
             "acc": int(correct[s].sum()) / N,  # exact: 187 / 200, not float32
@@ -118,7 +123,9 @@ def probe_members(model: nn.Module, X: torch.Tensor, y: torch.Tensor, scale: tor
         }
         if rnn:
             entry["saturation"] = float(sat[s].mean())
-            entry["saturation_by_scale"] = [float(sat[s][quart[s] == q].mean()) if (quart[s] == q).any() else None for q in range(QUARTILES)]
+            entry["saturation_by_scale"] = [
+                float(sat[s][quart[s] == q].mean()) if (quart[s] == q).any() else None for q in range(QUARTILES)
+            ]
             first, last = grad_sq[s].sqrt().tolist()
             entry["grad_ratio"] = first / last if last > 0 and math.isfinite(first) else None
         out.append(entry)
