@@ -25,7 +25,7 @@ test: $(STAMP)
 # the report in a real browser: installs Debian's chromium (needs root or sudo), then runs that test
 test-browser: $(STAMP)
 	command -v chromium >/dev/null || (apt-get install -y chromium || sudo apt-get install -y chromium)
-	MPLBACKEND=Agg $(PY) -m pytest tests/test_html_report.py -v
+	MPLBACKEND=Agg $(PY) -m pytest tests/report/test_html.py -v
 
 gradcheck: $(STAMP)
 	$(VENV)/bin/lnbench gradcheck

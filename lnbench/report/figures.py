@@ -25,6 +25,23 @@ from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullF
 from lnbench.names import NORM_KINDS, family_label, norm_color, norm_label
 from lnbench.records.schema import Metrics, read_metrics
 
+#: figure file -> how to read it (one line, shown under the figure)
+CAPTIONS = {
+    "training_loss.png": "Train loss (solid) and test loss (dashed) per epoch, log scale; with several seeds the mean, "
+    "the band from the lowest to the highest seed. A steeper early fall is faster optimisation; a test loss that turns up is overfitting.",
+    "test_accuracy.png": "Test accuracy per epoch in eval mode (mean over seeds, band min to max); the dotted line is the target; "
+    "BatchNorm with batch statistics is dashed.",
+    "hidden_norm.png": "Mean ||h_t|| per timestep for each quartile of the input scale s, after training (solid) and at "
+    "initialisation (dotted). Lines apart: the state's size follows the input's scale; together: it does not.",
+    "hidden_norm_mean.png": "Mean ||h_t|| over all test sequences per timestep, after training (solid) and at initialisation (dotted).",
+    "grad_norm.png": "L2 norm of each layer's gradient over training (mean over each epoch's steps), log scale, one panel per model and norm.",
+    "accuracy_vs_batch_size.png": "Final test accuracy against batch size (log2 axis), mean over seeds with 95% t intervals; "
+    "BatchNorm with batch statistics dashed.",
+    "train_loss_vs_batch_size.png": "Mean train loss over the epochs against batch size (log axes).",
+    "accuracy_vs": "Final test accuracy against one swept key, one line per norm (mean over seeds, 95% t interval; averaged over the other keys).",
+    "claims.png": "Each claim's paired effect a - b (mean over seeds) with its 95% interval; shaded: the claim's margin; colour: the verdict.",
+}
+
 
 def _series(values: Sequence) -> np.ndarray:
     return np.array([np.nan if v is None else v for v in values], dtype=float)

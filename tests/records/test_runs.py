@@ -55,7 +55,7 @@ def test_readme_lists_every_status_a_run_can_have():
 
     from lnbench.records.runs import STATUSES
 
-    readme = Path(__file__).resolve().parents[1].joinpath("README.md").read_text()
+    readme = Path(__file__).resolve().parents[2].joinpath("README.md").read_text()
     (status_row,) = [line for line in readme.splitlines() if line.startswith("| `status` |")]
     manifest = readme[readme.index("run.json        manifest") :][:300]
     for status in STATUSES:
