@@ -62,15 +62,52 @@ def _unique(values: list, key: str) -> list:
 class DataConfig(_Section):
     """Arguments of :func:`lnbench.training.data.make_trend_data`."""
 
-    n_train: int = Field(1000, ge=1)
-    n_test: int = Field(200, ge=1)
-    seq_len: int = Field(20, ge=2)
-    features: int = Field(64, ge=1)
-    trend_strength: float = Field(0.5, ge=0)
-    noise_std: float = Field(1.0, ge=0)
-    offset_std: float = Field(4.0, ge=0)
-    scale_min: float = Field(0.25, gt=0)
-    scale_max: float = Field(4.0, gt=0)
+    n_train: int = Field(
+        1000,
+        ge=1,
+        description="Training sequences per seed (classes balanced to within one). Every batch size must be "
+        "<= n_train.",
+    )
+    n_test: int = Field(
+        200,
+        ge=1,
+        description="Test sequences per seed. All runs of one seed share this test set, so their results are "
+        "paired; an accuracy moves in steps of 1 / n_test.",
+    )
+    seq_len: int = Field(
+        20, ge=2, description="Sequence length T (timesteps); at least 2, since the class is a direction of change."
+    )
+    features: int = Field(64, ge=1, description="Input features per timestep (the models' input size).")
+    trend_strength: float = Field(
+        0.5,
+        ge=0,
+        description="Total drift along the class direction d from the first to the last timestep "
+        "(x_t contains c * trend_strength * tau_t * d, tau_t from -1/2 to 1/2, c = +1 or -1 by class); "
+        "0 makes the classes indistinguishable.",
+    )
+    noise_std: float = Field(
+        1.0, ge=0, description="Standard deviation of the i.i.d. Gaussian noise eps_t on every value (before s)."
+    )
+    offset_std: float = Field(
+        4.0,
+        ge=0,
+        description="Standard deviation of each sequence's constant offset, N(0, offset_std^2 I). It hides the "
+        "class from any single timestep: at 4 a linear readout of x_T alone scores ~66%, at 1 (the seed "
+        "notebook's task) ~90%.",
+    )
+    scale_min: float = Field(
+        0.25,
+        gt=0,
+        description="Lower end of each sequence's scale s ~ log-uniform[scale_min, scale_max], a factor on the "
+        "whole sequence; <= scale_max.",
+    )
+    scale_max: float = Field(
+        4.0,
+        gt=0,
+        description="Upper end of the per-sequence scale s (scale_max / scale_min: the spread of input "
+        "magnitudes, 16x by default). scale_max x (6 offset_std + trend_strength + 6 noise_std) must stay "
+        "below 1e18 (float32).",
+    )
 
     @model_validator(mode="after")
     def _scale_range(self) -> "DataConfig":
@@ -89,22 +126,66 @@ class DataConfig(_Section):
 class ModelConfig(_Section):
     """Which model to build (:func:`lnbench.nn.models.build_model`)."""
 
-    family: Family = "rnn"
-    norm: Norm = "layer"
-    hidden_size: int = Field(64, ge=1)
-    num_layers: int = Field(1, ge=1)  # Transformer blocks
-    d_ff: int | None = Field(None, ge=1)  # Transformer feed-forward width; None: 4 * hidden_size
-    # RNN with norm: batch. pooled: one set of running statistics, updated once per training step
-    # from the mean over timesteps; per_timestep: one set per timestep (Cooijmans et al. 2016)
-    batch_norm_stats: Literal["pooled", "per_timestep"] = "pooled"
-    # RNN: joint = norm(W_hh h + W_xh x) (Ba et al. eq. 4); separate = norm(W_hh h) + norm(W_xh x) + b
-    norm_placement: Literal["joint", "separate"] = "joint"
-    recurrent_init: Literal["uniform", "orthogonal"] = "uniform"  # W_hh: torch.nn.RNN's uniform, or orthogonal
-    recurrent_gain: float = Field(1.0, gt=0)  # factor on W_hh's init; > 1 with orthogonal: an expanding recurrence
-    # Transformer: position encoding, and the model's norm on the input projection before positions
-    pos_emb: Literal["sinusoidal", "learned"] = "sinusoidal"
-    pos_emb_std: float = Field(1.0, gt=0)  # learned positions' initial std (the seed's was 0.02)
-    input_norm: StrictBool = True
+    family: Family = Field(
+        "rnn",
+        description="Model family: rnn (a tanh RNN, SimpleRNN) or transformer (a single-head pre-norm "
+        "Transformer, TransformerClassifier).",
+    )
+    norm: Norm = Field(
+        "layer",
+        description="Normalization: none (NoNorm), batch (BatchNorm1d), layer (LayerNorm, Ba et al. 2016), "
+        "rms (RMSNorm, Zhang & Sennrich 2019) or weight (weight normalization, Salimans & Kingma 2016).",
+    )
+    hidden_size: int = Field(
+        64,
+        ge=1,
+        description="Hidden size H: the RNN's state size or the Transformer's model width; the features D a "
+        "norm normalizes.",
+    )
+    num_layers: int = Field(1, ge=1, description="Transformer only: the number of pre-norm blocks.")
+    d_ff: int | None = Field(
+        None, ge=1, description="Transformer only: width of the feed-forward layer; null: 4 * hidden_size."
+    )
+    batch_norm_stats: Literal["pooled", "per_timestep"] = Field(
+        "pooled",
+        description="RNN with norm batch only: the running statistics used in eval mode. pooled: one set, "
+        "updated once per training step from the mean of the timesteps' batch statistics; per_timestep: one "
+        "set per timestep (Cooijmans et al. 2016). Training is the same for both.",
+    )
+    norm_placement: Literal["joint", "separate"] = Field(
+        "joint",
+        description="RNN only: where the norm sits. joint: h_t = tanh(norm(W_hh h_{t-1} + W_xh x_t)) "
+        "(Ba et al. eq. 4); separate: h_t = tanh(norm_h(W_hh h_{t-1}) + norm_x(W_xh x_t) + b), each term "
+        "with its own gain and bias (the paper's layer-normalized LSTM, section 3.1).",
+    )
+    recurrent_init: Literal["uniform", "orthogonal"] = Field(
+        "uniform",
+        description="RNN only: initialisation of W_hh, uniform (torch.nn.RNN's U(-1/sqrt(H), 1/sqrt(H))) or "
+        "orthogonal (torch.nn.init.orthogonal_), either times recurrent_gain.",
+    )
+    recurrent_gain: float = Field(
+        1.0,
+        gt=0,
+        description="RNN only: factor on W_hh's initial weights. With orthogonal, every singular value of "
+        "W_hh is this gain (> 1: an expanding recurrence).",
+    )
+    pos_emb: Literal["sinusoidal", "learned"] = Field(
+        "sinusoidal",
+        description="Transformer only: the position encoding added after the input projection, sinusoidal "
+        "(fixed; Vaswani et al. 2017, section 3.5) or learned (a (T, H) parameter).",
+    )
+    pos_emb_std: float = Field(
+        1.0,
+        gt=0,
+        description="Transformer with learned positions only: standard deviation of their N(0, std^2) "
+        "initialisation (the seed notebook used 0.02).",
+    )
+    input_norm: StrictBool = Field(
+        True,
+        description="Transformer only: apply the model's norm to the input projection W_in x_t before the "
+        "positions are added (the projection then has no bias); with LayerNorm the model is then invariant "
+        "to each sequence's scale. No effect with norm none or weight.",
+    )
 
 
 #: model keys and the one family they apply to (every other model key applies to both)
@@ -117,13 +198,28 @@ FAMILY_KEYS = {
 class TrainConfig(_Section):
     """Optimisation: Adam on cross-entropy."""
 
-    epochs: int = Field(50, ge=1)
-    batch_size: int = Field(64, ge=1)
-    lr: float = Field(1e-3, gt=0)
-    grad_clip: float | None = Field(None, gt=0)  # max global L2 norm; None: no clipping
-    # torch threads per run. These models are tiny: one thread is about as fast as two on an
-    # idle 2-core machine and much faster on a busy one (OpenMP threads stall when a core is taken)
-    num_threads: int = Field(1, ge=1)
+    epochs: int = Field(50, ge=1, description="Epochs: full passes over the training set.")
+    batch_size: int = Field(
+        64,
+        ge=1,
+        description="Mini-batch size B of training (and of BatchNorm's batch-statistics evaluation); <= data.n_train.",
+    )
+    lr: float = Field(
+        1e-3,
+        gt=0,
+        description="Learning rate of Adam (torch.optim.Adam, default betas); at most ~3e37, where float32 overflows.",
+    )
+    grad_clip: float | None = Field(
+        None,
+        gt=0,
+        description="Maximum global L2 norm of the gradient (as torch.nn.utils.clip_grad_norm_, per seed of "
+        "an ensemble); null: no clipping.",
+    )
+    # One thread is about as fast as two for these tiny models on an idle 2-core machine, and much
+    # faster on a busy one (OpenMP threads stall when a core is taken).
+    num_threads: int = Field(
+        1, ge=1, description="torch threads per run (torch.set_num_threads); 1 is the fastest on a shared machine."
+    )
 
     @field_validator("lr")
     @classmethod
@@ -149,9 +245,25 @@ def _adam_accepts(lr: float) -> None:
 class CompareConfig(_Section):
     """What ``lnbench compare`` varies: every family x norm x seed."""
 
-    families: list[Family] = Field(default_factory=lambda: ["rnn", "transformer"], min_length=1)
-    norms: list[Norm] = Field(default_factory=lambda: ["none", "batch", "layer"], min_length=1)
-    target_acc: float = Field(0.9, gt=0, le=1)  # "first epoch reaching" this test accuracy
+    families: list[Family] = Field(
+        default_factory=lambda: ["rnn", "transformer"],
+        min_length=1,
+        description="compare: the model families trained, each with every norm and seed (rnn, transformer; "
+        "no repeats).",
+    )
+    norms: list[Norm] = Field(
+        default_factory=lambda: ["none", "batch", "layer"],
+        min_length=1,
+        description="compare: the norms trained and compared pairwise within each family (none, batch, layer, "
+        "rms, weight; no repeats).",
+    )
+    target_acc: float = Field(
+        0.9,
+        gt=0,
+        le=1,
+        description="Target test accuracy, a fraction in (0, 1]: the 'first epoch reaching' column, the "
+        "verdicts and the accuracy plot's dotted line, in every command (train, compare, sweeps, claims).",
+    )
 
     @model_validator(mode="after")
     def _no_duplicates(self) -> "CompareConfig":
@@ -162,14 +274,30 @@ class CompareConfig(_Section):
 class SweepConfig(_Section):
     """What ``lnbench batchsize-sweep`` varies: every norm x batch size, one family."""
 
-    family: Family = "rnn"
-    norms: list[Norm] = Field(default_factory=lambda: ["none", "batch", "layer"], min_length=1)
-    batch_sizes: list[int] = Field(default_factory=lambda: [1, 2, 4, 8, 16, 32, 64, 128], min_length=1)
-    # each batch size is compared with the same norm at this one; None: train.batch_size if it
-    # is swept, else the largest swept batch size
-    reference_batch_size: int | None = Field(None, ge=1)
-    # lnbench sweep: config keys (section.key) -> lists of values; the cells are their product
-    grid: dict[str, list[Any]] | None = None
+    family: Family = Field("rnn", description="batchsize-sweep: the one model family trained.")
+    norms: list[Norm] = Field(
+        default_factory=lambda: ["none", "batch", "layer"],
+        min_length=1,
+        description="batchsize-sweep: the norms trained at every batch size (no repeats).",
+    )
+    batch_sizes: list[int] = Field(
+        default_factory=lambda: [1, 2, 4, 8, 16, 32, 64, 128],
+        min_length=1,
+        description="batchsize-sweep: the batch sizes B trained (each >= 1 and <= data.n_train; no repeats). "
+        "Every cell has the same epochs, so a smaller batch takes more steps.",
+    )
+    reference_batch_size: int | None = Field(
+        None,
+        ge=1,
+        description="batchsize-sweep: each batch size is compared with the same norm at this one (one of "
+        "batch_sizes); null: train.batch_size if it is swept, else the largest swept batch size.",
+    )
+    grid: dict[str, list[Any]] | None = Field(
+        None,
+        description="sweep: config keys (section.key, e.g. model.norm, data.seq_len, train.lr) -> lists of "
+        "values; the cells are their product, each trained with every seed. On the command line one value: "
+        '--set "sweep.grid={model.norm: [none, layer], train.lr: [1e-3, 1e-2]}".',
+    )
 
     @model_validator(mode="after")
     def _positive(self) -> "SweepConfig":
@@ -186,29 +314,54 @@ class SweepConfig(_Section):
 class LauncherConfig(_Section):
     """Where ``--launcher submitit`` runs the cells (``submitit.AutoExecutor(cluster=...)``)."""
 
-    cluster: Literal["slurm", "local"] = "slurm"  # local: submitit's local executor (no cluster)
-    partition: str | None = None
-    timeout_min: int = Field(60, ge=1)  # per job (one cell: its seeds)
-    cpus_per_task: int = Field(1, ge=1)
-    mem_gb: float = Field(4.0, gt=0)
-    array_parallelism: int = Field(64, ge=1)  # jobs of the array running at once
-    slurm_additional_parameters: dict[str, Any] = Field(default_factory=dict)  # e.g. {account: myproject}
+    cluster: Literal["slurm", "local"] = Field(
+        "slurm",
+        description="--launcher submitit: slurm (a Slurm job array) or local (submitit's local executor, no "
+        "cluster: the same code path as local processes).",
+    )
+    partition: str | None = Field(None, description="Slurm partition (slurm_partition); null: the cluster's default.")
+    timeout_min: int = Field(60, ge=1, description="Time limit per job in minutes; a job is one cell (all its seeds).")
+    cpus_per_task: int = Field(1, ge=1, description="CPUs per job (Slurm cpus_per_task).")
+    mem_gb: float = Field(4.0, gt=0, description="Memory per job in GB (Slurm mem).")
+    array_parallelism: int = Field(64, ge=1, description="Jobs of the array running at once (slurm_array_parallelism).")
+    slurm_additional_parameters: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Further sbatch parameters passed through as given, e.g. {account: myproject}.",
+    )
 
 
 class RunConfig(_Section):
     """A whole config file. ``name`` becomes the run folder's suffix."""
 
-    name: str = Field("run", pattern=r"^[A-Za-z0-9_.-]+$", max_length=80)
-    seed: Seed = 0
-    # the seeds of compare and sweeps (each: its own data, initial weights and batch order);
-    # None: the 5 seeds seed, seed + 1, ..., seed + 4. One seed covers the test-set noise only.
-    seeds: list[Seed] | None = Field(None, min_length=1)
-    data: DataConfig = Field(default_factory=DataConfig)
-    model: ModelConfig = Field(default_factory=ModelConfig)
-    train: TrainConfig = Field(default_factory=TrainConfig)
-    compare: CompareConfig = Field(default_factory=CompareConfig)
-    sweep: SweepConfig = Field(default_factory=SweepConfig)
-    launcher: LauncherConfig = Field(default_factory=LauncherConfig)
+    name: str = Field(
+        "run",
+        pattern=r"^[A-Za-z0-9_.-]+$",
+        max_length=80,
+        description="Suffix of the run folder's name (letters, digits, _ . -).",
+    )
+    seed: Seed = Field(
+        0,
+        description="Seed of one run: its data, initial weights and batch order (NumPy default_rng and "
+        "torch.manual_seed). --seed N replaces it.",
+    )
+    seeds: list[Seed] | None = Field(
+        None,
+        min_length=1,
+        description="The seeds of compare, the sweeps and claims, each its own data, initial weights and batch "
+        "order (no repeats); null: the 5 seeds seed .. seed + 4. One seed covers the test-set noise only.",
+    )
+    data: DataConfig = Field(
+        default_factory=DataConfig, description="The synthetic trend task (lnbench.training.data)."
+    )
+    model: ModelConfig = Field(default_factory=ModelConfig, description="The model to build (lnbench.nn.models).")
+    train: TrainConfig = Field(default_factory=TrainConfig, description="Optimisation: Adam on cross-entropy.")
+    compare: CompareConfig = Field(default_factory=CompareConfig, description="What lnbench compare varies.")
+    sweep: SweepConfig = Field(
+        default_factory=SweepConfig, description="What lnbench batchsize-sweep and lnbench sweep vary."
+    )
+    launcher: LauncherConfig = Field(
+        default_factory=LauncherConfig, description="Where --launcher submitit runs the cells."
+    )
 
     @model_validator(mode="after")
     def _batches_fit_the_data(self) -> "RunConfig":
