@@ -25,7 +25,7 @@ class SchemaError(ValueError):
 
 @dataclass
 class Metrics:
-    """Per-epoch metrics of one run: the body of ``metrics.json`` (README, "metrics.json").
+    """Per-epoch metrics of one run: the body of ``metrics.json`` (fields: :data:`METRICS_DOCS`).
 
     Lists indexed by epoch hold one value per completed epoch; ``test_correct`` holds one 0/1
     per test sequence for the last completed epoch (so two runs on the same test set can be
@@ -88,6 +88,59 @@ class Metrics:
         return cls(**{k: v for k, v in raw.items() if k in known})
 
 
+#: What each :class:`Metrics` field holds (docs/schema-reference.md is generated from this).
+#: "per epoch": one value per completed epoch; T: the sequence length; *_init: before training,
+#: with BatchNorm on batch statistics of mini-batches of the training batch size.
+METRICS_DOCS: dict[str, str] = {
+    "family": "Model family trained: `rnn` or `transformer`.",
+    "norm": "Norm kind: `none`, `batch`, `layer`, `rms` or `weight`.",
+    "batch_size": "Training mini-batch size B.",
+    "seed": "The run's seed (its data, initial weights and batch order).",
+    "hidden_size": "Hidden size H of the model.",
+    "n_test": "Number of test sequences.",
+    "batch_norm_stats": "RNN with BatchNorm: `pooled` or `per_timestep` running statistics; otherwise null.",
+    "status": "`running` while training, then `completed` or `diverged` (`interrupted` / `failed` if stopped).",
+    "epochs": "The epochs completed, 1..E.",
+    "train_loss": "Per epoch: mean cross-entropy over the epoch's mini-batches (nats).",
+    "test_loss": "Per epoch: cross-entropy over the whole test set in eval mode (nats; BatchNorm: running statistics).",
+    "test_acc": "Per epoch: accuracy over the whole test set in eval mode (a fraction; BatchNorm: running statistics).",
+    "test_acc_batch_stats": "BatchNorm only, per epoch: test accuracy with the statistics of test mini-batches of "
+    "the training batch size; otherwise null.",
+    "test_correct": "One 0/1 per test sequence at the last completed epoch: 1 where it was classified right "
+    "(pairs two runs on the same test set, e.g. for an exact McNemar test).",
+    "test_correct_batch_stats": "BatchNorm only: `test_correct` with batch statistics; otherwise null.",
+    "hidden_norm_init": "T values: mean L2 norm of h_t over the test set at initialisation, as the network "
+    "behaves in training.",
+    "hidden_norm": "Per epoch, T values: the same after the epoch (eval mode). Transformer: the residual "
+    "stream after the last block, per position.",
+    "grad_norm": "{parameter name: per epoch}: L2 norm of each parameter tensor's gradient, mean over the "
+    "epoch's steps (before clipping).",
+    "scale_quartile_edges": "3 values: the test set's input-scale (s) quartile boundaries the probes group by.",
+    "hidden_norm_by_scale": "Per epoch, 4 x T: mean ||h_t|| per timestep for each quartile of the input scale s "
+    "(eval mode).",
+    "hidden_norm_by_scale_init": "4 x T: the same at initialisation.",
+    "scale_spearman": "Per epoch: Spearman correlation of ||h_T|| with s over the test set (1: the state's size "
+    "follows the input's scale; 0: it does not); null when undefined.",
+    "scale_spearman_init": "The same at initialisation.",
+    "saturation": "RNN only, per epoch: fraction of tanh units with |h| > 0.99 over the test set's samples, "
+    "timesteps and units; null for the Transformer.",
+    "saturation_by_scale": "RNN only, per epoch, 4 values: `saturation` per input-scale quartile.",
+    "saturation_init": "RNN only: `saturation` at initialisation.",
+    "grad_ratio": "RNN only, per epoch: ||dL/dh_1|| / ||dL/dh_T|| on the test set (total derivatives through "
+    "the recurrence); << 1: the gradient vanishes going back in time, >> 1: it explodes.",
+    "grad_ratio_init": "RNN only: `grad_ratio` at initialisation.",
+    "grad_norm_layer": "{layer: per epoch}: `grad_norm` per layer (all tensors of one Linear or norm, e.g. "
+    "`head`, `cell.norm`; an RNN's `cell.W_hh` and `cell.W_xh` are layers of their own).",
+    "epoch_seconds": "Per epoch: wall time in seconds (a member of a seed ensemble reports the ensemble's).",
+    "diverged_at_epoch": "The epoch the run diverged in (training stops there and it is not evaluated); "
+    "otherwise null.",
+    "divergence_reason": "Why it diverged (a non-finite loss or weights, or a loss above 100 ln C nats); "
+    "otherwise null.",
+    "schema_version": f"{SCHEMA_VERSION}; files of versions 1 and 2 (without the per-example results or the "
+    "probes) are still read.",
+}
+
+
 def read_metrics(path: str | Path) -> Metrics:
     """Load ``metrics.json`` (a file, or a run folder holding one).
 
@@ -112,7 +165,8 @@ def first_epoch_at(test_acc: list[float | None], target: float) -> int | None:
 
 @dataclass
 class SummaryRow:
-    """One run in a table: what was trained, how it ended, and its final numbers.
+    """One run in a table: what was trained, how it ended, and its final numbers (fields:
+    :data:`SUMMARY_ROW_DOCS`).
 
     ``final_*`` are the last completed epoch's values (the probes' too: ``final_scale_spearman``,
     ``final_saturation``, ``final_grad_ratio``, see :mod:`lnbench.training.probes`), or None when the run diverged (see the
@@ -153,6 +207,35 @@ class SummaryRow:
     def ok(self) -> bool:
         """Finished without diverging and has a final accuracy."""
         return self.status != "diverged" and self.final_test_acc is not None
+
+
+#: What each :class:`SummaryRow` field holds (docs/schema-reference.md is generated from this).
+SUMMARY_ROW_DOCS: dict[str, str] = {
+    "family": "Model family: `rnn` or `transformer`.",
+    "norm": "Norm kind: `none`, `batch`, `layer`, `rms` or `weight`.",
+    "batch_size": "Training mini-batch size B.",
+    "seed": "The run's seed.",
+    "status": "The run's status (see run.json statuses).",
+    "epochs_completed": "Number of epochs completed.",
+    "final_test_acc": "Test accuracy after the last epoch (a fraction; eval mode); null if diverged.",
+    "final_test_acc_batch_stats": "BatchNorm only: the same with batch statistics; otherwise null.",
+    "final_train_loss": "Train loss of the last epoch (nats); null if diverged.",
+    "final_test_loss": "Test loss after the last epoch (nats); null if diverged.",
+    "mean_train_loss": "Area under the train-loss curve divided by the number of epochs (nats): convergence "
+    "speed without a threshold; null if diverged.",
+    "first_epoch_at_target": "First epoch (1-based) whose test accuracy reached `compare.target_acc`; null if "
+    "none did (a diverged run's earlier epochs count).",
+    "n_test": "Number of test sequences.",
+    "batch_norm_stats": "RNN with BatchNorm: `pooled` or `per_timestep`; otherwise null.",
+    "final_scale_spearman": "Probe after the last epoch: Spearman correlation of ||h_T|| with the input scale s.",
+    "final_saturation": "Probe after the last epoch (RNN): fraction of saturated tanh units.",
+    "final_grad_ratio": "Probe after the last epoch (RNN): ||dL/dh_1|| / ||dL/dh_T||.",
+    "wall_seconds": "Wall time of the run in seconds.",
+    "warnings": "Warnings raised during the run (e.g. BatchNorm at batch size 1).",
+    "run_dir": "The child run folder's name inside the experiment's folder.",
+    "test_correct": "In memory only, for paired tests; not written to summary.json (it is in metrics.json).",
+    "test_correct_batch_stats": "In memory only, like `test_correct`.",
+}
 
 
 def summary_row(
