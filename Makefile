@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-browser setup bench gradcheck sweep clean
+.PHONY: run test test-browser setup bench gradcheck sweep docs clean
 
 setup: $(STAMP)
 
@@ -37,6 +37,10 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_layernorm.py
 	$(PY) benchmarks/bench_training.py
 	$(PY) benchmarks/bench_startup.py
+
+# the reference pages of docs/ that restate the code (config keys, JSON fields, captions), from the code
+docs: $(STAMP)
+	$(PY) docs/generate.py
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache
