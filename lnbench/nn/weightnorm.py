@@ -42,6 +42,8 @@ class WeightNormLinear(nn.Module):
         ``(*, in)`` -> ``(*, out)``.
     """
 
+    grouped_as_layer = True  # v, g and bias are one layer in grad_norm_layer (lnbench.nn.base.grouped_as_layer)
+
     def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
         super().__init__()
         linear = nn.Linear(in_features, out_features, bias=bias)  # the same init as the plain model

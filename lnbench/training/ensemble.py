@@ -10,17 +10,14 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from lnbench.nn.models import EnsembleLinear
-from lnbench.nn.norms import BatchNorm1d, LayerNorm
-from lnbench.nn.rmsnorm import RMSNorm
-from lnbench.nn.weightnorm import WeightNormLinear
+from lnbench.nn.base import Norm, grouped_as_layer
 
 
 def layer_names(model: nn.Module) -> dict[str, str]:
-    """Map each parameter name to its layer: the owning Linear or norm module, otherwise the
+    """Map each parameter name to its layer: the owning module when it groups its parameters as
+    one layer (a norm or a linear map, :func:`lnbench.nn.base.grouped_as_layer`), otherwise the
     parameter itself (so an RNN's ``W_hh`` and ``W_xh`` are two layers)."""
-    grouped = (nn.Linear, EnsembleLinear, LayerNorm, BatchNorm1d, RMSNorm, WeightNormLinear)
-    owners = {name for name, m in model.named_modules() if isinstance(m, grouped)}
+    owners = {name for name, m in model.named_modules() if grouped_as_layer(m)}
     out = {}
     for name, _ in model.named_parameters():
         owner = name.rpartition(".")[0]
@@ -29,7 +26,8 @@ def layer_names(model: nn.Module) -> dict[str, str]:
 
 
 def has_batch_norm(model: nn.Module) -> bool:
-    return any(isinstance(m, BatchNorm1d) for m in model.modules())
+    """Whether a norm of ``model`` uses batch statistics (its training and eval outputs differ)."""
+    return any(isinstance(m, Norm) and m.uses_batch_statistics for m in model.modules())
 
 
 def is_ensemble(model: nn.Module) -> bool:

@@ -44,7 +44,7 @@ import torch
 from torch import nn
 
 from lnbench.config import TrainConfig
-from lnbench.nn.norms import batch_statistics
+from lnbench.nn.batchnorm import batch_statistics
 from lnbench.records.schema import Metrics
 from lnbench.training.data import TrendData
 from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, layer_names, per_member

@@ -29,8 +29,8 @@ from scipy.stats import spearmanr
 from torch import nn
 from torch.nn import functional as F
 
+from lnbench.nn.batchnorm import batch_statistics
 from lnbench.nn.models import SimpleRNN
-from lnbench.nn.norms import batch_statistics
 from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, is_ensemble
 
 QUARTILES = 4

@@ -11,7 +11,7 @@ from lnbench.nn.norms import BatchNorm1d
 
 def test_rnn_cell_is_tanh_of_layer_normalized_summed_inputs():
     torch.manual_seed(0)
-    cell = RNNCellWithNorm(8, "layer")
+    cell = RNNCellWithNorm(ModelConfig(norm="layer", hidden_size=8))
     x, h = torch.randn(3, 8), torch.randn(3, 8)
     a = h @ cell.W_hh.T + x @ cell.W_xh.T
     expected = torch.tanh(F.layer_norm(a, (8,), cell.norm.gamma, cell.norm.beta, eps=1e-5))
@@ -21,7 +21,7 @@ def test_rnn_cell_is_tanh_of_layer_normalized_summed_inputs():
 
 def test_rnn_cell_without_norm_has_a_bias():
     torch.manual_seed(0)
-    cell = RNNCellWithNorm(4, "none")
+    cell = RNNCellWithNorm(ModelConfig(norm="none", hidden_size=4))
     with torch.no_grad():
         cell.bias.fill_(0.3)
     x, h = torch.randn(2, 4), torch.randn(2, 4)
@@ -31,7 +31,7 @@ def test_rnn_cell_without_norm_has_a_bias():
 @pytest.mark.parametrize("norm", ["none", "batch", "layer"])
 def test_simple_rnn_shapes_and_hidden_states(norm):
     torch.manual_seed(0)
-    model = SimpleRNN(input_size=5, hidden_size=7, num_classes=2, norm=norm)
+    model = SimpleRNN(ModelConfig(norm=norm, hidden_size=7), input_size=5, num_classes=2)
     x = torch.randn(4, 6, 5)
     logits, hidden = model(x, return_hidden=True)
     assert logits.shape == (4, 2) and hidden.shape == (4, 6, 7)
@@ -43,7 +43,7 @@ def test_same_seed_gives_same_initial_weights_for_every_norm():
     weights = []
     for norm in ["none", "batch", "layer"]:
         torch.manual_seed(3)
-        m = SimpleRNN(8, 8, 2, norm)
+        m = SimpleRNN(ModelConfig(norm=norm, hidden_size=8), 8)
         weights.append((m.cell.W_hh.detach(), m.cell.W_xh.detach(), m.head.weight.detach()))
     for w in weights[1:]:
         assert all(torch.equal(a, b) for a, b in zip(weights[0], w))
@@ -51,7 +51,7 @@ def test_same_seed_gives_same_initial_weights_for_every_norm():
 
 def test_transformer_block_is_pre_norm_with_residuals():
     torch.manual_seed(0)
-    block = TransformerBlock(8, "layer", d_ff=16)
+    block = TransformerBlock(ModelConfig(family="transformer", norm="layer", hidden_size=8, d_ff=16))
     x = torch.randn(2, 5, 8)
     ln = lambda m, t: F.layer_norm(t, (8,), m.gamma, m.beta, 1e-5)  # noqa: E731
     q, k, v = block.attn.qkv(ln(block.norm_1, x)).chunk(3, -1)
@@ -63,7 +63,7 @@ def test_transformer_block_is_pre_norm_with_residuals():
 
 def test_transformer_batchnorm_takes_statistics_over_batch_and_time():
     torch.manual_seed(0)
-    block = TransformerBlock(4, "batch").train()
+    block = TransformerBlock(ModelConfig(family="transformer", norm="batch", hidden_size=4)).train()
     x = torch.randn(3, 5, 4) * 2 + 1
     block(x)
     bn = block.norm_1
@@ -74,7 +74,8 @@ def test_transformer_batchnorm_takes_statistics_over_batch_and_time():
 @pytest.mark.parametrize("norm", ["none", "batch", "layer"])
 def test_transformer_classifier_shapes(norm):
     torch.manual_seed(0)
-    model = TransformerClassifier(input_size=5, d_model=8, num_classes=2, norm=norm, seq_len=6, num_layers=2)
+    cfg = ModelConfig(family="transformer", norm=norm, hidden_size=8, num_layers=2)
+    model = TransformerClassifier(cfg, input_size=5, seq_len=6, num_classes=2)
     logits, stream = model(torch.randn(4, 6, 5), return_hidden=True)
     assert logits.shape == (4, 2) and stream.shape == (4, 6, 8)
 
@@ -82,7 +83,7 @@ def test_transformer_classifier_shapes(norm):
 def test_transformer_sees_order():
     """Reversing time must change the output: the position embedding breaks permutation symmetry."""
     torch.manual_seed(0)
-    model = TransformerClassifier(5, 8, 2, "layer", seq_len=6).eval()
+    model = TransformerClassifier(ModelConfig(family="transformer", norm="layer", hidden_size=8), 5, 6).eval()
     x = torch.randn(1, 6, 5)
     assert not torch.allclose(model(x), model(x.flip(1)))
 

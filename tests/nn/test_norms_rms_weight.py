@@ -82,9 +82,9 @@ def test_weight_norm_linear_starts_as_the_linear_it_replaces():
 @pytest.mark.parametrize("placement", ["joint", "separate"])
 def test_weight_normalized_rnn_cell_starts_as_nonorm_and_its_rows_have_length_g(placement):
     torch.manual_seed(0)
-    wn = SimpleRNN(5, 6, 2, "weight", placement=placement)
+    wn = SimpleRNN(ModelConfig(norm="weight", hidden_size=6, norm_placement=placement), 5)
     torch.manual_seed(0)
-    plain = SimpleRNN(5, 6, 2, "none", placement=placement)
+    plain = SimpleRNN(ModelConfig(norm="none", hidden_size=6, norm_placement=placement), 5)
     x = torch.randn(3, 4, 5)
     torch.testing.assert_close(wn(x), plain(x))
     with torch.no_grad():
@@ -99,7 +99,7 @@ def test_weight_normalized_rnn_cell_starts_as_nonorm_and_its_rows_have_length_g(
 
 
 def test_the_transformer_with_weight_norm_normalizes_every_linear_and_no_activation():
-    m = TransformerClassifier(4, 8, 2, "weight", seq_len=5)
+    m = TransformerClassifier(ModelConfig(family="transformer", norm="weight", hidden_size=8), 4, seq_len=5)
     linears = [mod for mod in m.modules() if isinstance(mod, (nn.Linear, WeightNormLinear))]
     assert linears and all(isinstance(mod, WeightNormLinear) for mod in linears)
     assert m.input_norm is None and isinstance(m.blocks[0].norm_1, nn.Identity)
@@ -182,7 +182,7 @@ def test_the_rms_joint_cell_adds_its_bias_after_the_norm():
     """Zhang & Sennrich eq. 4: f(g a / RMS(a) + b). A memoryless cell (W_hh = 0) is then invariant
     to the input's scale even with a bias; a bias inside the norm would break that."""
     torch.manual_seed(0)
-    m = SimpleRNN(5, 6, 2, "rms", placement="joint").eval()
+    m = SimpleRNN(ModelConfig(norm="rms", hidden_size=6, norm_placement="joint"), 5).eval()
     with torch.no_grad():
         m.cell.W_hh.zero_()
         m.cell.bias.uniform_(-1.0, 1.0)

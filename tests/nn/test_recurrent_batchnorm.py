@@ -6,6 +6,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from lnbench.config import ModelConfig
 from lnbench.nn.models import SimpleRNN
 from lnbench.nn.norms import RecurrentBatchNorm1d, batch_statistics
 
@@ -36,7 +37,7 @@ def test_pooled_updates_once_per_step_with_the_mean_over_timesteps():
 
 def test_pooled_rnn_updates_its_statistics_once_per_forward():
     torch.manual_seed(0)
-    model = SimpleRNN(H, H, 2, "batch")
+    model = SimpleRNN(ModelConfig(norm="batch", hidden_size=H), H)
     seen = []
     model.cell.norm.register_forward_pre_hook(lambda m, args: seen.append(args[0].detach().clone()))
     model.train()
@@ -85,7 +86,6 @@ def test_bad_arguments():
 
 
 def test_rnn_per_timestep_gets_seq_len_from_build_model():
-    from lnbench.config import ModelConfig
     from lnbench.nn.models import build_model
 
     model = build_model(ModelConfig(norm="batch", hidden_size=H, batch_norm_stats="per_timestep"), H, 7)

@@ -5,6 +5,7 @@ import math
 import pytest
 import torch
 
+from lnbench.config import ModelConfig
 from lnbench.nn.models import SimpleRNN, TransformerClassifier, sinusoidal_positions
 from lnbench.training.probes import probe_members, scale_quartiles
 
@@ -20,7 +21,7 @@ def _scaled_inputs(n=40, T=5, H=6, seed=0):
 
 def _rnn(norm, placement, H=6, seed=0):
     torch.manual_seed(seed)
-    return SimpleRNN(H, H, 2, norm, seq_len=5, placement=placement).eval()
+    return SimpleRNN(ModelConfig(norm=norm, hidden_size=H, norm_placement=placement), H, seq_len=5).eval()
 
 
 def test_separate_layer_norm_cell_is_invariant_to_the_input_scale():
@@ -99,11 +100,12 @@ def test_scale_quartiles_by_rank():
 def test_transformer_with_input_layer_norm_is_scale_invariant_and_without_is_not():
     X, _, _ = _scaled_inputs(T=5, H=6)
     torch.manual_seed(0)
-    fair = TransformerClassifier(6, 8, 2, "layer", seq_len=5, input_norm=True).eval()
+    fair = TransformerClassifier(ModelConfig(family="transformer", norm="layer", hidden_size=8), 6, seq_len=5).eval()
     torch.manual_seed(0)
-    seed_like = TransformerClassifier(
-        6, 8, 2, "layer", seq_len=5, pos_emb="learned", pos_emb_std=0.02, input_norm=False
-    ).eval()
+    seed_cfg = ModelConfig(
+        family="transformer", norm="layer", hidden_size=8, pos_emb="learned", pos_emb_std=0.02, input_norm=False
+    )
+    seed_like = TransformerClassifier(seed_cfg, 6, seq_len=5).eval()
     with torch.no_grad():
         torch.testing.assert_close(fair(9.0 * 16 * X[0]), fair(16 * X[0]), atol=1e-4, rtol=1e-4)  # up to eps
         assert (seed_like(9.0 * X[0]) - seed_like(X[0])).abs().max() > 1e-2
@@ -122,26 +124,27 @@ def test_sinusoidal_positions_follow_vaswani_section_3_5():
 
 def test_learned_positions_start_at_the_configured_std():
     torch.manual_seed(0)
-    m = TransformerClassifier(4, 64, 2, "none", seq_len=50, pos_emb="learned", pos_emb_std=1.0)
+    cfg = ModelConfig(family="transformer", norm="none", hidden_size=64, pos_emb="learned", pos_emb_std=1.0)
+    m = TransformerClassifier(cfg, 4, seq_len=50)
     assert m.pos_emb.std().item() == pytest.approx(1.0, rel=0.05) and m.pos_emb.requires_grad
 
 
 @pytest.mark.parametrize("gain", [1.0, 3.0])
 def test_orthogonal_recurrent_init_has_every_singular_value_equal_to_the_gain(gain):
     torch.manual_seed(0)
-    m = SimpleRNN(4, 16, 2, "none", recurrent_init="orthogonal", recurrent_gain=gain)
+    m = SimpleRNN(ModelConfig(norm="none", hidden_size=16, recurrent_init="orthogonal", recurrent_gain=gain), 4)
     torch.testing.assert_close(
         torch.linalg.svdvals(m.cell.W_hh.detach()), torch.full((16,), gain), atol=1e-4, rtol=1e-4
     )
     torch.manual_seed(0)
-    u = SimpleRNN(4, 16, 2, "none", recurrent_gain=gain)
+    u = SimpleRNN(ModelConfig(norm="none", hidden_size=16, recurrent_gain=gain), 4)
     assert u.cell.W_hh.abs().max() <= gain / 4 and u.cell.W_hh.abs().max() > 0.9 * gain / 4  # U(-g/sqrt(H), g/sqrt(H))
 
 
 def test_separate_placement_normalizes_each_term_with_its_own_norm():
     """Against torch.nn.functional.layer_norm on each term (the oracle)."""
     torch.manual_seed(0)
-    m = SimpleRNN(5, 6, 2, "layer", placement="separate")
+    m = SimpleRNN(ModelConfig(norm="layer", hidden_size=6, norm_placement="separate"), 5)
     with torch.no_grad():
         m.cell.norm.gamma.uniform_(0.5, 1.5)
         m.cell.norm_x.beta.uniform_(-0.5, 0.5)

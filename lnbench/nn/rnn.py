@@ -1,0 +1,255 @@
+"""The RNN family: a tanh RNN with a pluggable norm on its summed inputs (Ba et al. 2016, section 3.1).
+
+Two placements of the norm (``norm_placement``)::
+
+    joint (eq. 4):   h_t = tanh(norm(W_hh h_{t-1} + W_xh x_t))             norm's beta is the bias b
+    separate:        h_t = tanh(norm_h(W_hh h_{t-1}) + norm_x(W_xh x_t) + b)
+
+``separate`` is the form of the paper's layer-normalized LSTM (section 3.1, the equations
+after eq. 5, and appendix): the recurrent and input terms are normalized on their own, so the
+input's scale cannot shift the balance between memory and input.
+
+The cell asks the norm registry (:mod:`lnbench.nn.registry`) what its norm can do: whether it has
+a beta (else the cell adds a bias), takes the timestep (recurrent BatchNorm), or re-parametrizes
+the weights (weight norm). Shapes: B batch, T seq_len, H hidden_size, C num_classes, S members.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import torch
+from torch import nn
+
+from lnbench.nn.base import Norm
+from lnbench.nn.registry import norm_kind
+from lnbench.nn.weightnorm import row_norms, weight_normalize
+
+if TYPE_CHECKING:  # nn does not import config at run time (DESIGN.md: they are one layer)
+    from lnbench.config import ModelConfig
+
+PLACEMENTS = ("joint", "separate")
+RECURRENT_INITS = ("uniform", "orthogonal")
+
+
+class EnsembleLinear(nn.Module):
+    """S independent ``nn.Linear`` layers applied to S inputs at once: ``y[s] = x[s] W[s]^T + b[s]``
+    (``torch.baddbmm``; each member as ``torch.nn.functional.linear``).
+
+    Args:
+        members: S.
+        in_features, out_features: as ``nn.Linear``.
+
+    Attributes:
+        weight: ``(S, out, in)``; bias: ``(S, 1, out)``, zeros until :meth:`SimpleRNN.stack` fills them.
+
+    Shape:
+        ``(S, B, in_features)`` -> ``(S, B, out_features)``, float32.
+    """
+
+    grouped_as_layer = True  # weight and bias are one layer in grad_norm_layer
+
+    def __init__(self, members: int, in_features: int, out_features: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(members, out_features, in_features))
+        self.bias = nn.Parameter(torch.zeros(members, 1, out_features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.baddbmm(self.bias, x, self.weight.transpose(1, 2))  # (S, B, out)
+
+
+class RNNCellWithNorm(nn.Module):
+    """One step of a tanh RNN with a normalized pre-activation (Ba et al. 2016, section 3.1).
+
+    - ``norm_placement="joint"`` (eq. 4): ``h_t = tanh(norm(W_hh h_{t-1} + W_xh x_t))``; a norm
+      with a beta (batch, layer) provides the paper's b; otherwise (none, rms, weight) a bias b is
+      added after the norm (RMSNorm has no beta: Zhang & Sennrich eq. 4, ``f(g a / RMS(a) + b)``).
+    - ``norm_placement="separate"`` (the paper's layer-normalized LSTM):
+      ``h_t = tanh(norm_h(W_hh h_{t-1}) + norm_x(W_xh x_t) + b)``, two norms with their own gain
+      and bias. With ``norm="none"`` both placements are the same function.
+
+    ``norm="batch"`` is a :class:`lnbench.nn.batchnorm.RecurrentBatchNorm1d` (it takes the timestep):
+    batch statistics per timestep, running statistics ``pooled`` over timesteps (one update per
+    training step) or ``per_timestep`` (Cooijmans et al. 2016). ``norm="weight"`` normalizes the
+    weights instead (Salimans & Kingma 2016): ``joint``, each row of ``[W_hh W_xh]`` is
+    ``g_i v_i / ||v_i||`` (one layer producing the summed input); ``separate``, each row of
+    ``W_hh`` and of ``W_xh`` with its own ``g_hh`` / ``g_xh``; ``g`` starts at the rows' norms, so
+    the cell starts as the NoNorm cell with the same weights.
+
+    Args:
+        cfg: the model's :class:`lnbench.config.ModelConfig`; the cell reads ``hidden_size`` H,
+            ``norm``, ``norm_placement``, ``batch_norm_stats``, ``recurrent_init`` (``W_hh``:
+            ``uniform``, torch.nn.RNN's U(-1/sqrt(H), 1/sqrt(H)), or ``orthogonal``,
+            torch.nn.init.orthogonal_) and ``recurrent_gain`` (the factor on ``W_hh``: an
+            orthogonal ``W_hh`` with gain g has every singular value g). ``W_xh`` is always
+            torch.nn.RNN's uniform.
+        input_size: size of x_t. Default: H (so ``W_xh`` is ``(H, H)``).
+        seq_len: T, for ``per_timestep`` statistics. Default: None.
+        members: S for an ensemble of S stacked cells (every tensor gets a leading S axis). Default: None.
+
+    Shape:
+        x: ``(B, input_size)``, h: ``(B, H)``, t: int -> ``(B, H)``, float32 (ensemble: a
+        leading S axis).
+
+    Raises:
+        ValueError: for an unknown ``norm``, ``batch_norm_stats``, ``norm_placement`` or
+            ``recurrent_init``.
+    """
+
+    def __init__(
+        self, cfg: ModelConfig, input_size: int | None = None, seq_len: int | None = None, members: int | None = None
+    ) -> None:
+        super().__init__()
+        placement, recurrent_init, gain = cfg.norm_placement, cfg.recurrent_init, cfg.recurrent_gain
+        if placement not in PLACEMENTS:
+            raise ValueError(f"norm_placement: unknown {placement!r}; allowed: {', '.join(PLACEMENTS)}")
+        if recurrent_init not in RECURRENT_INITS:
+            raise ValueError(f"recurrent_init: unknown {recurrent_init!r}; allowed: {', '.join(RECURRENT_INITS)}")
+        spec = norm_kind(cfg.norm)
+        H = cfg.hidden_size
+        input_size = H if input_size is None else input_size
+        self.hidden_size, self.input_size, self.norm_kind, self.placement = H, input_size, cfg.norm, placement
+        self.members = members
+        self.reparametrizes_weights = spec.reparametrizes_weights
+        lead = () if members is None else (members,)  # an ensemble stacks S cells: (S, H, H), ...
+        bound = 1.0 / math.sqrt(H)  # torch.nn.RNN's init
+        self.W_hh = nn.Parameter(torch.empty(*lead, H, H))
+        with torch.no_grad():
+            if recurrent_init == "orthogonal":
+                for w in self.W_hh.view(-1, H, H):
+                    nn.init.orthogonal_(w, gain=gain)
+            else:
+                self.W_hh.uniform_(-bound * gain, bound * gain)
+        self.W_xh = nn.Parameter(torch.empty(*lead, H, input_size).uniform_(-bound, bound))
+        bias_shape = (H,) if members is None else (members, 1, H)
+        has_bias = not spec.has_beta or placement == "separate"  # else the norm's beta is the bias
+        self.bias = nn.Parameter(torch.zeros(bias_shape)) if has_bias else None
+        if self.reparametrizes_weights:
+            with torch.no_grad():
+                if placement == "joint":  # one layer: the rows of [W_hh W_xh]
+                    self.g = nn.Parameter(row_norms(torch.cat([self.W_hh, self.W_xh], dim=-1)))
+                else:
+                    self.g_hh, self.g_xh = nn.Parameter(row_norms(self.W_hh)), nn.Parameter(row_norms(self.W_xh))
+
+        def make_norm() -> nn.Module:
+            return spec.build(H, members, recurrent=True, seq_len=seq_len, batch_norm_stats=cfg.batch_norm_stats)
+
+        self.norm = make_norm()  # joint: on the sum; separate: on W_hh h
+        self.norm_x = make_norm() if placement == "separate" else None
+        self.takes_timestep = spec.takes_timestep
+
+    def recurrent_weights(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The effective ``(W_hh, W_xh)``: the parameters, or with weight norm their
+        weight-normalized form (computed once per sequence by :class:`SimpleRNN`)."""
+        if not self.reparametrizes_weights:
+            return self.W_hh, self.W_xh
+        if self.placement == "separate":
+            return weight_normalize(self.W_hh, self.g_hh), weight_normalize(self.W_xh, self.g_xh)
+        norm = torch.sqrt(self.W_hh.square().sum(dim=-1) + self.W_xh.square().sum(dim=-1))  # (H,) or (S, H)
+        scale = (self.g / norm).unsqueeze(-1)
+        return self.W_hh * scale, self.W_xh * scale
+
+    @property
+    def norms(self) -> list[nn.Module]:
+        """The cell's norm layers: ``[norm]`` (joint) or ``[norm, norm_x]`` (separate)."""
+        return [self.norm] if self.norm_x is None else [self.norm, self.norm_x]
+
+    def _normalize(self, norm: nn.Module, a: torch.Tensor, t: int) -> torch.Tensor:
+        """``norm(a)``, with the timestep for a norm that takes it (recurrent BatchNorm)."""
+        return norm(a, t) if self.takes_timestep else norm(a)
+
+    def forward(
+        self, x: torch.Tensor, h: torch.Tensor, t: int = 0, weights: tuple[torch.Tensor, torch.Tensor] | None = None
+    ) -> torch.Tensor:
+        W_hh, W_xh = self.recurrent_weights() if weights is None else weights
+        if self.norm_x is None:  # joint: the summed inputs, (B, H) or (S, B, H)
+            a = self._normalize(self.norm, h @ W_hh.mT + x @ W_xh.mT, t)
+            # the bias after the norm; with no norm or weight norm the norm is the identity: a + b
+            return torch.tanh(a if self.bias is None else a + self.bias)
+        a = self._normalize(self.norm, h @ W_hh.mT, t) + self._normalize(self.norm_x, x @ W_xh.mT, t)
+        assert self.bias is not None  # separate placement always has one
+        return torch.tanh(a + self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"input_size={self.input_size}, hidden_size={self.hidden_size}, norm={self.norm_kind!r}, "
+            f"placement={self.placement!r}"
+        )
+
+
+class SimpleRNN(nn.Module):
+    """A one-layer RNN classifier: unroll T steps from ``h_0 = 0``, then ``Linear(H, C)`` on h_T.
+
+    Args:
+        cfg: the model's :class:`lnbench.config.ModelConfig` (see :class:`RNNCellWithNorm`).
+        input_size: features per timestep of the input.
+        num_classes: C. Default: 2.
+        seq_len: T, for ``batch_norm_stats="per_timestep"``. Default: None.
+        members: S for a seed ensemble of S independent RNNs trained at once (build it with
+            :meth:`stack`); every tensor then has a leading member axis. Default: None.
+
+    Shape:
+        Input: ``(B, T, input_size)`` floating (ensemble: ``(S, B, T, input_size)``), the model's
+        dtype. Output: logits ``(B, C)`` (``(S, B, C)``); with ``return_hidden=True`` also the
+        hidden states ``(B, T, H)`` (``(S, B, T, H)``).
+
+    Raises:
+        ValueError: as :class:`RNNCellWithNorm`.
+    """
+
+    def __init__(
+        self,
+        cfg: ModelConfig,
+        input_size: int,
+        num_classes: int = 2,
+        seq_len: int | None = None,
+        members: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.cfg, self.input_size, self.num_classes, self.seq_len = cfg, input_size, num_classes, seq_len
+        self.members = members
+        self.cell = RNNCellWithNorm(cfg, input_size, seq_len, members)
+        H = cfg.hidden_size
+        self.head = nn.Linear(H, num_classes) if members is None else EnsembleLinear(members, H, num_classes)
+
+    @classmethod
+    @torch.no_grad()
+    def stack(cls, models: list[SimpleRNN]) -> SimpleRNN:
+        """One ensemble whose member s starts as ``models[s]`` (parameters and buffers copied):
+        trained by :func:`lnbench.training.loop.train_members`, member s follows the arithmetic of
+        ``models[s]`` trained alone. Each tensor is stacked along the member axis its module
+        names (:meth:`lnbench.nn.base.Norm.member_axis`; 0 for the others).
+
+        Raises:
+            IndexError: for an empty list.
+        """
+        first = models[0]
+        ensemble = cls(first.cfg, first.input_size, first.num_classes, first.seq_len, members=len(models))
+        solo = [dict(m.named_parameters()) | dict(m.named_buffers()) for m in models]
+        for name, t in list(ensemble.named_parameters()) + list(ensemble.named_buffers()):
+            owner, _, attr = name.rpartition(".")
+            module = ensemble.get_submodule(owner)
+            axis = module.member_axis(attr) if isinstance(module, Norm) else 0
+            t.copy_(torch.stack([s[name] for s in solo], dim=axis).view(t.shape))  # e.g. (S, 1, H) from S (H,)
+        return ensemble
+
+    def forward_states(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Logits and the list of the T hidden states h_1 .. h_T as graph nodes of the
+        recurrence (so ``torch.autograd.grad(loss, states[0])`` is the total dL/dh_1)."""
+        h = x.new_zeros(*x.shape[:-2], self.cell.hidden_size)  # (B, H) or (S, B, H)
+        states = []
+        weights = self.cell.recurrent_weights()  # once per sequence (weight norm computes them)
+        for t in range(x.shape[-2]):
+            h = self.cell(x[..., t, :], h, t, weights)  # (B, H) or (S, B, H)
+            states.append(h)
+        for norm in self.cell.norms:
+            if isinstance(norm, Norm):
+                norm.end_sequence()  # recurrent BatchNorm: one running-statistics update per training step
+        return self.head(h), states  # (B, C) or (S, B, C)
+
+    def forward(self, x: torch.Tensor, return_hidden: bool = False):
+        logits, states = self.forward_states(x)
+        if return_hidden:
+            return logits, torch.stack(states, dim=-2)  # (B, T, H) or (S, B, T, H)
+        return logits

@@ -1,0 +1,167 @@
+"""The Transformer family: a single-head, pre-norm classifier (nanoGPT's ordering), with a pluggable norm::
+
+    z_0 = input_norm(W_in x_t) + p_t      (input_norm optional; p: sinusoidal or learned positions)
+    z = z + attn(norm_1(z));  z = z + mlp(norm_2(z))        (per block)
+    logits = head(mean_t norm_f(z))
+
+Every norm position holds the layer the registry (:mod:`lnbench.nn.registry`) builds for the model's
+norm; a norm that re-parametrizes weights (weight norm) makes every Linear weight-normalized and
+leaves the norm positions the identity. Shapes: B batch, T seq_len, D d_model (the config's
+``hidden_size``), C num_classes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import torch
+from torch import nn
+
+from lnbench.nn.registry import norm_kind
+from lnbench.nn.weightnorm import linear
+
+if TYPE_CHECKING:  # nn does not import config at run time (DESIGN.md: they are one layer)
+    from lnbench.config import ModelConfig
+
+POS_EMBS = ("sinusoidal", "learned")
+
+
+class SelfAttention(nn.Module):
+    """Single-head scaled dot-product self-attention (Vaswani et al. 2017, eq. 1), no mask:
+    ``proj(softmax(q k^T / sqrt(D)) v)`` with ``q, k, v = qkv(x)``.
+
+    Args:
+        cfg: the model's :class:`lnbench.config.ModelConfig`: ``hidden_size`` D, and ``norm``
+            (weight-normalized ``qkv`` and ``proj`` if its kind re-parametrizes weights).
+
+    Shape:
+        ``(B, T, D)`` -> ``(B, T, D)``, the model's dtype.
+
+    Raises:
+        ValueError: for an unknown ``norm``.
+    """
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        D, wn = cfg.hidden_size, norm_kind(cfg.norm).reparametrizes_weights
+        self.qkv = linear(D, 3 * D, wn)
+        self.proj = linear(D, D, wn)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.qkv(x).chunk(3, dim=-1)  # each (B, T, D)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (B, T, T)
+        return self.proj(att.softmax(dim=-1) @ v)  # (B, T, D)
+
+
+class TransformerBlock(nn.Module):
+    """A pre-norm Transformer block: ``x + attn(norm_1(x))`` then ``x + mlp(norm_2(x))`` (nanoGPT's ``Block``).
+
+    Args:
+        cfg: the model's :class:`lnbench.config.ModelConfig`: ``hidden_size`` D (the width of the
+            residual stream), ``norm`` (BatchNorm takes statistics over (B, T)), ``d_ff`` (the
+            feed-forward width; None: ``4 * D``).
+
+    Shape:
+        ``(B, T, D)`` -> ``(B, T, D)``, the model's dtype.
+
+    Raises:
+        ValueError: for an unknown ``norm``.
+    """
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        spec = norm_kind(cfg.norm)
+        D = cfg.hidden_size
+        d_ff = 4 * D if cfg.d_ff is None else cfg.d_ff
+        wn = spec.reparametrizes_weights  # every Linear weight-normalized; the norm positions are the identity
+        self.norm_1 = spec.build(D)
+        self.attn = SelfAttention(cfg)
+        self.norm_2 = spec.build(D)
+        self.mlp = nn.Sequential(linear(D, d_ff, wn), nn.GELU(), linear(d_ff, D, wn))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.norm_1(x))
+        return x + self.mlp(self.norm_2(x))
+
+
+def sinusoidal_positions(seq_len: int, d_model: int) -> torch.Tensor:
+    """The fixed position encoding of Vaswani et al. 2017, section 3.5, ``(T, D)`` float32::
+
+        PE[t, 2i] = sin(t / 10000^(2i/D)),   PE[t, 2i+1] = cos(t / 10000^(2i/D))
+
+    Every value is in [-1, 1] and the RMS over a row is 1/sqrt(2) (D even): the scale of a
+    normalized content vector, so neither swamps the other. Computed in float64, returned as float32.
+    """
+    t = torch.arange(seq_len, dtype=torch.float64)[:, None]  # (T, 1)
+    freq = torch.pow(10000.0, -torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)  # (ceil(D/2),)
+    pe = torch.zeros(seq_len, d_model, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(t * freq)
+    pe[:, 1::2] = torch.cos(t * freq[: d_model // 2])
+    return pe.float()
+
+
+class TransformerClassifier(nn.Module):
+    """Input projection (+ optional input norm) + positions, pre-norm block(s), final norm,
+    mean pool, Linear.
+
+    The position encoding is what lets attention see order at all: without it the model is
+    permutation invariant and cannot tell an increasing trend from a decreasing one. It must
+    be on the scale of the content: the seed's learned embedding started at std 0.02 against
+    an input projection of 0.2 to 3.2 per sample, and a LayerNorm then normalized the sum,
+    content and order together, so order was a rounding error for large samples (README,
+    "A fair Transformer").
+
+    Args:
+        cfg: the model's :class:`lnbench.config.ModelConfig`; it reads ``hidden_size`` D,
+            ``norm`` (every norm in the model, the final one included; weight norm: every Linear
+            weight-normalized, the norm positions the identity), ``num_layers`` (blocks),
+            ``d_ff``, ``pos_emb`` (``sinusoidal``, :func:`sinusoidal_positions`, fixed; or
+            ``learned``, a parameter ``(T, D)`` initialised N(0, ``pos_emb_std``^2)) and
+            ``input_norm`` (the model's norm on the input projection before the positions are
+            added; the projection then has no bias, the norm's beta is the bias, and RMSNorm has
+            none. With LayerNorm or RMSNorm the model is then invariant to the scale of each
+            input sequence).
+        input_size: features per timestep of the input.
+        seq_len: T, the number of positions.
+        num_classes: C. Default: 2.
+
+    Shape:
+        Input: ``(B, T, input_size)``, the model's dtype. Output: logits ``(B, C)``; with
+        ``return_hidden=True`` also the residual stream after the last block, ``(B, T, D)``.
+
+    Raises:
+        ValueError: for an unknown ``norm`` or ``pos_emb``; in forward, for T > ``seq_len``.
+    """
+
+    def __init__(self, cfg: ModelConfig, input_size: int, seq_len: int, num_classes: int = 2) -> None:
+        super().__init__()
+        if cfg.pos_emb not in POS_EMBS:
+            raise ValueError(f"pos_emb: unknown {cfg.pos_emb!r}; allowed: {', '.join(POS_EMBS)}")
+        spec = norm_kind(cfg.norm)
+        D, wn = cfg.hidden_size, spec.reparametrizes_weights
+        normed_input = cfg.input_norm and spec.normalizes_activations
+        self.input_proj = linear(input_size, D, wn, bias=not normed_input)
+        self.input_norm = spec.build(D) if normed_input else None
+        if cfg.pos_emb == "learned":
+            self.pos_emb = nn.Parameter(torch.randn(seq_len, D) * cfg.pos_emb_std)
+        else:
+            self.register_buffer("pos_emb", sinusoidal_positions(seq_len, D))
+        self.blocks = nn.ModuleList(TransformerBlock(cfg) for _ in range(cfg.num_layers))
+        self.norm_f = spec.build(D)
+        self.head = linear(D, num_classes, wn)
+
+    def forward(self, x: torch.Tensor, return_hidden: bool = False):
+        T = x.shape[1]
+        if T > self.pos_emb.shape[0]:
+            raise ValueError(f"sequence length {T} exceeds the model's seq_len {self.pos_emb.shape[0]}")
+        z = self.input_proj(x)  # (B, T, D)
+        if self.input_norm is not None:
+            z = self.input_norm(z)
+        z = z + self.pos_emb[:T]
+        for block in self.blocks:
+            z = block(z)
+        logits = self.head(self.norm_f(z).mean(dim=1))  # (B, C)
+        if return_hidden:
+            return logits, z
+        return logits
