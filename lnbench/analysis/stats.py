@@ -20,7 +20,12 @@ from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
-from scipy import stats
+
+
+def _scipy_stats():  # imported when first needed: the CLI checks a config without SciPy
+    from scipy import stats
+
+    return stats
 
 ALPHA = 0.05
 # Differences whose spread is below this fraction of the data's magnitude count as all equal: round-off
@@ -48,7 +53,7 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     """
     if n < 1 or not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n and n >= 1, got k={k}, n={n}")
-    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence, method="wilson")
+    ci = _scipy_stats().binomtest(int(k), int(n)).proportion_ci(confidence, method="wilson")
     return float(ci.low), float(ci.high)
 
 
@@ -65,7 +70,7 @@ def accuracy_interval(acc: float, n: int) -> tuple[float, float]:
 @lru_cache(maxsize=4096)
 def _mcnemar_counts(b: int, c: int, n: int) -> tuple[float, float, float]:
     """(p, lo, hi) for b, c discordant counts out of n; cached because few (b, c) pairs recur."""
-    p = 1.0 if b + c == 0 else float(stats.binomtest(b, b + c, 0.5).pvalue)
+    p = 1.0 if b + c == 0 else float(_scipy_stats().binomtest(b, b + c, 0.5).pvalue)
     # Agresti & Min (2005): a Wald interval of the paired difference with 1/2 added to each of the
     # four cells; unconditional (the number of discordant pairs is random too), so it is not
     # capped at the observed difference as an interval conditional on b + c would be
@@ -101,7 +106,9 @@ def mcnemar_exact(correct_a: Sequence[int], correct_b: Sequence[int]) -> PairedR
     return PairedResult((b - c) / n, (lo, hi), p, f"exact McNemar (n_test={n})", n)
 
 
-def paired_over_seeds(a: Sequence[float], b: Sequence[float], resolution: float | None = None) -> PairedResult:
+def paired_over_seeds(
+    a: Sequence[float | None], b: Sequence[float | None], resolution: float | None = None
+) -> PairedResult:
     """Paired comparison of one metric of conditions a and b over seeds: a paired t-test.
 
     a[i], b[i]: the metric (floats, any unit; accuracies as fractions) of the two conditions for seed i,
@@ -118,26 +125,26 @@ def paired_over_seeds(a: Sequence[float], b: Sequence[float], resolution: float 
     continuous in the data. Without a resolution and zero spread (all d equal, up to round-off):
     d == 0 -> p = 1, ci95 (0, 0); otherwise the exact two-sided sign test, ci95 (d, d).
     Raises ValueError for fewer than 2 seeds, different lengths, non-1-D input, non-finite values
-    or a resolution <= 0.
+    (None, a run without a value such as a diverged one, counts as NaN) or a resolution <= 0.
     """
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.ndim != 1 or a.shape != b.shape:
-        raise ValueError(f"need two 1-D sequences of equal length, got shapes {a.shape} and {b.shape}")
-    n = a.size
+    xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if xa.ndim != 1 or xa.shape != xb.shape:
+        raise ValueError(f"need two 1-D sequences of equal length, got shapes {xa.shape} and {xb.shape}")
+    n = xa.size
     if n < 2:
         raise ValueError(f"at least 2 seeds are needed for a paired test over seeds, got {n}")
-    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+    if not (np.isfinite(xa).all() and np.isfinite(xb).all()):
         raise ValueError("metrics must be finite (a diverged run has no comparable value)")
     if resolution is not None and not resolution > 0:
         raise ValueError(f"resolution must be > 0, got {resolution}")
-    d = a - b
-    tol = _EQUAL_RTOL * max(np.abs(a).max(), np.abs(b).max())
+    d = xa - xb
+    tol = _EQUAL_RTOL * max(np.abs(xa).max(), np.abs(xb).max())
     mean = float(d.mean())
     spread = np.ptp(d) > tol
     if resolution is None and not spread:
         if abs(mean) <= tol:
             return PairedResult(0.0, (0.0, 0.0), 1.0, f"no test over {n} seeds (all differences zero)", n)
-        p = float(stats.binomtest(n, n, 0.5).pvalue)
+        p = float(_scipy_stats().binomtest(n, n, 0.5).pvalue)
         return PairedResult(mean, (mean, mean), p, f"sign test over {n} seeds (all differences equal)", n)
     sd = float(d.std(ddof=1)) if spread else 0.0
     floor = resolution / np.sqrt(6) if resolution is not None else 0.0
@@ -148,8 +155,8 @@ def paired_over_seeds(a: Sequence[float], b: Sequence[float], resolution: float 
         return PairedResult(0.0, (0.0, 0.0), 1.0, f"no test over {n} seeds (all differences zero)", n)
     se = sd / np.sqrt(n)
     t = mean / se
-    p = float(2 * stats.t.sf(abs(t), n - 1))
-    half = float(stats.t.ppf(0.975, n - 1) * se)
+    p = float(2 * _scipy_stats().t.sf(abs(t), n - 1))
+    half = float(_scipy_stats().t.ppf(0.975, n - 1) * se)
     return PairedResult(mean, (mean - half, mean + half), p, test, n)
 
 
@@ -205,4 +212,4 @@ def describe_first_epochs(summary: dict) -> str:
 def t_half_width(values: Sequence[float], confidence: float = 0.95) -> float:
     """Half the width of the t interval of the mean of ``values`` (>= 2 of them)."""
     n = len(values)
-    return float(stats.t.ppf(0.5 + confidence / 2, n - 1) * np.std(values, ddof=1) / np.sqrt(n))
+    return float(_scipy_stats().t.ppf(0.5 + confidence / 2, n - 1) * np.std(values, ddof=1) / np.sqrt(n))

@@ -282,6 +282,25 @@ def _job_outcome(job):
 LAUNCHERS = ("local", "submitit")
 
 
+def check_launcher(jobs: int, launcher: str = "local") -> None:
+    """The one check of ``--jobs`` and ``--launcher``, before anything runs.
+
+    Raises:
+        ValueError: ``jobs < 1``, an unknown launcher, or submitit not installed (one line each).
+    """
+    if jobs < 1:
+        raise ValueError(f"--jobs: must be >= 1, got {jobs}")
+    if launcher not in LAUNCHERS:
+        raise ValueError(f"--launcher: unknown {launcher!r}; allowed: {', '.join(LAUNCHERS)}")
+    if launcher == "submitit":
+        import importlib.util
+
+        if importlib.util.find_spec("submitit") is None:
+            raise ValueError(
+                "--launcher submitit: submitit is not installed; pip install 'lnbench[slurm]' (or pip install submitit)"
+            )
+
+
 def make_launcher(jobs: int, launcher: str = "local", folder=None, launcher_cfg=None) -> Executor:
     """The executor of ``--launcher``: ``local`` (:func:`make_executor` with ``jobs``) or
     ``submitit`` (:class:`SubmititExecutor` configured by a :class:`lnbench.config.LauncherConfig`).

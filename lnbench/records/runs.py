@@ -17,11 +17,12 @@ import sys
 import tempfile
 import time
 from datetime import datetime, timezone
+from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import Any, Literal
 
 import numpy as np
-import torch
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -116,6 +117,8 @@ class Run:
             ``resumed`` list (the earlier start times and statuses) and its config.yaml stays.
     """
 
+    path: Path  # the run folder: set on entry (``__enter__``), so read it inside the ``with`` block
+
     def __init__(
         self,
         parent: str | Path,
@@ -129,7 +132,6 @@ class Run:
         self.parent, self.name, self.config_yaml = Path(parent), name, config_yaml
         self.timestamped = timestamped
         self.resume = None if resume is None else Path(resume)
-        self.path: Path | None = None
         self.status = "running"
         self._t0 = 0.0
         self.manifest: dict[str, Any] = {
@@ -140,7 +142,7 @@ class Run:
             "seed": seed,
             "versions": {
                 "python": platform.python_version(),
-                "torch": torch.__version__,
+                "torch": version("torch"),
                 "numpy": np.__version__,
             },
             "platform": platform.platform(),
@@ -195,7 +197,9 @@ class Run:
         write_json_atomic(path, obj)
         return path
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> Literal[False]:
         if exc_type is None:
             if self.status == "running":
                 self.status = "completed"

@@ -457,7 +457,7 @@ def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
 
 def figure_sweep(aggregate: Sequence[dict], key: str, ylabel: str, title: str, log_y: bool = False) -> Figure:
     """Batch-size sweep: the mean over seeds of ``key`` against batch size (log2 axis), one line
-    per norm, from :func:`lnbench.report.tables.aggregate_over_seeds` entries.
+    per norm, from :func:`lnbench.analysis.aggregate.aggregate_over_seeds` entries.
 
     ``key`` is ``final_test_acc`` (drawn with its 95% interval: a t interval over seeds, or the
     Wilson interval over the test set for one seed; BatchNorm's batch-statistics accuracy

@@ -6,7 +6,7 @@ import pytest
 
 from lnbench.analysis import verdicts
 from lnbench.records.schema import Metrics, SummaryRow, first_epoch_at, summary_row
-from lnbench.report.tables import aggregate_over_seeds
+from lnbench.analysis.aggregate import aggregate_over_seeds
 
 
 def row(
@@ -225,3 +225,13 @@ def test_a_sweep_claims_nothing_against_a_norm_with_no_result():
     assert any(line.startswith("NoNorm: no finished run at any batch size") for line in lines)
     (layer,) = [line for line in lines if line.startswith("LayerNorm")]
     assert "NoNorm" not in layer and "vs its own batch sizes" in layer
+
+
+def test_one_seed_batch_stats_without_per_example_results_is_not_tested():
+    """The per-example results with batch statistics missing (only the eval ones kept): nothing
+    to test, so None, as the docstring says (it used to reach McNemar with None and raise)."""
+    correct = [1, 0, 1, 1]
+    bn = row("batch", correct=correct, acc=0.75, acc_bs=0.5)
+    assert verdicts.paired_test([(bn, bn)], "batch_stats_vs_eval") is None
+    bn.test_correct_batch_stats = [1, 0, 0, 1]
+    assert verdicts.paired_test([(bn, bn)], "batch_stats_vs_eval").test.startswith("exact McNemar")

@@ -198,7 +198,7 @@ def test_a_diverged_child_does_not_stop_the_comparison(tmp_path, monkeypatch):
                 model.head.bias.fill_(float("nan"))
         return model
 
-    monkeypatch.setattr("lnbench.experiments.driver.build_model", poisoned)
+    monkeypatch.setattr("lnbench.experiments.cells.build_model", poisoned)
     args = [
         "compare",
         "--runs-dir",
@@ -319,7 +319,7 @@ def test_gradcheck_exits_1_and_names_the_failing_check(tmp_path, monkeypatch):
         return dx * 1.001, dgamma, dbeta
 
     monkeypatch.setattr(nl, "layernorm_backward", broken)
-    import lnbench.nn.gradcheck as gc
+    import lnbench.nn.gradient_checks as gc
 
     monkeypatch.setattr(gc, "layernorm_backward", broken, raising=False)
     result = runner.invoke(app, ["gradcheck", "--runs-dir", str(tmp_path)])

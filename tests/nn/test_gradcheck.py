@@ -1,4 +1,4 @@
-"""lnbench.nn.gradcheck.run_checks: passes on the real code, fails on deliberately broken code."""
+"""lnbench.nn.gradient_checks.run_checks: passes on the real code, fails on deliberately broken code."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from lnbench.nn import gradcheck as suite
+from lnbench.nn import gradient_checks as suite
 from lnbench.nn import norms, numpy_layernorm
-from lnbench.nn.gradcheck import Check, run_checks
+from lnbench.nn.gradient_checks import Check, run_checks
 
 GROUPS = {"finite-diff", "vs-torch", "autograd", "edge-cases"}
 

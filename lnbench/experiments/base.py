@@ -1,0 +1,214 @@
+"""The Experiment interface: what every experiment kind implements, and what it returns.
+
+An experiment kind (train, compare, batchsize-sweep, sweep, claims, invariance, gradcheck) is one
+module with one :class:`Experiment` subclass, registered in :mod:`lnbench.experiments.registry`.
+It says what is specific to it and nothing else (scikit-learn's estimator idea, Hydra's
+sweeper/launcher/task split):
+
+- :meth:`Experiment.check`: the checks of the whole experiment (raise ``ConfigError``);
+- :meth:`Experiment.plan`: the cells (the seeds of one setting each) it trains, with their names;
+- :meth:`Experiment.analyse`: from the rows (one per child run, in plan order) to the rest of
+  ``summary.json`` (aggregate, comparisons, verdicts, ...);
+- :meth:`Experiment.figures`: draws its figures from the run folder's files only, so that
+  ``lnbench report`` redraws exactly what the run drew;
+- :meth:`Experiment.tables`: its printed tables, from ``summary.json`` only, so that the terminal
+  and ``report.html`` show the same tables.
+
+The one driver (:mod:`lnbench.experiments.driver`) does the rest for every kind: the run folder
+and its manifest, the launcher, the baselines, ``--resume``, the partial and final
+``summary.json``, the figures and ``report.html``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from lnbench.config import RunConfig
+from lnbench.config.checks import check_memory, check_seeds
+from lnbench.records.schema import SummaryRow, read_metrics, summary_row
+
+EpochCallback = Callable[..., None]  # (label, epoch, epochs, acc=None)
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from lnbench.analysis.verdicts import Comparison
+
+
+@dataclass
+class ExperimentResult:
+    """What an experiment wrote (``path``), its rows, aggregate, comparisons and verdicts."""
+
+    path: Path
+    status: str
+    rows: list[SummaryRow] = field(default_factory=list)
+    verdicts: list[str] = field(default_factory=list)
+    aggregate: list[dict] | None = None
+    comparisons: list[Comparison] = field(default_factory=list)
+    baselines: list[dict] | dict[str, list[dict]] | None = None  # claims: per regime
+    claims: list[dict] | None = None
+
+
+@dataclass
+class Cell:
+    """One job: the configs of one cell's seeds and the folder their runs go into (picklable).
+    ``setting`` is the cell's ``section__key`` changes to the experiment's config, ``group`` what
+    else the experiment needs to place its rows (a claims regime)."""
+
+    cfgs: list[RunConfig]
+    parent: Path
+    target_acc: float
+    setting: dict = field(default_factory=dict)
+    group: str = ""
+
+
+def ensemble_mechanism(cfgs: Sequence[RunConfig]) -> str:
+    """How the seeds of one cell train: ``native`` (one RNN ensemble with a member axis) or
+    ``sequential`` (one model after another). Measured (README, "Speed"): an RNN ensemble of 5
+    seeds costs about 2.4x one seed; a Transformer gains nothing from one, so it runs sequentially.
+    An RNN trains as an ensemble even alone (one member): a member's arithmetic does not depend
+    on how many others it has, so re-running one seed of a cell reproduces it bit for bit."""
+    return "native" if cfgs[0].model.family == "rnn" else "sequential"
+
+
+def seed_cells(
+    cfg: RunConfig,
+    settings: list[dict],
+    parent: Path,
+    target_acc: float,
+    name: Callable[[dict], str],
+    group: str = "",
+) -> list[Cell]:
+    """One job per setting (``section__key`` changes) with a child config per seed; settings
+    whose seeds train one after another (:func:`ensemble_mechanism`) give one job per seed, so
+    that the workers share them out."""
+    cells = []
+    for changes in settings:
+        cfgs = [
+            cfg.with_changes(**changes, seed=seed, seeds=None, name=f"{name(changes)}_seed{seed}")
+            for seed in cfg.seed_list
+        ]
+        groups = [cfgs] if ensemble_mechanism(cfgs) == "native" else [[c] for c in cfgs]
+        cells += [Cell(members, parent, target_acc, changes, group) for members in groups]
+    return cells
+
+
+def config_hash(cfg: RunConfig) -> str:
+    """A child run's identity for ``--resume``: the SHA-256 of its resolved config.yaml (16 hex)."""
+    return hashlib.sha256(cfg.to_yaml(model_family_only=True).encode()).hexdigest()[:16]
+
+
+def reusable(cell: Cell) -> list[tuple[SummaryRow, Path]] | None:
+    """The rows of a cell whose every run finished (completed or diverged) under the same
+    config, read from their folders; None if any must run again."""
+    out = []
+    for c in cell.cfgs:
+        path = cell.parent / c.name
+        try:
+            manifest = json.loads((path / "run.json").read_text())
+        except (OSError, ValueError):
+            return None
+        if manifest.get("status") not in ("completed", "diverged") or manifest.get("config_hash") != config_hash(c):
+            return None
+        m = read_metrics(path)
+        out.append(
+            (summary_row(m, cell.target_acc, path.name, manifest.get("wall_seconds"), manifest.get("warnings")), path)
+        )
+    return out
+
+
+def read_json(path: Path) -> dict | None:
+    """A JSON file's object, or None when it is missing or unreadable (a half-written folder)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def rows_of(summary: dict) -> list[SummaryRow]:
+    """The ``rows`` of a summary.json as :class:`SummaryRow` (extra keys such as ``regime`` dropped)."""
+    known = {f.name for f in fields(SummaryRow)}
+    return [SummaryRow(**{k: v for k, v in r.items() if k in known}) for r in summary.get("rows", [])]
+
+
+def comparisons_of(summary: dict) -> list[Comparison]:
+    """The ``comparisons`` of a summary.json as :class:`Comparison` objects."""
+    from lnbench.analysis.verdicts import Comparison
+
+    return [Comparison(**{**c, "ci95": tuple(c["ci95"])}) for c in summary.get("comparisons", [])]
+
+
+def run_name(path: Path) -> str:
+    """The name an experiment folder was run under (its manifest's ``name``), else the folder's."""
+    return str((read_json(path / "run.json") or {}).get("name") or path.name)
+
+
+def children(path: Path) -> list[Path]:
+    """The child run folders of an experiment folder (``*.attempt*`` folders included), sorted."""
+    return sorted(d for d in path.iterdir() if d.is_dir() and (d / "run.json").exists())
+
+
+class Experiment:
+    """One experiment kind. ``spec`` is what the kind is run with: a :class:`RunConfig` for
+    train, compare and the sweeps; a :class:`lnbench.experiments.claims.ClaimsSpec` for claims."""
+
+    kind: ClassVar[str]
+    #: True for kinds whose seeds are an axis (compare, sweeps, claims): at least two seeds, memory per seed
+    seeded: ClassVar[bool] = True
+
+    # -- what to run -------------------------------------------------------------------------
+    def configs(self, spec: Any) -> dict[str, RunConfig]:
+        """The resolved configs (``--print-config``), by header ("" for a single config)."""
+        return {"": spec}
+
+    def config_yaml(self, spec: Any) -> str:
+        """The experiment folder's config.yaml (what ``--resume`` compares)."""
+        return spec.to_yaml()
+
+    def name(self, spec: Any) -> str:
+        return spec.name
+
+    def seeds(self, spec: Any) -> list[int]:
+        return spec.seed_list
+
+    def check(self, spec: Any) -> None:
+        """Raise :class:`lnbench.config.ConfigError` (one line per problem) if ``spec`` cannot run."""
+        if self.seeded:
+            check_seeds(spec)
+        for cfg in self.configs(spec).values():
+            check_memory(cfg, len(cfg.seed_list) if self.seeded else 1)
+
+    def plan(self, spec: Any, parent: Path) -> list[Cell]:
+        """The cells to train, in the order their rows appear in summary.json."""
+        raise NotImplementedError
+
+    def baselines(self, spec: Any) -> Any:
+        """The linear baselines of the data of every seed (:mod:`lnbench.training.baselines`)."""
+        from lnbench.training.baselines import baselines_for
+        from lnbench.training.data import make_trend_data
+
+        cfgs = [spec.with_changes(seed=seed, seeds=None) for seed in spec.seed_list]
+        return baselines_for(cfgs, lambda c: make_trend_data(**c.data.model_dump(), seed=c.seed))
+
+    # -- what it found -----------------------------------------------------------------------
+    def analyse(self, spec: Any, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:
+        """The keys of the final summary.json besides ``kind``, ``complete``, ``rows``, ``figures``."""
+        raise NotImplementedError
+
+    def annotate_rows(self, spec: Any, cells: Sequence[Cell], summary_rows: list[dict]) -> None:
+        """Add per-row keys to summary.json's rows (e.g. a claims row's regime); none by default."""
+
+    def figures(self, path: Path) -> list[str]:
+        """Draw the figures of the finished (or interrupted) experiment folder ``path`` from its
+        files (summary.json, the children's metrics.json); returns the file names drawn."""
+        return []
+
+    def tables(self, path: Path, summary: dict) -> list[Table]:
+        """The tables the command prints, from ``summary`` (and ``path``'s files) only."""
+        return []

@@ -1,0 +1,118 @@
+"""``lnbench batchsize-sweep``: every norm x batch size x seed of one model family.
+
+Every cell of one seed uses the same data, initial weights and number of epochs (so the same
+number of training samples; smaller batches take more, noisier steps). The cells come from the
+grid engine (:func:`lnbench.analysis.grid.batch_size_grid`: the sweep is a preset grid, see
+configs/sweep_batch_size.yaml). Comparisons (Holm over the whole sweep): each norm vs NoNorm at
+each batch size, each batch size vs the reference batch size, BatchNorm's batch statistics vs
+its running statistics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from lnbench.analysis import grid, verdicts
+from lnbench.analysis.aggregate import aggregate_over_seeds
+from lnbench.config import RunConfig
+from lnbench.config.checks import check_keys_apply, check_sweep
+from lnbench.experiments import driver
+from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, rows_of, seed_cells
+from lnbench.experiments.compare import printed_tables
+from lnbench.names import family_label, plural
+from lnbench.records.schema import SummaryRow
+
+
+class BatchSizeSweep(Experiment):
+    kind = "batchsize-sweep"
+
+    def check(self, spec: RunConfig) -> None:
+        super().check(spec)
+        check_sweep(spec)
+        check_keys_apply(spec, [spec.sweep.family])
+
+    def plan(self, spec: RunConfig, parent: Path) -> list[Cell]:
+        settings = grid.check_grid(spec.with_changes(sweep__grid=grid.batch_size_grid(spec)))
+        family = spec.sweep.family
+        return seed_cells(
+            spec,
+            settings,
+            parent,
+            spec.compare.target_acc,
+            lambda c: f"{family}_{c['model__norm']}_bs{c['train__batch_size']}",
+        )
+
+    def analyse(self, spec: RunConfig, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:
+        ref = spec.reference_batch_size
+        comparisons = verdicts.sweep_comparisons(rows, ref)
+        return {
+            "target_acc": spec.compare.target_acc,
+            "family": spec.sweep.family,
+            "epochs": spec.train.epochs,
+            "lr": spec.train.lr,
+            "seeds": spec.seed_list,
+            "reference_batch_size": ref,
+            "baselines": baselines,
+            "aggregate": aggregate_over_seeds(rows),
+            "comparisons": [c.to_dict() for c in comparisons],
+            "verdicts": verdicts.sweep_verdicts(rows, comparisons, ref),
+        }
+
+    def figures(self, path: Path) -> list[str]:
+        from lnbench.report import figures
+
+        summary = driver.read_json(path / "summary.json") or {}
+        rows = rows_of(summary)
+        if not any(r.ok for r in rows):
+            return []
+        aggregate = aggregate_over_seeds(rows)
+        family = family_label(summary.get("family", rows[0].family))
+        epochs = plural(summary["epochs"], "epoch") if summary.get("epochs") else "the epochs"
+        return [
+            figures.plot_sweep(
+                aggregate,
+                "final_test_acc",
+                "final test accuracy",
+                f"{family}: test accuracy after {epochs} vs batch size",
+                path / "accuracy_vs_batch_size.png",
+            ).name,
+            figures.plot_sweep(
+                aggregate,
+                "mean_train_loss",
+                "mean train loss over epochs (nats, log scale)",
+                f"{family}: mean training loss over {epochs} vs batch size",
+                path / "train_loss_vs_batch_size.png",
+                log_y=True,
+            ).name,
+        ]
+
+    def tables(self, path: Path, summary: dict) -> list[Table]:
+        title = "lnbench batchsize-sweep"
+        if summary.get("family"):
+            title += f": {summary['family']}, {plural(summary['epochs'], 'epoch')}, lr {summary['lr']:g}"
+        return printed_tables(title, path, summary, sweep=True)
+
+
+BATCHSIZE_SWEEP = BatchSizeSweep()
+
+
+def batchsize_sweep(
+    cfg: RunConfig,
+    runs_dir: str | Path = "runs",
+    on_epoch: EpochCallback | None = None,
+    jobs: int = 1,
+    resume: str | Path | None = None,
+    launcher: str = "local",
+) -> ExperimentResult:
+    """``lnbench batchsize-sweep``: every norm (``sweep.norms``) x batch size
+    (``sweep.batch_sizes``) x seed of ``sweep.family``; see the module docstring. ``jobs``,
+    ``launcher``, ``resume``: see :func:`lnbench.experiments.driver.run`.
+
+    Raises:
+        ConfigError: a batch size above ``data.n_train``, bad seeds, ..., before anything is written.
+    """
+    return driver.run(BATCHSIZE_SWEEP, cfg, runs_dir, on_epoch, jobs, resume, launcher)

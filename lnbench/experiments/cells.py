@@ -1,0 +1,169 @@
+"""Cells: the seeds of one setting, trained together into their child run folders.
+
+A cell is the unit of work a launcher runs (:class:`Cell`, picklable). :func:`run_cell` trains
+its seeds (as one ensemble with a member axis, or one after another) and writes one child run
+folder per seed; :func:`seed_cells` turns a config and its settings into cells. Every
+experiment is made of these; :mod:`lnbench.experiments.driver` runs them.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from contextlib import ExitStack
+from pathlib import Path
+
+import torch
+
+from lnbench.config import RunConfig
+from lnbench.experiments.base import Cell, EpochCallback, config_hash, ensemble_mechanism
+from lnbench.nn.models import SimpleRNN, build_model
+from lnbench.nn.norms import SingleValueWarning
+from lnbench.records.runs import Run, mark_unfinished
+from lnbench.records.schema import Metrics, SummaryRow, summary_row
+from lnbench.training.data import make_trend_data
+from lnbench.training.loop import train_members
+
+
+def metrics_for(cfg: RunConfig) -> Metrics:
+    bn_stats = cfg.model.batch_norm_stats if cfg.model.norm == "batch" and cfg.model.family == "rnn" else None
+    return Metrics(
+        family=cfg.model.family,
+        norm=cfg.model.norm,
+        batch_size=cfg.train.batch_size,
+        seed=cfg.seed,
+        hidden_size=cfg.model.hidden_size,
+        n_test=cfg.data.n_test,
+        batch_norm_stats=bn_stats,
+    )
+
+
+def label(cfg: RunConfig) -> str:
+    """A run's progress label, unique within its experiment: the child run's name (a claims run
+    has the same family/norm/batch size/seed in several regimes)."""
+    return cfg.name
+
+
+def run_cell(
+    cfgs: Sequence[RunConfig],
+    parent: str | Path,
+    on_epoch: EpochCallback | None = None,
+    timestamped: bool = False,
+    target_acc: float = 0.9,
+) -> list[tuple[SummaryRow, Path]]:
+    """Train the seeds of one cell (configs equal but for ``seed`` and ``name``), each into its
+    own run folder ``parent/<cfg.name>``; the building block of every experiment.
+
+    Each run is a pure function of its config: its data comes from ``cfg.data`` and ``cfg.seed``,
+    its initial weights from ``torch.manual_seed(cfg.seed)``, its batch order from the seed;
+    trained in an ensemble (see :func:`ensemble_mechanism`) it follows the same arithmetic, and
+    its ``run.json`` says how it was trained (``ensemble``). ``metrics.json`` is rewritten after
+    every epoch, so an interrupted run keeps its epochs.
+
+    Returns:
+        Per seed, the summary row (README, "summary.json") and the run folder.
+    """
+    mechanism = ensemble_mechanism(cfgs)
+    if mechanism == "sequential" and len(cfgs) > 1:
+        return [out for c in cfgs for out in _train_members([c], parent, on_epoch, timestamped, target_acc, mechanism)]
+    return _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism)
+
+
+def run_one(
+    cfg: RunConfig,
+    parent: str | Path,
+    on_epoch: EpochCallback | None = None,
+    timestamped: bool = True,
+    target_acc: float = 0.9,
+) -> tuple[SummaryRow, Path]:
+    """Train one model as its own run folder (``lnbench train``): :func:`run_cell` with one seed."""
+    return run_cell([cfg], parent, on_epoch, timestamped, target_acc)[0]
+
+
+def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism):
+    cfg0, epochs = cfgs[0], cfgs[0].train.epochs
+    labels = [label(c) for c in cfgs]
+    metrics = [metrics_for(c) for c in cfgs]
+    with ExitStack() as stack:
+        runs = [
+            stack.enter_context(
+                Run(parent, c.name, c.to_yaml(model_family_only=True), c.seed, "train", timestamped=timestamped)
+            )
+            for c in cfgs
+        ]
+        for run, c in zip(runs, cfgs):
+            run.manifest["ensemble"] = {"mechanism": mechanism, "members": len(cfgs), "seeds": [c.seed for c in cfgs]}
+            run.manifest["config_hash"] = config_hash(c)
+        datas = [make_trend_data(**c.data.model_dump(), seed=c.seed) for c in cfgs]
+        models = []
+        for c, d in zip(cfgs, datas):
+            torch.manual_seed(c.seed)
+            models.append(build_model(c.model, d.input_size, d.seq_len))
+        model = SimpleRNN.stack(models) if mechanism == "native" else models[0]
+
+        def epoch_done(epoch: int, ms: list[Metrics]) -> None:
+            for run, m, name in zip(runs, ms, labels):
+                if m.epochs and m.epochs[-1] == epoch:  # a member that diverged earlier has nothing new
+                    run.write_json("metrics.json", m.to_dict())
+                    if on_epoch is not None:
+                        on_epoch(name, epoch, epochs, m.test_acc[-1] if m.test_acc else None)
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(cfg0.train.num_threads)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", SingleValueWarning)
+                train_members(model, datas, cfg0.train, [c.seed for c in cfgs], epoch_done, metrics)
+        except BaseException as exc:  # keep the finished epochs, saying how the runs ended
+            for run, m in zip(runs, metrics):
+                if m.status != "diverged":  # a member that diverged before keeps saying so
+                    m.status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+                run.write_json("metrics.json", m.to_dict())
+            raise
+        finally:
+            torch.set_num_threads(threads)
+        notes = sorted({str(w.message) for w in caught if issubclass(w.category, SingleValueWarning)})
+        for w in caught:  # pass every other warning on unchanged
+            if not issubclass(w.category, SingleValueWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        for run, m, name in zip(runs, metrics, labels):
+            run.manifest["warnings"] = notes
+            run.write_json("metrics.json", m.to_dict())
+            if m.status == "diverged":
+                run.set_status("diverged", f"diverged in epoch {m.diverged_at_epoch}: {m.divergence_reason}")
+                if on_epoch is not None:  # account for the epochs it will not run
+                    on_epoch(name, epochs, epochs)
+    return [
+        (summary_row(m, target_acc, run.path.name, run.manifest["wall_seconds"], notes), run.path)
+        for run, m in zip(runs, metrics)
+    ]
+
+
+def run_cell_job(cell: Cell, progress: EpochCallback | None) -> list[tuple[SummaryRow, Path]]:
+    for c in cell.cfgs:  # a previous attempt (a dead worker, or a resumed experiment): keep what it wrote, aside
+        old = cell.parent / c.name
+        if old.exists():
+            mark_unfinished(old, "failed", "it did not finish; the cell was run again")
+            attempt = 1
+            while old.with_name(f"{old.name}.attempt{attempt}").exists():
+                attempt += 1
+            old.rename(old.with_name(f"{old.name}.attempt{attempt}"))
+    return run_cell(cell.cfgs, cell.parent, progress, False, cell.target_acc)
+
+
+def cost(cell: Cell) -> float:
+    """A rough relative cost of a cell: steps x members (an RNN ensemble member costs ~1/2)."""
+    c = cell.cfgs[0]
+    steps = c.train.epochs * -(-c.data.n_train // c.train.batch_size)
+    return (
+        steps
+        * len(cell.cfgs)
+        * (0.5 if ensemble_mechanism(cell.cfgs) == "native" else 1.0)
+        * (2 if c.model.family == "transformer" else 1)
+    )
+
+
+def failed_row(cfg: RunConfig, target_acc: float) -> SummaryRow:
+    m = metrics_for(cfg)
+    m.status = "failed"
+    return summary_row(m, target_acc, cfg.name)

@@ -1,0 +1,138 @@
+"""``lnbench claims``: each claim about LayerNorm tested in a regime where it can show.
+
+The claims and their verdict rules are in :mod:`lnbench.analysis.claims`; the regimes are config
+presets (``configs/claims/<regime>.yaml``). This experiment trains each setting the selected
+claims need once per regime (all seeds) and gives each claim a verdict from the paired runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from lnbench.analysis import claims as claim_rules
+from lnbench.analysis.aggregate import aggregate_over_seeds
+from lnbench.config import RunConfig
+from lnbench.experiments import driver
+from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, seed_cells
+from lnbench.names import plural
+from lnbench.records.schema import SummaryRow
+from lnbench.report import tables
+
+
+@dataclass
+class ClaimsSpec:
+    """What ``lnbench claims`` runs: the selected claims and the resolved config of each regime."""
+
+    selected: list[claim_rules.Claim]
+    regimes: dict[str, RunConfig]
+    name: str = "claims"
+
+
+def claims_spec(
+    only: Sequence[str] | None, presets: str | Path, overrides: Sequence[str] = (), seed: int | None = None
+) -> ClaimsSpec:
+    """The claims ``only`` (all if None) and their regimes from ``presets/<regime>.yaml``, with
+    the ``--set`` overrides and ``--seed`` applied to every regime.
+
+    Raises:
+        ConfigError: an unknown claim id, a missing or invalid preset, bad seeds.
+    """
+    selected = claim_rules.select_claims(only)
+    return ClaimsSpec(selected, claim_rules.load_regimes(selected, Path(presets), list(overrides), seed))
+
+
+class Claims(Experiment):
+    kind = "claims"
+
+    def configs(self, spec: ClaimsSpec) -> dict[str, RunConfig]:
+        return {f"regime: {name}": cfg for name, cfg in spec.regimes.items()}
+
+    def config_yaml(self, spec: ClaimsSpec) -> str:
+        return claim_rules.regimes_yaml(spec.regimes)
+
+    def name(self, spec: ClaimsSpec) -> str:
+        return spec.name
+
+    def seeds(self, spec: ClaimsSpec) -> list[int]:
+        return sorted({s for cfg in spec.regimes.values() for s in cfg.seed_list})
+
+    def check(self, spec: ClaimsSpec) -> None:
+        """The regimes were checked when loaded (:func:`lnbench.analysis.claims.load_regimes`)."""
+
+    def plan(self, spec: ClaimsSpec, parent: Path) -> list[Cell]:
+        cells = []
+        for regime, changes in claim_rules.cells_needed(spec.selected, spec.regimes):
+            cfg = spec.regimes[regime]
+            name = lambda c, r=regime: claim_rules.setting_name(r, c)  # noqa: E731
+            cells += seed_cells(cfg, [changes], parent, cfg.compare.target_acc, name, group=regime)
+        return cells
+
+    def baselines(self, spec: ClaimsSpec) -> Any:
+        return {name: super(Claims, self).baselines(cfg) for name, cfg in spec.regimes.items()}
+
+    def analyse(self, spec: ClaimsSpec, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:
+        regime_of_row = [cell.group for cell in cells for _ in cell.cfgs]
+        by_setting: dict[tuple, list[SummaryRow]] = {}
+        for row, regime in zip(rows, regime_of_row):
+            by_setting.setdefault((regime, row.family, row.norm, row.batch_size), []).append(row)
+        chance = {name: next(b["mean"] for b in bl if b["name"] == "chance") for name, bl in baselines.items()}
+        results = claim_rules.evaluate_claims(spec.selected, by_setting, spec.regimes, chance)
+        return {
+            "seeds": self.seeds(spec),
+            "regimes": list(spec.regimes),
+            "baselines": baselines,
+            "aggregate": aggregate_over_seeds(rows),
+            "claims": [r.to_dict() for r in results],
+            "verdicts": claim_rules.claim_sentences(results),
+        }
+
+    def annotate_rows(self, spec: ClaimsSpec, cells: Sequence[Cell], summary_rows: list[dict]) -> None:
+        for row, regime in zip(summary_rows, [cell.group for cell in cells for _ in cell.cfgs]):
+            row["regime"] = regime
+
+    def figures(self, path: Path) -> list[str]:
+        from lnbench.report import figures
+
+        summary = driver.read_json(path / "summary.json") or {}
+        if not summary.get("claims"):
+            return []
+        results = [claim_rules.ClaimResult(**c) for c in summary["claims"]]
+        return [figures.plot_claims(results, path / "claims.png").name]
+
+    def tables(self, path: Path, summary: dict) -> list[Table]:
+        results = summary.get("claims") or []
+        n_regimes = len(summary.get("regimes") or [])
+        title = f"lnbench claims ({plural(len(results), 'claim')}, {plural(n_regimes, 'regime')})"
+        out = [tables.claims_table(results, title)]
+        if summary.get("baselines"):
+            out.append(tables.regime_baselines_table(summary["baselines"]))
+        return out
+
+
+CLAIMS = Claims()
+
+
+def claims(
+    selected: Sequence[claim_rules.Claim],
+    regimes: dict[str, RunConfig],
+    runs_dir: str | Path = "runs",
+    on_epoch: EpochCallback | None = None,
+    jobs: int = 1,
+    resume: str | Path | None = None,
+    launcher: str = "local",
+) -> ExperimentResult:
+    """``lnbench claims``: train what the ``selected`` claims need (each setting of each regime
+    once, all seeds) and give each claim a verdict computed from the paired runs.
+
+    Writes one run folder: ``config.yaml`` (every regime's resolved config), one child run per
+    setting and seed, ``claims.png``, ``report.html`` and ``summary.json`` (``claims``: claim,
+    regime, metric, effect, ci95, verdict, runs, ...; ``rows`` with their ``regime``;
+    ``baselines`` per regime). ``jobs``, ``launcher``, ``resume``: see
+    :func:`lnbench.experiments.driver.run`.
+    """
+    return driver.run(CLAIMS, ClaimsSpec(list(selected), regimes), runs_dir, on_epoch, jobs, resume, launcher)

@@ -1,0 +1,49 @@
+"""The experiments' registry: a kind's name (a run.json ``kind``, a CLI command) -> its experiment.
+
+A new experiment kind is one module in :mod:`lnbench.experiments` implementing
+:class:`lnbench.experiments.base.Experiment`, plus one line here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lnbench.experiments.base import Experiment, read_json
+from lnbench.experiments.batchsize_sweep import BATCHSIZE_SWEEP
+from lnbench.experiments.checks import GRADCHECK, INVARIANCE
+from lnbench.experiments.claims import CLAIMS
+from lnbench.experiments.compare import COMPARE
+from lnbench.experiments.sweep import SWEEP
+from lnbench.experiments.train import TRAIN
+
+EXPERIMENTS: dict[str, Experiment] = {
+    e.kind: e for e in (TRAIN, COMPARE, BATCHSIZE_SWEEP, SWEEP, CLAIMS, INVARIANCE, GRADCHECK)
+}
+
+
+def experiment_of(path: Path) -> Experiment | None:
+    """The experiment that wrote the run folder ``path`` (its run.json ``kind``), or None."""
+    return EXPERIMENTS.get(str((read_json(path / "run.json") or {}).get("kind")))
+
+
+def redraw(path: Path) -> list[str]:
+    """Draw a run folder's figures again from its files, exactly as its experiment drew them
+    (same files, same titles), whatever state it ended in; returns the files drawn."""
+    exp = experiment_of(path)
+    return exp.figures(path) if exp is not None else []
+
+
+def report(run_dirs: list[Path], out: Path | None = None) -> Path:
+    """``lnbench report``: write report.html for run folders (one, or several side by side into
+    ``out``) with each experiment's own tables. Reads the folders' files only.
+
+    Raises:
+        ValueError: no folder, or several folders and no ``out``.
+    """
+    from lnbench.report.html import write_report
+
+    tables = {}
+    for d in run_dirs:
+        exp = experiment_of(d)
+        tables[d] = exp.tables(d, read_json(d / "summary.json") or {}) if exp is not None else []
+    return write_report(list(run_dirs), out, tables=tables)

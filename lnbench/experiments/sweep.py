@@ -1,0 +1,112 @@
+"""``lnbench sweep``: every cell of ``sweep.grid`` (the product of its values) x seed.
+
+One child run per cell and seed, named after the cell's values; per cell the aggregate over
+seeds; each norm vs NoNorm paired at every other grid value (Holm over all); a figure of the
+final accuracy against each swept key, one line per norm (:mod:`lnbench.analysis.grid`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from lnbench.analysis import grid
+from lnbench.config import RunConfig
+from lnbench.experiments import driver
+from lnbench.experiments.base import (
+    Cell,
+    EpochCallback,
+    Experiment,
+    ExperimentResult,
+    comparisons_of,
+    run_name,
+    seed_cells,
+)
+from lnbench.records.schema import SummaryRow
+from lnbench.report import tables
+
+
+class Sweep(Experiment):
+    kind = "sweep"
+
+    def plan(self, spec: RunConfig, parent: Path) -> list[Cell]:
+        return seed_cells(spec, grid.check_grid(spec), parent, spec.compare.target_acc, grid.cell_name)
+
+    def baselines(self, spec: RunConfig) -> Any:
+        # a grid over the data has no one data set to fit a baseline on
+        return None if any(k.startswith("data.") for k in spec.sweep.grid) else super().baselines(spec)
+
+    def analyse(self, spec: RunConfig, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:
+        settings = list({repr(list(c.setting.items())): c.setting for c in cells}.values())  # in grid order
+        setting_of_row = [settings.index(cell.setting) for cell in cells for _ in cell.cfgs]
+        rows_by_setting = [[r for r, k in zip(rows, setting_of_row) if k == j] for j in range(len(settings))]
+        entries = grid.aggregate(settings, rows_by_setting)
+        comparisons = grid.comparisons(settings, rows_by_setting)
+        return {
+            "target_acc": spec.compare.target_acc,
+            "grid": spec.sweep.grid,
+            "seeds": spec.seed_list,
+            "baselines": baselines,
+            "cells": entries,
+            "comparisons": [c.to_dict() for c in comparisons],
+            "verdicts": grid.sentences(entries, comparisons),
+        }
+
+    def annotate_rows(self, spec: RunConfig, cells: Sequence[Cell], summary_rows: list[dict]) -> None:
+        values = [{k.replace("__", "."): v for k, v in cell.setting.items()} for cell in cells for _ in cell.cfgs]
+        for row, v in zip(summary_rows, values):
+            row["values"] = v
+
+    def figures(self, path: Path) -> list[str]:
+        from lnbench.report import figures
+
+        summary = driver.read_json(path / "summary.json") or {}
+        entries = summary.get("cells") or []
+        if not any(e["mean_final_test_acc"] is not None for e in entries):
+            return []
+        return [
+            figures.plot_grid(entries, key, path / f"accuracy_vs_{key.split('.')[-1]}.png").name
+            for key in summary.get("grid", {})
+            if key != "model.norm"
+        ]
+
+    def tables(self, path: Path, summary: dict) -> list[Table]:
+        out = []
+        if summary.get("baselines"):
+            out.append(tables.baselines_table(summary["baselines"]))
+        if summary.get("cells"):
+            n_seeds = len(summary.get("seeds") or [])
+            title = f"lnbench sweep: {run_name(path)}, {len(summary['cells'])} cells x {n_seeds} seeds"
+            out.append(tables.grid_table(summary["cells"], title))
+        comparisons = comparisons_of(summary)
+        shown = [c for c in comparisons if c.significant]
+        if shown:
+            title = f"significant paired comparisons ({len(shown)} of {len(comparisons)}; all in summary.json)"
+            out.append(tables.comparisons_table(shown, title))
+        return out
+
+
+SWEEP = Sweep()
+
+
+def sweep(
+    cfg: RunConfig,
+    runs_dir: str | Path = "runs",
+    on_epoch: EpochCallback | None = None,
+    jobs: int = 1,
+    resume: str | Path | None = None,
+    launcher: str = "local",
+) -> ExperimentResult:
+    """``lnbench sweep``: every cell of ``cfg.sweep.grid`` x seed; see the module docstring.
+
+    summary.json: ``grid``, ``cells`` (the aggregate per cell), ``rows`` (each with its cell's
+    ``values``), ``comparisons``, ``verdicts``. ``jobs``, ``launcher``, ``resume``: see
+    :func:`lnbench.experiments.driver.run`.
+
+    Raises:
+        ConfigError: a bad grid, bad seeds, ..., before anything is written.
+    """
+    return driver.run(SWEEP, cfg, runs_dir, on_epoch, jobs, resume, launcher)

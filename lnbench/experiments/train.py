@@ -1,0 +1,69 @@
+"""``lnbench train``: one model trained into its own run folder, with its figures and report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.table import Table
+
+from lnbench.config import RunConfig
+from lnbench.config.checks import check_keys_apply
+from lnbench.experiments import driver
+from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, read_json, rows_of, run_name
+from lnbench.records.runs import write_json_atomic
+from lnbench.records.schema import read_metrics, summary_row
+from lnbench.report import tables
+
+
+class Train(Experiment):
+    kind = "train"
+    seeded = False  # one model, one seed (``seeds`` is not used)
+
+    def config_yaml(self, spec: RunConfig) -> str:
+        return spec.to_yaml(model_family_only=True)
+
+    def seeds(self, spec: RunConfig) -> list[int]:
+        return [spec.seed]
+
+    def check(self, spec: RunConfig) -> None:
+        super().check(spec)
+        check_keys_apply(spec, [spec.model.family])
+
+    def plan(self, spec: RunConfig, parent: Path) -> list[Cell]:
+        return [Cell([spec], parent, spec.compare.target_acc)]
+
+    def figures(self, path: Path) -> list[str]:
+        from lnbench.report.figures import draw_run_figures
+
+        summary = read_json(path / "summary.json") or {}
+        return draw_run_figures(path, [path], summary.get("target_acc", 0.9))
+
+    def tables(self, path: Path, summary: dict) -> list[Table]:
+        rows = rows_of(summary)
+        if not rows and (path / "metrics.json").exists():  # a folder of an older version, or interrupted
+            manifest = read_json(path / "run.json") or {}
+            rows = [summary_row(read_metrics(path), 0.9, path.name, manifest.get("wall_seconds"))]
+        return [tables.runs_table(f"lnbench train: {run_name(path)}", rows, summary.get("target_acc", 0.9))]
+
+
+TRAIN = Train()
+
+
+def train(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None) -> ExperimentResult:
+    """``lnbench train``: one model of ``cfg`` (``cfg.seed``) in a new run folder under ``runs_dir``
+    (config.yaml, run.json, metrics.json, summary.json with its one row, the figures, report.html).
+
+    Raises:
+        ConfigError: a config that cannot run, before anything is written.
+    """
+    from lnbench.experiments.cells import run_one
+
+    driver.prepare(TRAIN, cfg)
+    target = cfg.compare.target_acc
+    row, path = run_one(cfg, runs_dir, on_epoch, target_acc=target)
+    body = driver.summary(TRAIN.kind, [row], True, target_acc=target, seeds=[cfg.seed])
+    write_json_atomic(path / "summary.json", body)
+    body["figures"] = TRAIN.figures(path)
+    write_json_atomic(path / "summary.json", body)
+    driver.write_html(TRAIN, path)
+    return ExperimentResult(path, row.status, [row])
