@@ -398,8 +398,8 @@ def evaluate_claims(
             if bound is not None:
                 result = replace(result, ci95=(max(-bound, result.ci95[0]), min(bound, result.ci95[1])))
         tested.append((c, pairs, result, why, runs))
-    directional = [k for k, (c, _, r, _, _) in enumerate(tested) if r is not None and c.direction == "less"]
-    adjusted = dict(zip(directional, stats.holm([tested[k][2].p_value for k in directional])))
+    directional = {k: r.p_value for k, (c, _, r, _, _) in enumerate(tested) if r is not None and c.direction == "less"}
+    adjusted = dict(zip(directional, stats.holm(list(directional.values()))))
     out = []
     for k, (c, pairs, r, why, runs) in enumerate(tested):
         mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
@@ -466,6 +466,7 @@ def format_effect(r: ClaimResult) -> str:
     """``-0.083 [-0.101, -0.065] nats`` or ``+1.5 [-0.5, +3.5] points``."""
     if r.effect is None:
         return "-"
+    assert r.ci95 is not None  # a tested claim (effect set) has its interval
     scale, digits, unit = _units(r.metric)
     f = lambda x: f"{scale * x:+.{digits}f}"  # noqa: E731
     return f"{f(r.effect)} [{f(r.ci95[0])}, {f(r.ci95[1])}]{unit}"
@@ -480,6 +481,7 @@ def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:
                 f"{family_label(r.family)}, {r.claim} ({r.regime}): not tested ({r.reason}): {r.verdict.upper()}."
             )
             continue
+        assert r.mean_a is not None and r.mean_b is not None  # a tested claim has >= 2 seeds with values
         p = (
             ""
             if r.p_value is None

@@ -93,7 +93,7 @@ def aggregate(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRow]
     to [0, 1]), ``mean_mean_train_loss``."""
     out = []
     for changes, rows in zip(cells, rows_by_cell):
-        accs = [r.final_test_acc for r in rows if r.ok]
+        accs = [r.final_test_acc for r in rows if r.ok and r.final_test_acc is not None]  # ok implies a value
         losses = [r.mean_train_loss for r in rows if r.ok and r.mean_train_loss is not None]
         ci = None
         if len(accs) > 1:
@@ -197,7 +197,7 @@ def by_key(entries: Sequence[dict], key: str) -> dict[str, list[tuple]]:
             continue
         norm = e["values"].get("model.norm", "all")
         lines.setdefault(norm, {}).setdefault(e["values"][key], []).append(e)
-    out = {}
+    out: dict[str, list[tuple]] = {}
     for norm, points in lines.items():
         out[norm] = []
         for value, es in points.items():

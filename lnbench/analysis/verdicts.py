@@ -84,7 +84,9 @@ def paired_test(pairs: Sequence[Pair], metric: str) -> stats.PairedResult | None
     if metric == "batch_stats_vs_eval":
         if len(pairs) == 1:
             a = pairs[0][0]
-            return stats.mcnemar_exact(a.test_correct_batch_stats, a.test_correct) if a.test_correct else None
+            if a.test_correct and a.test_correct_batch_stats is not None:
+                return stats.mcnemar_exact(a.test_correct_batch_stats, a.test_correct)
+            return None
         return stats.paired_over_seeds(
             [a.final_test_acc_batch_stats for a, _ in pairs],
             [a.final_test_acc for a, _ in pairs],
@@ -135,7 +137,7 @@ def holm_family(family: str, tests: list[tuple[dict, stats.PairedResult]]) -> li
             condition_a=spec.get("condition_a", ""),
             condition_b=spec.get("condition_b", ""),
             mean_diff=t.mean_diff,
-            ci95=tuple(t.ci95),
+            ci95=(t.ci95[0], t.ci95[1]),
             p_value=t.p_value,
             p_adjusted=p_adj,
             test=t.test,
@@ -339,7 +341,7 @@ def sweep_verdicts(
                 f"{name}: diverged at batch size {', '.join(map(str, diverged))} (left out of means and tests)."
             )
         means = {
-            bs: _mean([r.final_test_acc for r in cell if r.ok])
+            bs: _mean([r.final_test_acc for r in cell if r.ok and r.final_test_acc is not None])  # ok implies a value
             for (bs,), cell in sorted(_group(rs, "batch_size").items())
             if any(r.ok for r in cell)
         }

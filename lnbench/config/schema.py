@@ -246,7 +246,7 @@ class CompareConfig(_Section):
     """What ``lnbench compare`` varies: every family x norm x seed."""
 
     families: list[Family] = Field(
-        default_factory=lambda: ["rnn", "transformer"],
+        default_factory=lambda: list[Family](["rnn", "transformer"]),
         min_length=1,
         description="compare: the model families trained, each with every norm and seed (rnn, transformer; "
         "no repeats).",
@@ -434,8 +434,8 @@ def _format_error(source: str, err: ValidationError) -> str:
             msg += f" (got {shown if len(shown) <= 80 else shown[:77] + '...'})"
             if e["type"] == "string_type" and isinstance(e["input"], (int, float)):
                 what = "a boolean" if isinstance(e["input"], bool) else "a number"
-                shown = str(e["input"]).lower() if isinstance(e["input"], bool) else e["input"]
-                msg += f'; YAML read {what}: quote it, {e["loc"][-1]}: "{shown}"'
+                value = str(e["input"]).lower() if isinstance(e["input"], bool) else e["input"]
+                msg += f'; YAML read {what}: quote it, {e["loc"][-1]}: "{value}"'
         lines.append(f"{source}: {key}: {msg}" if key else f"{source}: {msg}")
     return "\n".join(lines)
 

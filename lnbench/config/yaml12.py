@@ -18,6 +18,8 @@ A mapping that repeats a key raises :class:`DuplicateKeyError` naming the key an
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
+from typing import Any
 
 import yaml
 
@@ -35,9 +37,9 @@ class DuplicateKeyError(yaml.YAMLError):
 class Loader(yaml.SafeLoader):
     """``yaml.SafeLoader`` with YAML 1.2 core-schema scalars and duplicate keys refused."""
 
-    def construct_mapping(self, node, deep=False):  # type: ignore[override]
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
         if isinstance(node, yaml.MappingNode):
-            seen: dict = {}
+            seen: dict[Any, int] = {}
             for key_node, _ in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":
                     continue
@@ -75,7 +77,7 @@ Loader.add_implicit_resolver(
 Loader.add_constructor(_INT, _construct_int)
 
 
-def load(text: str):
+def load(text: str) -> Any:
     """Parse one YAML document with :class:`Loader` (YAML 1.2 core scalars, no duplicate keys).
 
     Raises:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -157,7 +158,7 @@ def read_metrics(path: str | Path) -> Metrics:
     return Metrics.from_dict(raw, str(path))
 
 
-def first_epoch_at(test_acc: list[float | None], target: float) -> int | None:
+def first_epoch_at(test_acc: Sequence[float | None], target: float) -> int | None:
     """The first epoch (1-based) whose test accuracy is at or above ``target`` (a fraction);
     None if none is. Reaching the target counts even if the accuracy drops again later."""
     return next((i + 1 for i, a in enumerate(test_acc) if a is not None and a >= target), None)

@@ -161,6 +161,7 @@ def test_zero_spread_constant_difference_is_sign_test():
         ([0.9, 0.8], [0.8], "equal length"),
         ([0.9, float("nan")], [0.8, 0.7], "finite"),
         ([0.9, 0.8], [float("inf"), 0.7], "finite"),
+        ([0.9, None], [0.8, 0.7], "finite"),  # None (no value, e.g. diverged) is NaN
     ],
 )
 def test_paired_errors(a, b, match):
