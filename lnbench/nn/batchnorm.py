@@ -104,18 +104,21 @@ class BatchNorm1d(Norm):
     def _normalize(self, x: torch.Tensor, t: int | None) -> torch.Tensor:
         """The forward at timestep ``t`` (None outside a recurrence)."""
         self.check_input(x)
+        gamma, beta = self._per_member(self.gamma, x), self._per_member(self.beta, x)
         if not self.training and not self.use_batch_stats_in_eval:
-            mean, var = self._running_stats(t)
-            if self.members is not None:  # (S, 1, H) -> (S, 1, .., 1, H), across x's batch axes
-                mean, var = (s.view(self.members, *(1,) * (x.dim() - 2), self.features) for s in (mean, var))
+            mean, var = (self._per_member(s, x) for s in self._running_stats(t))
             rstd = torch.rsqrt(var + self.eps)
-            return ((x - mean) * rstd * self.gamma + self.beta).to(x.dtype)
+            return ((x - mean) * rstd * gamma + beta).to(x.dtype)
         dims = tuple(range(self.batch_axis, x.dim() - 1))  # every axis but the members' and the features
-        y, mean, var = NormalizeAffine.apply(x, self.gamma, self.beta, self.eps, dims)
+        y, mean, var = NormalizeAffine.apply(x, gamma, beta, self.eps, dims)
         n = math.prod(x.shape[d] for d in dims)  # values per feature (per member)
         if self.training and n > 0:  # an empty batch updates nothing (as PyTorch)
             self._track(mean.view(self.param_shape), var.view(self.param_shape), n, t)
         return y
+
+    def _per_member(self, stat: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """An ensemble's ``(S, 1, H)`` tensor viewed as ``(S, 1, 1, H)`` for an ``(S, B, T, H)`` input."""
+        return stat if self.members is None or x.dim() == 3 else stat.view(self.members, 1, 1, self.features)
 
     def _running_stats(self, t: int | None) -> tuple[torch.Tensor, torch.Tensor]:
         """The running statistics eval mode normalizes with at timestep ``t``."""

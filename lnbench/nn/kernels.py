@@ -1,7 +1,7 @@
-"""The compiled LayerNorm kernel (``lnbench/csrc/layernorm.cpp``), built once and cached.
+"""The compiled LayerNorm kernel (``lnbench/nn/csrc/layernorm.cpp``), built once and cached.
 
-:class:`lnbench.nn.norms.LayerNorm` uses it for float32/float64 CPU tensors when it is available:
-the same formula and hand-written x-hat backward as :class:`lnbench.nn.norms.NormalizeAffine`, but
+:class:`lnbench.nn.layernorm.LayerNorm` uses it for float32/float64 CPU tensors when it is available:
+the same formula and hand-written x-hat backward as :class:`lnbench.nn.layernorm.NormalizeAffine`, but
 as one C++ autograd node, so no Python runs per call (at the RNN's (64, 64) per timestep, the
 Python Function's per-call overhead made training 1.9x slower than ``torch.nn.LayerNorm``; the
 kernel brings it to ~1.1x, ``benchmarks/bench_training.py``).

@@ -11,7 +11,9 @@ by statistics of the data (it does not depend on the batch, and it is not invari
 data's scale: Ba et al. 2016, Table 1). Gradients flow through the formula (torch autograd).
 
 Oracle: ``torch.nn.utils.parametrizations.weight_norm(nn.Linear(...), dim=0)``
-(``tests/test_norms_rms_weight.py``).
+(``tests/nn/test_norms_rms_weight.py``). In the norm registry (:mod:`lnbench.nn.registry`) the kind
+``weight`` ``reparametrizes_weights``: the models build these layers, and their norm positions are
+the identity.
 """
 
 from __future__ import annotations
@@ -22,24 +24,35 @@ from torch.nn import functional as F
 
 
 def weight_normalize(v: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
-    """``g_i * v_i / ||v_i||`` for every row i of the last two axes: ``v (*, out, in)``,
-    ``g (*, out)`` -> ``(*, out, in)``. A zero row gives NaN, as PyTorch's weight_norm does."""
+    """The weight-normalized matrix ``w_i = g_i * v_i / ||v_i||`` for every row i of the last two
+    axes (Salimans & Kingma 2016, eq. 2; ``torch._weight_norm(v, g, dim=0)`` for one matrix).
+
+    Args:
+        v: directions ``(*, out, in)``, floating.
+        g: lengths ``(*, out)``, v's dtype.
+
+    Returns:
+        ``(*, out, in)``, v's dtype. A zero row gives NaN, as PyTorch's weight_norm does (no raise).
+    """
     return v * (g / torch.linalg.vector_norm(v, dim=-1)).unsqueeze(-1)
 
 
 class WeightNormLinear(nn.Module):
     """``nn.Linear`` with its weight re-parametrized as ``g_i * v_i / ||v_i||`` (Salimans &
-    Kingma 2016, eq. 2). Initialised from ``nn.Linear``'s init: ``v`` = its weight, ``g`` = the
+    Kingma 2016, eq. 2). Mirrors ``torch.nn.utils.parametrizations.weight_norm(nn.Linear(in, out), dim=0)``.
+
+    Initialised from ``nn.Linear``'s init (the same random draws): ``v`` = its weight, ``g`` = the
     norms of its rows, so at initialisation it computes exactly what the Linear would.
 
     Args:
         in_features, out_features, bias: as ``nn.Linear``.
 
     Attributes:
-        v: direction ``(out, in)``; g: length ``(out,)``; bias: ``(out,)`` or None.
+        v: direction ``(out, in)``; g: length ``(out,)``; bias: ``(out,)`` or None; all float32.
+        weight: the effective weight ``(out, in)`` (a property, recomputed at each call).
 
     Shape:
-        ``(*, in)`` -> ``(*, out)``.
+        Input ``(*, in)`` -> output ``(*, out)``, the layer's dtype.
     """
 
     grouped_as_layer = True  # v, g and bias are one layer in grad_norm_layer (lnbench.nn.base.grouped_as_layer)
@@ -65,7 +78,8 @@ class WeightNormLinear(nn.Module):
 
 
 def linear(in_features: int, out_features: int, weight_norm: bool, bias: bool = True) -> nn.Module:
-    """``WeightNormLinear`` if ``weight_norm`` else ``nn.Linear`` (the Transformer's layers)."""
+    """The Transformer's linear layers: a :class:`WeightNormLinear` if ``weight_norm`` else an
+    ``nn.Linear`` (the same random draws either way). Shape: ``(*, in)`` -> ``(*, out)``."""
     return (
         WeightNormLinear(in_features, out_features, bias)
         if weight_norm
@@ -74,5 +88,6 @@ def linear(in_features: int, out_features: int, weight_norm: bool, bias: bool = 
 
 
 def row_norms(w: torch.Tensor) -> torch.Tensor:
-    """``||w_i||`` of every row of the last two axes (the initial g of a weight-normalized matrix)."""
+    """``||w_i||`` of every row of the last two axes, ``(*, out, in)`` -> ``(*, out)``: the initial g
+    of a weight-normalized matrix (``torch.linalg.vector_norm(w, dim=-1)``)."""
     return torch.linalg.vector_norm(w, dim=-1)

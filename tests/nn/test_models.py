@@ -5,6 +5,7 @@ import torch
 from torch.nn import functional as F
 
 from lnbench.config import ModelConfig
+from lnbench.names import NORM_KINDS
 from lnbench.nn.models import RNNCellWithNorm, SimpleRNN, TransformerBlock, TransformerClassifier, build_model
 from lnbench.nn.norms import BatchNorm1d
 
@@ -93,3 +94,42 @@ def test_build_model_from_config():
     tr = build_model(ModelConfig(family="transformer", norm="layer", hidden_size=16, d_ff=32), 4, 10)
     assert isinstance(rnn, SimpleRNN) and isinstance(rnn.cell.norm, BatchNorm1d)
     assert isinstance(tr, TransformerClassifier) and tr.blocks[0].mlp[0].out_features == 32
+
+
+# ---- dtype and device conversion (Module._apply must not be shadowed) -----------------------------
+
+FAMILY_SETTINGS = [
+    ("rnn", {"norm_placement": "joint"}),
+    ("rnn", {"norm_placement": "separate"}),
+    ("rnn", {"norm_placement": "joint", "batch_norm_stats": "per_timestep"}),
+    ("transformer", {}),
+]
+
+
+@pytest.mark.parametrize("family,options", FAMILY_SETTINGS)
+@pytest.mark.parametrize("norm", NORM_KINDS)
+def test_every_model_converts_dtype_and_computes_the_same_function(family, norm, options):
+    """``.double()`` / ``.to(torch.float64)`` convert every parameter and buffer, and the float64
+    model computes what the float32 one does (to float32's precision; train mode, so BatchNorm
+    uses batch statistics and updates its running statistics); ``.half()`` works too."""
+    cfg = ModelConfig(family=family, norm=norm, hidden_size=6, d_ff=12, **options)
+    torch.manual_seed(0)
+    model = build_model(cfg, input_size=3, seq_len=5).train()
+    x = 3 * torch.randn(4, 5, 3) + 1
+    expected = [t.detach().double() for t in model(x, return_hidden=True)]
+    tensors32 = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    for convert in (lambda m: m.double(), lambda m: m.to(torch.float64)):
+        torch.manual_seed(0)
+        wide = convert(build_model(cfg, input_size=3, seq_len=5)).train()
+        tensors = {**dict(wide.named_parameters()), **dict(wide.named_buffers())}
+        assert tensors.keys() == tensors32.keys() and all(t.dtype == torch.float64 for t in tensors.values())
+        for got, want in zip(wide(x.double(), return_hidden=True), expected):
+            assert got.dtype == torch.float64
+            torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+        for name, t in wide.named_buffers():  # running statistics updated alike
+            torch.testing.assert_close(t, dict(model.named_buffers())[name].double(), atol=1e-6, rtol=1e-5)
+    torch.manual_seed(0)
+    half = build_model(cfg, input_size=3, seq_len=5).half().train()
+    logits = half(x.half())
+    assert logits.dtype == torch.float16
+    torch.testing.assert_close(logits.double(), expected[0], atol=1e-2, rtol=1e-2)
