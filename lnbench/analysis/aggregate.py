@@ -32,7 +32,7 @@ def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
     out = []
     for (family, norm, batch_size), rs in groups.items():
         ok = [r for r in rs if r.ok]
-        accs = [r.final_test_acc for r in ok]
+        accs = [r.final_test_acc for r in ok if r.final_test_acc is not None]  # ok implies a value: accs[i] is ok[i]'s
         if len(accs) > 1:
             half = stats.t_half_width(accs)
             ci = (max(0.0, mean(accs) - half), min(1.0, mean(accs) + half))  # an accuracy stays in [0, 1]
