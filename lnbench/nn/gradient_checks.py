@@ -115,7 +115,7 @@ def _validate(dtype: object, shape: object) -> tuple[str, tuple[int, ...]]:
         raise ValueError(f"dtype: {dtype!r} is not supported; choose one of {', '.join(DTYPES)}")
     if isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence) or len(shape) == 0:
         raise ValueError(f"shape: expected a sequence of positive ints such as (4, 5, 8), got {shape!r}")
-    if not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 1 for n in shape):
+    if not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and int(n) >= 1 for n in shape):
         raise ValueError(f"shape: every axis must be an int >= 1, got {tuple(shape)!r}")
     shape = tuple(int(n) for n in shape)
     if shape[-1] > FINITE_DIFF_MAX_ELEMENTS:
@@ -198,7 +198,7 @@ def torch_checks(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -
     import torch.nn.functional as F
 
     inputs = [a.astype(dtype) for a in _normal_inputs(shape, rng, mean=100.0, std=10.0)]
-    y, cache = layernorm_forward(*inputs[:3], EPS)
+    y, cache = layernorm_forward(inputs[0], inputs[1], inputs[2], EPS)
     ours = (y, *layernorm_backward(inputs[3], cache))
 
     def torch_outputs(torch_dtype):
@@ -388,15 +388,15 @@ def edge_case_checks() -> list[Check]:
     )
 
     # Read-only, transposed (non-contiguous) x and a broadcast (zero-stride) dy; nothing mutated.
-    x = np.arange(24.0).reshape(4, 3, 2).T  # (2, 3, 4); each row is i + 2j + 6 * [0, 1, 2, 3]
+    x_t = np.arange(24.0).reshape(4, 3, 2).T  # (2, 3, 4); each row is i + 2j + 6 * [0, 1, 2, 3]
     gamma, beta = np.ones(4), np.zeros(4)
-    for a in (x, gamma, beta):
+    for a in (x_t, gamma, beta):
         a.setflags(write=False)
-    copies = [a.copy() for a in (x, gamma, beta)]
-    out = _forward_backward(x, gamma, beta, np.broadcast_to(1.0, x.shape))
+    copies = [a.copy() for a in (x_t, gamma, beta)]
+    out = _forward_backward(x_t, gamma, beta, np.broadcast_to(1.0, x_t.shape))
     x_hat = 6 * row / np.sqrt(45.0 + EPS)  # var = 36 * 1.25
     expected = (np.broadcast_to(x_hat, (2, 3, 4)), np.zeros((2, 3, 4)), 6 * x_hat, np.full(4, 6.0))
-    unchanged = all(np.array_equal(a, c) for a, c in zip((x, gamma, beta), copies))
+    unchanged = all(np.array_equal(a, c) for a, c in zip((x_t, gamma, beta), copies))
     checks.append(
         _compare(
             "read-only transposed x, broadcast dy",
