@@ -27,6 +27,7 @@ def _scipy_stats():  # imported when first needed: the CLI checks a config witho
 
     return stats
 
+
 ALPHA = 0.05
 # Differences whose spread is below this fraction of the data's magnitude count as all equal: round-off
 # (0.91 - 0.90 != 0.87 - 0.86 in floats; float32 losses carry ~1e-7 relative error) would otherwise

@@ -99,10 +99,11 @@ def _clock(seconds: float) -> str:
 
 
 class _LogProgress:
-    """Plain progress lines for a log (see :func:`_progress`)."""
+    """Plain progress lines for a log (see :func:`progress`)."""
 
     def __init__(self, total_epochs: int) -> None:
-        self.total, self.done, self.seen, self.t0 = total_epochs, 0, {}, time.monotonic()
+        self.total, self.done, self.t0 = total_epochs, 0, time.monotonic()
+        self.seen: dict[str, int] = {}
 
     def __call__(self, label: str, epoch: int, epochs: int, acc: float | None = None) -> None:
         self.done += epoch - self.seen.get(label, 0)

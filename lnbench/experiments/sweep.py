@@ -37,7 +37,7 @@ class Sweep(Experiment):
 
     def baselines(self, spec: RunConfig) -> Any:
         # a grid over the data has no one data set to fit a baseline on
-        return None if any(k.startswith("data.") for k in spec.sweep.grid) else super().baselines(spec)
+        return None if any(k.startswith("data.") for k in spec.sweep.grid or {}) else super().baselines(spec)
 
     def analyse(self, spec: RunConfig, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:
         settings = list({repr(list(c.setting.items())): c.setting for c in cells}.values())  # in grid order

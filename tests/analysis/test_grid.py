@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from conftest import TINY_OVERRIDES, set_args
 from typer.testing import CliRunner
 
 from lnbench.analysis import grid
@@ -11,24 +12,7 @@ from lnbench.config import ConfigError, RunConfig
 from lnbench.records.schema import SummaryRow
 
 runner = CliRunner()
-TINY = [
-    "--set",
-    "seeds=[0,1,2]",
-    "--set",
-    "train.epochs=2",
-    "--set",
-    "data.n_train=32",
-    "--set",
-    "data.n_test=16",
-    "--set",
-    "data.features=8",
-    "--set",
-    "model.hidden_size=8",
-    "--set",
-    "train.batch_size=16",
-    "--jobs",
-    "1",
-]
+TINY = set_args(["seeds=[0,1,2]", *TINY_OVERRIDES]) + ["--jobs", "1"]
 
 
 def _cfg(g):

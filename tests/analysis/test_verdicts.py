@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from lnbench.analysis import verdicts
-from lnbench.records.schema import Metrics, SummaryRow, first_epoch_at, summary_row
 from lnbench.analysis.aggregate import aggregate_over_seeds
+from lnbench.records.schema import Metrics, SummaryRow, first_epoch_at, summary_row
 
 
 def row(

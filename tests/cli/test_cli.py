@@ -6,27 +6,17 @@ import math
 import pytest
 import torch
 import yaml
+from conftest import TINY_OVERRIDES, set_args
 from typer.testing import CliRunner
 
 from lnbench import experiments
 from lnbench.cli.app import app
 from lnbench.config import RunConfig
 
+pytestmark = pytest.mark.e2e  # trains models and writes run folders
+
 runner = CliRunner()
-TINY = [
-    "--set",
-    "train.batch_size=16",
-    "--set",
-    "data.n_train=32",
-    "--set",
-    "data.n_test=16",
-    "--set",
-    "data.seq_len=5",
-    "--set",
-    "data.features=8",
-    "--set",
-    "model.hidden_size=8",
-]
+TINY = set_args(o for o in TINY_OVERRIDES if not o.startswith("train.epochs"))  # each test sets its epochs
 METRIC_KEYS = {
     "schema_version",
     "family",

@@ -9,20 +9,15 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import TINY_OVERRIDES
 
 from lnbench import experiments
 from lnbench.config import load_config
 from lnbench.launchers.executors import Failed, PoolExecutor, SerialExecutor
 
-TINY = [
-    "train.batch_size=16",
-    "data.n_train=32",
-    "data.n_test=16",
-    "data.seq_len=5",
-    "data.features=8",
-    "model.hidden_size=8",
-    "train.epochs=2",
-]
+pytestmark = pytest.mark.e2e  # trains models and writes run folders
+
+TINY = TINY_OVERRIDES
 
 
 def _square_or_fail(job, progress):

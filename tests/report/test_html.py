@@ -8,31 +8,15 @@ import shutil
 import subprocess
 
 import pytest
+from conftest import TINY_OVERRIDES, set_args
 from typer.testing import CliRunner
 
 from lnbench.cli.app import app
 
+pytestmark = pytest.mark.e2e  # trains models and writes run folders
+
 runner = CliRunner()
-TINY = [
-    "--set",
-    "seeds=[0,1]",
-    "--set",
-    "train.epochs=2",
-    "--set",
-    "train.batch_size=16",
-    "--set",
-    "data.n_train=32",
-    "--set",
-    "data.n_test=16",
-    "--set",
-    "data.seq_len=4",
-    "--set",
-    "data.features=8",
-    "--set",
-    "model.hidden_size=8",
-    "--jobs",
-    "1",
-]
+TINY = set_args(["seeds=[0,1]", *TINY_OVERRIDES]) + ["--jobs", "1"]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 

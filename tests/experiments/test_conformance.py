@@ -1,0 +1,173 @@
+"""One suite of checks over every registered experiment (scikit-learn's ``check_estimator`` idea).
+
+For each kind that trains, at tiny sizes: the plan (what ``--dry-run`` shows) is exactly the
+children trained, in order; summary.json (complete) and report.html are written; ``lnbench
+report`` redraws the same figure files; resuming the finished folder runs nothing and changes
+no row; a bad config is exit code 2 with no folder. The checking kinds (invariance, gradcheck)
+write their report and its table. A new experiment kind gets these checks by registering.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import TINY_OVERRIDES, set_args
+from typer.testing import CliRunner
+
+from lnbench.cli.app import app
+from lnbench.config import load_config
+from lnbench.experiments import driver, redraw
+from lnbench.experiments.claims import claims_spec
+from lnbench.experiments.registry import EXPERIMENTS
+
+pytestmark = pytest.mark.e2e
+runner = CliRunner()
+REPO = Path(__file__).resolve().parents[2]
+SEEDS = "seeds=[0,1]"
+
+#: per trained kind: (how to build its spec, the CLI arguments of the same experiment)
+TRAINED = {
+    "train": (lambda: load_config(None, TINY_OVERRIDES), ["train", str(REPO / "configs/train.yaml")]),
+    "compare": (
+        lambda: load_config(None, [*TINY_OVERRIDES, SEEDS, "compare.norms=[none,layer]"]),
+        ["compare", "--set", "compare.norms=[none,layer]"],
+    ),
+    "batchsize-sweep": (
+        lambda: load_config(None, [*TINY_OVERRIDES, SEEDS, "sweep.norms=[none,batch]", "sweep.batch_sizes=[8,16]"]),
+        ["batchsize-sweep", "--set", "sweep.norms=[none,batch]", "--set", "sweep.batch_sizes=[8,16]"],
+    ),
+    "sweep": (
+        lambda: load_config(None, [*TINY_OVERRIDES, SEEDS, "sweep.grid={model.norm: [none, layer], train.lr: [0.01]}"]),
+        ["sweep", "--set", "sweep.grid={model.norm: [none, layer], train.lr: [0.01]}"],
+    ),
+    "claims": (
+        lambda: claims_spec(["rnn_faster_default"], REPO / "configs/claims", [*TINY_OVERRIDES, SEEDS]),
+        ["claims", "--presets", str(REPO / "configs/claims"), "--only", "rnn_faster_default"],
+    ),
+}
+
+
+def test_every_registered_experiment_is_checked_here():
+    assert set(EXPERIMENTS) == set(TRAINED) | {"invariance", "gradcheck"}
+
+
+@pytest.fixture(scope="module", params=sorted(TRAINED))
+def finished(request, tmp_path_factory):
+    """A tiny finished experiment of each trained kind: (kind, spec, plan, result)."""
+    kind = request.param
+    exp, spec = EXPERIMENTS[kind], TRAINED[kind][0]()
+    plan = driver.prepare(exp, spec)
+    runs = tmp_path_factory.mktemp(kind)
+    if kind == "train":
+        from lnbench.experiments import train
+
+        result = train(spec, runs)
+    else:
+        result = driver.run(exp, spec, runs)
+    return kind, spec, plan, result
+
+
+def test_the_plan_is_the_children_trained(finished):
+    kind, _, plan, result = finished
+    planned = [c.name for cell in plan for c in cell.cfgs]
+    if kind == "train":  # its one child is the run folder itself, timestamped: <time>_<name>
+        assert len(result.rows) == 1 and result.rows[0].run_dir.endswith("_" + planned[0])
+        planned = [result.rows[0].run_dir]
+    assert [r.run_dir for r in result.rows] == planned
+    assert [(r.family, r.norm, r.batch_size, r.seed) for r in result.rows] == [
+        (c.model.family, c.model.norm, c.train.batch_size, c.seed) for cell in plan for c in cell.cfgs
+    ]
+    if kind != "train":  # a train run is its one child
+        assert all((result.path / name / "metrics.json").is_file() for name in planned)
+
+
+def test_summary_and_report_are_written(finished):
+    kind, _, _, result = finished
+    summary = json.loads((result.path / "summary.json").read_text())
+    assert summary["kind"] == kind and summary["complete"] is True
+    assert [r["run_dir"] for r in summary["rows"]] == [r.run_dir for r in result.rows]
+    html = (result.path / "report.html").read_text()
+    assert "<table" in html and all("data:image/png;base64" in html for _ in summary["figures"])
+
+
+def test_report_redraws_the_same_figures(finished):
+    _, _, _, result = finished
+    summary = json.loads((result.path / "summary.json").read_text())
+    assert summary["figures"], "every trained kind draws at least one figure"
+    for name in summary["figures"]:
+        (result.path / name).unlink()
+    assert redraw(result.path) == summary["figures"]
+    assert all((result.path / name).stat().st_size > 1000 for name in summary["figures"])
+
+
+def test_resuming_a_finished_folder_runs_nothing_and_changes_no_row(finished):
+    kind, spec, _, result = finished
+    if kind == "train":
+        pytest.skip("a train run is one run, not an experiment folder: nothing to resume")
+    exp = EXPERIMENTS[kind]
+    plan = driver.prepare(exp, spec, resume=result.path)
+    assert driver.cells_to_run(plan, result.path) == []
+    before = json.loads((result.path / "summary.json").read_text())["rows"]
+    epochs = []
+    again = driver.run(exp, spec, result.path.parent, lambda *a, **k: epochs.append(a), resume=result.path)
+    assert again.path == result.path and again.status == "completed"
+    assert json.loads((result.path / "summary.json").read_text())["rows"] == before
+    manifest = json.loads((result.path / "run.json").read_text())
+    assert manifest["resumed"][-1]["cells_kept"] == len(plan)
+    assert not any(p.name.endswith(".attempt1") for p in result.path.iterdir())
+
+
+@pytest.mark.parametrize("kind", sorted(TRAINED))
+def test_a_bad_config_is_exit_2_and_no_folder(kind, tmp_path):
+    args = [
+        *TRAINED[kind][1],
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        *set_args(TINY_OVERRIDES),
+        "--set",
+        "data.n_train=-1",
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "data.n_train" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("kind", sorted(set(TRAINED) - {"train"}))
+def test_dry_run_refuses_what_the_run_refuses(kind, tmp_path):
+    """Issue 17: ``compare --dry-run --jobs 0`` said "would start 30 runs" while the run refused --jobs 0."""
+    args = [*TRAINED[kind][1], "--runs-dir", str(tmp_path), *set_args([*TINY_OVERRIDES, SEEDS])]
+    refused = runner.invoke(app, [*args, "--jobs", "0", "--dry-run"])
+    assert refused.exit_code == 2 and "--jobs: must be >= 1" in refused.output
+    shown = runner.invoke(app, [*args, "--jobs", "1", "--dry-run"])
+    assert shown.exit_code == 0, shown.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_dry_run_with_resume_lists_only_what_would_run(finished, tmp_path):
+    kind, _, plan, result = finished
+    if kind != "compare":
+        pytest.skip("one kind is enough for the CLI side; the plan side is checked for every kind above")
+    args = [kind, str(result.path / "config.yaml"), "--jobs", "1", "--dry-run"]  # the folder's own config
+    full = runner.invoke(app, [*args, "--runs-dir", str(tmp_path)])
+    resumed = runner.invoke(app, [*args, "--runs-dir", str(tmp_path), "--resume", str(result.path)])
+    n = sum(len(cell.cfgs) for cell in plan)
+    assert f"would start {n} runs" in full.output
+    assert "would start 0 runs" in resumed.output and f"{len(plan)} cells of" in resumed.output
+
+
+@pytest.mark.parametrize("kind", ["invariance", "gradcheck"])
+def test_the_checking_kinds_write_their_report_and_table(kind, tmp_path):
+    from lnbench import experiments
+
+    run = getattr(experiments, kind)
+    _, path = run(runs_dir=tmp_path) if kind == "gradcheck" else run(draws=1, runs_dir=tmp_path)
+    folder = path.parent
+    report = json.loads(path.read_text())
+    tables = EXPERIMENTS[kind].tables(folder, {})
+    rows = len(report["checks"]) if kind == "gradcheck" else len({c["method"] for c in report["cells"]})
+    assert len(tables) == 1 and tables[0].row_count == rows  # invariance: one row per method, as Table 1
+    assert "<table" in (folder / "report.html").read_text()
+    assert redraw(folder) == []

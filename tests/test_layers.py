@@ -1,0 +1,135 @@
+"""The layers of DESIGN.md hold: imports go down only, and no module imports itself back.
+
+Read from the source (``ast``), every ``import`` counted, also those inside functions: a lazy
+import is still a dependency. Layers, top to bottom (one tier may hold independent siblings):
+
+    cli > experiments > report > analysis | training > nn > config > records | launchers > names
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "lnbench"
+TIERS = [
+    {"cli"},
+    {"experiments"},
+    {"report"},
+    {"analysis", "training"},
+    {"nn"},
+    {"config"},
+    {"records", "launchers"},
+    {"names"},
+]
+RANK = {layer: rank for rank, tier in enumerate(TIERS) for layer in tier}
+ROOT_MODULES = {"__init__", "__main__", "_entry"}  # the package's entry points sit above every layer
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """The lnbench modules ``path`` imports (``from lnbench.x import y`` counts lnbench.x.y when
+    that is a module, else lnbench.x)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("lnbench")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("lnbench"):
+            for a in node.names:
+                sub = f"{node.module}.{a.name}"
+                out.add(sub if sub in MODULES else node.module)
+    return out
+
+
+FILES = sorted(PACKAGE.rglob("*.py"))
+MODULES = {module_name(p): p for p in FILES}
+GRAPH = {name: imports_of(path) for name, path in MODULES.items()}
+
+
+def layer(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] not in ROOT_MODULES else None
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for src, targets in graph.items():
+        a = layer(src)
+        for dst in targets:
+            b = layer(dst)
+            if a is None or b is None or a == b:
+                continue
+            if RANK[b] <= RANK[a]:  # same tier (siblings) or above
+                bad.append(f"{src} imports {dst} ({a} may not import {b})")
+    return sorted(bad)
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in graph:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_every_package_folder_is_a_known_layer():
+    folders = {p.parent.name for p in FILES if p.parent != PACKAGE}
+    top = {p.stem for p in FILES if p.parent == PACKAGE} - ROOT_MODULES - {"_forkserver_quiet"}
+    assert folders | top <= set(RANK), sorted((folders | top) - set(RANK))
+
+
+def test_no_layer_imports_a_higher_or_sibling_layer():
+    assert upward_imports(GRAPH) == []
+
+
+def test_no_import_circles():
+    assert cycles(GRAPH) == []
+
+
+@pytest.mark.parametrize(
+    "graph,expected",
+    [
+        ({"lnbench.nn.a": {"lnbench.experiments.b"}, "lnbench.experiments.b": set()}, 1),  # upward
+        ({"lnbench.training.a": {"lnbench.analysis.b"}, "lnbench.analysis.b": set()}, 1),  # siblings
+        ({"lnbench.cli.a": {"lnbench.names"}, "lnbench.names": set()}, 0),  # down
+    ],
+)
+def test_the_layer_check_catches_a_planted_upward_import(graph, expected):
+    assert len(upward_imports(graph)) == expected
+
+
+def test_the_cycle_check_catches_a_planted_circle():
+    graph = {"lnbench.a": {"lnbench.b"}, "lnbench.b": {"lnbench.c"}, "lnbench.c": {"lnbench.a"}, "lnbench.d": set()}
+    assert cycles(graph) == [["lnbench.a", "lnbench.b", "lnbench.c"]]
