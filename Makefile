@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-browser setup bench gradcheck sweep docs clean
+.PHONY: run test test-unit lint test-browser setup bench gradcheck sweep docs clean
 
 setup: $(STAMP)
 
@@ -19,8 +19,18 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/lnbench compare
 
-test: $(STAMP)
+test: lint
 	MPLBACKEND=Agg $(PY) -m pytest
+
+# the unit tests alone (no training, no run folders): seconds
+test-unit: $(STAMP)
+	MPLBACKEND=Agg $(PY) -m pytest -m "not e2e"
+
+# the gates: ruff (lint and format) and mypy, as CI runs them
+lint: $(STAMP)
+	$(VENV)/bin/ruff check lnbench tests benchmarks docs
+	$(VENV)/bin/ruff format --check lnbench tests benchmarks docs
+	$(VENV)/bin/mypy
 
 # the report in a real browser: installs Debian's chromium (needs root or sudo), then runs that test
 test-browser: $(STAMP)
