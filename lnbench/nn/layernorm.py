@@ -46,6 +46,12 @@ class NormalizeAffine(torch.autograd.Function):
     ``torch.nn.functional.layer_norm`` (``dims = (-1,)``) and ``torch.nn.functional.batch_norm``
     with ``training=True`` (``dims`` = the batch axes).
 
+    Second derivatives (a gradient penalty: ``torch.autograd.grad(..., create_graph=True)``):
+    when the backward runs with grad mode on, a graph of the gradient is being built, so x_hat
+    and rstd are recomputed from the saved input in differentiable torch ops and the same
+    formula is differentiated through (as ``torch.nn.functional.layer_norm``'s double backward);
+    a plain backward takes the cached values and builds no graph.
+
     Args (to ``apply``): x ``(*, D)`` floating; gamma, beta broadcastable to x (``(D,)``, or
     ``(S, 1, D)`` for an ensemble of S models), x's dtype or float32; eps (float); dims (tuple of ints).
 
@@ -56,13 +62,13 @@ class NormalizeAffine(torch.autograd.Function):
         and var are float32 for them.
 
     Raises:
-        RuntimeError: on a second derivative (``once_differentiable``), or if gamma and beta do
-            not broadcast to x.
+        RuntimeError: if gamma and beta do not broadcast to x.
     """
 
     @staticmethod
     def forward(ctx, x, gamma, beta, eps, dims):
         ctx.x_dtype, ctx.gamma_dtype = x.dtype, gamma.dtype
+        x_in, gamma_in = x, gamma  # saved: a second derivative recomputes x_hat from them
         if x.dtype in LOW_PRECISION:  # statistics and x_hat in float32, y back in x's dtype
             x, gamma, beta = x.float(), gamma.float(), beta.float()
         mean = x.mean(dim=dims, keepdim=True)
@@ -70,27 +76,31 @@ class NormalizeAffine(torch.autograd.Function):
         var = (x_hat * x_hat).mean(dim=dims, keepdim=True)  # two-pass: no E[x^2] - E[x]^2 cancellation
         rstd = (var + eps).rsqrt_()
         x_hat.mul_(rstd)
-        ctx.save_for_backward(x_hat, rstd, gamma)
-        ctx.dims, ctx.param_axes = dims, broadcast_axes(x.shape, gamma.shape)
+        ctx.save_for_backward(x_hat, rstd, x_in, gamma_in)
+        ctx.eps, ctx.dims, ctx.param_axes = eps, dims, broadcast_axes(x.shape, gamma.shape)
         ctx.mark_non_differentiable(mean, var)
         ctx.set_materialize_grads(False)  # mean and var get no gradient: no zero tensors for them
         return torch.addcmul(beta, x_hat, gamma).to(ctx.x_dtype), mean, var
 
     @staticmethod
-    @torch.autograd.function.once_differentiable  # a second derivative raises instead of being wrong
     def backward(ctx, grad_y, _grad_mean, _grad_var):
         if grad_y is None:
             return None, None, None, None, None
-        x_hat, rstd, gamma = ctx.saved_tensors
+        x_hat, rstd, x, gamma = ctx.saved_tensors
         dims, axes = ctx.dims, ctx.param_axes
-        grad_y = grad_y.to(x_hat.dtype)  # float32 for a float16 input (see forward)
+        gamma = gamma.to(x_hat.dtype)  # float32 for a float16 input (see forward)
+        if torch.is_grad_enabled():  # create_graph: the gradient must be a differentiable function of x
+            centered = x.to(x_hat.dtype) - x.to(x_hat.dtype).mean(dim=dims, keepdim=True)
+            rstd = ((centered * centered).mean(dim=dims, keepdim=True) + ctx.eps).rsqrt()
+            x_hat = centered * rstd
+        grad_y = grad_y.to(x_hat.dtype)
         g = grad_y * gamma
         inner = (g * x_hat).mean(dim=dims, keepdim=True)
-        dx = torch.addcmul(g - g.mean(dim=dims, keepdim=True), x_hat, inner, value=-1).mul_(rstd)
+        dx = torch.addcmul(g - g.mean(dim=dims, keepdim=True), x_hat, inner, value=-1) * rstd
         dgamma, dbeta = grad_y * x_hat, grad_y
         if axes:  # sum(dim=()) would sum everything
             dgamma, dbeta = dgamma.sum(dim=axes), dbeta.sum(dim=axes)
-        dgamma, dbeta = dgamma.view(gamma.shape).to(ctx.gamma_dtype), dbeta.reshape(gamma.shape).to(ctx.gamma_dtype)
+        dgamma, dbeta = dgamma.reshape(gamma.shape).to(ctx.gamma_dtype), dbeta.reshape(gamma.shape).to(ctx.gamma_dtype)
         return dx.to(ctx.x_dtype), dgamma, dbeta, None, None
 
 

@@ -30,25 +30,34 @@ class RMSNormalize(torch.autograd.Function):
     Returns:
         y like x (shape and dtype; float16/bfloat16 computed in float32).
 
+    Second derivatives: with grad mode on in the backward (``create_graph=True``), x_hat and
+    1/rms are recomputed from the saved input in differentiable torch ops, as in
+    :class:`lnbench.nn.layernorm.NormalizeAffine`; a plain backward uses the cached values.
+
     Raises:
-        RuntimeError: on a second derivative (``once_differentiable``), or if gamma does not broadcast to x.
+        RuntimeError: if gamma does not broadcast to x.
     """
 
     @staticmethod
     def forward(ctx, x, gamma, eps):
         ctx.x_dtype, ctx.gamma_dtype = x.dtype, gamma.dtype
+        x_in, gamma_in = x, gamma  # saved: a second derivative recomputes x_hat from them
         if x.dtype in LOW_PRECISION:
             x, gamma = x.float(), gamma.float()
         rrms = (x * x).mean(dim=-1, keepdim=True).add_(eps).rsqrt_()  # (*, 1)
         x_hat = x * rrms
-        ctx.save_for_backward(x_hat, rrms, gamma)
-        ctx.param_axes = broadcast_axes(x.shape, gamma.shape)
+        ctx.save_for_backward(x_hat, rrms, x_in, gamma_in)
+        ctx.eps, ctx.param_axes = eps, broadcast_axes(x.shape, gamma.shape)
         return (x_hat * gamma).to(ctx.x_dtype)
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
     def backward(ctx, grad_y):
-        x_hat, rrms, gamma = ctx.saved_tensors
+        x_hat, rrms, x, gamma = ctx.saved_tensors
+        gamma = gamma.to(x_hat.dtype)
+        if torch.is_grad_enabled():  # create_graph: the gradient must be a differentiable function of x
+            x = x.to(x_hat.dtype)
+            rrms = ((x * x).mean(dim=-1, keepdim=True) + ctx.eps).rsqrt()
+            x_hat = x * rrms
         grad_y = grad_y.to(x_hat.dtype)
         g = grad_y * gamma
         dx = (g - x_hat * (g * x_hat).mean(dim=-1, keepdim=True)) * rrms

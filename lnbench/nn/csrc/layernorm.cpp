@@ -9,6 +9,9 @@
 //   x_hat = (x - mean) * rstd,  y = gamma * x_hat + beta
 // Backward, with g = gamma * grad_y (the same formula as lnbench/numpy_layernorm.py):
 //   dx = rstd * (g - mean_j(g) - x_hat * mean_j(g * x_hat)),  dgamma = sum(grad_y * x_hat),  dbeta = sum(grad_y)
+// A second derivative (create_graph: grad mode is on in backward) gets the same formula in
+// differentiable ATen ops, with x_hat and rstd recomputed from the saved input; a plain backward
+// runs the loops below and builds no graph.
 #include <torch/extension.h>
 #include <cmath>
 
@@ -70,12 +73,25 @@ struct LayerNormFn : public torch::autograd::Function<LayerNormFn> {
       forward_rows<scalar_t>(xc.data_ptr<scalar_t>(), gamma.contiguous().data_ptr<scalar_t>(), beta.contiguous().data_ptr<scalar_t>(),
                              y.data_ptr<scalar_t>(), xh.data_ptr<scalar_t>(), rs.data_ptr<scalar_t>(), N, D, per_group, eps);
     });
-    ctx->save_for_backward({xh, rs, gamma});
+    ctx->save_for_backward({xh, rs, gamma, x});
+    ctx->saved_data["eps"] = eps;
     return y;
+  }
+  // The backward in differentiable ops, rows grouped as in the forward: x (G, N/G, D), gamma (G, 1, D).
+  static tensor_list differentiable_backward(const Tensor& x, const Tensor& gamma, const Tensor& grad_y, double eps) {
+    int64_t D = x.size(-1), G = gamma.numel() / std::max<int64_t>(D, 1);
+    auto xg = x.reshape({G, -1, D}), gy = grad_y.reshape({G, -1, D}), gm = gamma.reshape({G, 1, D});
+    auto centered = xg - xg.mean(-1, true);
+    auto rstd = ((centered * centered).mean(-1, true) + eps).rsqrt();
+    auto xh = centered * rstd, g = gy * gm;
+    auto dx = rstd * (g - g.mean(-1, true) - xh * (g * xh).mean(-1, true));
+    return {dx.reshape(x.sizes()), (gy * xh).sum(1).reshape(gamma.sizes()), gy.sum(1).reshape(gamma.sizes()), Tensor()};
   }
   static tensor_list backward(AutogradContext* ctx, tensor_list grads) {
     auto saved = ctx->get_saved_variables();
     auto xh = saved[0], rs = saved[1], gamma = saved[2];
+    if (torch::GradMode::is_enabled())  // create_graph: the gradient must be a differentiable function of x
+      return differentiable_backward(saved[3], gamma, grads[0], ctx->saved_data["eps"].toDouble());
     auto gy = grads[0].contiguous();
     int64_t D = xh.size(-1), N = xh.numel() / std::max<int64_t>(D, 1);
     int64_t per_group = std::max<int64_t>(N / (gamma.numel() / D), 1);
