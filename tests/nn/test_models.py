@@ -133,3 +133,67 @@ def test_every_model_converts_dtype_and_computes_the_same_function(family, norm,
     logits = half(x.half())
     assert logits.dtype == torch.float16
     torch.testing.assert_close(logits.double(), expected[0], atol=1e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize("norm", NORM_KINDS)
+def test_a_seed_ensemble_converts_dtype_and_device_and_back(norm):
+    """A stacked ensemble (member axis on every tensor) moves like a solo model: ``.to(device,
+    dtype)`` gives the float32 outputs in float64, and ``.float()`` brings back the same tensors."""
+    cfg = ModelConfig(norm=norm, hidden_size=6, batch_norm_stats="per_timestep")
+    solo = []
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        solo.append(build_model(cfg, input_size=3, seq_len=5))
+    ensemble = SimpleRNN.stack(solo).eval()
+    x = 3 * torch.randn(2, 4, 5, 3) + 1  # (S, B, T, input_size)
+    expected = ensemble(x).detach()
+    before = {k: t.clone() for k, t in ensemble.state_dict().items()}
+    assert ensemble.to(torch.device("cpu")) is ensemble  # a move to where it is: the same module
+    wide = ensemble.to("cpu", torch.float64)
+    assert all(t.dtype == torch.float64 for t in wide.state_dict().values())
+    torch.testing.assert_close(wide(x.double()), expected.double(), atol=1e-5, rtol=1e-5)
+    back = wide.float()
+    for name, t in back.state_dict().items():
+        torch.testing.assert_close(t, before[name], atol=0, rtol=0)  # float32 -> float64 -> float32 is exact
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+@pytest.mark.parametrize("family,options", FAMILY_SETTINGS)
+@pytest.mark.parametrize("norm", NORM_KINDS)
+def test_every_model_on_cuda_computes_the_cpu_function(family, norm, options):
+    cfg = ModelConfig(family=family, norm=norm, hidden_size=6, d_ff=12, **options)
+    torch.manual_seed(0)
+    model = build_model(cfg, input_size=3, seq_len=5).eval()
+    x = 3 * torch.randn(4, 5, 3) + 1
+    expected = model(x).detach()
+    torch.testing.assert_close(model.cuda()(x.cuda()).cpu(), expected, atol=1e-5, rtol=1e-5)
+
+
+#: the nn.Module methods a subclass is meant to define; any other name of nn.Module's replaces
+#: machinery (``_apply`` did: ``.double()``, ``.to()``, ``.half()``, ``.cuda()`` raised TypeError)
+MODULE_HOOKS = {"forward", "extra_repr", "__init__", "__setstate__"}
+
+
+def test_no_module_of_lnbench_shadows_a_method_of_nn_module():
+    import importlib
+    import pkgutil
+
+    import lnbench.nn
+
+    classes = set()
+    for info in pkgutil.iter_modules(lnbench.nn.__path__, "lnbench.nn."):
+        module = importlib.import_module(info.name)
+        classes |= {
+            c
+            for c in vars(module).values()
+            if isinstance(c, type) and issubclass(c, torch.nn.Module) and c.__module__.startswith("lnbench.")
+        }
+    names = {c.__name__ for c in classes}
+    assert {"RNNCellWithNorm", "SimpleRNN", "TransformerBlock", "LayerNorm", "BatchNorm1d"} <= names
+    shadowing = {
+        f"{c.__qualname__}.{name}"
+        for c in classes
+        for name in vars(c)
+        if hasattr(torch.nn.Module, name) and name not in MODULE_HOOKS and not name.startswith("__")
+    }
+    assert not shadowing, f"these override nn.Module methods: {sorted(shadowing)}"
