@@ -8,6 +8,8 @@ Layout (see README, "Run folder")::
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import math
 import os
@@ -83,22 +85,65 @@ def create_run_dir(parent: str | Path, name: str) -> Path:
             time.sleep(1e-6)
 
 
-def _git_commit() -> str | None:
+def _git(directory: Path, *args: str) -> bytes | None:
+    """The output of ``git args`` run in ``directory``, or None if git fails or is absent."""
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=Path(__file__).resolve().parent,
-            capture_output=True,
-            text=True,
-            timeout=5,
-        )
+        out = subprocess.run(["git", *args], cwd=directory, capture_output=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
+    return out.stdout if out.returncode == 0 else None
+
+
+def git_state(directory: str | Path) -> dict[str, Any]:
+    """The provenance of the checkout holding ``directory``, as MLflow and Sacred record it.
+
+    Returns:
+        ``git_commit`` (the HEAD commit, or None outside a checkout), ``git_dirty`` (whether any
+        tracked file differs from HEAD or an untracked, not ignored, file exists; None outside a
+        checkout), ``git_diff_sha256`` (SHA-256 of ``git diff HEAD --binary`` and of the untracked
+        files' paths and contents; None when clean) and ``git_changed_files`` (paths from the
+        checkout's root, sorted).
+    """
+    directory = Path(directory)
+    state: dict[str, Any] = {"git_commit": None, "git_dirty": None, "git_diff_sha256": None, "git_changed_files": []}
+    head = _git(directory, "rev-parse", "HEAD")
+    if head is None:  # not a checkout, or no git
+        return state
+    root = _git(directory, "rev-parse", "--show-toplevel")
+    diff = _git(directory, "diff", "HEAD", "--binary", "--no-color", "--no-ext-diff")
+    tracked = _git(directory, "diff", "HEAD", "--name-only", "-z", "--no-ext-diff")
+    untracked = _git(directory, "ls-files", "--others", "--exclude-standard", "--full-name", "-z")
+    if root is None or diff is None or tracked is None or untracked is None:
+        return state
+    state["git_commit"] = head.decode().strip() or None
+    new_files = sorted(untracked.decode(errors="replace").split("\0")[:-1])
+    changed = sorted(set(tracked.decode(errors="replace").split("\0")[:-1]) | set(new_files))
+    state["git_dirty"], state["git_changed_files"] = bool(changed), changed
+    if changed:
+        digest = hashlib.sha256(diff)
+        top = Path(root.decode().strip())
+        for name in new_files:  # a new file is part of what ran: its path and content
+            digest.update(b"\0" + name.encode() + b"\0")
+            try:
+                digest.update((top / name).read_bytes())
+            except OSError:
+                pass
+        state["git_diff_sha256"] = digest.hexdigest()
+    return state
+
+
+@functools.cache
+def _git_state_of_lnbench() -> dict[str, Any]:
+    """:func:`git_state` of the checkout lnbench runs from, once per process (the code a process
+    runs is the code it imported; a compare starts many runs)."""
+    return git_state(Path(__file__).resolve().parent)
 
 
 class Run:
     """One run folder and its manifest.
+
+    The manifest records where the code came from: ``git_commit``, ``git_dirty``,
+    ``git_diff_sha256`` and ``git_changed_files`` (:func:`git_state`).
 
     Use as a context manager: on entry the folder is created with ``config.yaml`` and a
     ``run.json`` whose status is ``running``; on exit the status becomes ``completed``,
@@ -146,7 +191,7 @@ class Run:
                 "numpy": np.__version__,
             },
             "platform": platform.platform(),
-            "git_commit": _git_commit(),
+            **_git_state_of_lnbench(),
             "start_time": None,
             "end_time": None,
             "wall_seconds": None,
