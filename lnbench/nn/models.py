@@ -9,10 +9,9 @@ Every constructor takes the model's :class:`lnbench.config.ModelConfig` (nanoGPT
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from torch import nn
 
+from lnbench.config import ModelConfig
 from lnbench.names import FAMILIES, family_label
 from lnbench.nn.rnn import PLACEMENTS, RECURRENT_INITS, EnsembleLinear, RNNCellWithNorm, SimpleRNN
 from lnbench.nn.transformer import (
@@ -22,9 +21,6 @@ from lnbench.nn.transformer import (
     TransformerClassifier,
     sinusoidal_positions,
 )
-
-if TYPE_CHECKING:
-    from lnbench.config import ModelConfig
 
 __all__ = [
     "FAMILIES",

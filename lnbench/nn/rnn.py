@@ -17,17 +17,14 @@ the weights (weight norm). Shapes: B batch, T seq_len, H hidden_size, C num_clas
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
+from lnbench.config import ModelConfig
 from lnbench.nn.base import Norm
 from lnbench.nn.registry import norm_kind
 from lnbench.nn.weightnorm import row_norms, weight_normalize
-
-if TYPE_CHECKING:  # nn does not import config at run time (DESIGN.md: they are one layer)
-    from lnbench.config import ModelConfig
 
 PLACEMENTS = ("joint", "separate")
 RECURRENT_INITS = ("uniform", "orthogonal")

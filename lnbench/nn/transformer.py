@@ -13,16 +13,13 @@ leaves the norm positions the identity. Shapes: B batch, T seq_len, D d_model (t
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
+from lnbench.config import ModelConfig
 from lnbench.nn.registry import norm_kind
 from lnbench.nn.weightnorm import linear
-
-if TYPE_CHECKING:  # nn does not import config at run time (DESIGN.md: they are one layer)
-    from lnbench.config import ModelConfig
 
 POS_EMBS = ("sinusoidal", "learned")
 
