@@ -129,12 +129,17 @@ def execute(
 
 
 def write_html(exp: Experiment, path: Path) -> Path | None:
-    """Write ``report.html`` into a finished run folder. A failure here is a warning: the results
-    are already on disk, and ``lnbench report`` can retry."""
+    """Write ``report.html`` into a finished run folder. A page that cannot be written (a full
+    disk) fails the folder: its run.json says so when it can, and the WriteError is raised. Any
+    other failure here is a warning: the results are already on disk, and ``lnbench report`` can retry."""
+    from lnbench.records.runs import WriteError, record_failure
     from lnbench.report.html import write_report
 
     try:
         return write_report([path], tables={path: exp.tables(path, read_json(path / "summary.json") or {})})
+    except WriteError as exc:
+        record_failure(path, exc)
+        raise
     except Exception as exc:  # noqa: BLE001
         warnings.warn(
             f"lnbench: report.html not written for {path} ({type(exc).__name__}: {exc}); try lnbench report {path}",

@@ -10,7 +10,7 @@ from lnbench.config import RunConfig
 from lnbench.config.checks import check_keys_apply
 from lnbench.experiments import driver
 from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, read_json, rows_of, run_name
-from lnbench.records.runs import write_json_atomic
+from lnbench.records.runs import finishing, write_json_atomic
 from lnbench.records.schema import read_metrics, summary_row
 from lnbench.report import tables
 
@@ -62,8 +62,9 @@ def train(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback
     target = cfg.compare.target_acc
     row, path = run_one(cfg, runs_dir, on_epoch, target_acc=target)
     body = driver.summary(TRAIN.kind, [row], True, target_acc=target, seeds=[cfg.seed])
-    write_json_atomic(path / "summary.json", body)
-    body["figures"] = TRAIN.figures(path)
-    write_json_atomic(path / "summary.json", body)
+    with finishing(path):  # a file that cannot be written (a full disk) fails the run, in its run.json
+        write_json_atomic(path / "summary.json", body)
+        body["figures"] = TRAIN.figures(path)
+        write_json_atomic(path / "summary.json", body)
     driver.write_html(TRAIN, path)
     return ExperimentResult(path, row.status, [row])

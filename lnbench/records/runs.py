@@ -8,6 +8,7 @@ Layout (see README, "Run folder")::
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -18,11 +19,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 import numpy as np
 
@@ -51,19 +53,95 @@ def _jsonable(obj: Any) -> Any:
     return obj
 
 
-def write_json_atomic(path: str | Path, obj: Any) -> None:
-    """Write ``obj`` as JSON to ``path`` atomically (temporary file in the same folder, then
-    ``os.replace``), so a reader never sees half a file. Non-finite floats become ``null``."""
+class WriteError(OSError):
+    """A file could not be written (a full disk, a read-only folder): ``str`` names the file and
+    its folder in one line, ``errno`` and ``filename`` are the underlying OSError's."""
+
+    def __str__(self) -> str:
+        path = Path(self.filename)
+        return f"could not write {path.name} in {path.parent}: {self.strerror}"
+
+
+def atomic_write(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
+    """Write a file atomically: ``write(f)`` fills a temporary file with a unique name in the same
+    folder, which then replaces ``path`` (``os.replace``), so a reader never sees half a file and
+    two writers of one file never collide. On failure the temporary file is removed (on a full
+    disk, that gives back its space) and ``path`` is as it was.
+
+    Raises:
+        WriteError: an OSError while writing (ENOSPC, EROFS, ...), naming ``path``.
+    """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual permissions
-        with os.fdopen(fd, "w") as f:
-            json.dump(_jsonable(obj), f, indent=2, allow_nan=False)
-            f.write("\n")
+        with os.fdopen(fd, "wb") as f:
+            write(f)
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and not isinstance(exc, WriteError):
+            raise WriteError(exc.errno or 0, exc.strerror or str(exc), str(path)) from exc
+        raise
+    return path
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` with :func:`atomic_write`."""
+    return atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+
+
+def write_json_atomic(path: str | Path, obj: Any) -> None:
+    """Write ``obj`` as JSON to ``path`` with :func:`atomic_write`. Non-finite floats become ``null``.
+
+    Raises:
+        WriteError: the file could not be written.
+    """
+    text = json.dumps(_jsonable(obj), indent=2, allow_nan=False) + "\n"
+    write_text_atomic(path, text)
+
+
+def _error_of(exc: BaseException) -> tuple[str, str]:
+    """The status and the error message a run that stopped on ``exc`` records."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", "interrupted by the user (KeyboardInterrupt)"
+    return "failed", f"{type(exc).__name__}: {exc}"
+
+
+def _note_folder(exc: BaseException, path: Path, status: str, recorded: bool) -> None:
+    """The outermost run's folder is the last note on the exception (the CLI prints it)."""
+    said = f"status: {status}" if recorded else f"{status}, but its run.json could not be updated"
+    exc.add_note(f"run folder: {path} ({said})")
+
+
+def record_failure(path: str | Path, exc: BaseException) -> bool:
+    """Record in the run folder ``path``'s run.json that it stopped on ``exc`` after its run
+    had finished (a figure or report.html could not be written): status ``failed`` (or
+    ``interrupted``) and the error, and note the folder on ``exc``. Returns whether run.json
+    could be written (a full disk may not allow even that)."""
+    path = Path(path)
+    status, error = _error_of(exc)
+    try:
+        manifest = json.loads((path / "run.json").read_text())
+        manifest.update(status=status, error=error)
+        write_json_atomic(path / "run.json", manifest)
+        recorded = True
+    except (OSError, json.JSONDecodeError):
+        recorded = False
+    _note_folder(exc, path, status, recorded)
+    return recorded
+
+
+@contextlib.contextmanager
+def finishing(path: str | Path) -> Iterator[None]:
+    """The steps after a run folder's training (its summary, figures, report): an exception in
+    the block is recorded in the folder's run.json (:func:`record_failure`) and raised."""
+    try:
+        yield
+    except BaseException as exc:
+        record_failure(path, exc)
         raise
 
 
@@ -220,7 +298,7 @@ class Run:
         try:
             self.write_manifest()
             if self.config_yaml is not None:
-                (self.path / "config.yaml").write_text(self.config_yaml)
+                write_text_atomic(self.path / "config.yaml", self.config_yaml)
         except BaseException as exc:  # e.g. a full disk: __exit__ will not run, so record it here
             self.__exit__(type(exc), exc, exc.__traceback__)
             raise
@@ -245,24 +323,22 @@ class Run:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> Literal[False]:
-        if exc_type is None:
+        if exc is None:
             if self.status == "running":
                 self.status = "completed"
-        elif issubclass(exc_type, KeyboardInterrupt):
-            self.status = "interrupted"
-            self.manifest["error"] = "interrupted by the user (KeyboardInterrupt)"
         else:
-            self.status = "failed"
-            self.manifest["error"] = f"{exc_type.__name__}: {exc}"
+            self.status, self.manifest["error"] = _error_of(exc)
         self.manifest["end_time"] = utc_now()
         self.manifest["wall_seconds"] = round(time.perf_counter() - self._t0, 3)
         try:
             self.write_manifest()
+            recorded = True
         except OSError:
             if exc is None:
                 raise
-        if exc is not None:  # the outermost run's folder is the last note
-            exc.add_note(f"run folder: {self.path} (status: {self.status})")
+            recorded = False
+        if exc is not None:
+            _note_folder(exc, self.path, self.status, recorded)
         return False
 
 

@@ -23,6 +23,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from lnbench.names import NORM_KINDS, family_label, norm_color, norm_label
+from lnbench.records.runs import atomic_write
 from lnbench.records.schema import Metrics, read_metrics
 
 #: figure file -> how to read it (one line, shown under the figure)
@@ -190,12 +191,16 @@ def set_log_y(ax, why_empty: str = "no positive value to draw") -> None:
 
 
 def save(fig: Figure, path: str | Path) -> Path:
-    """Save ``fig`` as a PNG at 120 dpi (integer ticks on epoch and timestep axes)."""
+    """Save ``fig`` as a PNG at 120 dpi (integer ticks on epoch and timestep axes), atomically
+    (:func:`lnbench.records.runs.atomic_write`): a full disk leaves no truncated PNG behind.
+
+    Raises:
+        WriteError: the file could not be written (it names the file and its folder).
+    """
     for ax in fig.axes:
         if ax.get_xlabel() in ("epoch", "timestep t"):
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    fig.savefig(path, dpi=120)
-    return Path(path)
+    return atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=120))
 
 
 def figure_training_loss(metrics: Sequence[Metrics]) -> Figure:

@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from lnbench import __version__
-from lnbench.records.runs import utc_now
+from lnbench.records.runs import utc_now, write_text_atomic
 from lnbench.report import tables as report
 from lnbench.report.figures import CAPTIONS
 
@@ -104,6 +104,7 @@ def write_report(run_dirs: list[Path], out: Path | None = None, tables: dict | N
 
     Raises:
         ValueError: no folder, or several folders and no ``out``.
+        WriteError: the page could not be written (it names the file and its folder).
     """
     from jinja2 import Environment, PackageLoader, select_autoescape
 
@@ -125,7 +126,4 @@ def write_report(run_dirs: list[Path], out: Path | None = None, tables: dict | N
         version=__version__,
         overview_keys=["folder", "kind", "status", "seeds", "epochs", "wall time", "child runs", "git commit"],
     )
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(out)
-    return out
+    return write_text_atomic(out, html)  # a unique temporary name: concurrent writers do not collide
