@@ -55,6 +55,12 @@ def guarded() -> Iterator[None]:
             code=130,
             kind="interrupted",
         )
+    except OSError as exc:  # a file of the run that could not be written (a full disk): one line, exit 1
+        from lnbench.records.runs import WriteError
+
+        if not isinstance(exc, WriteError):
+            raise
+        fail("; ".join([str(exc), *getattr(exc, "__notes__", [])[-1:]]), code=1)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
