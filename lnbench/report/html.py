@@ -14,6 +14,7 @@ import base64
 import json
 import os
 from pathlib import Path
+from urllib.parse import quote
 
 import yaml
 
@@ -32,8 +33,24 @@ def _read_json(path: Path) -> dict | None:
         return None
 
 
+def _href(path: Path, out_dir: Path) -> str:
+    """A link from a page in ``out_dir`` to ``path``: relative, ``/``-separated and URL-encoded
+    (a ``#`` or a space in a folder's name would otherwise end or break the link)."""
+    return quote(Path(os.path.relpath(path, out_dir)).as_posix())
+
+
 def _children(path: Path) -> list[Path]:
     return sorted(d for d in path.iterdir() if d.is_dir() and (d / "run.json").exists())
+
+
+def _provenance(manifest: dict) -> str:
+    """The commit, and for a checkout with uncommitted changes how many files and the diff's hash."""
+    commit = manifest.get("git_commit") or "-"
+    if not manifest.get("git_dirty"):
+        return commit
+    changed = manifest.get("git_changed_files") or []
+    digest = (manifest.get("git_diff_sha256") or "?")[:12]
+    return f"{commit} with uncommitted changes ({len(changed)} files, diff sha256 {digest}...)"
 
 
 def _view(path: Path, out_dir: Path, tables: list) -> dict:
@@ -53,11 +70,7 @@ def _view(path: Path, out_dir: Path, tables: list) -> dict:
     children = []
     for d in _children(path):
         child = _read_json(d / "run.json") or {}
-        files = [
-            (f, os.path.relpath(d / f, out_dir))
-            for f in ("config.yaml", "metrics.json", "run.json")
-            if (d / f).exists()
-        ]
+        files = [(f, _href(d / f, out_dir)) for f in ("config.yaml", "metrics.json", "run.json") if (d / f).exists()]
         children.append({"name": d.name, "status": child.get("status", "?"), "files": files})
     seeds = manifest.get("seed")
     versions = manifest.get("versions", {})
@@ -73,7 +86,7 @@ def _view(path: Path, out_dir: Path, tables: list) -> dict:
         "start": manifest.get("start_time"),
         "end": manifest.get("end_time"),
         "wall": "-" if wall is None else f"{wall:.1f} s",
-        "git_commit": manifest.get("git_commit") or "-",
+        "git_commit": _provenance(manifest),
         "versions": ", ".join(f"{k} {v}" for k, v in versions.items()),
         "config": config,
         "tables": [report.table_data(t) for t in tables],
@@ -88,7 +101,7 @@ def _view(path: Path, out_dir: Path, tables: list) -> dict:
         "seeds": str(seeds),
         "wall time": view["wall"],
         "child runs": str(len(children)),
-        "git commit": (view["git_commit"] or "-")[:10],
+        "git commit": (manifest.get("git_commit") or "-")[:10] + (" (dirty)" if manifest.get("git_dirty") else ""),
     }
     try:
         cfg = yaml.safe_load(config) or {}

@@ -1,0 +1,76 @@
+"""report.html as files (issue 20, items 9 and 11): links that resolve from any folder name,
+concurrent writers, and the provenance of a checkout with uncommitted changes. Run folders made
+by hand, nothing trained."""
+
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import urljoin, urlparse
+from urllib.request import url2pathname
+
+import pytest
+
+from lnbench.report.html import write_report
+
+CHILD_FILES = ("config.yaml", "metrics.json", "run.json")
+
+
+def _run_folder(path: Path, children: list[str], **manifest) -> Path:
+    path.mkdir(parents=True)
+    (path / "run.json").write_text(
+        json.dumps({"kind": "compare", "name": path.name, "status": "completed", **manifest})
+    )
+    (path / "config.yaml").write_text("seed: 0\n")
+    for name in children:
+        (path / name).mkdir()
+        for f in CHILD_FILES:
+            (path / name / f).write_text(json.dumps({"status": "completed"}) if f.endswith("json") else "seed: 0\n")
+    return path
+
+
+def _targets(page: Path) -> list[Path]:
+    """Where a browser takes each link of ``page``: the href resolved against the page's URL
+    (RFC 3986, ``urljoin``), fragment dropped, percent-decoded back to a path."""
+    hrefs = [h.replace("&amp;", "&") for h in re.findall(r'<a href="([^"]+)">', page.read_text())]
+    return [Path(url2pathname(urlparse(urljoin(page.resolve().as_uri(), h)).path)) for h in hrefs]
+
+
+CHILDREN = ["rnn #1 layer", "rnn 100% & none"]
+
+
+@pytest.mark.parametrize("folder", ["runs #2/exp one", "plain/exp"])
+def test_links_to_child_files_resolve_under_folders_with_a_hash_or_a_space(tmp_path, folder):
+    run = _run_folder(tmp_path / folder, CHILDREN)
+    targets = _targets(write_report([run]))
+    assert sorted(targets) == sorted(run / child / f for child in CHILDREN for f in CHILD_FILES)
+    assert all(t.is_file() for t in targets)
+
+
+def test_links_of_a_side_by_side_page_elsewhere_resolve(tmp_path):
+    runs = [_run_folder(tmp_path / "runs #2" / name, CHILDREN) for name in ("a b", "c#d")]
+    (tmp_path / "pages # here").mkdir()
+    page = write_report(runs, out=tmp_path / "pages # here" / "side by side.html")
+    targets = _targets(page)
+    assert sorted(targets) == sorted(r / child / f for r in runs for child in CHILDREN for f in CHILD_FILES)
+
+
+def test_forty_concurrent_writers_of_one_report_all_succeed(tmp_path):
+    """Each writes through its own temporary name (a fixed ``report.html.tmp`` lost 10-12 of 40)."""
+    run = _run_folder(tmp_path / "exp", CHILDREN)
+    with ThreadPoolExecutor(40) as pool:
+        pages = list(pool.map(lambda _: write_report([run]), range(40)))
+    assert pages == [run / "report.html"] * 40
+    assert sorted(p.name for p in run.iterdir() if p.is_file()) == ["config.yaml", "report.html", "run.json"]
+    assert (run / "report.html").read_text().rstrip().endswith("</html>")
+
+
+def test_the_page_says_when_the_checkout_had_uncommitted_changes(tmp_path):
+    dirty = {"git_commit": "0123456789abcdef", "git_dirty": True, "git_diff_sha256": "f" * 64}
+    run = _run_folder(tmp_path / "exp", [], **dirty, git_changed_files=["a.py", "b.py"])
+    html = write_report([run]).read_text()
+    assert "0123456789abcdef with uncommitted changes (2 files, diff sha256 ffffffffffff...)" in html
+    clean = _run_folder(tmp_path / "clean", [], git_commit="0123456789abcdef", git_dirty=False)
+    assert "uncommitted" not in write_report([clean]).read_text()
+    side_by_side = write_report([run, clean], out=tmp_path / "both.html").read_text()  # the overview table
+    assert "<td>0123456789 (dirty)</td><td>0123456789</td>" in side_by_side
