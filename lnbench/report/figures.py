@@ -89,6 +89,8 @@ def _draw(ax, runs: list[Metrics], key: str, norm: str, suffix: str = "", legend
     mean, lo, hi = _mean_band(series)
     color = norm_color(norm)
     x = np.arange(1, len(mean) + 1)
+    if np.isfinite(mean).sum() == 1:  # a line through one point draws nothing: mark the point
+        kw = {"marker": "o", "ms": 5, **({"mfc": "none"} if kw.get("ls") == "--" else {}), **kw}  # dashed: hollow
     ax.plot(x, mean, color=color, label=_norm_label(norm, runs, suffix) if legend else "_nolegend_", **kw)
     if len(runs) > 1 and len(mean):
         ax.fill_between(x, lo, hi, color=color, alpha=0.15, linewidth=0)
@@ -118,16 +120,29 @@ def suptitle(fig: Figure, text: str, fontsize: float = 11) -> None:
 
 LINESTYLES = ("-", "--", "-.", ":")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+SHADES = (1.0, 0.72, 0.45)  # of the norm's colour in a panel; of a grey in the legend
+#: layers told apart by (line style, marker, shade) alone; a deeper model's layers are numbered too
+DISTINCT_LOOKS = len(LINESTYLES) * len(MARKERS) * len(SHADES)
 
 
 def layer_styles(layers: Sequence[str]) -> dict[str, dict]:
     """How each layer is told apart in the gradient-norm figure without using colour (colour
-    means the norm in every figure): a line style, a marker, and a shade of the norm's colour.
-    Every layer gets a distinct (line style, marker, shade) combination."""
+    means the norm in every figure): a line style, a marker and a shade of the norm's colour.
+
+    The first :data:`DISTINCT_LOOKS` (96) layers each get a different (line style, marker, shade),
+    neighbours differing in both line style and marker; beyond that, looks repeat and every
+    layer also gets a ``number`` (1, 2, ...), written at the end of its line and in the legend.
+    """
+    numbered = len(layers) > DISTINCT_LOOKS
     out = {}
     for k, layer in enumerate(layers):
-        shade = 0.45 + 0.55 * ((k // len(LINESTYLES)) % 3) / 2  # 0.45, 0.72 or 1.0 of the norm's colour
-        out[layer] = {"ls": LINESTYLES[k % len(LINESTYLES)], "marker": MARKERS[k % len(MARKERS)], "shade": shade}
+        block, r = divmod(k % (len(LINESTYLES) * len(MARKERS)), len(MARKERS))  # a bijection on 32 pairs
+        out[layer] = {
+            "ls": LINESTYLES[(r + block) % len(LINESTYLES)],
+            "marker": MARKERS[r],
+            "shade": SHADES[(k // (len(LINESTYLES) * len(MARKERS))) % len(SHADES)],
+            "number": k + 1 if numbered else None,
+        }
     return out
 
 
@@ -388,8 +403,9 @@ def figure_hidden_norm_mean(metrics: Sequence[Metrics]) -> Figure:
 def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
     """(4) Gradient L2 norm per layer over training (mean over each epoch's steps, log scale):
     rows are model families, columns norms, one line per layer. Colour is the norm, as in every
-    figure (each panel in shades of its norm's colour); a layer is told apart by its line style
-    and marker, the same in every panel of a row, and each row has one legend (in black)."""
+    figure (each panel in shades of its norm's colour); a layer is told apart by its line style,
+    marker and shade (:func:`layer_styles`), the same in every panel of a row and in the row's
+    one legend (in greys of the same shades)."""
     groups = _by_family_norm(metrics)
     norms_order = [n for n in NORM_KINDS if any(n in v for v in groups.values())]
     rows, cols = len(groups), len(norms_order)
@@ -429,21 +445,30 @@ def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
                         lw=1.3,
                         label=layer,
                     )
+                    if st["number"] is not None and np.isfinite(mean).any():
+                        last = int(np.flatnonzero(np.isfinite(mean))[-1])
+                        ax.annotate(
+                            str(st["number"]),
+                            (last + 1, mean[last]),
+                            fontsize=6,
+                            xytext=(2, 0),
+                            textcoords="offset points",
+                        )
             set_log_y(ax, "no finished epoch, or every gradient is 0")
             ax.set_xlabel("epoch")
             if j == 0:
                 ax.set_ylabel("gradient L2 norm (log scale)")
             ax.grid(alpha=0.3, which="both")
-        handles = [
+        handles = [  # as the panels draw them, a grey of the same shade standing for the norms' colours
             Line2D(
                 [],
                 [],
-                color=_shade("k", 1 - 0.6 * (1 - style[layer]["shade"])),
+                color=_shade("0.6", style[layer]["shade"]),
                 ls=style[layer]["ls"],
                 marker=style[layer]["marker"],
                 ms=4,
                 lw=1.3,
-                label=layer,
+                label=layer if style[layer]["number"] is None else f"{style[layer]['number']}: {layer}",
             )
             for layer in layers
         ]

@@ -4,6 +4,7 @@ import json
 
 import matplotlib
 import numpy as np
+import pytest
 
 from lnbench.records.schema import Metrics, read_metrics
 from lnbench.report import figures as plots
@@ -226,3 +227,65 @@ def test_sweep_loss_axis_within_a_decade_has_few_tick_labels():
         if t.get_text() and ax.get_ylim()[0] <= t.get_position()[1] <= ax.get_ylim()[1]
     ]
     assert 1 <= len(labels) <= 3, labels
+
+
+def test_a_one_epoch_run_marks_its_one_point():
+    """Issue 20 (10): a line through one point draws nothing; every one-point curve gets a marker."""
+    runs = [_metrics(0, [0.6], [[1, 1, 1]]), _metrics(0, [0.7], [[1, 1, 1]], norm="none")]
+    runs[0].test_acc_batch_stats = [0.65]
+    # train and test loss of two norms; the test accuracy of two, and one with batch statistics
+    for fig, n in ((plots.figure_training_loss(runs), 4), (plots.figure_test_accuracy(runs), 3)):
+        curves = [ln for ln in fig.axes[0].get_lines() if np.isfinite(np.asarray(ln.get_ydata(), float)).sum() == 1]
+        assert len(curves) == n
+        assert all(ln.get_marker() not in (None, "None", "", " ") and ln.get_markersize() >= 4 for ln in curves)
+        hollow = [ln.get_markerfacecolor() == "none" for ln in curves]
+        assert hollow == [ln.get_linestyle() == "--" for ln in curves]  # dashed (test loss, batch stats): hollow
+    two = plots.figure_test_accuracy([_metrics(0, [0.6, 0.7], [[1, 1, 1]] * 2)])
+    assert _line(two.axes[0], "LayerNorm").get_marker() in (None, "None", "")  # a line is a line: no marker
+
+
+def _looks(lines):
+    return [
+        (ln.get_linestyle(), ln.get_marker(), tuple(np.round(matplotlib.colors.to_rgb(ln.get_color()), 4)))
+        for ln in lines
+    ]
+
+
+@pytest.mark.parametrize("n_layers", [10, 22, 96])
+def test_every_layer_looks_different_in_the_legend_and_as_in_its_panel(n_layers):
+    """Issue 20 (10): the legend was black, so layers differing only in shade (10 layers with 8
+    (line style, marker) pairs; 22 layers with num_layers 3) had identical entries. Each legend
+    entry must be unique and match its lines: the same line style and marker, and a grey of the
+    same shade as the panel's shade of the norm's colour."""
+    m = _metrics(0, [0.6, 0.8], [[1, 1, 1]] * 2)
+    m.family = "transformer"
+    m.grad_norm_layer = {f"blocks.{k}.mlp": [0.1 * (k + 1), 0.2] for k in range(n_layers)}
+    other = _metrics(0, [0.6, 0.8], [[1, 1, 1]] * 2, norm="batch")
+    other.family, other.grad_norm_layer = "transformer", m.grad_norm_layer
+    fig = plots.figure_grad_norm([m, other])
+    legend = fig.axes[-1].get_legend()
+    entries = {t.get_text(): h for t, h in zip(legend.get_texts(), legend.legend_handles)}
+    assert len(entries) == n_layers and len(set(_looks(entries.values()))) == n_layers
+    grey = np.array(matplotlib.colors.to_rgb("0.6"))
+    for ax, norm in zip(fig.axes, ("batch", "layer")):
+        lines = {ln.get_label(): ln for ln in ax.get_lines()}
+        assert len(set(_looks(lines.values()))) == n_layers  # and in each panel
+        base = np.array(matplotlib.colors.to_rgb(plots.norm_color(norm)))
+        for name, ln in lines.items():
+            handle = entries[name]
+            assert (handle.get_linestyle(), handle.get_marker()) == (ln.get_linestyle(), ln.get_marker())
+            shade = np.array(matplotlib.colors.to_rgb(ln.get_color())) / base
+            np.testing.assert_allclose(np.array(matplotlib.colors.to_rgb(handle.get_color())) / grey, shade, atol=1e-6)
+
+
+def test_beyond_the_distinct_looks_every_layer_is_numbered_in_its_panel_and_the_legend():
+    n_layers = plots.DISTINCT_LOOKS + 4
+    m = _metrics(0, [0.6, 0.8], [[1, 1, 1]] * 2)
+    m.family = "transformer"
+    m.grad_norm_layer = {f"layer{k}": [0.1 * (k + 1), 0.2] for k in range(n_layers)}
+    ax = plots.figure_grad_norm([m]).axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == [f"{k + 1}: layer{k}" for k in range(n_layers)]
+    numbers = {t.get_text(): t.xy for t in ax.texts if t.get_text().isdigit()}
+    assert sorted(numbers, key=int) == [str(k + 1) for k in range(n_layers)]
+    assert numbers["7"] == (2, 0.2)  # at the end of its line
