@@ -1,17 +1,19 @@
-"""The ``lnbench`` console script: a Ctrl-C while the heavy modules (torch, matplotlib, ...) are
-still importing is one line and exit code 130, like a Ctrl-C later on, not a traceback."""
+"""The ``lnbench`` console script. Its first act: a Ctrl-C from here until a command starts
+writing is one line and exit code 130, at once, even in the middle of an import (NumPy, torch),
+not a traceback (:func:`lnbench.launchers.interrupts.exit_at_once`). The commands take over
+from there (:func:`lnbench.cli.console.guarded`)."""
 
 from __future__ import annotations
 
-import sys
+from lnbench.launchers import interrupts
+
+STARTING = "lnbench: interrupted: stopped by Ctrl-C while starting; nothing was written"
 
 
 def main() -> None:
-    try:
-        from lnbench.cli.app import app
-    except KeyboardInterrupt:
-        sys.stderr.write("lnbench: interrupted: stopped by Ctrl-C while starting; nothing was written\n")
-        raise SystemExit(130) from None
+    interrupts.exit_at_once(STARTING)
+    from lnbench.cli.app import app
+
     app(prog_name="lnbench")
 
 

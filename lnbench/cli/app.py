@@ -19,7 +19,7 @@ import typer
 from rich.table import Table
 
 from lnbench import __version__
-from lnbench.cli.console import console, fail, progress
+from lnbench.cli.console import console, fail, guarded, print_table, progress, work_of
 from lnbench.config import MAX_SEED, ConfigError, RunConfig, load_config
 from lnbench.names import family_label, plural
 
@@ -175,24 +175,29 @@ def _launch(
     if dry_run:
         _print_plan(driver.cells_to_run(cells, resume), len(cells), resume)
         raise typer.Exit()
-    total = sum(len(cell.cfgs) * cell.cfgs[0].train.epochs for cell in cells)
-    with progress(total) as on_epoch:
-        if kind == "train":
-            from lnbench.experiments.train import train
+    to_run = driver.cells_to_run(cells, resume)
+    if resume is not None:
+        n_kept = len(cells) - len(to_run)
+        console.print(f"Resuming {resume}: {plural(n_kept, 'cell')} kept, {len(to_run)} to run", highlight=False)
+    with guarded() as stop:
+        with progress(work_of(c for cell in to_run for c in cell.cfgs)) as on_epoch:
+            if kind == "train":
+                from lnbench.experiments.train import train
 
-            result = train(spec, runs_dir, on_epoch)
-        else:
-            result = driver.execute(exp, spec, cells, runs_dir, on_epoch, n_jobs, resume, launcher)
-    summary = driver.read_json(result.path / "summary.json") or {}
-    for table in exp.tables(result.path, summary):
-        console.print(table)
-    for note in sorted({w for r in result.rows for w in r.warnings}):
-        console.print(f"[dim]note: {note}[/]", highlight=False)
-    for verdict in result.verdicts:
-        console.print(f"- {verdict}", highlight=False, soft_wrap=True, markup=False)
-    console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)
-    if (result.path / "report.html").exists():
-        console.print(f"Report: {result.path / 'report.html'}", highlight=False)
+                result = train(spec, runs_dir, on_epoch)
+            else:
+                result = driver.execute(exp, spec, cells, runs_dir, on_epoch, n_jobs, resume, launcher)
+        stop.folder = result.path
+        summary = driver.read_json(result.path / "summary.json") or {}
+        for table in exp.tables(result.path, summary):
+            print_table(table)
+        for note in sorted({w for r in result.rows for w in r.warnings}):
+            console.print(f"[dim]note: {note}[/]", highlight=False)
+        for verdict in result.verdicts:
+            console.print(f"- {verdict}", highlight=False, soft_wrap=True, markup=False)
+        console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)
+        if (result.path / "report.html").exists():
+            console.print(f"Report: {result.path / 'report.html'}", highlight=False)
 
 
 def _print_plan(cells: list, n_cells: int, resume: Optional[Path]) -> None:
@@ -214,7 +219,7 @@ def _print_plan(cells: list, n_cells: int, resume: Optional[Path]) -> None:
             str(c.seed),
             str(c.train.epochs),
         )
-    console.print(table)
+    print_table(table)
     console.print(
         f"{plural(n, 'run')}, {plural(sum(c.train.epochs for c in planned), 'epoch')} in all", highlight=False
     )
@@ -338,7 +343,7 @@ def claims(
                 f"{c.a.label()} vs {c.b.label()}",
                 margin,
             )
-        console.print(table)
+        print_table(table)
         return
     from lnbench.experiments.claims import claims_spec
 
@@ -377,27 +382,40 @@ def invariance(
         fail(f"--json {json_path}: give a file path in an existing folder")
     from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
 
-    try:
-        cells, path = experiments.invariance(seed, draws, runs_dir, json_path)
-    except OSError as exc:
-        fail(f"--json {json_path}: cannot write the report ({exc.strerror})")
-    table = tables.invariance_table([c.to_dict() for c in cells], draws)
-    console.print(table)
-    console.print(f"Report: {path}", highlight=False)
-    wrong = [c for c in cells if not c.agrees]
-    if wrong:
+    with guarded(epochs=False) as stop:
+        try:
+            cells, path = experiments.invariance(seed, draws, runs_dir, json_path)
+        except OSError as exc:
+            fail(f"--json {json_path}: cannot write the report ({exc.strerror})")
+        stop.folder = None if json_path is not None or path is None else path.parent
+        print_table(tables.invariance_table([c.to_dict() for c in cells], draws))
+        _print_written(path, json_path)
+        wrong = [c for c in cells if not c.agrees]
+        if wrong:
+            console.print(
+                f"[bold red]{len(wrong)} of {len(cells)} cells disagree:[/] "
+                + "; ".join(
+                    f"{c.method} / {c.transformation}: measured {c.measured} (change {c.max_change:.2g}, tolerance {c.tolerance:.2g}), expected {c.expected}"
+                    for c in wrong
+                ),
+                highlight=False,
+            )
+            raise typer.Exit(1)
         console.print(
-            f"[bold red]{len(wrong)} of {len(cells)} cells disagree:[/] "
-            + "; ".join(
-                f"{c.method} / {c.transformation}: measured {c.measured} (change {c.max_change:.2g}, tolerance {c.tolerance:.2g}), expected {c.expected}"
-                for c in wrong
-            ),
-            highlight=False,
+            f"[green]All {len(cells)} cells agree with Ba et al.'s Table 1 (and RMSNorm's row, Zhang & Sennrich's Table 1).[/]"
         )
-        raise typer.Exit(1)
-    console.print(
-        f"[green]All {len(cells)} cells agree with Ba et al.'s Table 1 (and RMSNorm's row, Zhang & Sennrich's Table 1).[/]"
-    )
+
+
+def _print_written(path: Optional[Path], json_path: Optional[Path]) -> None:
+    """Where a checking command wrote its report: the JSON file given, or the run folder and its report.html."""
+    if path is None:
+        return
+    if json_path is not None:
+        console.print(f"JSON: {path}", highlight=False)
+        return
+    console.print(f"Run folder: {path.parent}", highlight=False)
+    page = path.parent / "report.html"
+    console.print(f"Report: {page}" if page.exists() else f"JSON: {path}", highlight=False)
 
 
 @app.command("report")
@@ -429,10 +447,11 @@ def report_cmd(
         fail(f"--out {out}: give a file path in an existing folder")
     from lnbench.experiments import redraw, report
 
-    for d in run_dirs:
-        drawn = redraw(d)
-        console.print(f"{d}: {len(drawn)} figure{'s' * (len(drawn) != 1)} drawn", highlight=False)
-    path = report(list(run_dirs), out)
+    with guarded(epochs=False):
+        for d in run_dirs:
+            drawn = redraw(d)
+            console.print(f"{d}: {plural(len(drawn), 'figure')} drawn", highlight=False)
+        path = report(list(run_dirs), out)
     console.print(f"Report: {path}", highlight=False)
 
 
@@ -467,28 +486,26 @@ def gradcheck(
         fail(f"--json {json_path}: is a folder; give a file path such as {json_path / 'gradcheck.json'}")
     elif not json_path.absolute().parent.is_dir():
         fail(f"--json {json_path}: the folder {json_path.absolute().parent} does not exist (it is not created)")
-    try:
-        from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
-
-        checks, path = experiments.gradcheck(dtype, shape_tuple, seed, runs_dir, json_path)
-    except ValueError as exc:
-        fail(str(exc))
-    except OSError as exc:
-        fail(f"--json {json_path}: cannot write the report ({exc.strerror})")
+    from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
     from lnbench.report.tables import gradcheck_table
 
-    console.print(
-        gradcheck_table(
-            {"dtype": dtype, "shape": list(shape_tuple), "seed": seed, "checks": [c.to_dict() for c in checks]}
-        )
-    )
-    failed = [c for c in checks if not c.passed]
-    console.print(f"Report: {path}", highlight=False)
-    if failed:
-        console.print(
-            f"[bold red]{len(failed)} of {len(checks)} checks failed:[/] "
-            + "; ".join(f"{c.group}/{c.name}: {c.detail}" for c in failed),
-            highlight=False,
-        )
-        raise typer.Exit(1)
-    console.print(f"[green]All {len(checks)} checks passed.[/]")
+    with guarded(epochs=False) as stop:
+        try:
+            checks, path = experiments.gradcheck(dtype, shape_tuple, seed, runs_dir, json_path)
+        except ValueError as exc:
+            fail(str(exc))
+        except OSError as exc:
+            fail(f"--json {json_path}: cannot write the report ({exc.strerror})")
+        stop.folder = None if json_path is not None or path is None else path.parent
+        report = {"dtype": dtype, "shape": list(shape_tuple), "seed": seed, "checks": [c.to_dict() for c in checks]}
+        print_table(gradcheck_table(report))
+        _print_written(path, json_path)
+        failed = [c for c in checks if not c.passed]
+        if failed:
+            console.print(
+                f"[bold red]{len(failed)} of {len(checks)} checks failed:[/] "
+                + "; ".join(f"{c.group}/{c.name}: {c.detail}" for c in failed),
+                highlight=False,
+            )
+            raise typer.Exit(1)
+        console.print(f"[green]All {len(checks)} checks passed.[/]")

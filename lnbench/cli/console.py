@@ -1,28 +1,36 @@
 """The command line's console: where output goes, one-line errors, Ctrl-C, progress.
 
 A mistake the user can fix is one line on stderr (``lnbench: error: ...``) and exit code 2; an
-interrupt is one line and exit code 130; progress is a rich bar on a terminal and plain lines
-in a log.
+interrupt is one line and exit code 130 (:func:`guarded`); progress is a rich bar on a terminal
+and plain lines in a log, its remaining time estimated from the training steps (:class:`Work`).
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
-import signal
+import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import NoReturn
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from lnbench.config import ConfigError
+from lnbench.launchers import interrupts
 
-# Not a terminal (a pipe, a CI log): 80 columns would wrap the tables; 120 keeps them whole
-# (COLUMNS, if set, wins).
+if TYPE_CHECKING:
+    from rich.table import Table
+
+# Not a terminal (a pipe, a CI log): 80 columns would wrap the tables; 120 keeps more of them on
+# one line (COLUMNS, if set, wins). A table wider than the console is printed one block per row.
 console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120)
 err_console = Console(stderr=True)
 
@@ -34,65 +42,167 @@ def fail(message: str, code: int = 2, kind: str = "error") -> NoReturn:
     raise typer.Exit(code)
 
 
-def _raise_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt(signal.Signals(signum).name)
+def print_table(table: Table) -> None:
+    """Print a table so that every column stays readable at the console's width
+    (:func:`lnbench.report.tables.fit`: the table, or one block per row when it is too wide)."""
+    from lnbench.report.tables import fit
+
+    console.print(fit(table, console.width))
 
 
-@contextmanager
-def guarded() -> Iterator[None]:
-    """Ctrl-C or SIGTERM: say where the partial results are (the run folder keeps them),
-    exit 130. A config problem found only when the experiment starts: one line, exit 2."""
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+@dataclass
+class Stop:
+    """What :func:`guarded` says when the command is interrupted: ``folder`` once the run folder
+    is known (the run finished; its tables are being printed), ``epochs``: whether the command
+    trains (so that the line says whether finished epochs were kept)."""
+
+    epochs: bool = True
+    folder: Path | None = None
+    _notes: list[str] = field(default_factory=list)
+
+
+_NOTE = re.compile(r"^run folder: (?P<folder>.+) \(status: (?P<status>\w+)\)$")
+
+
+def epochs_kept(folder: Path) -> int:
+    """The epochs recorded in the metrics.json files of ``folder`` and of its child runs."""
+    n = 0
+    for path in [folder / "metrics.json", *folder.glob("*/metrics.json")]:
+        try:
+            n += len(json.loads(path.read_text()).get("epochs") or [])
+        except (OSError, ValueError, AttributeError):
+            continue
+    return n
+
+
+def interrupted_line(exc: BaseException, stop: Stop) -> str:
+    """The one line of an interrupt: what stopped the command, the run folder and its status
+    (the last note of ``exc``, added by the outermost :class:`lnbench.records.runs.Run`), and
+    whether finished epochs were kept, only when some were."""
+    what = str(exc.args[0]) if exc.args and exc.args[0] else "Ctrl-C"
+    matches = [m for m in map(_NOTE.match, getattr(exc, "__notes__", [])) if m]
+    note, folder = (matches[-1][0], Path(matches[-1]["folder"])) if matches else (None, stop.folder)
+    if folder is None:
+        return f"stopped by {what} while starting; nothing was written"
+    if note is None:
+        manifest = _read_json(folder / "run.json")
+        note = f"run folder: {folder} (status: {manifest.get('status', 'unknown')})"
+    if not stop.epochs:
+        return f"stopped by {what}; {note}"
+    kept = "finished epochs were kept" if epochs_kept(folder) else "no epoch had finished"
+    return f"stopped by {what}; {note}; {kept}"
+
+
+def _read_json(path: Path) -> dict:
     try:
-        yield
-    except ConfigError as exc:
-        fail(str(exc))
-    except KeyboardInterrupt as exc:
-        notes = getattr(exc, "__notes__", [])
-        where = f"; {notes[-1]}" if notes else ""
-        fail(
-            f"stopped by {exc.args[0] if exc.args else 'Ctrl-C'}{where}; finished epochs were kept",
-            code=130,
-            kind="interrupted",
-        )
-    except OSError as exc:  # a file of the run that could not be written (a full disk): one line, exit 1
-        from lnbench.records.runs import WriteError
-
-        if not isinstance(exc, WriteError):
-            raise
-        fail("; ".join([str(exc), *getattr(exc, "__notes__", [])[-1:]]), code=1)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 @contextmanager
-def progress(total_epochs: int) -> Iterator:
-    """Progress over all epochs of all runs; yields the ``on_epoch(label, epoch, epochs,
-    acc=None)`` callback. With stdout a terminal: rich's live bar (on stderr). Otherwise (a pipe,
-    ``make run > log``, CI): plain lines on stdout, one per finished run and one every
+def guarded(epochs: bool = True) -> Iterator[Stop]:
+    """Ctrl-C or SIGTERM: one line saying where the partial results are (the run folder keeps
+    them), exit code 130; a config problem found only when the experiment starts: one line, exit
+    code 2. Signals are deferred out of imports and out of worker start-up
+    (:mod:`lnbench.launchers.interrupts`); after the first, further ones are ignored. Yields a
+    :class:`Stop` to set ``folder`` on once the run folder is known."""
+    stop = Stop(epochs)
+    with interrupts.handling():
+        try:
+            yield stop
+        except ConfigError as exc:
+            fail(str(exc))
+        except KeyboardInterrupt as exc:
+            fail(interrupted_line(exc, stop), code=130, kind="interrupted")
+        except OSError as exc:  # a file of the run that could not be written (a full disk): one line, exit 1
+            from lnbench.records.runs import WriteError
+
+            if not isinstance(exc, WriteError):
+                raise
+            fail("; ".join([str(exc), *getattr(exc, "__notes__", [])[-1:]]), code=1)
+    if stop.folder is not None and interrupts.exiting_at_once():  # the console script: a late Ctrl-C says where
+        interrupts.exit_at_once(f"lnbench: interrupted: {interrupted_line(KeyboardInterrupt(), stop)}")
+
+
+class Work:
+    """The work of an experiment, in training steps, and the remaining time estimated from it.
+
+    An epoch of a run costs ``ceil(n_train / batch_size)`` steps: a batch-size-1 epoch is 64 steps
+    of a batch-size-64 one, so counting epochs misjudges a batch-size sweep many times over. The
+    remaining time is the elapsed time per step done so far times the steps left.
+
+    Args:
+        runs: per run label, ``(epochs, steps per epoch)``; reports of other labels (a resumed
+            experiment's kept runs) are not work done now and are ignored.
+        clock: seconds, monotonic (:func:`time.monotonic`; a test passes a fake one).
+    """
+
+    def __init__(self, runs: Mapping[str, tuple[int, int]], clock: Callable[[], float] = time.monotonic) -> None:
+        self.runs, self.clock, self.t0 = dict(runs), clock, clock()
+        self.total_epochs = sum(e for e, _ in self.runs.values())
+        self.total_steps = sum(e * s for e, s in self.runs.values())
+        self.epochs = self.steps = 0
+        self.seen: dict[str, int] = {}
+
+    def report(self, label: str, epoch: int) -> bool:
+        """Count ``label``'s epochs up to ``epoch`` as done; False if ``label`` is not a run of this work."""
+        if label not in self.runs:
+            return False
+        new = max(0, epoch - self.seen.get(label, 0))
+        self.seen[label] = max(epoch, self.seen.get(label, 0))
+        self.epochs += new
+        self.steps += new * self.runs[label][1]
+        return True
+
+    def elapsed(self) -> float:
+        return self.clock() - self.t0
+
+    def remaining(self) -> float:
+        """Estimated seconds left (0 when nothing is done yet, or all is)."""
+        if not self.steps:
+            return 0.0
+        return self.elapsed() / self.steps * max(0, self.total_steps - self.steps)
+
+
+def work_of(cfgs) -> dict[str, tuple[int, int]]:
+    """Per child run (its label, the run's name): ``(epochs, steps per epoch)``."""
+    return {c.name: (c.train.epochs, math.ceil(c.data.n_train / c.train.batch_size)) for c in cfgs}
+
+
+@contextmanager
+def progress(runs: Mapping[str, tuple[int, int]], clock: Callable[[], float] = time.monotonic) -> Iterator:
+    """Progress over the runs' epochs (see :class:`Work`); yields the ``on_epoch(label, epoch,
+    epochs, acc=None)`` callback. With stdout a terminal: rich's live bar (on stderr). Otherwise (a
+    pipe, ``make run > log``, CI): plain lines on stdout, one per finished run and one every
     :func:`_every` epochs of a long run, with the test accuracy and elapsed and remaining time."""
+    work = Work(runs, clock)
     if sys.stdout.isatty():
         columns = (
             TextColumn("{task.description}"),
             BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("epochs"),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[epochs]}"),
             TimeElapsedColumn(),
-            TimeRemainingColumn(),
+            TextColumn("remaining ~{task.fields[remaining]}"),
         )
-        with guarded(), Progress(*columns, console=err_console, transient=False) as progress:
-            task = progress.add_task("training", total=total_epochs)
-            seen: dict[str, int] = {}
+        with Progress(*columns, console=err_console, transient=False, get_time=clock) as bar:
+            task = bar.add_task("training", total=max(work.total_steps, 1), epochs="", remaining="?")
 
             def on_epoch(label: str, epoch: int, epochs: int, acc: float | None = None) -> None:
-                progress.advance(task, epoch - seen.get(label, 0))
-                seen[label] = epoch
-                progress.update(task, description=f"{label} epoch {epoch}/{epochs}")
+                if work.report(label, epoch):
+                    bar.update(
+                        task,
+                        completed=work.steps,
+                        description=f"{label} epoch {epoch}/{epochs}",
+                        epochs=f"{work.epochs}/{work.total_epochs} epochs",
+                        remaining=_clock(work.remaining()),
+                    )
 
             yield on_epoch
         return
-    with guarded():
-        yield _LogProgress(total_epochs)
+    yield _LogProgress(work)
 
 
 def _every(epochs: int) -> int:
@@ -107,21 +217,18 @@ def _clock(seconds: float) -> str:
 class _LogProgress:
     """Plain progress lines for a log (see :func:`progress`)."""
 
-    def __init__(self, total_epochs: int) -> None:
-        self.total, self.done, self.t0 = total_epochs, 0, time.monotonic()
-        self.seen: dict[str, int] = {}
+    def __init__(self, work: Work) -> None:
+        self.work = work
 
     def __call__(self, label: str, epoch: int, epochs: int, acc: float | None = None) -> None:
-        self.done += epoch - self.seen.get(label, 0)
-        self.seen[label] = epoch
-        if epoch != epochs and epoch % _every(epochs):
+        if not self.work.report(label, epoch) or (epoch != epochs and epoch % _every(epochs)):
             return
-        elapsed = time.monotonic() - self.t0
-        remaining = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+        w = self.work
         what = "finished" if epoch == epochs else f"epoch {epoch}/{epochs}"
         accuracy = f", test acc {acc:.1%}" if acc is not None else ""
         console.print(
-            f"[{self.done}/{self.total} epochs] {label} {what}{accuracy}; elapsed {_clock(elapsed)}, remaining ~{_clock(remaining)}",
+            f"[{w.epochs}/{w.total_epochs} epochs] {label} {what}{accuracy}; "
+            f"elapsed {_clock(w.elapsed())}, remaining ~{_clock(w.remaining())}",
             markup=False,
             highlight=False,
             soft_wrap=True,

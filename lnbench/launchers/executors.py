@@ -22,6 +22,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from lnbench.launchers import interrupts
+
 Progress = Callable[[str, int, int], None]
 
 
@@ -145,9 +147,9 @@ class PoolExecutor:
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         if ctx.get_start_method() == "forkserver":
-            # Adam imports _dynamo: 1 s; _forkserver_quiet first: no traceback from a Ctrl-C while it imports
-            ctx.set_forkserver_preload(["lnbench.launchers._forkserver_quiet", "lnbench.experiments", "torch._dynamo"])
-        progress_queue = ctx.Queue()
+            _start_forkserver(ctx)
+        with interrupts.deferred():  # its semaphores exist, registered with the resource tracker, or not at all
+            progress_queue = ctx.Queue()
         outcomes: dict[int, Any] = {}
         breaks = dict.fromkeys(range(len(jobs)), 0)
         try:
@@ -163,9 +165,13 @@ class PoolExecutor:
             progress_queue.close()
 
     def _one_pool(self, ctx, fn, jobs, todo, workers, progress_queue, progress, on_done, outcomes, breaks) -> None:
-        pool = ProcessPoolExecutor(min(workers, len(todo)), ctx, _init_worker, (progress_queue,))
-        futures = {pool.submit(_run_in_worker, fn, jobs[k]): k for k in todo}
+        pool, futures = None, {}
         try:
+            # a Ctrl-C waits until the workers have started: a worker started but not yet known to the
+            # pool could be neither stopped nor waited for, and would outlive this process
+            with interrupts.deferred():
+                pool = ProcessPoolExecutor(min(workers, len(todo)), ctx, _init_worker, (progress_queue,))
+                futures = {pool.submit(_run_in_worker, fn, jobs[k]): k for k in todo}
             pending = set(futures)
             while pending:
                 done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
@@ -186,12 +192,35 @@ class PoolExecutor:
         except BaseException:
             for f in futures:
                 f.cancel()
-            for process in list(getattr(pool, "_processes", {}).values()):  # running cells: stop them
+            for process in list((getattr(pool, "_processes", None) or {}).values()):  # running cells: stop them
                 if process.is_alive():
                     os.kill(process.pid, signal.SIGTERM)
             raise
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            if pool is not None:  # waits for every worker to end: none outlives this process
+                pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _nothing() -> None:
+    """The first process forked by the forkserver: it returns once the server has preloaded."""
+
+
+def _start_forkserver(ctx) -> None:
+    """Start the forkserver (``lnbench.experiments`` and ``torch._dynamo`` preloaded: Adam
+    imports _dynamo, 1 s) with SIGINT blocked, so that a Ctrl-C sent to the whole process group
+    never reaches it or the workers it forks (the parent decides what a Ctrl-C does); then wait,
+    interruptibly, until it has preloaded, so that starting the workers (no Ctrl-C meanwhile) is
+    quick."""
+    from multiprocessing import forkserver, resource_tracker
+
+    # _forkserver_quiet first: the server also ignores SIGINT where it cannot be blocked
+    ctx.set_forkserver_preload(["lnbench.launchers._forkserver_quiet", "lnbench.experiments", "torch._dynamo"])
+    resource_tracker.ensure_running()  # first: starting it unblocks SIGINT in this thread
+    with interrupts.sigint_blocked():
+        forkserver.ensure_running()
+    ready = ctx.Process(target=_nothing, daemon=True)
+    ready.start()
+    ready.join()
 
 
 def _drain(progress_queue, progress: Progress | None) -> None:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.console import RenderableType
 from rich.table import Table
+from rich.text import Text
 
 from lnbench.analysis import stats
 from lnbench.analysis.aggregate import condition_label
@@ -95,8 +97,8 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
 def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired comparisons") -> Table:
     """Every tested pair: effect (a minus b) with its 95% interval, test, raw and Holm p."""
     table = Table(title=title, title_justify="left", caption_justify="left")
-    for col in ("model", "a", "b", "metric", "a - b [unadjusted 95% CI]", "test", "p", "Holm p", "verdict"):
-        table.add_column(col, justify="right" if col in ("p", "Holm p") else "left")
+    for col in ("model", "a", "b", "metric", r"a - b \[unadjusted 95% CI]", "test", "p", "Holm p", "verdict"):
+        table.add_column(col, justify="right" if col in ("p", "Holm p") else "left")  # \[: not a markup tag
     for c in comparisons:
         if c.metric == "mean_train_loss":
             eff = f"{c.mean_diff:+.3f} [{c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}] nats"
@@ -276,3 +278,67 @@ def gradcheck_table(report: dict) -> Table:
         ]
         table.add_row(c["group"], c["name"], *errors, f"{c['tolerance']:.0e}", result)
     return table
+
+
+def _cell_text(x) -> Text:
+    return Text.from_markup(x) if isinstance(x, str) else x if isinstance(x, Text) else Text(str(x))
+
+
+def _widths(column) -> tuple[int, int]:
+    """A column's narrowest and widest width (content only): a no-wrap column its longest line,
+    a wrapping one its longest word (so that no word is ever cut) up to its longest line."""
+    from rich.cells import cell_len
+
+    texts = [_cell_text(x).plain for x in [column.header, *column.cells]]
+    longest_line = max((cell_len(line) for t in texts for line in t.splitlines()), default=1)
+    longest_word = max((cell_len(word) for t in texts for word in t.split()), default=1)
+    narrowest = longest_line if column.no_wrap else longest_word
+    return max(narrowest, column.min_width or 0), max(longest_line, narrowest)
+
+
+def fit(table: Table, width: int) -> RenderableType:
+    """``table`` laid out for ``width`` columns with every cell readable: each column at least as
+    wide as its longest word (a no-wrap column: its longest line), the rest of the width shared
+    out to the columns that wrap; one block per row (``header: value`` lines) when even that is
+    wider than ``width``. rich alone would shrink columns below their words and cut them
+    ("Transform…"), or squeeze whole columns away."""
+    import copy
+
+    ranges = [_widths(c) for c in table.columns]
+    extra = table._extra_width + sum(table._get_padding_width(k) for k in range(len(table.columns)))
+    if sum(hi for _, hi in ranges) + extra <= width:
+        return table
+    spare = width - extra - sum(lo for lo, _ in ranges)
+    if spare < 0:
+        return _blocks(table, width)
+    fitted = copy.copy(table)
+    fitted.columns = [copy.copy(c) for c in table.columns]
+    slack = sum(hi - lo for lo, hi in ranges)
+    for column, (lo, hi) in zip(fitted.columns, ranges):
+        column.width = lo + (spare * (hi - lo)) // slack
+        column.overflow = "fold"  # never used: no column is narrower than its longest word
+    return fitted
+
+
+def _blocks(table: Table, width: int) -> RenderableType:
+    """One block per row, ``header  value`` lines (values wrap under themselves), between the
+    table's title and caption."""
+    from rich.console import Group
+    from rich.padding import Padding
+
+    headers = [_cell_text(c.header).plain for c in table.columns]
+    key_width = min(max((len(h) for h in headers), default=1) + 1, max(8, width // 3))
+    parts: list[RenderableType] = []
+    if table.title:
+        parts.append(_cell_text(table.title))
+    columns = [list(c.cells) for c in table.columns]
+    for r in range(table.row_count):
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(width=key_width, overflow="fold")
+        grid.add_column(overflow="fold")
+        for header, cells in zip(headers, columns):
+            grid.add_row(Text(f"{header}:", style="dim"), _cell_text(cells[r]))
+        parts.append(Padding(grid, (1 if r else 0, 0, 0, 2)))
+    if table.caption:
+        parts.append(_cell_text(table.caption))
+    return Group(*parts)

@@ -263,6 +263,7 @@ def test_train_run_interrupted_mid_training_says_so(tmp_path, monkeypatch):
     assert result.exit_code == 130
     run = _only_run(tmp_path)
     assert f"run folder: {run}" in result.output and "Traceback" not in result.output
+    assert result.output.rstrip().endswith("; finished epochs were kept")  # issue 20 (4): only when some were
     assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["status"] == "interrupted" and metrics["epochs"] == [1]
@@ -404,11 +405,11 @@ def test_ctrl_c_while_importing_is_one_line_and_exit_130():
     import sys
 
     code = (
-        "import builtins\n"
+        "import builtins, os, signal\n"
         "real = builtins.__import__\n"
         "def imp(name, *a, **k):\n"
         "    if name == 'lnbench.cli.app':\n"
-        "        raise KeyboardInterrupt\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
         "    return real(name, *a, **k)\n"
         "builtins.__import__ = imp\n"
         "from lnbench._entry import main\n"

@@ -1,0 +1,97 @@
+"""The console: progress estimates (issue 20 (8)) and the one line of an interrupt (issue 20 (4))."""
+
+import io
+import json
+import re
+
+import pytest
+from rich.console import Console
+
+from lnbench.cli import console as cli_console
+from lnbench.cli.console import Stop, Work, interrupted_line, progress, work_of
+from lnbench.config import RunConfig
+
+SECONDS_PER_STEP = 0.01
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _claims_like(order: str) -> list[tuple[str, int, int]]:
+    """(label, epochs, steps per epoch): batch size 1 costs 64x the steps of batch size 64."""
+    cheap = [(f"bs64_seed{s}", 20, 16) for s in range(10)]  # n_train 1000, batch 64
+    costly = [(f"bs1_seed{s}", 20, 1000) for s in range(5)]  # batch 1
+    return {"cheap first": cheap + costly, "costly first": costly + cheap, "mixed": [*sum(zip(cheap, costly), ())]}[
+        order
+    ] + (cheap[5:] if order == "mixed" else [])
+
+
+@pytest.mark.parametrize("order", ["cheap first", "costly first", "mixed"])
+def test_the_remaining_time_is_within_2x_once_a_tenth_of_the_work_is_done(order):
+    runs = _claims_like(order)
+    clock = FakeClock()
+    work = Work({label: (epochs, steps) for label, epochs, steps in runs}, clock)
+    total = sum(e * s for _, e, s in runs)  # steps
+    done = 0
+    for label, epochs, steps in runs:  # one after another, each step costs the same
+        for epoch in range(1, epochs + 1):
+            clock.now += steps * SECONDS_PER_STEP
+            done += steps
+            work.report(label, epoch)
+            if 0.1 * total <= done < total:
+                truth = (total - done) * SECONDS_PER_STEP
+                assert truth / 2 <= work.remaining() <= 2 * truth, (label, epoch, work.remaining(), truth)
+    assert work.remaining() == 0 and work.epochs == work.total_epochs
+
+
+def test_the_log_lines_print_the_step_based_estimate(monkeypatch):
+    out = io.StringIO()
+    monkeypatch.setattr(cli_console, "console", Console(file=out, width=200))
+    monkeypatch.setattr(cli_console.sys.stdout, "isatty", lambda: False)
+    clock = FakeClock()
+    runs = {"costly": (10, 1000), "cheap": (10, 16)}
+    with progress(runs, clock) as on_epoch:
+        for epoch in range(1, 11):
+            clock.now += 1000 * SECONDS_PER_STEP
+            on_epoch("costly", epoch, 10, 0.5)
+        on_epoch("kept_from_an_earlier_run", 10, 10, 0.9)  # a resumed experiment's kept run: not work done now
+        for epoch in range(1, 11):
+            clock.now += 16 * SECONDS_PER_STEP
+            on_epoch("cheap", epoch, 10, 0.75)
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "[10/20 epochs] costly finished, test acc 50.0%; elapsed 1:40, remaining ~0:01",  # 160 steps of 0.01 s left
+        "[20/20 epochs] cheap finished, test acc 75.0%; elapsed 1:41, remaining ~0:00",
+    ]
+
+
+def test_work_of_counts_steps_per_epoch_from_the_batch_size():
+    cfgs = [
+        RunConfig().with_changes(name="a", train__batch_size=64),
+        RunConfig().with_changes(name="b", train__batch_size=1, train__epochs=3),
+    ]
+    assert work_of(cfgs) == {"a": (50, 16), "b": (3, 1000)}  # ceil(1000 / 64) = 16
+
+
+def test_the_interrupt_line_says_finished_epochs_were_kept_only_when_some_were(tmp_path):
+    run = tmp_path / "20260101T000000_000000Z_compare"
+    (run / "rnn_layer_seed0").mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"status": "interrupted"}))
+    exc = KeyboardInterrupt("Ctrl-C")
+    exc.add_note("run folder: /somewhere/else/child (status: interrupted)")
+    exc.add_note(f"run folder: {run} (status: interrupted)")  # the outermost run's note comes last
+    assert (
+        interrupted_line(exc, Stop())
+        == f"stopped by Ctrl-C; run folder: {run} (status: interrupted); no epoch had finished"
+    )
+    (run / "rnn_layer_seed0" / "metrics.json").write_text(json.dumps({"epochs": [1, 2]}))
+    assert interrupted_line(exc, Stop()).endswith("; finished epochs were kept")
+    assert interrupted_line(exc, Stop(epochs=False)) == f"stopped by Ctrl-C; run folder: {run} (status: interrupted)"
+    assert interrupted_line(KeyboardInterrupt(), Stop()) == "stopped by Ctrl-C while starting; nothing was written"
+    late = interrupted_line(KeyboardInterrupt(), Stop(folder=run))  # after the run, while its tables print
+    assert re.fullmatch(rf"stopped by Ctrl-C; run folder: {re.escape(str(run))} \(status: interrupted\); .*", late)

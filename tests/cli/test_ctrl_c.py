@@ -1,0 +1,96 @@
+"""Issue 20 (4): Ctrl-C at any moment of a command is one line and exit code 130, and nothing is
+printed afterwards. Each test sends SIGINT to the whole process group (as a terminal does) at a
+moment that printed a traceback: inside NumPy's import while starting, inside an import during
+the run, while the worker processes start."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import TINY_OVERRIDES, set_args
+
+pytestmark = pytest.mark.e2e  # starts the command line (and workers) in subprocesses
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# SIGINT to the process group the first time a module whose name starts with PREFIX is looked up
+# (inside the import machinery, as a Ctrl-C during a slow import is), then the console script.
+AT_IMPORT = """
+import importlib.abc, os, signal, sys
+class Hook(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.startswith(PREFIX) and not getattr(Hook, "sent", False):
+            Hook.sent = True
+            os.killpg(0, signal.SIGINT)
+        return None
+sys.meta_path.insert(0, Hook())
+"""
+
+# SIGINT to the process group right after the pool's first submit (the workers are starting).
+AT_POOL_START = """
+import os, signal
+import concurrent.futures.process as p
+real = p.ProcessPoolExecutor.submit
+def submit(self, *args, **kwargs):
+    future = real(self, *args, **kwargs)
+    if not getattr(submit, "sent", False):
+        submit.sent = True
+        os.killpg(0, signal.SIGINT)
+    return future
+p.ProcessPoolExecutor.submit = submit
+"""
+
+
+def _lnbench(prelude: str, args: list[str]) -> subprocess.CompletedProcess:
+    code = prelude + "\nimport sys\nsys.argv = ['lnbench', *sys.argv[1:]]\nfrom lnbench._entry import main\nmain()\n"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )
+    try:
+        out, err = proc.communicate(timeout=180)  # returns once every process holding stderr is gone
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _one_line(r: subprocess.CompletedProcess) -> str:
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert r.returncode == 130 and len(lines) == 1, r.stderr
+    return lines[0]
+
+
+def test_ctrl_c_while_numpy_imports_is_one_line(tmp_path):
+    prelude = f"PREFIX = 'numpy._core.multiarray'\n{AT_IMPORT}"
+    r = _lnbench(prelude, ["compare", "--dry-run", "--runs-dir", str(tmp_path / "runs")])
+    assert _one_line(r) == "lnbench: interrupted: stopped by Ctrl-C while starting; nothing was written"
+    assert not (tmp_path / "runs").exists()
+
+
+def test_ctrl_c_inside_an_import_during_the_run_is_one_line_naming_the_folder(tmp_path):
+    prelude = f"PREFIX = 'sklearn'\n{AT_IMPORT}"  # the baselines, fit once the run folder exists
+    args = ["compare", "--jobs", "1", "--runs-dir", str(tmp_path), *set_args(TINY_OVERRIDES)]
+    line = _one_line(_lnbench(prelude, args))
+    (run,) = list(tmp_path.iterdir())
+    assert (
+        line
+        == f"lnbench: interrupted: stopped by Ctrl-C; run folder: {run} (status: interrupted); no epoch had finished"
+    )
+
+
+def test_ctrl_c_while_the_workers_start_is_one_line_and_nothing_after(tmp_path):
+    args = ["compare", "--jobs", "2", "--runs-dir", str(tmp_path), *set_args(TINY_OVERRIDES), "--set", "seeds=[0,1]"]
+    r = _lnbench(AT_POOL_START, args)
+    (run,) = list(tmp_path.iterdir())
+    assert _one_line(r).startswith(f"lnbench: interrupted: stopped by Ctrl-C; run folder: {run} (status: interrupted)")
+    assert "Traceback" not in r.stderr
