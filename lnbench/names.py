@@ -25,6 +25,12 @@ def family_label(family: str) -> str:
     return FAMILIES.get(family, family)
 
 
+def model_label(family: str, norm_placement: str | None = None) -> str:
+    """The group a row is compared in: ``"RNN (separate)"`` for an RNN with its placement, else
+    :func:`family_label` (``"Transformer (pre-norm)"``)."""
+    return f"{family_label(family)} ({norm_placement})" if norm_placement and family == "rnn" else family_label(family)
+
+
 def norm_label(kind: str) -> str:
     """The display name of a norm kind (``"layer"`` -> ``"LayerNorm"``); unknown kinds as given."""
     return NORM_NAMES[kind][0] if kind in NORM_NAMES else kind

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 from lnbench.analysis import stats
-from lnbench.names import NORM_KINDS, family_label, norm_label, plural
+from lnbench.names import NORM_KINDS, model_label, norm_label, plural
 from lnbench.records.schema import SummaryRow
 
 METRICS = {
@@ -155,13 +155,32 @@ def _group(rows: Iterable[SummaryRow], *keys: str) -> dict[tuple, list[SummaryRo
     return out
 
 
+def model_group_of(family: str, norm_placement: str | None) -> str:
+    """The group a compare row belongs to: its model family, and for an RNN its norm placement
+    (``"rnn-separate"``); each group is compared on its own, with its own Holm family."""
+    return f"{family}-{norm_placement}" if family == "rnn" and norm_placement else family
+
+
+def model_group(row: SummaryRow) -> str:
+    """:func:`model_group_of` a row."""
+    return model_group_of(row.family, row.norm_placement)
+
+
+def group_label(group: str) -> str:
+    """``"rnn-separate"`` -> ``"RNN (separate)"``; ``"transformer"`` -> ``"Transformer (pre-norm)"``."""
+    family, _, placement = group.partition("-")
+    return model_label(family, placement or None)
+
+
 def compare_comparisons(rows: Sequence[SummaryRow]) -> list[Comparison]:
-    """Every pair of norms of each model family, for ``final_test_acc`` and ``mean_train_loss``;
-    Holm within each (model family, metric)."""
+    """Every pair of norms of each model group (:func:`model_group`), for ``final_test_acc`` and
+    ``mean_train_loss``; Holm within each (model group, metric)."""
     out: list[Comparison] = []
-    by_family = _group(rows, "family")
-    for (family,), fam_rows in by_family.items():
-        by_norm = {n: rs for (n,), rs in _group(fam_rows, "norm").items()}
+    by_group: dict[str, list[SummaryRow]] = {}
+    for r in rows:
+        by_group.setdefault(model_group(r), []).append(r)
+    for group, group_rows in by_group.items():
+        by_norm = {n: rs for (n,), rs in _group(group_rows, "norm").items()}
         norms = list(by_norm)
         for metric in ("final_test_acc", "mean_train_loss"):
             tests = []
@@ -171,7 +190,7 @@ def compare_comparisons(rows: Sequence[SummaryRow]) -> list[Comparison]:
                     result = paired_test(pairs, metric)
                     if result is not None:
                         tests.append(({"norm_a": a, "norm_b": b, "metric": metric, "n_seeds": len(pairs)}, result))
-            out += holm_family(f"{family}/{metric}", tests)
+            out += holm_family(f"{group}/{metric}", tests)
     return out
 
 
@@ -260,27 +279,132 @@ def describe_comparisons(comparisons: Sequence[Comparison], family_size: dict[st
     return out
 
 
+def memoryless_rows(baselines: Sequence[dict] | None) -> list[SummaryRow]:
+    """The memoryless baseline (a linear readout of x_T alone, :mod:`lnbench.training.baselines`)
+    as one row per seed, so that a model's rows can be paired with it like any other condition."""
+    by = {b["name"]: b for b in baselines or []}
+    base = by.get("last_timestep")
+    if base is None:
+        return []
+    correct = base.get("correct_per_seed") or [None] * len(base["seeds"])
+    return [
+        SummaryRow(
+            family="baseline", norm="memoryless", batch_size=0, seed=seed, status="completed",
+            epochs_completed=0, final_test_acc=acc, final_test_acc_batch_stats=None, final_train_loss=None,
+            final_test_loss=None, mean_train_loss=None, first_epoch_at_target=None, n_test=base["n_test"],
+            test_correct=c,
+        )
+        for seed, acc, c in zip(base["seeds"], base["acc_per_seed"], correct)
+    ]  # fmt: skip
+
+
+def memoryless_tests(rows: Sequence[SummaryRow], baselines: Sequence[dict] | None) -> dict[tuple[str, str], dict]:
+    """Did each (model group, norm) learn more than a memoryless model? Its final test accuracy
+    minus the memoryless baseline's, paired on the same seeds' test sets (a paired t-test over
+    seeds; McNemar on the test examples for one seed), Holm over all the groups' tests.
+
+    Returns:
+        ``{(group, norm): {"diff", "ci95", "p_value", "p_adjusted", "test", "n_seeds",
+        "learned"}}``: ``learned`` when the Holm-adjusted test is significant and the model is
+        above the baseline; groups with no finished run or no baseline are left out.
+    """
+    base = memoryless_rows(baselines)
+    tests = []
+    for (group, norm), rs in _by_group_norm(rows).items():
+        pairs = pair_by_seed(rs, base, "final_test_acc")
+        result = paired_test(pairs, "final_test_acc")
+        if result is not None:
+            tests.append(
+                (
+                    {"norm_a": norm, "norm_b": "memoryless", "metric": "final_test_acc", "n_seeds": len(pairs)},
+                    result,
+                    group,
+                )
+            )
+    comparisons = holm_family("memoryless", [(spec, r) for spec, r, _ in tests])
+    return {
+        (group, c.norm_a): {
+            "diff": c.mean_diff, "ci95": list(c.ci95), "p_value": c.p_value, "p_adjusted": c.p_adjusted,
+            "test": c.test, "n_seeds": c.n_seeds, "learned": c.significant and c.mean_diff > 0,
+        }
+        for (_, _, group), c in zip(tests, comparisons)
+    }  # fmt: skip
+
+
+def _by_group_norm(rows: Iterable[SummaryRow]) -> dict[tuple[str, str], list[SummaryRow]]:
+    out: dict[tuple[str, str], list[SummaryRow]] = {}
+    for r in rows:
+        out.setdefault((model_group(r), r.norm), []).append(r)
+    return out
+
+
+def describe_memoryless(test: dict) -> str:
+    """``at the memoryless baseline (+0.6 points [-2.1, +3.3], ...): did not learn the memory task``."""
+    effect = (
+        f"{_points(test['diff'])} points [95% CI {_points(test['ci95'][0])}, {_points(test['ci95'][1])}], "
+        f"{test['test']}, Holm p = {test['p_adjusted']:.2g}"
+    )
+    if test["learned"]:
+        return f"above the memoryless baseline ({effect}): it learned more than the last input"
+    return f"at the memoryless baseline ({effect}): did not learn the memory task"
+
+
+def describe_in_words(c: Comparison) -> str:
+    """One tested pair as a sentence that says which is faster or more accurate (or that they
+    are not distinguishable), with the effect of the first named minus the second, its interval,
+    the test and the Holm-adjusted p-value."""
+    a, b = norm_label(c.norm_a), norm_label(c.norm_b)
+    diff, lo, hi = c.mean_diff, c.ci95[0], c.ci95[1]
+    first_better = diff < 0 if c.metric == "mean_train_loss" else diff > 0
+    if c.significant and not first_better:  # name the better one first, the numbers follow the sentence
+        a, b, diff, lo, hi = b, a, -diff, -hi, -lo
+    if c.metric == "mean_train_loss":
+        size = f"mean train loss {diff:+.3f} nats [unadjusted 95% CI {lo:+.3f}, {hi:+.3f}]"
+        claim = f"{a}'s train loss fell faster than {b}'s"
+        alike = f"{a} and {b} trained equally fast as far as {c.n_seeds} seeds can tell"
+    else:
+        size = f"final test accuracy {_points(diff)} points [unadjusted 95% CI {_points(lo)}, {_points(hi)}]"
+        claim = f"{a} is more accurate than {b}"
+        alike = f"{a} and {b} are not distinguishable in accuracy"
+    numbers = f"{size}, {c.test}, Holm p = {c.p_adjusted:.2g}"
+    return f"{claim if c.significant else alike} ({numbers})."
+
+
 def compare_verdicts(
-    rows: Sequence[SummaryRow], comparisons: Sequence[Comparison], epochs: int, target_acc: float
+    rows: Sequence[SummaryRow],
+    comparisons: Sequence[Comparison],
+    epochs: int,
+    target_acc: float,
+    memoryless: dict[tuple[str, str], dict] | None = None,
 ) -> list[str]:
-    """The verdicts of ``compare``, per model family: divergences, reaching ``target_acc``
-    (k/n seeds, median and range of the first epoch), and each tested pair for final test
-    accuracy and mean train loss, with effects, intervals and Holm-adjusted p-values."""
+    """The verdicts of ``compare``, per model group (family, and the RNN's norm placement):
+    divergences, whether each norm learned more than the memoryless baseline (``memoryless``,
+    :func:`memoryless_tests`), reaching ``target_acc`` (k/n seeds, median and range of the first
+    epoch), and each tested pair in words (faster / more accurate) with its effect, interval and
+    Holm-adjusted p-value."""
     verdicts = []
-    sizes: dict[str, int] = defaultdict(int)
-    for c in comparisons:
-        sizes[c.family] += 1
+    memoryless = memoryless or {}
     n_seeds = len({r.seed for r in rows})
-    for (family,), fam_rows in _group(rows, "family").items():
-        fam = family_label(family)
-        by_norm = {n: rs for (n,), rs in _group(fam_rows, "norm").items()}
+    by_group: dict[str, list[SummaryRow]] = {}
+    for r in rows:
+        by_group.setdefault(model_group(r), []).append(r)
+    for group, group_rows in by_group.items():
+        fam = group_label(group)
+        by_norm = {n: rs for (n,), rs in _group(group_rows, "norm").items()}
         for norm, rs in by_norm.items():
             k = sum(r.status == "diverged" for r in rs)
             if k:
                 verdicts.append(
-                    f"{fam}: {norm_label(norm)} diverged in {k} of {len(rs)} seed{'s' * (len(rs) > 1)}; "
+                    f"{fam}: {norm_label(norm)} diverged in {k} of {plural(len(rs), 'seed')}; "
                     "a diverged seed has no final accuracy and is left out of means and tests."
                 )
+        learned = [(norm, memoryless[(group, norm)]) for norm in by_norm if (group, norm) in memoryless]
+        if learned:
+            verdicts.append(
+                f"{fam}, did it learn the memory task? "
+                + "; ".join(f"{norm_label(n)} {describe_memoryless(t)}" for n, t in learned)
+                + "."
+            )
         reach = []
         for norm, rs in by_norm.items():
             summary = stats.summarize_first_epochs([r.first_epoch_at_target for r in rs])
@@ -291,23 +415,22 @@ def compare_verdicts(
             + "."
         )
         for metric in ("final_test_acc", "mean_train_loss"):
-            means = {
-                n: [getattr(r, metric) for r in rs if r.ok and getattr(r, metric) is not None]
-                for n, rs in by_norm.items()
-            }
+            means = {n: [v for r in rs if r.ok and (v := getattr(r, metric)) is not None] for n, rs in by_norm.items()}
             fmt = (lambda x: f"{x:.1%}") if metric == "final_test_acc" else (lambda x: f"{x:.3f} nats")
             fewer = lambda v: f" ({plural(len(v), 'seed')})" if len(v) != n_seeds else ""  # noqa: E731  diverged seeds
             shown = ", ".join(f"{norm_label(n)} {fmt(_mean(v))}{fewer(v)}" for n, v in means.items() if v)
             over = f"mean over {n_seeds} seeds" if n_seeds > 1 else "one seed"
-            fam_cmp = [c for c in comparisons if c.family == f"{family}/{metric}"]
+            group_cmp = [c for c in comparisons if c.family == f"{group}/{metric}"]
             if not shown:
                 verdicts.append(
                     f"{fam}, {METRICS[metric]}: no run finished without diverging, so there is nothing to compare."
                 )
                 continue
             line = f"{fam}, {METRICS[metric]} ({over}): {shown}."
-            if fam_cmp:
-                line += " " + " ".join(describe_comparisons(fam_cmp, sizes))
+            if group_cmp:
+                line += f" Holm over {plural(len(group_cmp), 'comparison')}: " + " ".join(
+                    describe_in_words(c) for c in group_cmp
+                )
             elif len(means) > 1:
                 line += " Not tested: " + (
                     "one seed has no paired test for a loss curve."

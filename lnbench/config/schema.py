@@ -257,6 +257,13 @@ class CompareConfig(_Section):
         description="compare: the norms trained and compared pairwise within each family (none, batch, layer, "
         "rms, weight; no repeats).",
     )
+    placements: list[Literal["joint", "separate"]] | None = Field(
+        None,
+        min_length=1,
+        description="compare: the RNN's norm placements trained, each its own group with its own Holm family "
+        "(joint = norm(W_hh h + W_xh x), Ba et al. eq. 4; separate = norm(W_hh h) + norm(W_xh x), the form of "
+        "the paper's LN-LSTM); null: model.norm_placement only. The Transformer has no placement.",
+    )
     target_acc: float = Field(
         0.9,
         gt=0,
@@ -268,6 +275,8 @@ class CompareConfig(_Section):
     @model_validator(mode="after")
     def _no_duplicates(self) -> "CompareConfig":
         _unique(self.families, "families"), _unique(self.norms, "norms")
+        if self.placements is not None:
+            _unique(self.placements, "placements")
         return self
 
 

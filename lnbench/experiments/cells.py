@@ -35,6 +35,7 @@ def metrics_for(cfg: RunConfig) -> Metrics:
         hidden_size=cfg.model.hidden_size,
         n_test=cfg.data.n_test,
         batch_norm_stats=bn_stats,
+        norm_placement=cfg.model.norm_placement if cfg.model.family == "rnn" else None,
     )
 
 

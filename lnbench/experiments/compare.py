@@ -66,22 +66,37 @@ class Compare(Experiment):
         check_keys_apply(spec, spec.compare.families)
 
     def plan(self, spec: RunConfig, parent: Path) -> list[Cell]:
-        settings = [{"model__family": f, "model__norm": n} for f in spec.compare.families for n in spec.compare.norms]
-        return seed_cells(
-            spec, settings, parent, spec.compare.target_acc, lambda c: f"{c['model__family']}_{c['model__norm']}"
-        )
+        """Every family x norm (an RNN in each of ``compare.placements``), all seeds; children are
+        named ``<family>_<norm>_seed<k>`` or, with placements, ``rnn-<placement>_<norm>_seed<k>``."""
+        placements = spec.compare.placements
+        settings: list[dict] = []
+        for family in spec.compare.families:
+            for placement in placements if family == "rnn" and placements else [None]:
+                extra = {} if placement is None else {"model__norm_placement": placement}
+                settings += [{"model__family": family, **extra, "model__norm": n} for n in spec.compare.norms]
+
+        def name(c: dict) -> str:
+            placement = c.get("model__norm_placement")
+            return f"{c['model__family']}{'-' + placement if placement else ''}_{c['model__norm']}"
+
+        return seed_cells(spec, settings, parent, spec.compare.target_acc, name)
 
     def analyse(self, spec: RunConfig, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:
         target = spec.compare.target_acc
         comparisons = verdicts.compare_comparisons(rows)
+        memoryless = verdicts.memoryless_tests(rows, baselines)
         sentences = verdicts.baseline_verdicts(baselines, target)
-        sentences += verdicts.compare_verdicts(rows, comparisons, spec.train.epochs, target)
+        sentences += verdicts.compare_verdicts(rows, comparisons, spec.train.epochs, target, memoryless)
+        aggregate = aggregate_over_seeds(rows)
+        for entry in aggregate:
+            group = verdicts.model_group_of(entry["family"], entry["norm_placement"])
+            entry["vs_memoryless"] = memoryless.get((group, entry["norm"]))
         return {
             "target_acc": target,
             "epochs": spec.train.epochs,
             "seeds": spec.seed_list,
             "baselines": baselines,
-            "aggregate": aggregate_over_seeds(rows),
+            "aggregate": aggregate,
             "comparisons": [c.to_dict() for c in comparisons],
             "verdicts": sentences,
         }

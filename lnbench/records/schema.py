@@ -40,6 +40,7 @@ class Metrics:
     hidden_size: int = 64
     n_test: int = 0
     batch_norm_stats: str | None = None  # RNN with BatchNorm: "pooled" or "per_timestep"
+    norm_placement: str | None = None  # RNN: "joint" or "separate"; None for the Transformer (or older files)
     status: str = "running"
     epochs: list[int] = field(default_factory=list)
     train_loss: list[float] = field(default_factory=list)
@@ -100,6 +101,7 @@ METRICS_DOCS: dict[str, str] = {
     "hidden_size": "Hidden size H of the model.",
     "n_test": "Number of test sequences.",
     "batch_norm_stats": "RNN with BatchNorm: `pooled` or `per_timestep` running statistics; otherwise null.",
+    "norm_placement": "RNN: where the norm sits, `joint` (Ba et al. eq. 4) or `separate`; null for the Transformer.",
     "status": "`running` while training, then `completed` or `diverged` (`interrupted` / `failed` if stopped).",
     "epochs": "The epochs completed, 1..E.",
     "train_loss": "Per epoch: mean cross-entropy over the epoch's mini-batches (nats).",
@@ -190,6 +192,7 @@ class SummaryRow:
     first_epoch_at_target: int | None
     n_test: int
     batch_norm_stats: str | None = None
+    norm_placement: str | None = None
     final_scale_spearman: float | None = None
     final_saturation: float | None = None
     final_grad_ratio: float | None = None
@@ -228,6 +231,7 @@ SUMMARY_ROW_DOCS: dict[str, str] = {
     "none did (a diverged run's earlier epochs count).",
     "n_test": "Number of test sequences.",
     "batch_norm_stats": "RNN with BatchNorm: `pooled` or `per_timestep`; otherwise null.",
+    "norm_placement": "RNN: `joint` or `separate` (the group this row is compared in); null for the Transformer.",
     "final_scale_spearman": "Probe after the last epoch: Spearman correlation of ||h_T|| with the input scale s.",
     "final_saturation": "Probe after the last epoch (RNN): fraction of saturated tanh units.",
     "final_grad_ratio": "Probe after the last epoch (RNN): ||dL/dh_1|| / ||dL/dh_T||.",
@@ -265,6 +269,7 @@ def summary_row(
         first_epoch_at_target=first_epoch_at(m.test_acc, target_acc),
         n_test=m.n_test,
         batch_norm_stats=m.batch_norm_stats,
+        norm_placement=m.norm_placement,
         final_scale_spearman=last(m.scale_spearman),
         final_saturation=last(m.saturation),
         final_grad_ratio=last(m.grad_ratio),

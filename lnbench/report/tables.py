@@ -15,7 +15,7 @@ from rich.text import Text
 from lnbench.analysis import stats
 from lnbench.analysis.aggregate import condition_label
 from lnbench.analysis.verdicts import METRICS_SHORT, Comparison
-from lnbench.names import family_label, norm_label
+from lnbench.names import family_label, model_label, norm_label
 from lnbench.records.schema import SummaryRow
 
 
@@ -43,7 +43,7 @@ def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep:
         if r.final_test_acc is not None and r.n_test:
             lo, hi = stats.accuracy_interval(r.final_test_acc, r.n_test)
             acc += f" [{lo:.1%}, {hi:.1%}]"
-        cells = [family_label(r.family), condition_label(r.family, r.norm, r.batch_norm_stats)]
+        cells = [model_label(r.family, r.norm_placement), condition_label(r.family, r.norm, r.batch_norm_stats)]
         cells += [str(r.batch_size)] if sweep else []
         cells += [str(r.seed)] if seeds else []
         cells += [acc] + ([_pct(r.final_test_acc_batch_stats)] if has_bn else [])
@@ -69,15 +69,20 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
     has_bn = any(e["mean_final_test_acc_batch_stats"] is not None for e in entries)
     columns += ["test acc mean ± sd", "95% CI of mean", "range"] + (["BN batch stats"] if has_bn else [])
     columns += ["mean train loss"] + ([] if sweep else [f"reached {target_acc:.0%}"]) + ["diverged"]
+    has_memoryless = any(e.get("vs_memoryless") for e in entries)
+    columns += ["vs memoryless baseline"] if has_memoryless else []
     for col in columns:
-        table.add_column(col, justify="left" if col in ("model", "norm") else "right")
+        table.add_column(col, justify="left" if col in ("model", "norm", "vs memoryless baseline") else "right")
     for e in entries:
         std = f" ± {e['std_final_test_acc']:.1%}" if e["std_final_test_acc"] is not None else ""
         ci = e["ci95_final_test_acc"]
         reach = f"{e['n_reached_target']}/{e['n_seeds']}"
         if e["median_first_epoch_at_target"] is not None:
             reach += f", median {e['median_first_epoch_at_target']:g} ({e['min_first_epoch_at_target']}-{e['max_first_epoch_at_target']})"
-        cells = [family_label(e["family"]), condition_label(e["family"], e["norm"], e["batch_norm_stats"])] + (
+        cells = [
+            model_label(e["family"], e.get("norm_placement")),
+            condition_label(e["family"], e["norm"], e["batch_norm_stats"]),
+        ] + (
             [str(e["batch_size"])] if sweep else []
         )
         cells += [_pct(e["mean_final_test_acc"]) + std, f"{ci[0]:.1%} - {ci[1]:.1%}" if ci else "-"]
@@ -85,13 +90,28 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
         if has_bn:
             cells += [_pct(e["mean_final_test_acc_batch_stats"])]
         cells += [_num(e["mean_mean_train_loss"])] + ([] if sweep else [reach]) + [str(e["n_diverged"])]
+        if has_memoryless:
+            cells += [_memoryless_cell(e.get("vs_memoryless"))]
         table.add_row(*cells)
     table.caption = (
         "95% CI of mean: t interval over seeds, clipped to [0, 100%] (one seed: Wilson interval over the test set)"
     )
     if not sweep:
         table.caption += "; reached: seeds that reached the target, median first epoch (range)"
+    if has_memoryless:
+        table.caption += (
+            "; vs memoryless baseline: test accuracy minus a linear readout of x_T alone, paired on the same seeds and "
+            "test sets (95% CI, Holm over the rows); 'did not learn': not significantly above it"
+        )
     return table
+
+
+def _memoryless_cell(test: dict | None) -> str:
+    """``+18.4 [+9.5, +27.3] learned`` or ``+0.6 [-2.1, +3.3] did not learn`` (points)."""
+    if not test:
+        return "-"
+    effect = f"{100 * test['diff']:+.1f} [{100 * test['ci95'][0]:+.1f}, {100 * test['ci95'][1]:+.1f}]"
+    return f"{effect} learned" if test["learned"] else f"[bold yellow]{effect} did not learn[/]"
 
 
 def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired comparisons") -> Table:

@@ -24,6 +24,9 @@ import numpy as np
 
 from lnbench.training.data import TrendData
 
+#: the memoryless baseline: a model at or below it has not learned the memory task
+MEMORYLESS = "last_timestep"
+
 #: name -> (label, description) of each baseline, in table order.
 BASELINES = {
     "chance": ("chance", "the training split's majority class"),
@@ -35,19 +38,37 @@ BASELINES = {
 }
 
 
-def _linear_accuracy(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray) -> float:
+def _linear_correct(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray) -> np.ndarray:
+    """Per test example, 1 if the linear classifier fit on the training split is right, else 0."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     if len(np.unique(y_train)) < 2:  # one class only: the classifier is the majority class
-        return float(np.mean(y_test == y_train[0]))
+        return (y_test == y_train[0]).astype(np.int64)
     clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(X_train, y_train)
-    return float(clf.score(X_test, y_test))
+    return (clf.predict(X_test) == y_test).astype(np.int64)
+
+
+def baseline_correct(data: TrendData) -> dict[str, np.ndarray]:
+    """Per baseline of :data:`BASELINES`, its per-example correctness on one seed's test split
+    (``(n_test,)`` int64, 0/1): what a model is compared with pairwise (McNemar, one seed).
+
+    Args:
+        data: the train and test splits (``X (N, T, H)``, ``y (N,)``).
+    """
+    X_tr, y_tr = data.X_train.numpy(), data.y_train.numpy()
+    X_te, y_te = data.X_test.numpy(), data.y_test.numpy()
+    majority = np.bincount(y_tr).argmax()
+    return {
+        "chance": (y_te == majority).astype(np.int64),
+        "last_timestep": _linear_correct(X_tr[:, -1], y_tr, X_te[:, -1], y_te),
+        "whole_sequence": _linear_correct(X_tr.reshape(len(X_tr), -1), y_tr, X_te.reshape(len(X_te), -1), y_te),
+    }
 
 
 def baseline_accuracies(data: TrendData) -> dict[str, float]:
@@ -59,40 +80,42 @@ def baseline_accuracies(data: TrendData) -> dict[str, float]:
     Returns:
         ``{"chance": ..., "last_timestep": ..., "whole_sequence": ...}``, each in [0, 1].
     """
-    X_tr, y_tr = data.X_train.numpy(), data.y_train.numpy()
-    X_te, y_te = data.X_test.numpy(), data.y_test.numpy()
-    majority = np.bincount(y_tr).argmax()
-    return {
-        "chance": float(np.mean(y_te == majority)),
-        "last_timestep": _linear_accuracy(X_tr[:, -1], y_tr, X_te[:, -1], y_te),
-        "whole_sequence": _linear_accuracy(X_tr.reshape(len(X_tr), -1), y_tr, X_te.reshape(len(X_te), -1), y_te),
-    }
+    return {name: float(np.mean(correct)) for name, correct in baseline_correct(data).items()}
 
 
-def summarize_baselines(per_seed: Sequence[dict[str, float]], seeds: Sequence[int], n_test: int) -> list[dict]:
+def summarize_baselines(
+    per_seed: Sequence[dict[str, float]],
+    seeds: Sequence[int],
+    n_test: int,
+    correct: Sequence[dict[str, np.ndarray]] | None = None,
+) -> list[dict]:
     """The ``baselines`` entry of summary.json: one dict per baseline with ``name``, ``label``,
-    ``description``, ``acc_per_seed``, ``seeds``, ``mean``, ``sd`` (None for one seed) and
-    ``n_test``."""
+    ``description``, ``acc_per_seed``, ``seeds``, ``mean``, ``sd`` (None for one seed),
+    ``n_test`` and, for the memoryless baseline (``last_timestep``), ``correct_per_seed`` (its
+    per-example 0/1 on each seed's test split, when ``correct`` is given) so that a model can be
+    compared with it pairwise."""
     out = []
     for name, (label, description) in BASELINES.items():
         accs = [b[name] for b in per_seed]
-        out.append(
-            {
-                "name": name,
-                "label": label,
-                "description": description,
-                "seeds": list(seeds),
-                "acc_per_seed": accs,
-                "mean": mean(accs),
-                "sd": stdev(accs) if len(accs) > 1 else None,
-                "n_test": n_test,
-            }
-        )
+        entry = {
+            "name": name,
+            "label": label,
+            "description": description,
+            "seeds": list(seeds),
+            "acc_per_seed": accs,
+            "mean": mean(accs),
+            "sd": stdev(accs) if len(accs) > 1 else None,
+            "n_test": n_test,
+        }
+        if correct is not None and name == MEMORYLESS:
+            entry["correct_per_seed"] = [c[name].tolist() for c in correct]
+        out.append(entry)
     return out
 
 
 def baselines_for(cfgs: Sequence, make_data) -> list[dict]:
     """Baselines over the seeds of ``cfgs`` (one :class:`lnbench.config.RunConfig` per seed;
     ``make_data(cfg)`` builds that seed's :class:`TrendData`)."""
-    per_seed = [baseline_accuracies(make_data(c)) for c in cfgs]
-    return summarize_baselines(per_seed, [c.seed for c in cfgs], cfgs[0].data.n_test)
+    correct = [baseline_correct(make_data(c)) for c in cfgs]
+    per_seed = [{name: float(np.mean(c)) for name, c in seed.items()} for seed in correct]
+    return summarize_baselines(per_seed, [c.seed for c in cfgs], cfgs[0].data.n_test, correct)

@@ -41,6 +41,7 @@ METRIC_KEYS = {
     "test_correct",
     "test_correct_batch_stats",
     "batch_norm_stats",
+    "norm_placement",
     "scale_quartile_edges",
     "hidden_norm_by_scale",
     "hidden_norm_by_scale_init",
@@ -54,6 +55,7 @@ METRIC_KEYS = {
 }
 ROW_KEYS = {
     "batch_norm_stats",
+    "norm_placement",
     "mean_train_loss",
     "family",
     "norm",

@@ -1,0 +1,148 @@
+"""Issue 18: compare's groups (family x RNN placement), its verdicts in words, and "did it learn
+the task?" against the memoryless baseline. Hand-made rows; every number computed by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from lnbench.analysis import verdicts
+from lnbench.analysis.aggregate import aggregate_over_seeds
+from lnbench.analysis.verdicts import Comparison, describe_in_words, memoryless_tests
+from lnbench.records.schema import SummaryRow
+from lnbench.report.tables import aggregate_table
+
+
+def row(norm, seed, acc, placement="joint", family="rnn", loss=0.3, correct=None, n_test=100):
+    return SummaryRow(
+        family=family,
+        norm=norm,
+        batch_size=64,
+        seed=seed,
+        status="completed",
+        epochs_completed=10,
+        final_test_acc=acc,
+        final_test_acc_batch_stats=None,
+        final_train_loss=loss,
+        final_test_loss=loss,
+        mean_train_loss=loss,
+        first_epoch_at_target=None,
+        n_test=n_test,
+        norm_placement=placement if family == "rnn" else None,
+        test_correct=correct,
+    )
+
+
+def baselines(accs, correct=None, n_test=100):
+    seeds = list(range(len(accs)))
+    out = [
+        {"name": "chance", "label": "chance", "seeds": seeds, "acc_per_seed": [0.5] * len(accs), "mean": 0.5},
+        {"name": "last_timestep", "label": "x_T", "seeds": seeds, "acc_per_seed": accs, "mean": sum(accs) / len(accs)},
+    ]
+    for b in out:
+        b["n_test"] = n_test
+    if correct is not None:
+        out[1]["correct_per_seed"] = correct
+    return out
+
+
+def test_each_placement_is_its_own_group_with_its_own_holm_family():
+    rows = [
+        row(n, s, 0.6 + 0.01 * s + (0.1 if n == "layer" else 0), p)
+        for p in ("joint", "separate")
+        for n in ("none", "layer")
+        for s in range(3)
+    ]
+    rows += [row(n, s, 0.7, family="transformer") for n in ("none", "layer") for s in range(3)]
+    cmp = verdicts.compare_comparisons(rows)
+    assert sorted({c.family for c in cmp}) == [
+        "rnn-joint/final_test_acc", "rnn-joint/mean_train_loss",
+        "rnn-separate/final_test_acc", "rnn-separate/mean_train_loss",
+        "transformer/final_test_acc", "transformer/mean_train_loss",
+    ]  # fmt: skip
+    agg = aggregate_over_seeds(rows)
+    assert [(e["family"], e["norm_placement"], e["norm"]) for e in agg] == [
+        ("rnn", "joint", "none"), ("rnn", "joint", "layer"), ("rnn", "separate", "none"),
+        ("rnn", "separate", "layer"), ("transformer", None, "none"), ("transformer", None, "layer"),
+    ]  # fmt: skip
+    text = verdicts.compare_verdicts(rows, cmp, 10, 0.9)
+    assert any(line.startswith("RNN (separate), final test accuracy") for line in text)
+    assert any(line.startswith("Transformer") for line in text) and not any("(None)" in line for line in text)
+
+
+def comparison(metric, diff, lo, hi, significant, a="none", b="layer"):
+    return Comparison(
+        "rnn-joint/" + metric, a, b, metric, diff, (lo, hi), 0.001, 0.003, "paired t-test over 5 seeds", 5, significant
+    )
+
+
+@pytest.mark.parametrize(
+    "c,expected",
+    [
+        (  # a - b = +0.10 nats: b's loss fell faster; named first, the numbers flip with it
+            comparison("mean_train_loss", 0.10, 0.07, 0.12, True),
+            "LayerNorm's train loss fell faster than NoNorm's (mean train loss -0.100 nats "
+            "[unadjusted 95% CI -0.120, -0.070], paired t-test over 5 seeds, Holm p = 0.003).",
+        ),
+        (
+            comparison("mean_train_loss", -0.10, -0.12, -0.07, True),
+            "NoNorm's train loss fell faster than LayerNorm's (mean train loss -0.100 nats "
+            "[unadjusted 95% CI -0.120, -0.070], paired t-test over 5 seeds, Holm p = 0.003).",
+        ),
+        (
+            comparison("final_test_acc", -0.184, -0.27, -0.10, True),
+            "LayerNorm is more accurate than NoNorm (final test accuracy +18.4 points "
+            "[unadjusted 95% CI +10.0, +27.0], paired t-test over 5 seeds, Holm p = 0.003).",
+        ),
+        (
+            comparison("final_test_acc", 0.01, -0.02, 0.04, False),
+            "NoNorm and LayerNorm are not distinguishable in accuracy (final test accuracy +1.0 points "
+            "[unadjusted 95% CI -2.0, +4.0], paired t-test over 5 seeds, Holm p = 0.003).",
+        ),
+    ],
+)
+def test_verdicts_say_which_is_faster_or_more_accurate(c, expected):
+    assert describe_in_words(c) == expected
+
+
+def test_a_row_at_the_memoryless_baseline_is_marked_and_one_above_it_is_not():
+    base = [0.68, 0.66, 0.70, 0.67, 0.69]
+    rows = [row("none", s, b + d) for s, (b, d) in enumerate(zip(base, [0.01, -0.02, 0.00, 0.02, -0.01]))]
+    rows += [row("layer", s, b + d) for s, (b, d) in enumerate(zip(base, [0.15, 0.20, 0.12, 0.18, 0.16]))]
+    tests = memoryless_tests(rows, baselines(base))
+    none, layer = tests[("rnn-joint", "none")], tests[("rnn-joint", "layer")]
+    assert none["diff"] == pytest.approx(0.0) and not none["learned"]
+    # layer: diffs 15, 20, 12, 18, 16 points; mean 16.2, sd sqrt(9.2) = 3.033; t(4) 2.776 x 3.033 / sqrt(5) = 3.77
+    assert layer["diff"] == pytest.approx(0.162)
+    assert layer["ci95"] == pytest.approx([0.162 - 0.0377, 0.162 + 0.0377], abs=2e-4)
+    assert layer["learned"] and layer["p_adjusted"] == pytest.approx(2 * layer["p_value"])  # Holm over 2 rows
+    agg = aggregate_over_seeds(rows)
+    for e in agg:
+        e["vs_memoryless"] = tests[("rnn-joint", e["norm"])]
+    from rich.console import Console
+
+    console = Console(width=250, record=True)
+    console.print(aggregate_table(agg, 0.9))
+    text = console.export_text()
+    none_line = next(line for line in text.splitlines() if " none " in line)
+    layer_line = next(line for line in text.splitlines() if " layer " in line)
+    assert "+0.0 [" in none_line and "did not learn" in none_line
+    assert "+16.2 [+12.4, +20.0] learned" in layer_line and "did not" not in layer_line
+    sentences = verdicts.compare_verdicts(rows, verdicts.compare_comparisons(rows), 10, 0.9, tests)
+    learned = next(s for s in sentences if "did it learn the memory task?" in s)
+    assert "NoNorm at the memoryless baseline" in learned and "did not learn the memory task" in learned
+    assert "LayerNorm above the memoryless baseline (+16.2 points" in learned
+
+
+def test_one_seed_is_compared_with_the_baseline_on_the_same_test_examples():
+    # 10 test sequences: the model is right on 9, the baseline on 4; b = 5 discordant for the model, c = 0
+    model = [1, 1, 1, 1, 1, 1, 1, 1, 1, 0]
+    base = [1, 1, 1, 1, 0, 0, 0, 0, 0, 0]
+    rows = [row("layer", 0, 0.9, correct=model, n_test=10)]
+    (test,) = memoryless_tests(rows, baselines([0.4], [base], n_test=10)).values()
+    assert test["diff"] == pytest.approx(0.5)
+    assert test["p_value"] == pytest.approx(2 * 0.5**5)  # exact McNemar: two-sided binomial, 5 of 5
+    assert "McNemar" in test["test"] and not test["learned"]  # p = 0.0625: not enough examples to tell
+
+
+def test_no_baseline_means_no_mark():
+    assert memoryless_tests([row("none", 0, 0.7)], None) == {}
