@@ -205,9 +205,15 @@ def _print_plan(cells: list, n_cells: int, resume: Optional[Path]) -> None:
     planned = [c for cell in cells for c in cell.cfgs]
     n = len(planned)
     kept = f"; {plural(n_cells - len(cells), 'cell')} of {resume} kept" if resume is not None else ""
-    table = Table(
-        title=f"would start {plural(n, 'run')} (dry run: nothing is run or written{kept})", title_justify="left"
+    print_table(plan_table(planned, f"would start {plural(n, 'run')} (dry run: nothing is run or written{kept})"))
+    console.print(
+        f"{plural(n, 'run')}, {plural(sum(c.train.epochs for c in planned), 'epoch')} in all", highlight=False
     )
+
+
+def plan_table(planned: list[RunConfig], title: str) -> Table:
+    """The runs of a plan (``--dry-run``): name, model, norm, batch size, seed, epochs."""
+    table = Table(title=title, title_justify="left")
     for col in ("run", "model", "norm", "batch size", "seed", "epochs"):
         table.add_column(col, justify="right" if col in ("batch size", "seed", "epochs") else "left")
     for c in planned:
@@ -219,10 +225,28 @@ def _print_plan(cells: list, n_cells: int, resume: Optional[Path]) -> None:
             str(c.seed),
             str(c.train.epochs),
         )
-    print_table(table)
-    console.print(
-        f"{plural(n, 'run')}, {plural(sum(c.train.epochs for c in planned), 'epoch')} in all", highlight=False
-    )
+    return table
+
+
+def claims_list_table(listed: list) -> Table:
+    """``lnbench claims --list``: each claim, its model, regime (and why), metric, conditions and margin."""
+    from lnbench.analysis import claims as claim_rules
+
+    table = Table(title="lnbench claims", title_justify="left")
+    for col in ("id", "model", "claim", "regime (why)", "metric", "a vs b", "margin"):
+        table.add_column(col, no_wrap=col in ("id", "margin"))
+    for c in listed:
+        margin = ("+-" if c.direction == "equal" else "") + claim_rules.format_amount(c.metric, c.margin, signed=False)
+        table.add_row(
+            c.id,
+            family_label(c.family),
+            c.text,
+            f"{c.regime} ({c.why})",
+            c.metric,
+            f"{c.a.label()} vs {c.b.label()}",
+            margin,
+        )
+    return table
 
 
 @app.command()
@@ -307,6 +331,16 @@ def claims(
     set_: SetOption = None,
     runs_dir: RunsDirOption = Path("runs"),
     seed: SeedOption = None,
+    num_seeds: Annotated[
+        Optional[int],
+        typer.Option(
+            "--num-seeds",
+            metavar="N",
+            min=2,
+            max=1000,
+            help="Train N seeds (seed .. seed + N - 1) in every regime, e.g. the number an inconclusive verdict asks for.",
+        ),
+    ] = None,
     jobs: JobsOption = None,
     print_config: PrintConfigOption = False,
     dry_run: DryRunOption = False,
@@ -327,28 +361,17 @@ def claims(
             listed = claim_rules.select_claims(only)
         except ConfigError as exc:
             fail(str(exc))
-        table = Table(title="lnbench claims", title_justify="left")
-        for col in ("id", "model", "claim", "regime (why)", "metric", "a vs b", "margin"):
-            table.add_column(col, no_wrap=col in ("id", "margin"))
-        for c in listed:
-            margin = ("+-" if c.direction == "equal" else "") + claim_rules.format_amount(
-                c.metric, c.margin, signed=False
-            )
-            table.add_row(
-                c.id,
-                family_label(c.family),
-                c.text,
-                f"{c.regime} ({c.why})",
-                c.metric,
-                f"{c.a.label()} vs {c.b.label()}",
-                margin,
-            )
+        table = claims_list_table(listed)
         print_table(table)
         return
     from lnbench.experiments.claims import claims_spec
 
+    overrides = list(set_ or [])
+    if num_seeds is not None:  # after --set: the number of seeds wins over a seeds list given there
+        first = seed if seed is not None else 0
+        overrides.append(f"seeds=[{', '.join(str(first + k) for k in range(num_seeds))}]")
     try:
-        spec = claims_spec(only, presets, set_ or [], seed)
+        spec = claims_spec(only, presets, overrides, seed)
     except ConfigError as exc:
         fail(str(exc))
     _launch("claims", spec, str(presets), runs_dir, jobs, launcher, resume, print_config, dry_run)

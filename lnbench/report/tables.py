@@ -56,8 +56,10 @@ def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep:
     if n_test:
         table.caption = (
             f"test acc: eval mode (BatchNorm with running statistics), n_test = {n_test}, Wilson 95% interval; "
-            "a diverged run has no final values; the seeds of an RNN cell train as one ensemble and each shows its time"
+            "a diverged run has no final values"
         )
+        if seeds and any(r.family == "rnn" for r in rows):  # only then did seeds train together
+            table.caption += "; the seeds of an RNN cell train as one ensemble and each shows its time"
     return table
 
 
@@ -82,9 +84,7 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
         cells = [
             model_label(e["family"], e.get("norm_placement")),
             condition_label(e["family"], e["norm"], e["batch_norm_stats"]),
-        ] + (
-            [str(e["batch_size"])] if sweep else []
-        )
+        ] + ([str(e["batch_size"])] if sweep else [])
         cells += [_pct(e["mean_final_test_acc"]) + std, f"{ci[0]:.1%} - {ci[1]:.1%}" if ci else "-"]
         cells += [f"{_pct(e['min_final_test_acc'])} - {_pct(e['max_final_test_acc'])}"]
         if has_bn:
@@ -304,38 +304,53 @@ def _cell_text(x) -> Text:
     return Text.from_markup(x) if isinstance(x, str) else x if isinstance(x, Text) else Text(str(x))
 
 
-def _widths(column) -> tuple[int, int]:
-    """A column's narrowest and widest width (content only): a no-wrap column its longest line,
-    a wrapping one its longest word (so that no word is ever cut) up to its longest line."""
+def _widths(column) -> tuple[int, int, int]:
+    """A column's content widths: the narrowest (a wrapping column: its longest word, so that no
+    word is ever cut; a no-wrap one: its longest line), its cells' longest line, and its longest
+    line with the header."""
     from rich.cells import cell_len
 
-    texts = [_cell_text(x).plain for x in [column.header, *column.cells]]
-    longest_line = max((cell_len(line) for t in texts for line in t.splitlines()), default=1)
-    longest_word = max((cell_len(word) for t in texts for word in t.split()), default=1)
-    narrowest = longest_line if column.no_wrap else longest_word
-    return max(narrowest, column.min_width or 0), max(longest_line, narrowest)
+    header, *cells = [_cell_text(x).plain for x in [column.header, *column.cells]]
+    lines = lambda texts: max((cell_len(line) for t in texts for line in t.splitlines()), default=1)  # noqa: E731
+    words = max((cell_len(word) for t in [header, *cells] for word in t.split()), default=1)
+    narrowest = max(lines([header, *cells]) if column.no_wrap else words, column.min_width or 0)
+    values = max(narrowest, lines(cells))
+    return narrowest, values, max(values, lines([header]))
 
 
 def fit(table: Table, width: int) -> RenderableType:
     """``table`` laid out for ``width`` columns with every cell readable: each column at least as
-    wide as its longest word (a no-wrap column: its longest line), the rest of the width shared
-    out to the columns that wrap; one block per row (``header: value`` lines) when even that is
-    wider than ``width``. rich alone would shrink columns below their words and cut them
-    ("Transform…"), or squeeze whole columns away."""
+    wide as its longest word (a no-wrap column: its longest line); the rest of the width goes first
+    to keeping as many columns' values on one line as it can, then their headers, then shared out.
+    One block per row (``header: value`` lines) when even the narrowest layout is wider than
+    ``width``. rich alone shrinks columns below their words and cuts them ("Transform…"), or
+    squeezes whole columns away.
+
+    Returns:
+        ``table`` itself when it fits as it is, a copy with column widths set, or a
+        :class:`rich.console.Group` of blocks.
+    """
     import copy
 
     ranges = [_widths(c) for c in table.columns]
     extra = table._extra_width + sum(table._get_padding_width(k) for k in range(len(table.columns)))
-    if sum(hi for _, hi in ranges) + extra <= width:
+    if sum(hi for *_, hi in ranges) + extra <= width:
         return table
-    spare = width - extra - sum(lo for lo, _ in ranges)
+    spare = width - extra - sum(lo for lo, *_ in ranges)
     if spare < 0:
         return _blocks(table, width)
+    widths = [lo for lo, *_ in ranges]
+    for stage in (1, 2):  # the values on one line, then the headers, the smallest needs first
+        for k in sorted(range(len(ranges)), key=lambda k: ranges[k][stage] - widths[k]):
+            if 0 < ranges[k][stage] - widths[k] <= spare:
+                spare -= ranges[k][stage] - widths[k]
+                widths[k] = ranges[k][stage]
+    slack = sum(hi - w for w, (*_, hi) in zip(widths, ranges))
+    widths = [w + spare * (hi - w) // slack for w, (*_, hi) in zip(widths, ranges)]  # slack > 0: it did not fit
     fitted = copy.copy(table)
     fitted.columns = [copy.copy(c) for c in table.columns]
-    slack = sum(hi - lo for lo, hi in ranges)
-    for column, (lo, hi) in zip(fitted.columns, ranges):
-        column.width = lo + (spare * (hi - lo)) // slack
+    for column, w in zip(fitted.columns, widths):
+        column.width = w
         column.overflow = "fold"  # never used: no column is narrower than its longest word
     return fitted
 

@@ -1,0 +1,220 @@
+"""Issue 20 (7): every printed table stays readable at 80 and 120 columns.
+
+Each table the command line prints is built here from realistic data (long labels, every column
+it can have) and rendered through :func:`lnbench.report.tables.fit` at 80 and 120 columns: no line
+is wider than the console, no header loses text to rich markup, and every word of the title, of
+every header, of every cell (the verdicts, p-values, keys) and of the caption appears whole (rich
+alone cut them: "Transform…", or dropped the claims table's effect, p and verdict columns).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from lnbench.analysis import claims as claim_rules
+from lnbench.analysis import grid
+from lnbench.analysis.aggregate import aggregate_over_seeds
+from lnbench.analysis.verdicts import compare_comparisons
+from lnbench.cli.app import claims_list_table, plan_table
+from lnbench.config import RunConfig
+from lnbench.records.schema import SummaryRow
+from lnbench.report import tables
+
+WIDTHS = (80, 120)
+BOX = "│┃┆┊╎║─━┄┈═┏┓┗┛┡┩┣┫┳┻╇╋┌┐└┘├┤┬┴┼╭╮╯╰╷╵╶╴"
+
+
+def _row(family, norm, seed, acc, loss, status="completed", placement=None, batch_size=64):
+    ok = status != "diverged"
+    correct = [int(k < acc * 200) for k in range(200)] if ok else None
+    return SummaryRow(
+        family=family,
+        norm=norm,
+        batch_size=batch_size,
+        seed=seed,
+        status=status,
+        epochs_completed=50 if ok else 3,
+        final_test_acc=acc if ok else None,
+        final_test_acc_batch_stats=(acc - 0.2 if norm == "batch" else None) if ok else None,
+        final_train_loss=loss if ok else None,
+        final_test_loss=loss + 0.1 if ok else None,
+        mean_train_loss=loss * 2 if ok else None,
+        first_epoch_at_target=17 if ok and acc > 0.9 else None,
+        n_test=200,
+        batch_norm_stats="per_timestep" if norm == "batch" and family == "rnn" else None,
+        norm_placement=placement if family == "rnn" else None,
+        wall_seconds=123.4,
+        run_dir=f"{family}_{norm}_seed{seed}",
+        test_correct=correct,
+    )
+
+
+ROWS = [
+    _row(fam, norm, seed, 0.6 + 0.1 * k + 0.01 * seed, 0.7 - 0.1 * k, placement="separate")
+    for fam in ("rnn", "transformer")
+    for k, norm in enumerate(("none", "batch", "layer"))
+    for seed in (0, 1, 2)
+] + [_row("transformer", "layer", 3, 0.0, 0.0, status="diverged")]
+
+
+def _baselines():
+    from lnbench.training.baselines import baselines_for
+    from lnbench.training.data import make_trend_data
+
+    cfgs = [
+        RunConfig().with_changes(seed=s, data__n_train=40, data__n_test=20, data__features=4, train__batch_size=8)
+        for s in (0, 1)
+    ]
+    return baselines_for(cfgs, lambda c: make_trend_data(**c.data.model_dump(), seed=c.seed))
+
+
+def _claims():
+    out = []
+    for k, c in enumerate(claim_rules.select_claims(None)):
+        verdict = ("held", "not held", "inconclusive")[k % 3]
+        out.append(
+            claim_rules.ClaimResult(
+                id=c.id,
+                claim=c.text,
+                regime=c.regime,
+                family=c.family,
+                metric=c.metric,
+                a=c.a.label(),
+                b=c.b.label(),
+                direction=c.direction,
+                margin=c.margin,
+                effect=0.0123 * (k - 3),
+                ci95=[-0.05, 0.0321],
+                p_value=0.0123,
+                p_adjusted=0.0456,
+                test="paired t-test over 5 seeds",
+                n_seeds=5,
+                mean_a=0.8,
+                mean_b=0.75,
+                verdict=verdict,
+                reason="because",
+                why=c.why,
+            ).to_dict()
+        )
+    return out
+
+
+def _grid_entries():
+    settings = [{"model__norm": n, "data__seq_len": t} for n in ("none", "layer") for t in (10, 40)]
+    rows = [[_row("rnn", s["model__norm"], seed, 0.7 + 0.01 * seed, 0.5) for seed in (0, 1)] for s in settings]
+    return grid.aggregate(settings, rows)
+
+
+def _gradcheck():
+    from lnbench.nn.gradient_checks import run_checks
+
+    checks = run_checks(dtype="float64", shape=(3, 4), seed=0)
+    return {"dtype": "float64", "shape": [3, 4], "seed": 0, "checks": [c.to_dict() for c in checks]}
+
+
+def _invariance():
+    from lnbench.nn import invariance
+
+    return [c.to_dict() for c in invariance.measure(seed=0, draws=1)]
+
+
+def every_table() -> dict[str, Table]:
+    """Every table the command line prints, by the name of the function that builds it."""
+    aggregate = aggregate_over_seeds(ROWS)
+    comparisons = compare_comparisons(ROWS)
+    baselines = _baselines()
+    claims = _claims()
+    planned = [
+        RunConfig().with_changes(name=f"small_batches_transformer_layer_bs1_seed{s}", model__family="transformer")
+        for s in range(3)
+    ]
+    return {
+        "runs_table": tables.runs_table("lnbench compare: a run with a long name (50 epochs)", ROWS, 0.9),
+        "runs_table(sweep)": tables.runs_table("lnbench batchsize-sweep: rnn", ROWS, 0.9, sweep=True),
+        "aggregate_table": tables.aggregate_table(aggregate, 0.9),
+        "aggregate_table(sweep)": tables.aggregate_table(aggregate, 0.9, sweep=True),
+        "comparisons_table": tables.comparisons_table(comparisons),
+        "baselines_table": tables.baselines_table(baselines),
+        "regime_baselines_table": tables.regime_baselines_table({"default": baselines, "small_batches": baselines}),
+        "claims_table": tables.claims_table(claims, "lnbench claims (13 claims, 6 regimes)"),
+        "grid_table": tables.grid_table(_grid_entries(), "lnbench sweep: sweep, 4 cells x 2 seeds"),
+        "gradcheck_table": tables.gradcheck_table(_gradcheck()),
+        "invariance_table": tables.invariance_table(_invariance(), 1),
+        "claims_list_table": claims_list_table(claim_rules.select_claims(None)),
+        "plan_table": plan_table(planned, "would start 3 runs (dry run: nothing is run or written)"),
+    }
+
+
+@pytest.fixture(scope="module")
+def printed():
+    return every_table()
+
+
+def test_every_table_function_is_rendered_here(printed):
+    built = {name.split("(")[0] for name in printed}
+    defined = {n for n, f in inspect.getmembers(tables, inspect.isfunction) if n.endswith("_table")}
+    assert defined <= built, defined - built  # a new table must be added to every_table()
+
+
+def _render(table: Table, width: int) -> str:
+    console = Console(width=width, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(tables.fit(table, width))
+    return console.export_text()
+
+
+def _words(text: str) -> set[str]:
+    tokens = re.split(rf"[\s{BOX}]+", text)
+    return {t for t in tokens if t} | {t.rstrip(":") for t in tokens if t}
+
+
+def _plain(x) -> str:
+    return Text.from_markup(x).plain if isinstance(x, str) else str(x)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_printed_table_keeps_every_column_readable(printed, width):
+    for name, table in printed.items():
+        out = _render(table, width)
+        assert max(len(line) for line in out.splitlines()) <= width, name
+        words = _words(out)
+        expected = [_plain(table.title or ""), _plain(table.caption or "")]
+        for column in table.columns:
+            assert _plain(column.header) == str(column.header).replace("\\[", "["), (name, column.header)
+            expected += [_plain(column.header), *(_plain(cell) for cell in column.cells)]
+        missing = sorted({w for text in expected for w in text.split()} - words)
+        assert not missing, (name, width, missing)
+
+
+def test_the_verdicts_and_keys_of_each_row_appear_at_80_columns(printed):
+    out = _render(printed["claims_table"], 80)
+    for verdict in ("held", "not held", "inconclusive"):
+        assert verdict in out
+    assert "Holm p" in out and "a - b [95% CI]" in out and "0.046" in out
+    out = _render(printed["comparisons_table"], 80)
+    assert "a - b [unadjusted 95% CI]" in out and "differs" in out or "n.s." in out
+    out = _render(printed["runs_table"], 80)
+    assert "Transformer (pre-norm)" in out and "Transform…" not in out
+
+
+def test_a_table_that_fits_is_printed_as_a_table():
+    table = Table(title="small")
+    table.add_column("a")
+    table.add_column("b")
+    table.add_row("1", "2")
+    assert tables.fit(table, 80) is table
+    assert "┃ a ┃ b ┃" in _render(table, 80)
+
+
+def test_the_ensemble_footnote_only_under_rnn_seeds_that_trained_together():
+    """Issue 20 (12): it appeared under Transformer-only and train runs."""
+    caption = lambda rows: tables.runs_table("t", rows, 0.9).caption  # noqa: E731
+    transformers = [r for r in ROWS if r.family == "transformer"]
+    rnn = [r for r in ROWS if r.family == "rnn"]
+    assert "ensemble" not in caption(transformers) and "ensemble" not in caption(rnn[:1])  # one train run
+    assert "the seeds of an RNN cell train as one ensemble" in caption(rnn)
