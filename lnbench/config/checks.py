@@ -1,6 +1,7 @@
 """Checks of a whole experiment before anything is written: seeds, batch sizes, memory, and
-config keys that apply to no model being trained. Each raises :class:`ConfigError` with one
-line per problem; the CLI turns it into exit code 2 before a run folder exists."""
+config keys (set, or swept in a grid) that apply to no model being trained. Each raises
+:class:`ConfigError` with one line per problem; the CLI turns it into exit code 2 before a run
+folder exists."""
 
 from __future__ import annotations
 
@@ -53,6 +54,37 @@ def check_keys_apply(cfg: RunConfig, families: Iterable[str]) -> None:
                 for k in unused
             )
         )
+
+
+def check_grid_keys_apply(cfg: RunConfig) -> None:
+    """For ``lnbench sweep``: raise :class:`ConfigError` if a model key set in the config or swept
+    in ``sweep.grid`` applies to no family the sweep trains (the grid's ``model.family`` values,
+    else ``model.family``), as :func:`check_keys_apply` does for train and compare: its cells
+    would train one model several times under different names. A swept key of one family in a
+    grid that also trains the other is refused too: the other family's cells would repeat."""
+    grid = cfg.sweep.grid or {}
+    families = sorted(set(grid.get("model.family") or [cfg.model.family]))
+    check_keys_apply(cfg, families)
+    owner = {k: fam for fam, keys in FAMILY_KEYS.items() for k in keys}
+    problems = []
+    for key in grid:
+        section, _, leaf = key.partition(".")
+        family = owner.get(leaf) if section == "model" else None
+        if family is None:
+            continue
+        others = [f for f in families if f != family]
+        if family not in families:
+            problems.append(
+                f"sweep.grid: {key}: applies to the {family} only, and this sweep trains {', '.join(families)}; "
+                f"remove it from the grid (or sweep model.family: [{family}])"
+            )
+        elif others:
+            problems.append(
+                f"sweep.grid: {key}: applies to the {family} only, and the grid's model.family also trains "
+                f"{', '.join(others)}, whose cells would repeat for each value; sweep it in a {family}-only sweep"
+            )
+    if problems:
+        raise ConfigError("\n".join(problems))
 
 
 def memory_needed(cfg: RunConfig, members: int = 1) -> int:

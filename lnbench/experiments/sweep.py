@@ -15,6 +15,7 @@ from rich.table import Table
 
 from lnbench.analysis import grid
 from lnbench.config import RunConfig
+from lnbench.config.checks import check_grid_keys_apply
 from lnbench.experiments import driver
 from lnbench.experiments.base import (
     Cell,
@@ -31,6 +32,11 @@ from lnbench.report import tables
 
 class Sweep(Experiment):
     kind = "sweep"
+
+    def check(self, spec: RunConfig) -> None:
+        super().check(spec)
+        grid.check_grid(spec)  # first: the keys and values themselves
+        check_grid_keys_apply(spec)
 
     def plan(self, spec: RunConfig, parent: Path) -> list[Cell]:
         return seed_cells(spec, grid.check_grid(spec), parent, spec.compare.target_acc, grid.cell_name)
