@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from statistics import stdev
 
 from lnbench.analysis import stats
 from lnbench.config import ConfigError, RunConfig, load_config
@@ -93,7 +94,43 @@ CLAIMS: tuple[Claim, ...] = (
         Condition("none"),
         "less",
         0.02,
-        "the default task: where LayerNorm does not help",
+        "the default task, joint placement (Ba et al. eq. 4)",
+    ),
+    Claim(
+        "rnn_separate_learns",
+        "Normalizing the recurrent and input terms separately lets the RNN learn the memory task that NoNorm cannot",
+        "separate_placement",
+        "rnn",
+        "final_test_acc",
+        Condition("none"),
+        Condition("layer"),
+        "less",
+        0.02,
+        "the default task with norm(W_hh h) + norm(W_xh x), the form of the paper's LN-LSTM",
+    ),
+    Claim(
+        "rnn_joint_does_not_learn",
+        "In the joint placement LayerNorm does not let the RNN learn more than NoNorm",
+        "default",
+        "rnn",
+        "final_test_acc",
+        Condition("layer"),
+        Condition("none"),
+        "equal",
+        0.02,
+        "the default task, joint placement norm(W_hh h + W_xh x) (Ba et al. eq. 4)",
+    ),
+    Claim(
+        "rnn_separate_ln_vs_bn",
+        "In the separate placement LayerNorm is as accurate as BatchNorm",
+        "separate_placement",
+        "rnn",
+        "final_test_acc",
+        Condition("layer"),
+        Condition("batch"),
+        "equal",
+        0.02,
+        "the default task, separate placement, batch size 64",
     ),
     Claim(
         "rnn_faster_unstable",
@@ -310,11 +347,32 @@ class ClaimResult:
     reason: str
     runs: list[str] = field(default_factory=list)
     why: str = ""  # why the claim is tested in this regime
+    seeds_needed: int | None = None  # inconclusive: seeds that would decide it (:func:`seeds_needed`)
 
     def to_dict(self) -> dict:
         from dataclasses import asdict
 
         return asdict(self)
+
+
+def seeds_needed(claim: Claim, effect: float, diffs: Sequence[float]) -> int | None:
+    """How many seeds would decide an inconclusive claim, if the paired differences keep the
+    mean ``effect`` and the spread (sample sd) of ``diffs`` observed now:
+
+    - a directional claim: the seeds at which a paired t-test (two-sided, alpha 0.05) of that
+      effect has 80 % power (:func:`lnbench.analysis.stats.seeds_for_power`);
+    - an equivalence claim: the seeds at which the 95 % interval fits inside the margin
+      (:func:`lnbench.analysis.stats.seeds_for_interval`).
+
+    None when no number of seeds would (no spread, no effect, an effect past the margin of an
+    equivalence claim) or more than 1000 are needed.
+    """
+    if len(diffs) < 2:
+        return None
+    sd = float(stdev(diffs))
+    if claim.direction == "equal":
+        return stats.seeds_for_interval(effect, sd, claim.margin)
+    return stats.seeds_for_power(effect, sd)
 
 
 def _verdict(claim: Claim, effect: float, ci: Sequence[float], p_adj: float | None) -> tuple[str, str]:
@@ -414,6 +472,11 @@ def evaluate_claims(
             )
         else:
             verdict, reason = _verdict(c, r.mean_diff, r.ci95, adjusted.get(k))
+        needed = None
+        if r is not None and verdict == "inconclusive" and not reason.endswith("the claim cannot show"):
+            values = [(metric_value(a, c.metric), metric_value(b, c.metric)) for a, b in pairs]
+            diffs = [x - y for x, y in values if x is not None and y is not None]
+            needed = seeds_needed(c, r.mean_diff, diffs)
         out.append(
             ClaimResult(
                 id=c.id,
@@ -437,6 +500,7 @@ def evaluate_claims(
                 reason=reason,
                 runs=runs,
                 why=c.why,
+                seeds_needed=needed,
             )
         )
     return out
@@ -487,9 +551,16 @@ def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:
             if r.p_value is None
             else f", p = {r.p_value:.2g}" + (f", Holm p = {r.p_adjusted:.2g}" if r.p_adjusted is not None else "")
         )
+        more = ""
+        if r.verdict == "inconclusive" and r.seeds_needed is not None:
+            what = "an effect this size at 80% power" if r.direction == "less" else "an interval inside the margin"
+            more = (
+                f" About {r.seeds_needed} seeds would decide it ({what}, from the observed sd of the paired "
+                f"differences): lnbench claims --only {r.id} --num-seeds {r.seeds_needed}."
+            )
         out.append(
             f"{family_label(r.family)}, {r.claim} ({r.regime}): {METRICS[r.metric][0]}, {r.a} minus {r.b} = {format_effect(r)}"
             f"{p}, {r.n_seeds} seeds ({r.a} {format_level(r.metric, r.mean_a)}, {r.b} {format_level(r.metric, r.mean_b)}):"
-            f" {r.verdict.upper()} ({r.reason})."
+            f" {r.verdict.upper()} ({r.reason}).{more}"
         )
     return out

@@ -214,3 +214,41 @@ def t_half_width(values: Sequence[float], confidence: float = 0.95) -> float:
     """Half the width of the t interval of the mean of ``values`` (>= 2 of them)."""
     n = len(values)
     return float(_scipy_stats().t.ppf(0.5 + confidence / 2, n - 1) * np.std(values, ddof=1) / np.sqrt(n))
+
+
+def seeds_for_power(
+    effect: float, sd: float, power: float = 0.8, alpha: float = ALPHA, max_n: int = 1000
+) -> int | None:
+    """The fewest seeds at which a paired t-test (two-sided, level ``alpha``) of a true mean
+    difference ``effect`` with seed-to-seed sd ``sd`` of the differences has ``power``.
+
+    Power at n pairs: P(|T| > t_{1-alpha/2, n-1}) with T noncentral t (df n - 1, noncentrality
+    effect / sd * sqrt(n)) -- the textbook formula (Cohen 1988; G*Power's "matched pairs" test:
+    d = 0.5 needs 34 pairs, d = 0.8 needs 15). None: no effect, no spread, or more than ``max_n``.
+    """
+    if sd <= 0 or effect == 0 or not (np.isfinite(effect) and np.isfinite(sd)):
+        return None
+    nct, t = _scipy_stats().nct, _scipy_stats().t
+    d = abs(effect) / sd
+    for n in range(2, max_n + 1):
+        crit = t.ppf(1 - alpha / 2, n - 1)
+        nc = d * np.sqrt(n)
+        if nct.sf(crit, n - 1, nc) + nct.cdf(-crit, n - 1, nc) >= power:
+            return n
+    return None
+
+
+def seeds_for_interval(effect: float, sd: float, margin: float, max_n: int = 1000) -> int | None:
+    """The fewest seeds at which the 95% t interval of a mean difference ``effect`` (sd ``sd`` of
+    the differences) fits inside +-``margin``: t_{0.975, n-1} sd / sqrt(n) < margin - |effect|.
+    None when ``|effect| >= margin`` (no number of seeds can) or more than ``max_n`` are needed."""
+    room = margin - abs(effect)
+    if room <= 0 or not np.isfinite(sd):
+        return None
+    if sd <= 0:
+        return 2
+    t = _scipy_stats().t
+    for n in range(2, max_n + 1):
+        if t.ppf(0.975, n - 1) * sd / np.sqrt(n) < room:
+            return n
+    return None

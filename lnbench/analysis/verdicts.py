@@ -339,14 +339,16 @@ def _by_group_norm(rows: Iterable[SummaryRow]) -> dict[tuple[str, str], list[Sum
 
 
 def describe_memoryless(test: dict) -> str:
-    """``at the memoryless baseline (+0.6 points [-2.1, +3.3], ...): did not learn the memory task``."""
+    """``at the memoryless baseline (+0.6 points [-2.1, +3.3], ...): did not learn the memory task``
+    (``above`` when the model learned more; ``below`` when it is significantly worse)."""
     effect = (
-        f"{_points(test['diff'])} points [95% CI {_points(test['ci95'][0])}, {_points(test['ci95'][1])}], "
+        f"{_points(test['diff'])} points [unadjusted 95% CI {_points(test['ci95'][0])}, {_points(test['ci95'][1])}], "
         f"{test['test']}, Holm p = {test['p_adjusted']:.2g}"
     )
     if test["learned"]:
         return f"above the memoryless baseline ({effect}): it learned more than the last input"
-    return f"at the memoryless baseline ({effect}): did not learn the memory task"
+    where = "below" if test["p_adjusted"] < stats.ALPHA and test["diff"] < 0 else "at"
+    return f"{where} the memoryless baseline ({effect}): did not learn the memory task"
 
 
 def describe_in_words(c: Comparison) -> str:

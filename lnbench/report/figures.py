@@ -22,7 +22,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 
-from lnbench.names import NORM_KINDS, family_label, norm_color, norm_label
+from lnbench.names import NORM_KINDS, family_label, model_label, norm_color, norm_label
 from lnbench.records.runs import atomic_write
 from lnbench.records.schema import Metrics, read_metrics
 
@@ -30,8 +30,10 @@ from lnbench.records.schema import Metrics, read_metrics
 CAPTIONS = {
     "training_loss.png": "Train loss (solid) and test loss (dashed) per epoch, log scale; with several seeds the mean, "
     "the band from the lowest to the highest seed. A steeper early fall is faster optimisation; a test loss that turns up is overfitting.",
-    "test_accuracy.png": "Test accuracy per epoch in eval mode (mean over seeds, band min to max); the dotted line is the target; "
-    "BatchNorm with batch statistics is dashed.",
+    "test_accuracy.png": "Test accuracy per epoch in eval mode (mean over seeds, band min to max), one panel per model "
+    "(an RNN per norm placement); dotted: the target; dash-dotted: the memoryless baseline (a linear readout of x_T alone "
+    "on the same test sets): a curve at or below it has not learned the memory task; thin: chance. BatchNorm with batch "
+    "statistics is dashed.",
     "hidden_norm.png": "Mean ||h_t|| per timestep for each quartile of the input scale s, after training (solid) and at "
     "initialisation (dotted). Lines apart: the state's size follows the input's scale; together: it does not.",
     "hidden_norm_mean.png": "Mean ||h_t|| over all test sequences per timestep, after training (solid) and at initialisation (dotted).",
@@ -60,10 +62,18 @@ def _mean_band(runs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 def _by_family_norm(metrics: Sequence[Metrics]) -> dict[str, dict[str, list[Metrics]]]:
+    """Runs by model group (the family, and an RNN's norm placement: ``"rnn-separate"``), then norm."""
     out: dict[str, dict[str, list[Metrics]]] = defaultdict(lambda: defaultdict(list))
     for m in metrics:
-        out[m.family][m.norm].append(m)
+        group = f"{m.family}-{m.norm_placement}" if m.family == "rnn" and m.norm_placement else m.family
+        out[group][m.norm].append(m)
     return out
+
+
+def _title(group: str) -> str:
+    """A model group's panel title: ``"RNN (separate)"``, ``"Transformer (pre-norm)"``."""
+    family, _, placement = group.partition("-")
+    return model_label(family, placement or None)
 
 
 def _norm_label(norm: str, runs: list[Metrics], suffix: str = "") -> str:
@@ -228,15 +238,19 @@ def figure_training_loss(metrics: Sequence[Metrics]) -> Figure:
         for norm, rs in norms.items():
             _draw(ax, rs, "train_loss", norm)
             _draw(ax, rs, "test_loss", norm, " test", legend=False, ls="--", lw=1)
-        ax.set(title=family_label(family), xlabel="epoch", ylabel="cross-entropy (nats, log scale)")
+        ax.set(title=_title(family), xlabel="epoch", ylabel="cross-entropy (nats, log scale)")
         set_log_y(ax, "every run diverged before finishing an epoch")
         ax.grid(alpha=0.3, which="both")
         _legend(ax, runs, [Line2D([], [], color="k", lw=1, ls="--", label="test loss")])
     return fig
 
 
-def figure_test_accuracy(metrics: Sequence[Metrics], target_acc: float = 0.9) -> Figure:
-    """(2) Test accuracy per epoch per norm (eval mode); BatchNorm with batch statistics dashed."""
+def figure_test_accuracy(
+    metrics: Sequence[Metrics], target_acc: float = 0.9, memoryless: float | None = None, chance: float = 0.5
+) -> Figure:
+    """(2) Test accuracy per epoch per norm (eval mode); BatchNorm with batch statistics dashed;
+    in every panel the target (dotted), the memoryless baseline's mean accuracy (``memoryless``:
+    a linear readout of x_T alone on the same test sets; dash-dotted) and ``chance`` (thin)."""
     groups = _by_family_norm(metrics)
     fig, axes = _family_axes(len(groups), "Test accuracy")
     for ax, (family, norms) in zip(axes, groups.items()):
@@ -246,7 +260,11 @@ def figure_test_accuracy(metrics: Sequence[Metrics], target_acc: float = 0.9) ->
             if all(r.test_acc_batch_stats for r in rs):
                 _draw(ax, rs, "test_acc_batch_stats", norm, " with batch statistics", ls="--", lw=1)
         ax.axhline(target_acc, color="k", lw=0.8, ls=":", label=f"{target_acc:.0%} target")
-        ax.axhline(0.5, color="k", lw=0.5, alpha=0.4)
+        if memoryless is not None:
+            ax.axhline(memoryless, color="0.35", lw=1, ls="-.", label=f"memoryless baseline {memoryless:.1%}")
+        ax.axhline(chance, color="k", lw=0.5, alpha=0.4)
+        ax.annotate("chance", (1.0, chance), xycoords=("axes fraction", "data"), xytext=(-2, 2),
+                    textcoords="offset points", ha="right", va="bottom", fontsize=7, color="0.4")  # fmt: skip
         shown = [v for r in runs for v in (r.test_acc or []) + (r.test_acc_batch_stats or []) if v is not None]
         if not shown:
             ax.text(
@@ -260,8 +278,8 @@ def figure_test_accuracy(metrics: Sequence[Metrics], target_acc: float = 0.9) ->
                 color="0.3",
             )
             ax.set_xticks([])
-        low = min([0.4, target_acc - 0.05, *shown])  # the target and every curve stay in view
-        ax.set(title=family_label(family), xlabel="epoch", ylabel="test accuracy", ylim=(max(0.0, low - 0.02), 1.01))
+        low = min([0.4, target_acc - 0.05, chance, *shown])  # the target, chance and every curve stay in view
+        ax.set(title=_title(family), xlabel="epoch", ylabel="test accuracy", ylim=(max(0.0, low - 0.02), 1.01))
         ax.grid(alpha=0.3)
         _legend(ax, runs)
     return fig
@@ -308,7 +326,7 @@ def figure_hidden_norm(metrics: Sequence[Metrics]) -> Figure:
             runs = [r for r in norms.get(norm, []) if r.status != "diverged" and r.hidden_norm_by_scale] or norms.get(
                 norm, []
             )
-            ax.set_title(f"{family_label(family)}: {norm_label(norm)}", fontsize=10)
+            ax.set_title(f"{_title(family)}: {norm_label(norm)}", fontsize=10)
             if not runs or not any(r.hidden_norm_by_scale for r in runs):
                 ax.set_axis_off()
                 continue
@@ -336,7 +354,7 @@ def figure_hidden_norm(metrics: Sequence[Metrics]) -> Figure:
             )
             ax.set_xlabel("timestep t")
             if j == 0:
-                ax.set_ylabel("mean ||h_t|| (L2)" if family == "rnn" else "mean ||residual stream|| (L2)")
+                ax.set_ylabel("mean ||h_t|| (L2)" if family.startswith("rnn") else "mean ||residual stream|| (L2)")
             ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
         for ax in axes[i]:
@@ -387,13 +405,13 @@ def figure_hidden_norm_mean(metrics: Sequence[Metrics]) -> Figure:
             if init:
                 mean = _mean_band(init)[0]
                 ax.plot(np.arange(1, len(mean) + 1), mean, color=color, ls=":", lw=1.2)
-        ylabel = "mean ||h_t|| (L2)" if family == "rnn" else "mean ||residual stream|| (L2)"
+        ylabel = "mean ||h_t|| (L2)" if family.startswith("rnn") else "mean ||residual stream|| (L2)"
         sizes = {r.hidden_size for rs in norms.values() for r in rs}
-        if family == "rnn" and len(sizes) == 1 and None not in sizes:  # |tanh| < 1
+        if family.startswith("rnn") and len(sizes) == 1 and None not in sizes:  # |tanh| < 1
             ax.axhline(np.sqrt(sizes.pop()), color="k", lw=0.7, ls="--", label="sqrt(H), the bound of tanh")
         init_note = "dotted: at initialisation" + (" (BatchNorm: batch statistics)" if "batch" in norms else "")
         ax.plot([], [], color="k", ls=":", lw=1.2, label=init_note)
-        ax.set(title=family_label(family), xlabel="timestep t", ylabel=ylabel)
+        ax.set(title=_title(family), xlabel="timestep t", ylabel=ylabel)
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
@@ -425,7 +443,7 @@ def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
         for j, norm in enumerate(norms_order):
             ax = axes[i, j]
             runs = norms.get(norm, [])
-            ax.set_title(f"{family_label(family)}: {norm_label(norm)}", fontsize=10)
+            ax.set_title(f"{_title(family)}: {norm_label(norm)}", fontsize=10)
             if not runs:
                 ax.set_axis_off()
                 continue
@@ -561,9 +579,11 @@ def plot_training_loss(metrics: Sequence[Metrics], path: str | Path) -> Path:
     return save(figure_training_loss(metrics), path)
 
 
-def plot_test_accuracy(metrics: Sequence[Metrics], path: str | Path, target_acc: float = 0.9) -> Path:
+def plot_test_accuracy(
+    metrics: Sequence[Metrics], path: str | Path, target_acc: float = 0.9, memoryless: float | None = None
+) -> Path:
     """Save :func:`figure_test_accuracy` as a PNG."""
-    return save(figure_test_accuracy(metrics, target_acc), path)
+    return save(figure_test_accuracy(metrics, target_acc, memoryless), path)
 
 
 def plot_hidden_norm_mean(metrics: Sequence[Metrics], path: str | Path) -> Path:
@@ -692,15 +712,18 @@ def plot_grid(entries: Sequence[dict], key: str, path: str | Path) -> Path:
     return save(figure_grid(entries, key), path)
 
 
-def draw_run_figures(path: Path, run_dirs: Sequence[Path], target_acc: float) -> list[str]:
-    """Draw the four figures of a train or compare run folder from its runs' metrics files."""
+def draw_run_figures(
+    path: Path, run_dirs: Sequence[Path], target_acc: float, memoryless: float | None = None
+) -> list[str]:
+    """Draw the figures of a train or compare run folder from its runs' metrics files;
+    ``memoryless``: the memoryless baseline's mean accuracy, drawn in the accuracy figure."""
     metrics = [read_metrics(d) for d in run_dirs if (d / "metrics.json").exists()]
     metrics = [m for m in metrics if m.epochs or m.status == "diverged"]
     if not metrics:
         return []
     files = [
         plot_training_loss(metrics, path / "training_loss.png"),
-        plot_test_accuracy(metrics, path / "test_accuracy.png", target_acc),
+        plot_test_accuracy(metrics, path / "test_accuracy.png", target_acc, memoryless),
         plot_hidden_norm(metrics, path / "hidden_norm.png"),
         plot_hidden_norm_mean(metrics, path / "hidden_norm_mean.png"),
         plot_grad_norm(metrics, path / "grad_norm.png"),

@@ -1,0 +1,77 @@
+"""Issue 18 (E): how many seeds would decide an inconclusive claim, against textbook values."""
+
+from __future__ import annotations
+
+import pytest
+
+from lnbench.analysis.claims import Claim, Condition, seeds_needed
+from lnbench.analysis.stats import seeds_for_interval, seeds_for_power
+
+
+@pytest.mark.parametrize("d,n", [(0.5, 34), (0.8, 15), (1.0, 10), (2.0, 5)])
+def test_seeds_for_80_percent_power_match_g_power(d, n):
+    """G*Power, t tests, "Means: difference from constant (matched pairs)", two-tailed, alpha 0.05,
+    power 0.8: d = 0.5 -> 34 pairs, 0.8 -> 15, 1.0 -> 10 (Cohen 1988's tables agree)."""
+    assert seeds_for_power(d, 1.0) == n
+    assert seeds_for_power(-3 * d, 3.0) == n  # only |effect| / sd matters
+
+
+def test_seeds_for_an_interval_inside_the_margin_by_hand():
+    # t_{0.975, n-1} / sqrt(n) < 1: n = 6 gives 2.571 / 2.449 = 1.050, n = 7 gives 2.447 / 2.646 = 0.925
+    assert seeds_for_interval(0.0, 1.0, 1.0) == 7
+    # room 0.5: n = 18 gives 2.110 / 4.243 = 0.497 < 0.5; n = 17: 2.120 / 4.123 = 0.514
+    assert seeds_for_interval(0.5, 1.0, 1.0) == 18
+
+
+def test_no_number_of_seeds_when_none_would_decide():
+    assert seeds_for_power(0.0, 1.0) is None and seeds_for_power(0.1, 0.0) is None
+    assert seeds_for_interval(0.03, 0.01, 0.02) is None  # the effect itself is past the margin
+    assert seeds_for_power(0.001, 1.0) is None  # more than 1000 seeds
+
+
+def claim(direction, margin=0.02):
+    return Claim("x", "x", "default", "rnn", "final_test_acc", Condition("layer"), Condition("none"), direction, margin)
+
+
+def test_a_claim_uses_the_sd_of_its_paired_differences():
+    diffs = [0.01, 0.03, -0.01, 0.05, 0.02]  # mean 0.02, sample sd 0.0224
+    assert seeds_needed(claim("less"), 0.02, diffs) == seeds_for_power(0.02, 0.022360679774997897)
+    assert seeds_needed(claim("equal", 0.05), 0.02, diffs) == seeds_for_interval(0.02, 0.022360679774997897, 0.05)
+    assert seeds_needed(claim("less"), 0.02, [0.02]) is None  # one difference has no spread
+
+
+def test_an_inconclusive_verdict_says_how_many_seeds_and_the_command():
+    from lnbench.analysis.claims import claim_sentences, evaluate_claims
+    from lnbench.config import load_config
+    from lnbench.records.schema import SummaryRow
+
+    def row(norm, seed, acc):
+        return SummaryRow(
+            family="rnn", norm=norm, batch_size=64, seed=seed, status="completed", epochs_completed=10,
+            final_test_acc=acc, final_test_acc_batch_stats=None, final_train_loss=0.3, final_test_loss=0.3,
+            mean_train_loss=0.3, first_epoch_at_target=None, n_test=1000,
+        )  # fmt: skip
+
+    diffs = [0.01, 0.03, -0.01, 0.05, 0.02]  # layer - none; mean +2 points, not significant at 5 seeds
+    rows = {
+        ("default", "rnn", "none", 64): [row("none", s, 0.7) for s in range(5)],
+        ("default", "rnn", "layer", 64): [row("layer", s, 0.7 + d) for s, d in enumerate(diffs)],
+    }
+    c = Claim(
+        "x",
+        "LayerNorm is less accurate",
+        "default",
+        "rnn",
+        "final_test_acc",
+        Condition("layer"),
+        Condition("none"),
+        "less",
+        0.02,
+    )
+    (result,) = evaluate_claims([c], rows, {"default": load_config(None)})
+    # +2.0 points [-0.8, +4.8], p = 0.12: not significant and the interval reaches past +-2: inconclusive
+    assert result.verdict == "inconclusive"
+    n = seeds_for_power(0.02, 0.022360679774997897)
+    assert n == 12 and result.seeds_needed == n  # d = 0.894: 12 pairs for 80 % power
+    (sentence,) = claim_sentences([result])
+    assert f"About {n} seeds would decide it" in sentence and f"--only x --num-seeds {n}" in sentence
