@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-unit lint test-browser setup bench gradcheck sweep docs clean
+.PHONY: run test test-unit lint test-browser setup bench gradcheck sweep docs clean mutation
 
 setup: $(STAMP)
 
@@ -47,10 +47,24 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_layernorm.py
 	$(PY) benchmarks/bench_training.py
 	$(PY) benchmarks/bench_startup.py
+	$(PY) benchmarks/bench_compare.py  # the default compare's cost, now vs before issue 18 (minutes)
 
 # the reference pages of docs/ that restate the code (config keys, JSON fields, captions), from the code
 docs: $(STAMP)
 	$(PY) docs/generate.py
+
+# mutation testing (mutmut; [tool.mutmut] in pyproject.toml) of the modules that decide and report results, one
+# module at a time with the unit tests that reach each mutant; prints the score per module. Equivalent survivors (they
+# cannot change an output) are listed in tests/mutation_equivalent.txt. Minutes, not for CI.
+MUTATION_MODULES ?= analysis.stats analysis.verdicts analysis.claims analysis.aggregate analysis.grid \
+	training.baselines training.data records.runs records.schema
+MUTATION_JOBS ?= 2
+mutation: $(STAMP)
+	rm -rf mutants
+	for m in $(MUTATION_MODULES); do \
+		MPLBACKEND=Agg $(VENV)/bin/mutmut run --max-children $(MUTATION_JOBS) "lnbench.$$m.*" >/dev/null || exit 1; \
+	done
+	$(PY) tests/mutation_score.py $(MUTATION_MODULES)
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache
