@@ -14,6 +14,7 @@ comparisons read the rows only:
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import re
@@ -57,14 +58,15 @@ def check_grid(cfg: RunConfig) -> list[dict]:
             raise ConfigError(f"sweep.grid: {key}: unknown key; allowed in {section}: {', '.join(allowed)}")
         if not isinstance(values, list) or not values:
             raise ConfigError(f"sweep.grid: {key}: expected a non-empty list of values, got {values!r}")
-        if len({repr(v) for v in values}) != len(values):
-            raise ConfigError(f"sweep.grid: {key}: duplicate values in {values}")
+        validated = []
         for v in values:
             try:
-                cfg.with_changes(**{f"{section}__{leaf}": v})
+                validated.append(getattr(getattr(cfg.with_changes(**{f"{section}__{leaf}": v}), section), leaf))
             except Exception as exc:  # pydantic's ValidationError: one line naming the key
                 first = _first_error(exc)
                 raise ConfigError(f"sweep.grid: {key}: value {v!r}: {first}") from None
+        if len({repr(v) for v in validated}) != len(values):  # 1 and 1.0 of a float key are one value
+            raise ConfigError(f"sweep.grid: {key}: duplicate values in {values}")
     keys = [k.replace(".", "__") for k in grid]
     cells = [dict(zip(keys, combo)) for combo in itertools.product(*grid.values())]
     for changes in cells:  # a combination may be impossible even when each value is fine
@@ -73,6 +75,14 @@ def check_grid(cfg: RunConfig) -> list[dict]:
         except Exception as exc:  # noqa: BLE001
             first = _first_error(exc)
             raise ConfigError(f"sweep.grid: the cell {cell_label(changes)}: {first}") from None
+    named: dict[str, dict] = {}
+    for changes in cells:  # each cell its own run folder, whatever the grid
+        other = named.setdefault(cell_name(changes), changes)
+        if other is not changes:
+            raise ConfigError(
+                f"sweep.grid: the cells {cell_label(other)} and {cell_label(changes)} would share the run folder"
+                f" {cell_name(changes)!r}; give values that differ as text"
+            )
     return cells
 
 
@@ -81,10 +91,23 @@ def cell_label(changes: dict) -> str:
     return ", ".join(f"{k.split('__')[-1]}={v}" for k, v in changes.items())
 
 
+CELL_NAME_MAX = 70  # characters of a cell's run-folder name (a seed's adds ``_seed<k>``)
+
+
 def cell_name(changes: dict) -> str:
-    """A child-run name from the cell's values: ``seq_len-20_norm-layer`` (safe characters only)."""
+    """A child-run name from the cell's values: ``seq_len-20_norm-layer`` (safe characters only).
+
+    A name that is cut to :data:`CELL_NAME_MAX` characters, or whose values held other characters
+    than ``A-Za-z0-9_.-``, ends in ``-`` and 8 hex digits of the SHA-256 of the cell's keys and
+    values, so that cells cut or cleaned alike keep their own folders (the same for every run of
+    the same grid, as ``--resume`` needs). :func:`check_grid` refuses a grid whose names still clash.
+    """
     name = "_".join(f"{k.split('__')[-1]}-{v}" for k, v in changes.items())
-    return re.sub(r"[^A-Za-z0-9_.-]", "-", name)[:70]
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "-", name)
+    if safe == name and len(name) <= CELL_NAME_MAX:
+        return name
+    digest = hashlib.sha256(repr(list(changes.items())).encode()).hexdigest()[:8]
+    return f"{safe[: CELL_NAME_MAX - 9]}-{digest}"
 
 
 def aggregate(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRow]]) -> list[dict]:

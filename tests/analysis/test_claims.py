@@ -149,6 +149,7 @@ def test_the_default_task_has_no_memoryless_shortcut():
     assert max(lasts) <= 0.75 and min(lasts) > 0.55  # not chance either: the offset hides most, not all
 
 
+@pytest.mark.e2e  # trains models and writes run folders
 def test_claims_command_writes_verdicts_runs_and_figure(tmp_path):
     args = [
         "claims",
@@ -256,6 +257,7 @@ def test_claims_need_two_seeds_before_anything_runs(tmp_path):
     assert result.exit_code == 2 and "needs at least 2" in result.output and not (tmp_path / "runs").exists()
 
 
+@pytest.mark.e2e  # trains models and writes run folders
 def test_progress_counts_every_run_of_every_regime(tmp_path):
     """Two regimes train the same family/norm/batch size/seed: each run must count its epochs."""
     from pathlib import Path

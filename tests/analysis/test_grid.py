@@ -96,6 +96,7 @@ def test_each_norm_is_paired_with_nonorm_at_the_same_other_values():
     assert grid.comparisons([{"data__seq_len": 5}], [rows[0]]) == []  # no norm axis: nothing paired
 
 
+@pytest.mark.e2e  # trains models and writes run folders
 def test_sweep_command_writes_cells_rows_figures_and_resumes(tmp_path):
     args = [
         "sweep",
@@ -141,3 +142,246 @@ def test_the_batch_size_sweep_is_a_preset_grid():
         a, b = getattr(bs, key).model_dump(), getattr(preset, key).model_dump()
         a.pop("batch_size", None), b.pop("batch_size", None)
         assert a == b, key
+
+
+# ---------------------------------------------------------------- child names (issue 19, C)
+
+LONG_GRID = {  # 64 cells whose readable names agree on their first 70 characters
+    "data.trend_strength": [0.5, 1.0],
+    "data.offset_std": [1.0, 4.0],
+    "data.noise_std": [0.1, 0.2],
+    "model.recurrent_gain": [1.0, 3.0],
+    "model.batch_norm_stats": ["pooled", "per_timestep"],
+    "train.lr": [1e-3, 1e-2],
+}
+
+
+def _readable(changes):
+    return "_".join(f"{k.split('__')[-1]}-{v}" for k, v in changes.items())
+
+
+def test_a_short_clean_name_is_the_cells_values():
+    changes = {"model__norm": "layer", "train__lr": 0.001, "data__seq_len": 20}
+    assert grid.cell_name(changes) == "norm-layer_lr-0.001_seq_len-20"
+
+
+def test_names_cut_to_70_characters_stay_unique_and_say_which_cell():
+    import hashlib
+
+    cells = grid.check_grid(_cfg(LONG_GRID))
+    names = [grid.cell_name(c) for c in cells]
+    assert len(cells) == 64 and len(set(names)) == 64  # cut at 70 characters they used to be 16 names
+    assert len({_readable(c)[:70] for c in cells}) == 16
+    for c, name in zip(cells, names):
+        digest = hashlib.sha256(repr(list(c.items())).encode()).hexdigest()[:8]
+        assert name == f"{_readable(c)[:61]}-{digest}" and len(name) == 70  # the same in every run (resume)
+
+
+def test_values_that_clean_alike_get_their_own_names():
+    # "1e+20" and "1e-20" both read "1e-20" once "+" is replaced
+    cells = grid.check_grid(_cfg({"train.lr": [1e20, 1e-20]}))
+    names = [grid.cell_name(c) for c in cells]
+    assert names[1] == "lr-1e-20" and names[0].startswith("lr-1e-20-") and len(names[0]) == len("lr-1e-20-") + 8
+
+
+def test_a_grid_whose_names_still_clash_is_refused(monkeypatch):
+    monkeypatch.setattr(grid, "cell_name", lambda changes: "one-folder")
+    with pytest.raises(ConfigError) as err:
+        grid.check_grid(_cfg({"data.seq_len": [5, 10]}))
+    assert str(err.value) == (
+        "sweep.grid: the cells seq_len=5 and seq_len=10 would share the run folder 'one-folder';"
+        " give values that differ as text"
+    )
+
+
+def test_values_equal_after_validation_are_duplicates():
+    for values in ([1, 1.0], [0.5, "0.5"]):
+        with pytest.raises(ConfigError) as err:
+            grid.check_grid(_cfg({"data.noise_std": values}))
+        assert str(err.value) == f"sweep.grid: data.noise_std: duplicate values in {values}"
+    assert len(grid.check_grid(_cfg({"data.noise_std": [1, 1.5]}))) == 2
+
+
+def test_the_sweep_plans_one_folder_per_cell_and_seed(tmp_path):
+    from lnbench.experiments.sweep import SWEEP
+
+    spec = _cfg(LONG_GRID).with_changes(seeds=[0, 1])
+    names = [c.name for cell in SWEEP.plan(spec, tmp_path) for c in cell.cfgs]
+    assert len(names) == 128 and len(set(names)) == 128
+
+
+def test_a_value_error_is_one_line_without_pydantics_prefix():
+    with pytest.raises(ConfigError) as err:
+        grid.check_grid(_cfg({"train.batch_size": [64, 5000]}))
+    assert (
+        str(err.value)
+        == "sweep.grid: train.batch_size: value 5000: train.batch_size (5000) must be <= data.n_train (1000)"
+    )
+
+
+# ---------------------------------------------------------------- aggregate, comparisons, sentences by hand
+
+
+def _cell_rows(accs, losses=None, diverged=0, norm="layer"):
+    rows = [_row(norm, s, a) for s, a in enumerate(accs)]
+    for r, loss in zip(rows, losses or []):
+        r.mean_train_loss = loss
+    for s in range(len(accs), len(accs) + diverged):
+        r = _row(norm, s, 0.5)
+        r.status, r.final_test_acc, r.mean_train_loss = "diverged", None, None
+        rows.append(r)
+    return rows
+
+
+def test_the_aggregate_of_a_cell_by_hand():
+    from scipy.stats import t as t_dist
+
+    cells = [{"model__norm": "layer", "data__seq_len": 5}, {"model__norm": "none", "data__seq_len": 5}]
+    rows = [_cell_rows([0.80, 0.82, 0.87], [0.3, 0.4, 0.5], diverged=1), _cell_rows([0.6], [0.7], norm="none")]
+    first, one = grid.aggregate(cells, rows)
+    # mean 0.83; deviations -0.03, -0.01, 0.04: sd = sqrt(0.0026 / 2) = 0.0360555 (ddof 1)
+    sd = (0.0026 / 2) ** 0.5
+    half = t_dist.ppf(0.975, 2) * sd / 3**0.5  # 4.302653 * 0.0208167 = 0.089567
+    assert first["values"] == {"model.norm": "layer", "data.seq_len": 5}
+    assert (first["n_seeds"], first["n_diverged"]) == (4, 1)
+    assert first["mean_final_test_acc"] == pytest.approx(0.83) and first["std_final_test_acc"] == pytest.approx(sd)
+    assert first["ci95_final_test_acc"] == pytest.approx([0.83 - half, 0.83 + half]) and half == pytest.approx(
+        0.089567, abs=1e-6
+    )
+    assert first["mean_mean_train_loss"] == pytest.approx(0.4)
+    assert one["std_final_test_acc"] is None and one["ci95_final_test_acc"] is None  # one seed: no spread over seeds
+    assert one["mean_final_test_acc"] == 0.6 and one["mean_mean_train_loss"] == 0.7 and one["n_diverged"] == 0
+
+
+def test_the_aggregate_interval_is_clipped_to_0_and_1():
+    # two seeds: half-width 12.706 * sd / sqrt(2) reaches far past both ends
+    (high,) = grid.aggregate([{"model__norm": "layer"}], [_cell_rows([0.9, 1.0])])
+    (low,) = grid.aggregate([{"model__norm": "layer"}], [_cell_rows([0.0, 0.1])])
+    assert high["ci95_final_test_acc"] == [pytest.approx(0.95 - 12.7062047 * 0.0707107 / 2**0.5, abs=1e-6), 1.0]
+    assert low["ci95_final_test_acc"] == [0.0, pytest.approx(0.05 + 12.7062047 * 0.0707107 / 2**0.5, abs=1e-6)]
+    (dead,) = grid.aggregate([{"model__norm": "layer"}], [_cell_rows([], diverged=2)])
+    assert dead["mean_final_test_acc"] is None and dead["mean_mean_train_loss"] is None and dead["n_diverged"] == 2
+
+
+def test_comparisons_pair_by_seed_on_both_metrics_with_holm_over_all():
+    from lnbench.analysis.stats import holm, paired_over_seeds
+
+    cells = [{"model__norm": n, "data__seq_len": t} for n in ("none", "layer", "batch") for t in (5, 10)]
+    base = [0.60, 0.70, 0.65, 0.72, 0.58]
+    gain = {("layer", 10): 0.1, ("batch", 5): -0.05}
+    rows = []
+    for c in cells:
+        g = gain.get((c["model__norm"], c["data__seq_len"]), 0.0)
+        rows.append(
+            [_row(c["model__norm"], s, a + g + 0.003 * s * (c["model__norm"] != "none")) for s, a in enumerate(base)]
+        )
+    rows[3] = list(reversed(rows[3]))  # rows out of order: pairing is by seed
+    comps = grid.comparisons(cells, rows)
+    assert [(c.norm_a, c.condition_a, c.metric) for c in comps] == [
+        (n, f"seq_len={t}", m)
+        for n in ("layer", "batch")
+        for t in (5, 10)
+        for m in ("final_test_acc", "mean_train_loss")
+    ]
+    assert all(c.norm_b == "none" and c.condition_b == c.condition_a and c.n_seeds == 5 for c in comps)
+    by = {(c.norm_a, c.condition_a, c.metric): c for c in comps}
+    expected = paired_over_seeds([a + 0.1 + 0.003 * s for s, a in enumerate(base)], base, resolution=1 / 200)
+    got = by[("layer", "seq_len=10", "final_test_acc")]
+    assert got.mean_diff == pytest.approx(expected.mean_diff) and got.p_value == pytest.approx(expected.p_value)
+    loss = by[("layer", "seq_len=10", "mean_train_loss")]
+    assert loss.mean_diff == pytest.approx(-(0.1 + 0.006) / 10)  # mean_train_loss = 0.5 - acc / 10
+    assert [c.p_adjusted for c in comps] == pytest.approx(holm([c.p_value for c in comps]))
+    assert {c.family for c in comps} == {"sweep"}
+
+
+def test_comparisons_need_two_paired_seeds_and_a_nonorm_cell():
+    cells = [{"model__norm": "none"}, {"model__norm": "layer"}]
+    one_seed = [[_row("none", 0, 0.6)], [_row("layer", 0, 0.9)]]
+    one_seed[0][0].test_correct, one_seed[1][0].test_correct = [0] * 200, [1] * 200
+    assert grid.comparisons(cells, one_seed) == []  # the sweep compares over seeds only
+    missing = [[_row("none", 0, 0.6), _row("none", 1, 0.61)], [_row("layer", 1, 0.9), _row("layer", 2, 0.91)]]
+    assert grid.comparisons(cells, missing) == []  # one seed in common
+    no_base = [{"model__norm": "layer", "data__seq_len": 5}, {"model__norm": "none", "data__seq_len": 10}]
+    assert grid.comparisons(no_base, [_cell_rows([0.9, 0.8]), _cell_rows([0.5, 0.6], norm="none")]) == []
+    assert grid.comparisons([], []) == []
+
+
+def test_sentences_by_hand():
+    from lnbench.analysis.verdicts import Comparison
+
+    entries = [
+        {
+            "values": {"model.norm": "none", "data.seq_len": 5},
+            "mean_final_test_acc": 0.612,
+            "n_seeds": 3,
+            "n_diverged": 0,
+        },
+        {
+            "values": {"model.norm": "layer", "data.seq_len": 5},
+            "mean_final_test_acc": 0.905,
+            "n_seeds": 3,
+            "n_diverged": 1,
+        },
+        {
+            "values": {"model.norm": "batch", "data.seq_len": 5},
+            "mean_final_test_acc": None,
+            "n_seeds": 3,
+            "n_diverged": 3,
+        },
+    ]
+    comps = [
+        Comparison("sweep", "layer", "none", "final_test_acc", 0.293, (0.25, 0.336), 0.001, 0.002, "t", 3, True, "seq_len=5", "seq_len=5"),
+        Comparison("sweep", "layer", "none", "mean_train_loss", -0.0412, (-0.05, -0.0323), 0.01, 0.02, "t", 3, True, "seq_len=5", "seq_len=5"),
+        Comparison("sweep", "rms", "none", "final_test_acc", 0.01, (-0.02, 0.04), 0.4, 0.4, "t", 3, False, "", ""),
+        Comparison("sweep", "rms", "none", "mean_train_loss", 0.0, (-0.01, 0.01), 0.9, 0.9, "t", 3, False, "", ""),
+    ]  # fmt: skip
+    assert grid.sentences(entries, comps) == [
+        "Final test accuracy (mean over seeds) ranges from 61.2% (norm=none, seq_len=5) to 90.5% (norm=layer, seq_len=5).",
+        "Every seed diverged in: model.norm=batch, data.seq_len=5.",
+        "Each norm vs NoNorm at every other grid value, paired over seeds, on final test accuracy and mean train loss; "
+        "Holm over all 4 comparisons (2 per metric): 2 significant at 0.05.",
+        "LayerNorm minus NoNorm at seq_len=5, final test accuracy: +29.3 points [+25.0, +33.6], Holm p = 0.002.",
+        "LayerNorm minus NoNorm at seq_len=5, mean train loss: -0.041 nats [-0.050, -0.032], Holm p = 0.02.",
+    ]
+    assert grid.sentences(entries[2:], []) == [
+        "Every seed diverged in: model.norm=batch, data.seq_len=5.",
+        "No paired comparisons: the grid has no model.norm axis with none among its values (or too few seeds).",
+    ]
+    sig_everywhere = Comparison(
+        "sweep", "rms", "none", "final_test_acc", -0.05, (-0.07, -0.03), 0.001, 0.001, "t", 3, True
+    )
+    assert grid.sentences([], [sig_everywhere])[-1] == (
+        "RMSNorm minus NoNorm at every cell, final test accuracy: -5.0 points [-7.0, -3.0], Holm p = 0.001."
+    )
+
+
+def test_by_key_averages_the_cells_at_each_value_per_norm():
+    def entry(norm, t, acc, ci):
+        values = {"data.seq_len": t} if norm is None else {"model.norm": norm, "data.seq_len": t}
+        return {"values": values, "mean_final_test_acc": acc, "ci95_final_test_acc": ci}
+
+    entries = [
+        entry("layer", 5, 0.8, [0.7, 0.9]),
+        entry("layer", 5, 0.9, [0.85, 0.95]),
+        entry("layer", 10, 0.6, None),
+        entry("none", 5, None, None),
+        entry("none", 10, 0.5, [0.4, 0.6]),
+    ]
+    out = grid.by_key(entries, "data.seq_len")
+    assert list(out) == ["layer", "none"]
+    (t5, m5, ci5), (t10, m10, ci10) = out["layer"]
+    assert (t5, t10) == (5, 10) and m5 == pytest.approx(0.85) and ci5 == pytest.approx((0.775, 0.925))
+    assert m10 == 0.6 and all(x != x for x in ci10)  # no interval: NaN, drawn as no bar
+    assert out["none"] == [(10, 0.5, (0.4, 0.6))]
+    assert grid.by_key([entry(None, 5, 0.7, [0.6, 0.8])], "data.seq_len") == {"all": [(5, 0.7, (0.6, 0.8))]}
+
+
+def test_the_batch_size_grid_is_family_norms_and_sizes():
+    cfg = RunConfig().with_changes(
+        sweep__family="transformer", sweep__norms=["none", "layer"], sweep__batch_sizes=[1, 8]
+    )
+    assert grid.batch_size_grid(cfg) == {
+        "model.family": ["transformer"],
+        "model.norm": ["none", "layer"],
+        "train.batch_size": [1, 8],
+    }

@@ -1,0 +1,492 @@
+"""The claims' decision rules at their boundaries, the shipped claims pinned, and every number and
+sentence a claim reports, against hand computations (issue 19, A and B).
+
+Each rule is checked on both sides of each boundary and exactly on it; the expected verdicts
+follow the module docstring of :mod:`lnbench.analysis.claims`: an equivalence claim is held only
+when the whole interval lies strictly inside (-margin, +margin) and not held only when it lies
+wholly outside; a directional claim is held when the Holm-adjusted p < 0.05 and the effect is at
+least the margin in the claimed direction.
+"""
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from scipy.stats import t as t_dist
+
+from lnbench.analysis import claims as claim_rules
+from lnbench.analysis.claims import (
+    CLAIMS,
+    Claim,
+    ClaimResult,
+    Condition,
+    cells_needed,
+    claim_sentences,
+    evaluate_claims,
+    format_amount,
+    format_effect,
+    format_level,
+    load_regimes,
+    metric_value,
+    regimes_yaml,
+    select_claims,
+    setting_name,
+)
+from lnbench.config import ConfigError, RunConfig
+from lnbench.records.schema import SummaryRow
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def row(norm, seed, metric="mean_train_loss", value=0.5, status="completed", bs=64, acc=0.8, n_test=200):
+    r = SummaryRow(
+        family="rnn",
+        norm=norm,
+        batch_size=bs,
+        seed=seed,
+        status=status,
+        epochs_completed=3,
+        final_test_acc=None if status == "diverged" else acc,
+        final_test_acc_batch_stats=None,
+        final_train_loss=0.5,
+        final_test_loss=0.5,
+        mean_train_loss=None if status == "diverged" else 0.5,
+        first_epoch_at_target=None,
+        n_test=n_test,
+        run_dir=f"{norm}_bs{bs}_seed{seed}",
+    )
+    if status != "diverged":
+        setattr(r, metric, value)
+    return r
+
+
+def claim(direction="less", metric="mean_train_loss", margin=0.02, a=Condition("layer"), b=Condition("none"), id="c"):
+    return Claim(id, "LayerNorm converges faster than NoNorm", "r", "rnn", metric, a, b, direction, margin)
+
+
+REGIMES = {"r": RunConfig()}  # train.batch_size 64
+
+
+def evaluate(c, a_values, b_values, chance=None, a_bs=64, b_bs=64, regimes=REGIMES, **kw):
+    """The claim's one result on rows whose seed k has the claim's metric a_values[k] (b_values[k])."""
+    field = "final_scale_spearman" if c.metric == "abs_scale_spearman" else c.metric  # the SummaryRow field
+    rows = {
+        ("r", "rnn", c.a.norm, a_bs): [row(c.a.norm, s, field, v, bs=a_bs, **kw) for s, v in enumerate(a_values)],
+        ("r", "rnn", c.b.norm, b_bs): [row(c.b.norm, s, field, v, bs=b_bs, **kw) for s, v in enumerate(b_values)],
+    }
+    (result,) = evaluate_claims([c], rows, regimes, chance)
+    return result
+
+
+# ---------------------------------------------------------------- the shipped claims
+
+
+FASTER = "LayerNorm converges faster than NoNorm"
+STABLE = "LayerNorm stabilises hidden-state dynamics against input scale"
+BS_FREE = "LayerNorm's accuracy does not depend on batch size"
+BN_BS1 = "BatchNorm degrades at batch size 1"
+SEPARATE = "Normalizing the recurrent and input terms separately lets the RNN learn the memory task that NoNorm cannot"
+JOINT = "In the joint placement LayerNorm does not let the RNN learn more than NoNorm"
+LN_BN = "In the separate placement LayerNorm is as accurate as BatchNorm"
+L, N, BN = ("layer", None), ("none", None), ("batch", None)
+
+#: id, regime, family, metric, a (norm, batch size), b, direction, margin, text: the shipped claims, in table order
+SHIPPED = [
+    ("rnn_faster_default", "default", "rnn", "mean_train_loss", L, N, "less", 0.02, FASTER),
+    ("rnn_separate_learns", "separate_placement", "rnn", "final_test_acc", N, L, "less", 0.02, SEPARATE),
+    ("rnn_joint_does_not_learn", "default", "rnn", "final_test_acc", L, N, "equal", 0.02, JOINT),
+    ("rnn_separate_ln_vs_bn", "separate_placement", "rnn", "final_test_acc", L, BN, "equal", 0.02, LN_BN),
+    ("rnn_faster_unstable", "unstable_recurrence", "rnn", "mean_train_loss", L, N, "less", 0.02, FASTER),
+    ("rnn_scale_invariant", "large_input_scale", "rnn", "abs_scale_spearman", L, N, "less", 0.1, STABLE),
+    ("rnn_ln_batch_size", "small_batches", "rnn", "final_test_acc", ("layer", 1), ("layer", 64), "equal", 0.02, BS_FREE),
+    ("rnn_bn_batch_size_1", "small_batches", "rnn", "final_test_acc", ("batch", 1), ("batch", 64), "less", 0.02, BN_BS1),
+    ("tf_faster", "default", "transformer", "mean_train_loss", L, N, "less", 0.02, FASTER),
+    ("tf_scale_invariant", "default", "transformer", "abs_scale_spearman", L, N, "less", 0.1, STABLE),
+    ("tf_scale_invariant_prenorm_only", "transformer_no_input_norm", "transformer", "abs_scale_spearman", L, N, "less", 0.1, STABLE),
+    ("tf_ln_batch_size", "small_batches_transformer", "transformer", "final_test_acc", ("layer", 1), ("layer", 64), "equal", 0.02, BS_FREE),
+    ("tf_bn_batch_size_1", "small_batches_transformer", "transformer", "final_test_acc", ("batch", 1), ("batch", 64), "less", 0.02, BN_BS1),
+]  # fmt: skip
+
+
+def test_the_shipped_claims_are_pinned():
+    """A changed claim (its conditions, metric, direction, margin or words) must be a reviewed change of this table."""
+    got = [
+        (c.id, c.regime, c.family, c.metric, (c.a.norm, c.a.batch_size), (c.b.norm, c.b.batch_size), c.direction)
+        + (c.margin, c.text)
+        for c in CLAIMS
+    ]
+    assert got == SHIPPED
+    assert claim_rules.CLAIM_IDS == tuple(e[0] for e in SHIPPED)
+    for c in CLAIMS:
+        assert (REPO / "configs" / "claims" / f"{c.regime}.yaml").is_file(), c.regime  # every regime has its preset
+
+
+# ---------------------------------------------------------------- equivalence: the interval against the margin
+
+# margin 0.02 of accuracy = "+-2.0 points"
+WITHIN, OUTSIDE, PAST = (
+    "the 95% interval lies within +-2.0 points",
+    "the 95% interval lies outside +-2.0 points",
+    "the 95% interval reaches past +-2.0 points",
+)
+
+
+@pytest.mark.parametrize(
+    "lo,hi,verdict,reason",
+    [
+        (-0.01, 0.01, "held", WITHIN),
+        (-0.0199, 0.0199, "held", WITHIN),
+        (-0.01, 0.02, "inconclusive", PAST),  # touching the margin from inside is not inside
+        (-0.02, 0.01, "inconclusive", PAST),
+        (-0.03, 0.03, "inconclusive", PAST),  # the whole band inside the interval
+        (0.0199, 0.05, "inconclusive", PAST),  # still reaches inside the margin
+        (-0.05, -0.0199, "inconclusive", PAST),
+        (0.02, 0.05, "not held", OUTSIDE),  # touching it from outside is outside
+        (-0.05, -0.02, "not held", OUTSIDE),
+        (0.03, 0.05, "not held", OUTSIDE),
+        (-0.05, -0.03, "not held", OUTSIDE),
+    ],
+)
+def test_an_equivalence_verdict_follows_the_interval_only(lo, hi, verdict, reason):
+    c = claim("equal", "final_test_acc", 0.02, Condition("layer", 1), Condition("layer", 64))
+    for p_adj in (None, 0.0, 0.5):  # equivalence claims are not tested for a difference: p plays no part
+        assert claim_rules._verdict(c, (lo + hi) / 2, (lo, hi), p_adj) == (verdict, reason)
+
+
+# ---------------------------------------------------------------- directional: significance, sign, margin
+
+HELD = "Holm p < 0.05, a below b by at least 0.020 nats"
+NEGLIGIBLE = "Holm p < 0.05 but the effect is smaller than 0.020 nats: negligible"
+OPPOSITE = "Holm p < 0.05, a above b: the opposite"
+NO_EFFECT = "no effect: the 95% interval lies within +-0.020 nats"
+OPEN = "not significant, and the interval does not rule out an effect"
+
+
+@pytest.mark.parametrize(
+    "effect,lo,hi,p_adj,verdict,reason",
+    [
+        (-0.10, -0.15, -0.05, 0.01, "held", HELD),
+        (-0.02, -0.03, -0.01, 0.01, "held", HELD),  # an effect equal to the margin is enough
+        (-0.0199, -0.03, -0.01, 0.01, "not held", NEGLIGIBLE),  # just smaller than the margin
+        (-0.001, -0.0015, -0.0005, 0.01, "not held", NEGLIGIBLE),
+        (0.0001, 0.00005, 0.00015, 0.01, "not held", OPPOSITE),
+        (0.10, 0.05, 0.15, 0.01, "not held", OPPOSITE),
+        (-0.10, -0.15, -0.05, 0.049999, "held", HELD),
+        (-0.10, -0.20, 0.00, 0.05, "inconclusive", OPEN),  # p exactly at alpha is not significant
+        (0.10, 0.0, 0.20, 0.05, "inconclusive", OPEN),
+        (0.0, -0.019, 0.019, 0.5, "not held", NO_EFFECT),  # not significant, shown negligible
+        (0.005, -0.0199, 0.0199, 1.0, "not held", NO_EFFECT),
+        (0.0, -0.02, 0.01, 0.5, "inconclusive", OPEN),  # touching the margin: not shown negligible
+        (0.0, -0.01, 0.02, 0.5, "inconclusive", OPEN),
+        (-0.005, -0.03, 0.01, 0.5, "inconclusive", OPEN),  # leaning the claimed way past the margin
+        (0.005, -0.01, 0.03, 0.5, "inconclusive", OPEN),  # leaning the other way past the margin
+        (0.0, -0.05, 0.05, 0.9, "inconclusive", OPEN),
+    ],
+)
+def test_a_directional_verdict_at_each_boundary(effect, lo, hi, p_adj, verdict, reason):
+    assert claim_rules._verdict(claim(), effect, (lo, hi), p_adj) == (verdict, reason)
+
+
+def test_the_margin_and_units_in_a_directional_reason_are_the_claims():
+    acc = claim(metric="final_test_acc", margin=0.05)
+    assert claim_rules._verdict(acc, -0.06, (-0.08, -0.04), 0.001) == (
+        "held",
+        "Holm p < 0.05, a below b by at least 5.0 points",
+    )
+    rho = claim(metric="abs_scale_spearman", margin=0.1)
+    assert claim_rules._verdict(rho, 0.0, (-0.05, 0.05), 0.9) == (
+        "not held",
+        "no effect: the 95% interval lies within +-0.10",
+    )
+
+
+# ---------------------------------------------------------------- evaluate_claims: from rows to verdicts
+
+B = [0.40, 0.55, 0.47, 0.62, 0.50]  # a large seed effect; the paired differences are small
+
+
+def test_a_directional_claim_from_rows_with_its_numbers_by_hand():
+    d = [-0.10, -0.09, -0.11, -0.10, -0.08]
+    r = evaluate(claim(), [b + x for b, x in zip(B, d)], B)
+    # d: mean -0.096, deviations (-0.004, 0.006, -0.014, -0.004, 0.016), sum of squares 0.00052,
+    # sd = sqrt(0.00052 / 4) = 0.0114018, se = sd / sqrt(5) = 0.0050990, t = -18.827 on 4 df
+    se = math.sqrt(0.00052 / 4) / math.sqrt(5)
+    half = t_dist.ppf(0.975, 4) * se
+    assert r.effect == pytest.approx(-0.096) and r.ci95 == pytest.approx([-0.096 - half, -0.096 + half])
+    assert r.p_value == pytest.approx(2 * t_dist.sf(0.096 / se, 4)) and r.p_adjusted == pytest.approx(r.p_value)
+    assert r.mean_a == pytest.approx(sum(B) / 5 - 0.096) and r.mean_b == pytest.approx(sum(B) / 5)
+    assert (r.verdict, r.reason) == ("held", HELD)
+    assert (r.test, r.n_seeds, r.direction, r.margin) == ("paired t-test over 5 seeds", 5, "less", 0.02)
+    assert (r.a, r.b, r.regime, r.family, r.metric) == ("LayerNorm", "NoNorm", "r", "rnn", "mean_train_loss")
+
+
+def test_pairs_are_matched_by_seed_whatever_the_order_and_a_missing_seed_drops_out():
+    c = claim()
+    a = {s: B[s] - 0.1 - 0.01 * s for s in range(5)}  # d_s = -0.1 - 0.01 s
+    rows = {
+        ("r", "rnn", "layer", 64): [row("layer", s, value=a[s]) for s in (4, 1, 3, 0, 2)],
+        ("r", "rnn", "none", 64): [row("none", s, value=B[s]) for s in (3, 0, 1, 4)],  # seed 2 missing
+    }
+    (r,) = evaluate_claims([c], rows, REGIMES)
+    assert r.n_seeds == 4 and r.effect == pytest.approx(-0.1 - 0.01 * (4 + 1 + 3 + 0) / 4)
+    assert r.mean_b == pytest.approx((B[0] + B[1] + B[3] + B[4]) / 4)
+    assert r.mean_a == pytest.approx((a[0] + a[1] + a[3] + a[4]) / 4)
+    assert len(r.runs) == 9  # every run of both conditions is listed, paired or not
+
+
+def test_a_condition_without_a_batch_size_takes_the_regimes():
+    regimes = {"r": RunConfig().with_changes(train__batch_size=32)}
+    r = evaluate(claim(), [b - 0.1 + 0.001 * k for k, b in enumerate(B)], B, a_bs=32, b_bs=32, regimes=regimes)
+    assert r.n_seeds == 5 and r.verdict == "held"
+    r = evaluate(claim(), [b - 0.1 for b in B], B, regimes=regimes)  # rows at 64 are not this regime's
+    assert r.n_seeds == 0 and r.verdict == "inconclusive" and r.effect is None
+
+
+def test_too_few_pairs_says_how_many_and_why():
+    c = claim()
+    rows = {
+        ("r", "rnn", "layer", 64): [row("layer", 0, value=0.3)]
+        + [row("layer", s, status="diverged") for s in range(1, 5)],
+        ("r", "rnn", "none", 64): [row("none", s, value=0.5) for s in range(5)],
+    }
+    (r,) = evaluate_claims([c], rows, REGIMES)
+    assert r.verdict == "inconclusive" and r.n_seeds == 1
+    assert r.reason == "1 of 5 seeds have a value for both runs (4 runs diverged); a paired test needs 2"
+    assert (r.effect, r.ci95, r.p_value, r.p_adjusted, r.test) == (None, None, None, None, "")
+    assert r.mean_a == 0.3 and r.mean_b == 0.5  # the one pair's values
+
+
+def test_an_undefined_metric_is_named_in_the_reason():
+    rho = claim(metric="abs_scale_spearman", margin=0.1)
+    r = evaluate(rho, [None, None], [0.5, 0.6])
+    assert r.reason == (
+        "0 of 2 seeds have a value for both runs (2 finished runs have no abs_scale_spearman: the correlation"
+        " is undefined when ||h_T|| or the scales are all equal, or n_test < 3); a paired test needs 2"
+    )
+    loss = claim()
+    rows = {
+        ("r", "rnn", "layer", 64): [row("layer", s, value=None) for s in range(2)],
+        ("r", "rnn", "none", 64): [row("none", s, value=0.5) for s in range(2)],
+    }
+    (r,) = evaluate_claims([loss], rows, REGIMES)
+    assert r.reason == (
+        "0 of 2 seeds have a value for both runs (2 finished runs have no mean_train_loss); a paired test needs 2"
+    )
+    assert r.mean_a is None and r.mean_b is None
+
+
+def test_an_accuracy_claim_floors_the_sd_at_its_resolution_and_a_loss_claim_does_not():
+    acc = claim(metric="final_test_acc")
+    same = [0.80, 0.85, 0.78, 0.90, 0.83]
+    r = evaluate(acc, [x - 0.05 for x in same], same, n_test=200)
+    # every difference -0.05 (up to round-off): sd floored at (1/200)/sqrt(6), t = 0.05 / (sd / sqrt(5))
+    se = (1 / 200) / math.sqrt(6) / math.sqrt(5)
+    assert r.test == "paired t-test over 5 seeds (sd floored at the resolution)"
+    assert r.p_value == pytest.approx(2 * t_dist.sf(0.05 / se, 4), rel=1e-4)
+    r = evaluate(claim(), [x - 0.05 for x in same], same)
+    assert r.test == "sign test over 5 seeds (all differences equal)" and r.p_value == pytest.approx(0.0625)
+
+
+def test_the_interval_of_a_bounded_metric_is_clipped_and_of_a_loss_is_not():
+    # two seeds, differences -1 and +1: mean 0, sd sqrt(2), se 1, half-width t_{0.975,1} = 12.706
+    half = t_dist.ppf(0.975, 1)
+    acc = evaluate(claim("equal", "final_test_acc", 0.02), [0.0, 1.0], [1.0, 0.0], n_test=10**9)
+    assert acc.ci95 == [-1.0, 1.0] and acc.effect == 0.0 and acc.verdict == "inconclusive"
+    rho = evaluate(claim(metric="abs_scale_spearman"), [0.0, 1.0], [1.0, 0.0])
+    assert rho.ci95 == [-1.0, 1.0]
+    loss = evaluate(claim(), [0.0, 1.0], [1.0, 0.0])
+    assert loss.ci95 == pytest.approx([-half, half])
+    narrow = evaluate(
+        claim("equal", "final_test_acc", 0.02),
+        [0.5, 0.6, 0.7],
+        [0.5, 0.61, 0.69],
+        n_test=10**9,
+    )
+    assert -1 < narrow.ci95[0] < narrow.ci95[1] < 1  # clipping leaves an interval inside the bounds alone
+
+
+def test_holm_runs_over_the_directional_claims_only():
+    c1 = claim(id="c1")
+    c2 = Claim("c2", "x", "r", "rnn", "mean_train_loss", Condition("batch"), Condition("none"), "less", 0.02)
+    eq = Claim("eq", "y", "r", "rnn", "mean_train_loss", Condition("rms"), Condition("none"), "equal", 0.02)
+    rows = {
+        ("r", "rnn", "layer", 64): [row("layer", s, value=b - 0.1 + 0.01 * s) for s, b in enumerate(B)],
+        ("r", "rnn", "batch", 64): [row("batch", s, value=b - 0.05 + 0.03 * (-1) ** s) for s, b in enumerate(B)],
+        ("r", "rnn", "rms", 64): [row("rms", s, value=b + 0.001 * (-1) ** s) for s, b in enumerate(B)],
+        ("r", "rnn", "none", 64): [row("none", s, value=b) for s, b in enumerate(B)],
+    }
+    r1, r_eq, r2 = evaluate_claims([c1, eq, c2], rows, REGIMES)
+    lo, hi = sorted([r1.p_value, r2.p_value])
+    assert sorted([r1.p_adjusted, r2.p_adjusted]) == pytest.approx([2 * lo, max(2 * lo, hi)])  # m = 2, not 3
+    assert r_eq.p_adjusted is None and r_eq.p_value is not None and r_eq.verdict == "held"
+
+
+# ---------------------------------------------------------------- the chance rule
+
+ACC_CLAIM = claim("less", "final_test_acc", 0.125, Condition("batch", 1), Condition("batch", 64))
+A_LOW = [0.40, 0.405, 0.41, 0.395, 0.40]  # about 22 points below 0.625, significant
+
+
+def test_a_reference_exactly_at_chance_plus_the_margin_is_not_at_chance():
+    r = evaluate(ACC_CLAIM, A_LOW, [0.625] * 5, {"r": 0.5}, a_bs=1)
+    assert r.mean_b == 0.625 and r.verdict == "held"  # 0.625 = 0.5 + 0.125: not below chance + margin
+
+
+def test_a_reference_below_chance_plus_the_margin_makes_the_claim_inconclusive():
+    r = evaluate(ACC_CLAIM, [a - 0.01 for a in A_LOW], [0.62] * 5, {"r": 0.5}, a_bs=1)
+    assert r.verdict == "inconclusive"
+    assert r.reason == "BatchNorm at batch size 64 is at chance (62.0%) in this regime: the claim cannot show"
+    assert r.effect is not None and r.p_adjusted is not None  # tested and reported; the verdict is withheld
+
+
+def test_the_chance_rule_reads_the_reference_b_not_a():
+    """BatchNorm collapsing to chance at batch size 1 (a) is the claim holding, not a reason to withhold it."""
+    r = evaluate(ACC_CLAIM, [0.5, 0.505, 0.5, 0.495, 0.5], [0.90] * 5, {"r": 0.5}, a_bs=1)
+    assert r.verdict == "held" and r.mean_a == pytest.approx(0.5)
+
+
+def test_the_chance_rule_applies_to_accuracy_claims_of_that_regime_only():
+    loss = evaluate(claim(), [b - 0.1 + 0.001 * k for k, b in enumerate(B)], B, {"r": 0.9})
+    assert loss.verdict == "held"  # mean_b 0.508 < 0.9 + margin, but a loss is not an accuracy
+    # b at 56% is below chance 50% + margin 12.5 points, but there is no chance level for this regime
+    other = evaluate(ACC_CLAIM, A_LOW, [0.56] * 5, {"elsewhere": 0.5}, a_bs=1)
+    assert other.verdict == "held"
+    assert evaluate(ACC_CLAIM, A_LOW, [0.56] * 5, None, a_bs=1).verdict == "held"
+    assert evaluate(ACC_CLAIM, A_LOW, [0.56] * 5, {"r": 0.5}, a_bs=1).verdict == "inconclusive"
+
+
+# ---------------------------------------------------------------- numbers and sentences
+
+
+def test_metric_value_is_the_absolute_correlation_for_scale_claims():
+    r = row("layer", 0)
+    r.final_scale_spearman = -0.75
+    assert metric_value(r, "abs_scale_spearman") == 0.75 and metric_value(r, "mean_train_loss") == 0.5
+    r.final_scale_spearman = None
+    assert metric_value(r, "abs_scale_spearman") is None
+
+
+@pytest.mark.parametrize(
+    "metric,x,signed,text",
+    [
+        ("final_test_acc", 0.015, True, "+1.5 points"),
+        ("final_test_acc", -0.02, True, "-2.0 points"),
+        ("final_test_acc", 0.02, False, "2.0 points"),
+        ("mean_train_loss", 0.02, False, "0.020 nats"),
+        ("mean_train_loss", -0.0834, True, "-0.083 nats"),
+        ("abs_scale_spearman", 0.1, False, "0.10"),
+        ("abs_scale_spearman", 0.123, True, "+0.12"),
+    ],
+)
+def test_format_amount(metric, x, signed, text):
+    assert format_amount(metric, x, signed) == text
+
+
+def test_format_level_and_effect():
+    assert format_level("final_test_acc", 0.9355) == "93.5%" and format_level("mean_train_loss", 0.2641) == "0.264 nats"
+    assert format_level("abs_scale_spearman", 0.061) == "0.06"
+    r = ClaimResult(
+        "c", "t", "r", "rnn", "final_test_acc", "A", "B", "less", 0.02, 0.015, [-0.005, 0.035], 0.1, 0.2, "x", 5,
+        0.8, 0.785, "inconclusive", "why",
+    )  # fmt: skip
+    assert format_effect(r) == "+1.5 [-0.5, +3.5] points"
+    loss = replace(r, metric="mean_train_loss", effect=-0.0834, ci95=[-0.1012, -0.0656])
+    assert format_effect(loss) == "-0.083 [-0.101, -0.066] nats"
+    assert format_effect(replace(r, effect=None, ci95=None)) == "-"
+
+
+def test_claim_sentences_by_hand():
+    c = claim()
+    r = evaluate(c, [b + x for b, x in zip(B, [-0.10, -0.09, -0.11, -0.10, -0.08])], B)
+    (text,) = claim_sentences([r])
+    assert text == (
+        f"RNN, LayerNorm converges faster than NoNorm (r): mean train loss (area under the loss curve), LayerNorm minus"
+        f" NoNorm = {format_effect(r)}, p = {r.p_value:.2g}, Holm p = {r.p_adjusted:.2g}, 5 seeds (LayerNorm 0.412 nats,"
+        f" NoNorm 0.508 nats): HELD ({HELD})."
+    )
+    assert format_effect(r) == "-0.096 [-0.110, -0.082] nats"
+    eq = evaluate(claim("equal"), [b + 0.001 * (-1) ** k for k, b in enumerate(B)], B)
+    (text,) = claim_sentences([eq])
+    assert f", p = {eq.p_value:.2g}, 5 seeds" in text and "Holm" not in text  # no Holm for an equivalence claim
+    untested = evaluate(c, [0.3], [0.5])
+    assert claim_sentences([untested]) == [
+        "RNN, LayerNorm converges faster than NoNorm (r): not tested (1 of 1 seeds have a value for both runs;"
+        " a paired test needs 2): INCONCLUSIVE."
+    ]
+
+
+# ---------------------------------------------------------------- selecting claims, regimes and cells
+
+
+def test_select_claims_keeps_the_table_order():
+    assert [c.id for c in select_claims(["tf_faster", "rnn_faster_default"])] == ["rnn_faster_default", "tf_faster"]
+    assert select_claims([]) == list(CLAIMS)
+    with pytest.raises(ConfigError, match="--only: unknown claim 'x'"):
+        select_claims(["tf_faster", "x"])
+
+
+def test_cells_needed_lists_each_setting_once_with_the_regimes_batch_size():
+    regimes = {"small_batches": RunConfig(), "default": RunConfig().with_changes(train__batch_size=32)}
+    needed = cells_needed(select_claims(["rnn_faster_default", "rnn_ln_batch_size", "rnn_bn_batch_size_1"]), regimes)
+    assert needed == [
+        ("default", {"model__family": "rnn", "model__norm": "layer", "train__batch_size": 32}),
+        ("default", {"model__family": "rnn", "model__norm": "none", "train__batch_size": 32}),
+        ("small_batches", {"model__family": "rnn", "model__norm": "layer", "train__batch_size": 1}),
+        ("small_batches", {"model__family": "rnn", "model__norm": "layer", "train__batch_size": 64}),
+        ("small_batches", {"model__family": "rnn", "model__norm": "batch", "train__batch_size": 1}),
+        ("small_batches", {"model__family": "rnn", "model__norm": "batch", "train__batch_size": 64}),
+    ]
+    assert setting_name(*needed[2]) == "small_batches_rnn_layer_bs1"
+
+
+def test_regimes_yaml_nests_each_regime_under_its_name():
+    class Stub:
+        def __init__(self, text):
+            self.text = text
+
+        def to_yaml(self):
+            return self.text
+
+    assert regimes_yaml({"a": Stub("x: 1\ny: 2\n"), "b": Stub("z: 3")}) == (
+        "# regime: a\na:\n  x: 1\n  y: 2\n# regime: b\nb:\n  z: 3\n"
+    )
+
+
+def _preset(folder, name, text):
+    folder.mkdir(exist_ok=True)
+    (folder / f"{name}.yaml").write_text(text)
+
+
+def test_load_regimes_applies_overrides_and_seed_to_every_regime(tmp_path):
+    _preset(tmp_path, "default", "seeds: [0, 1]\ndata:\n  n_train: 100\n")
+    _preset(tmp_path, "small_batches", "seeds: [0, 1, 2]\n")
+    regimes = load_regimes(select_claims(["rnn_faster_default", "rnn_ln_batch_size"]), tmp_path, ["train.epochs=3"])
+    assert list(regimes) == ["default", "small_batches"]
+    assert [r.train.epochs for r in regimes.values()] == [3, 3] and regimes["default"].data.n_train == 100
+    assert regimes["small_batches"].seed_list == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("seeds: [0]\n", "seeds: a claim's verdict is a paired test over seeds and needs at least 2 (got [0])"),
+        (
+            "seeds: [0, 1]\ndata:\n  n_train: 32\ntrain:\n  batch_size: 16\n",
+            "claim rnn_ln_batch_size needs batch size 64 > data.n_train (32)",
+        ),
+    ],
+)
+def test_load_regimes_refuses_what_a_claim_cannot_use(tmp_path, text, message):
+    _preset(tmp_path, "small_batches", text)
+    with pytest.raises(ConfigError) as err:
+        load_regimes(select_claims(["rnn_ln_batch_size"]), tmp_path)
+    assert str(err.value) == f"{tmp_path / 'small_batches.yaml'}: {message}"
+
+
+def test_load_regimes_names_a_missing_preset(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        load_regimes(select_claims(["rnn_faster_default", "rnn_ln_batch_size"]), tmp_path)
+    assert (
+        str(err.value) == f"{tmp_path / 'default.yaml'}: regime preset not found (claims use: default, small_batches)"
+    )
