@@ -47,7 +47,18 @@ def prepare(
         raise ConfigError(str(exc)) from None
     if resume is not None:
         check_resume(resume, exp.config_yaml(spec), exp.kind)
+        check_not_running(resume)
     return exp.plan(spec, Path(resume) if resume is not None else Path("."))
+
+
+def check_not_running(run_dir: str | Path) -> None:
+    """Raise ConfigError if another process is running the folder ``run_dir`` (it holds its lock,
+    :mod:`lnbench.records.locks`): two processes would train the same cells into it."""
+    from lnbench.records.locks import FolderBusy, holder_of
+
+    holder = holder_of(run_dir)
+    if holder is not None:
+        raise ConfigError(f"--resume {FolderBusy(Path(run_dir), holder)}")
 
 
 def cells_to_run(cells: list[Cell], resume: str | Path | None) -> list[Cell]:
@@ -100,22 +111,32 @@ def execute(
     experiment then ends ``failed``. ``resume``: the cells whose runs all finished under the
     same config are kept, the others run again, and the summary is the one of a run in one go.
     """
+    from lnbench.records.locks import FolderBusy
     from lnbench.records.runs import Run
 
     configs = exp.configs(spec)
-    with Run(runs_dir, exp.name(spec), exp.config_yaml(spec), exp.seeds(spec), exp.kind, resume=resume) as folder:
-        for cell in cells:
-            cell.parent = folder.path
-        executor = _executor(folder, len(cells), jobs, launcher, next(iter(configs.values())).launcher)
-        baselines = exp.baselines(spec)
-        folder.write_json("summary.json", summary(exp.kind, [], False, baselines=baselines))
-        rows = _run_cells(folder, cells, executor, on_epoch, exp.kind, baselines)
-        body = summary(exp.kind, rows, True, **exp.analyse(spec, cells, rows, baselines))
-        exp.annotate_rows(spec, cells, body["rows"])
-        folder.write_json("summary.json", body)
-        body["figures"] = exp.figures(folder.path)
-        folder.write_json("summary.json", body)
-    write_html(exp, folder.path)
+    # the folder's lock is held from its creation (or resumption) until report.html is written
+    folder = Run(
+        runs_dir, exp.name(spec), exp.config_yaml(spec), exp.seeds(spec), exp.kind, resume=resume, keep_lock=True
+    )
+    try:
+        with folder:
+            for cell in cells:
+                cell.parent = folder.path
+            executor = _executor(folder, len(cells), jobs, launcher, next(iter(configs.values())).launcher)
+            baselines = exp.baselines(spec)
+            folder.write_json("summary.json", summary(exp.kind, [], False, baselines=baselines))
+            rows = _run_cells(folder, cells, executor, on_epoch, exp.kind, baselines)
+            body = summary(exp.kind, rows, True, **exp.analyse(spec, cells, rows, baselines))
+            exp.annotate_rows(spec, cells, body["rows"])
+            folder.write_json("summary.json", body)
+            body["figures"] = exp.figures(folder.path)
+            folder.write_json("summary.json", body)
+        write_html(exp, folder.path)
+    except FolderBusy as exc:  # raised on entry, before anything was written
+        raise ConfigError(f"--resume {exc}") from None
+    finally:
+        folder.unlock()
     return ExperimentResult(
         folder.path,
         folder.status,

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from importlib.metadata import version
@@ -28,9 +29,15 @@ from typing import Any, BinaryIO, Literal
 
 import numpy as np
 
+from lnbench.records.locks import FolderLock
+
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 STATUSES = ("running", "completed", "failed", "interrupted", "diverged")
+
+
+class StaleLockWarning(UserWarning):
+    """A run folder's lock was left by a process that stopped without releasing it, and taken over."""
 
 
 def utc_now() -> str:
@@ -238,6 +245,18 @@ class Run:
         timestamped: False for a child run: the folder is ``parent/name`` (still never reused).
         resume: an existing experiment folder to continue in (``--resume``): its run.json gains a
             ``resumed`` list (the earlier start times and statuses) and its config.yaml stays.
+        lock: hold the folder's lock (:class:`lnbench.records.locks.FolderLock`) from entry, before
+            anything is written, so no other process runs it at the same time. Default: for a
+            timestamped or resumed folder (a child run is covered by its parent's lock).
+        keep_lock: keep the lock after ``__exit__`` until :meth:`unlock` (the caller still writes
+            to the folder: the report). Default: False.
+
+    Raises:
+        FolderBusy: on entry, when another process holds the folder's lock (nothing is written).
+
+    Warns:
+        StaleLockWarning: on entry, when it takes over the lock file of a process that died
+            holding it; run.json's ``warnings`` (and its ``resumed`` entry) say so too.
     """
 
     path: Path  # the run folder: set on entry (``__enter__``), so read it inside the ``with`` block
@@ -251,10 +270,15 @@ class Run:
         kind: str,
         timestamped: bool = True,
         resume: str | Path | None = None,
+        lock: bool | None = None,
+        keep_lock: bool = False,
     ) -> None:
         self.parent, self.name, self.config_yaml = Path(parent), name, config_yaml
         self.timestamped = timestamped
         self.resume = None if resume is None else Path(resume)
+        self.lock: FolderLock | None = None
+        self._locks = (timestamped or resume is not None) if lock is None else lock
+        self.keep_lock = keep_lock
         self.status = "running"
         self._t0 = 0.0
         self.manifest: dict[str, Any] = {
@@ -280,19 +304,26 @@ class Run:
     def __enter__(self) -> "Run":
         if self.resume is not None:  # an experiment resumed in its own folder: keep its history
             self.path = self.resume
-            previous = json.loads((self.path / "run.json").read_text())
-            self.manifest["resumed"] = previous.get("resumed", []) + [
-                {"start_time": previous.get("start_time"), "status": previous.get("status")}
-            ]
-            self._t0 = time.perf_counter()
-            self.manifest["start_time"] = utc_now()
-            self.write_manifest()
+            self._lock()  # before anything is read or written: another process may be running it
+            try:
+                previous = json.loads((self.path / "run.json").read_text())
+                self.manifest["resumed"] = previous.get("resumed", []) + [
+                    {"start_time": previous.get("start_time"), "status": previous.get("status")}
+                ]
+                self._note_stale_lock()
+                self._t0 = time.perf_counter()
+                self.manifest["start_time"] = utc_now()
+                self.write_manifest()
+            except BaseException:
+                self.unlock()
+                raise
             return self
         if self.timestamped:
             self.path = create_run_dir(self.parent, self.name)
         else:  # a child run inside its parent's folder: a plain, readable name
             self.path = self.parent / self.name
             self.path.mkdir(parents=False, exist_ok=False)
+        self._lock()  # a new folder: nobody else can hold it yet, and from now on nobody can
         self._t0 = time.perf_counter()
         self.manifest["start_time"] = utc_now()
         try:
@@ -303,6 +334,31 @@ class Run:
             self.__exit__(type(exc), exc, exc.__traceback__)
             raise
         return self
+
+    def _lock(self) -> None:
+        if self._locks:
+            self.lock = FolderLock(self.path).acquire()
+
+    def _note_stale_lock(self) -> None:
+        """Say, in run.json and as a warning, that the lock of a process that died was taken over."""
+        stale = self.lock.stale if self.lock is not None else None
+        if not stale:
+            return
+        who = f"pid {stale.get('pid', '?')}" + (f" on {stale['host']}" if stale.get("host") else "")
+        note = (
+            f"{self.path}: took over the lock of {who} (since {stale.get('since', '?')}), "
+            "which stopped without releasing it"
+        )
+        self.manifest["warnings"].append(note)
+        if "resumed" in self.manifest:
+            self.manifest["resumed"][-1]["lock_taken_over"] = stale
+        warnings.warn(note, StaleLockWarning, stacklevel=3)
+
+    def unlock(self) -> None:
+        """Release the folder's lock (after ``__exit__`` with ``keep_lock``; idempotent)."""
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
     def set_status(self, status: str, error: str | None = None) -> None:
         if status not in STATUSES:
@@ -339,6 +395,8 @@ class Run:
             recorded = False
         if exc is not None:
             _note_folder(exc, self.path, self.status, recorded)
+        if exc is not None or not self.keep_lock:  # after a failure the caller writes nothing more
+            self.unlock()
         return False
 
 

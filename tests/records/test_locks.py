@@ -1,0 +1,147 @@
+"""One process per run folder (issue 20, item 5): a second process is refused with "DIR is being
+run by pid N"; the lock of a process killed with SIGKILL is taken over with a note."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import TINY_OVERRIDES, set_args
+from typer.testing import CliRunner
+
+from lnbench.cli.app import app
+from lnbench.records.locks import LOCK_NAME, FolderBusy, FolderLock, holder_of
+from lnbench.records.runs import Run, StaleLockWarning
+
+HOLD = """
+import sys, time
+from lnbench.records.locks import FolderLock
+FolderLock(sys.argv[1]).acquire()
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.fixture
+def holder(tmp_path):
+    """Another process holding ``tmp_path / "exp"``'s lock: (folder, process)."""
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    process = subprocess.Popen([sys.executable, "-c", HOLD, str(folder)], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stdout.readline().strip() == "locked"
+    yield folder, process
+    process.kill()
+    process.wait()
+
+
+def test_a_second_process_is_refused_naming_the_holder_and_nothing_changes(holder):
+    folder, process = holder
+    (folder / "run.json").write_text(json.dumps({"kind": "compare", "status": "running", "start_time": "t0"}))
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert holder_of(folder)["pid"] == process.pid
+    with pytest.raises(FolderBusy, match=f"^{folder} is being run by pid {process.pid} "):
+        FolderLock(folder).acquire()
+    with pytest.raises(FolderBusy):
+        Run(folder.parent, "x", None, 0, "compare", resume=folder).__enter__()
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # run.json untouched
+
+
+def test_the_lock_of_a_killed_process_is_taken_over_with_a_note(holder):
+    folder, process = holder
+    (folder / "run.json").write_text(json.dumps({"kind": "compare", "status": "running", "start_time": "t0"}))
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert (folder / LOCK_NAME).exists() and holder_of(folder) is None  # left behind, not held
+    with pytest.warns(StaleLockWarning, match=f"took over the lock of pid {process.pid}"):
+        with Run(folder.parent, "x", None, 0, "compare", resume=folder) as run:
+            assert holder_of(folder)["pid"] == os.getpid()
+    manifest = json.loads((run.path / "run.json").read_text())
+    assert manifest["resumed"][-1]["lock_taken_over"]["pid"] == process.pid
+    assert any(f"pid {process.pid}" in w and "stopped without releasing it" in w for w in manifest["warnings"])
+    assert not (folder / LOCK_NAME).exists()  # released: removed
+
+
+def test_a_released_lock_is_no_note_and_a_run_holds_its_folder_while_it_runs(tmp_path, recwarn):
+    with Run(tmp_path, "first", None, 0, "compare") as run:
+        assert holder_of(run.path)["pid"] == os.getpid()
+        with pytest.raises(FolderBusy):  # flock: even another open file of this process is refused
+            FolderLock(run.path).acquire()
+    assert holder_of(run.path) is None and not (run.path / LOCK_NAME).exists()
+    with Run(tmp_path, "again", None, 0, "compare", resume=run.path) as again:
+        assert again.lock is not None and again.lock.stale is None
+    assert not [w for w in recwarn if issubclass(w.category, StaleLockWarning)]
+    kept = Run(tmp_path, "kept", None, 0, "compare", keep_lock=True)
+    with kept:
+        pass
+    assert holder_of(kept.path)["pid"] == os.getpid()  # until the report is written
+    kept.unlock()
+    assert holder_of(kept.path) is None
+
+
+TINY = [*TINY_OVERRIDES, "seeds=[0]", "compare.families=[rnn]", "compare.norms=[none]"]
+ARGS = ["compare", *set_args(TINY), "--jobs", "1"]
+
+
+def _unfinished_compare(tmp_path: Path) -> Path:
+    """The folder of a compare that started (its config.yaml and run.json) and trained nothing yet."""
+    from lnbench.config import load_config
+    from lnbench.experiments.registry import EXPERIMENTS
+
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    (folder / "config.yaml").write_text(EXPERIMENTS["compare"].config_yaml(load_config(None, TINY)))
+    (folder / "run.json").write_text(json.dumps({"kind": "compare", "status": "running", "start_time": "t0"}))
+    return folder
+
+
+@pytest.mark.e2e
+def test_resume_while_another_process_runs_the_folder_is_refused_and_after_kill_9_completes(tmp_path, monkeypatch):
+    """The issue's repro: ``--resume DIR`` while another process still ran DIR was accepted (both
+    trained the same cells, 8 ``*.attempt1`` folders ended failed, run.json lost its resume
+    record). The other process holds DIR's lock as a running experiment does (the next test)."""
+    from lnbench.experiments.registry import EXPERIMENTS
+
+    folder = _unfinished_compare(tmp_path)
+    before = {p: p.read_bytes() for p in folder.rglob("*")}
+    other = subprocess.Popen([sys.executable, "-c", HOLD, str(folder)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout is not None and other.stdout.readline().strip() == "locked"
+        result = CliRunner().invoke(app, [*ARGS, "--resume", str(folder)])
+        assert result.exit_code == 2, result.output
+        assert result.output.startswith(f"lnbench: error: --resume {folder} is being run by pid {other.pid} ")
+        assert {p: p.read_bytes() for p in folder.rglob("*") if p.name != LOCK_NAME} == before
+    finally:
+        other.send_signal(signal.SIGKILL)
+        other.wait()
+    monkeypatch.setattr(EXPERIMENTS["compare"], "figures", lambda path: [])  # not what this is about
+    with pytest.warns(StaleLockWarning, match=f"pid {other.pid}"):
+        result = CliRunner().invoke(app, [*ARGS, "--resume", str(folder)])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((folder / "run.json").read_text())
+    assert manifest["status"] == "completed" and manifest["resumed"][-1]["lock_taken_over"]["pid"] == other.pid
+    assert not (folder / LOCK_NAME).exists() and (folder / "report.html").exists()
+
+
+@pytest.mark.e2e
+def test_an_experiment_holds_its_folder_from_creation_until_its_report_is_written(tmp_path, monkeypatch):
+    from lnbench.config import load_config
+    from lnbench.experiments import driver
+    from lnbench.experiments.registry import EXPERIMENTS
+
+    exp, seen = EXPERIMENTS["compare"], {}
+
+    def figures(path):
+        seen["figures"] = holder_of(path)
+        return []
+
+    def write_html(exp, path):
+        seen["report"] = holder_of(path)
+
+    monkeypatch.setattr(exp, "figures", figures)
+    monkeypatch.setattr(driver, "write_html", write_html)
+    result = driver.run(exp, load_config(None, TINY), tmp_path)
+    assert seen["figures"]["pid"] == seen["report"]["pid"] == os.getpid()
+    assert holder_of(result.path) is None and not (result.path / LOCK_NAME).exists()
