@@ -65,6 +65,7 @@ class Cell:
     target_acc: float
     setting: dict = field(default_factory=dict)
     group: str = ""
+    tensorboard: bool = False  # also write TensorBoard event files into each run folder (--tensorboard)
 
 
 def ensemble_mechanism(cfgs: Sequence[RunConfig]) -> str:

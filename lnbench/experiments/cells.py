@@ -17,10 +17,12 @@ import torch
 
 from lnbench.config import RunConfig
 from lnbench.experiments.base import Cell, EpochCallback, config_hash, ensemble_mechanism
+from lnbench.experiments.tensorboard import TensorBoard
 from lnbench.nn.models import SimpleRNN, build_model
 from lnbench.nn.norms import SingleValueWarning
 from lnbench.records.runs import Run, mark_unfinished
 from lnbench.records.schema import Metrics, SummaryRow, summary_row
+from lnbench.training import checkpoints
 from lnbench.training.data import make_trend_data
 from lnbench.training.loop import train_members
 
@@ -51,6 +53,8 @@ def run_cell(
     on_epoch: EpochCallback | None = None,
     timestamped: bool = False,
     target_acc: float = 0.9,
+    previous: Sequence[Path | None] | None = None,
+    tensorboard: bool = False,
 ) -> list[tuple[SummaryRow, Path]]:
     """Train the seeds of one cell (configs equal but for ``seed`` and ``name``), each into its
     own run folder ``parent/<cfg.name>``; the building block of every experiment.
@@ -59,15 +63,28 @@ def run_cell(
     its initial weights from ``torch.manual_seed(cfg.seed)``, its batch order from the seed;
     trained in an ensemble (see :func:`ensemble_mechanism`) it follows the same arithmetic, and
     its ``run.json`` says how it was trained (``ensemble``). ``metrics.json`` is rewritten after
-    every epoch, so an interrupted run keeps its epochs.
+    every epoch, so an interrupted run keeps its epochs; so is ``checkpoint.pt``
+    (:mod:`lnbench.training.checkpoints`), and a completed run saves ``weights.pt``.
+
+    Args:
+        previous: per seed, the folder of an earlier attempt at its run (or None): when every seed
+            has a checkpoint there of its config and of one epoch, the cell goes on after that
+            epoch, exactly as if it had not stopped (:func:`lnbench.training.checkpoints.resumable`).
+        tensorboard: also write each run's curves as TensorBoard event files into its folder.
 
     Returns:
         Per seed, the summary row (README, "summary.json") and the run folder.
     """
     mechanism = ensemble_mechanism(cfgs)
+    before = list(previous) if previous is not None else [None] * len(cfgs)
+    options = (timestamped, target_acc, mechanism)
     if mechanism == "sequential" and len(cfgs) > 1:
-        return [out for c in cfgs for out in _train_members([c], parent, on_epoch, timestamped, target_acc, mechanism)]
-    return _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism)
+        return [
+            out
+            for c, p in zip(cfgs, before)
+            for out in _train_members([c], parent, on_epoch, *options, [p], tensorboard)
+        ]
+    return _train_members(cfgs, parent, on_epoch, *options, before, tensorboard)
 
 
 def run_one(
@@ -81,7 +98,7 @@ def run_one(
     return run_cell([cfg], parent, on_epoch, timestamped, target_acc)[0]
 
 
-def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism):
+def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, previous, tensorboard):
     cfg0, epochs = cfgs[0], cfgs[0].train.epochs
     labels = [label(c) for c in cfgs]
     metrics = [metrics_for(c) for c in cfgs]
@@ -102,10 +119,35 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism):
             models.append(build_model(c.model, d.input_size, d.seq_len))
         model = SimpleRNN.stack(models) if mechanism == "native" else models[0]
 
+        hashes = [run.manifest["config_hash"] for run in runs]
+        states = checkpoints.resumable(previous, hashes, epochs)
+        boards = [TensorBoard(run.path, c) for run, c in zip(runs, cfgs)] if tensorboard else []
+        stack.callback(lambda: [board.close(m) for board, m in zip(boards, metrics)])
+        if states is not None:  # go on from the earlier attempt's checkpoints, which move here
+            for run, st, p, m, name in zip(runs, states, previous, metrics, labels):
+                run.manifest["resumed_from"] = {"run_dir": p.name, "epoch": st["epoch"]}
+                checkpoints.save(run.path / checkpoints.CHECKPOINT, st)
+                (p / checkpoints.CHECKPOINT).unlink()
+                m.__dict__.update(Metrics.from_dict(st["metrics"]).__dict__)
+                run.write_json("metrics.json", m.to_dict())
+                if on_epoch is not None:
+                    on_epoch(name, st["epoch"], epochs, m.test_acc[-1] if m.test_acc else None)
+            for board, m in zip(boards, metrics):
+                for epoch in m.epochs:
+                    board.epoch(m, epoch)
+
+        def save_checkpoints(epoch: int, opt: torch.optim.Optimizer, gens: list[torch.Generator]) -> None:
+            for run, st, digest in zip(
+                runs, checkpoints.member_states(model, models[0], opt, gens, metrics, epoch), hashes
+            ):
+                checkpoints.save(run.path / checkpoints.CHECKPOINT, {**st, "config_hash": digest})
+
         def epoch_done(epoch: int, ms: list[Metrics]) -> None:
-            for run, m, name in zip(runs, ms, labels):
+            for run, m, name, board in zip(runs, ms, labels, boards or [None] * len(runs)):
                 if m.epochs and m.epochs[-1] == epoch:  # a member that diverged earlier has nothing new
                     run.write_json("metrics.json", m.to_dict())
+                    if board is not None:
+                        board.epoch(m, epoch)
                     if on_epoch is not None:
                         on_epoch(name, epoch, epochs, m.test_acc[-1] if m.test_acc else None)
 
@@ -114,7 +156,8 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism):
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", SingleValueWarning)
-                train_members(model, datas, cfg0.train, [c.seed for c in cfgs], epoch_done, metrics)
+                seeds = [c.seed for c in cfgs]
+                train_members(model, datas, cfg0.train, seeds, epoch_done, metrics, states, save_checkpoints)
         except BaseException as exc:  # keep the finished epochs, saying how the runs ended
             for run, m in zip(runs, metrics):
                 if m.status != "diverged":  # a member that diverged before keeps saying so
@@ -127,9 +170,12 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism):
         for w in caught:  # pass every other warning on unchanged
             if not issubclass(w.category, SingleValueWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        for run, m, name in zip(runs, metrics, labels):
+        for run, m, name, weights in zip(runs, metrics, labels, checkpoints.member_weights(model, models[0])):
             run.manifest["warnings"] = notes
             run.write_json("metrics.json", m.to_dict())
+            if m.status == "completed":
+                checkpoints.save(run.path / checkpoints.WEIGHTS, weights)
+            (run.path / checkpoints.CHECKPOINT).unlink(missing_ok=True)  # finished: nothing to go on from
             if m.status == "diverged":
                 run.set_status("diverged", f"diverged in epoch {m.diverged_at_epoch}: {m.divergence_reason}")
                 if on_epoch is not None:  # account for the epochs it will not run
@@ -141,15 +187,17 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism):
 
 
 def run_cell_job(cell: Cell, progress: EpochCallback | None) -> list[tuple[SummaryRow, Path]]:
+    previous: list[Path | None] = []
     for c in cell.cfgs:  # a previous attempt (a dead worker, or a resumed experiment): keep what it wrote, aside
         old = cell.parent / c.name
+        previous.append(None)
         if old.exists():
             mark_unfinished(old, "failed", "it did not finish; the cell was run again")
             attempt = 1
             while old.with_name(f"{old.name}.attempt{attempt}").exists():
                 attempt += 1
-            old.rename(old.with_name(f"{old.name}.attempt{attempt}"))
-    return run_cell(cell.cfgs, cell.parent, progress, False, cell.target_acc)
+            previous[-1] = old.rename(old.with_name(f"{old.name}.attempt{attempt}"))
+    return run_cell(cell.cfgs, cell.parent, progress, False, cell.target_acc, previous, cell.tensorboard)
 
 
 def cost(cell: Cell) -> float:

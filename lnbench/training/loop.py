@@ -46,6 +46,7 @@ from torch import nn
 from lnbench.config import TrainConfig
 from lnbench.nn.batchnorm import batch_statistics
 from lnbench.records.schema import Metrics
+from lnbench.training.checkpoints import restore
 from lnbench.training.data import TrendData
 from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, layer_names, per_member
 from lnbench.training.probes import probe_members
@@ -107,6 +108,8 @@ def train_members(
     seeds: Sequence[int],
     on_epoch: Callable[[int, list[Metrics]], None] | None = None,
     metrics: list[Metrics] | None = None,
+    resume_from: Sequence[dict] | None = None,
+    on_checkpoint: Callable[[int, torch.optim.Optimizer, list[torch.Generator]], None] | None = None,
 ) -> list[Metrics]:
     """Train S members with Adam and cross-entropy, probing every epoch: the one training loop.
 
@@ -118,6 +121,10 @@ def train_members(
         seeds: each member's seed for its mini-batch order (a ``torch.Generator`` each).
         on_epoch: called after every epoch with the epoch number and every member's metrics.
         metrics: filled in place if given.
+        resume_from: each member's checkpoint (:mod:`lnbench.training.checkpoints`): go on after
+            its epoch, with its weights, Adam state, batch order, RNG and metrics, as if never stopped.
+        on_checkpoint: called after every epoch, before ``on_epoch``, with the epoch, the
+            optimizer and the members' batch-order generators (to save a checkpoint).
 
     Returns:
         One :class:`lnbench.records.schema.Metrics` per member, status ``completed`` or ``diverged``
@@ -137,9 +144,10 @@ def train_members(
     layer_index = torch.tensor([layers.index(layer_of[n]) for n, _ in params])
     has_bn = has_batch_norm(model)
     s_test = torch.stack([d.s_test for d in datas])  # (S, N)
-    init = probe_members(model, X_test, y_test, s_test, batch_size=cfg.batch_size)  # as in training
-    edges = torch.quantile(s_test, torch.tensor([0.25, 0.5, 0.75]), dim=1).T.tolist()  # (S, 3)
-    for s, hist in enumerate(hists):
+    if resume_from is None:
+        init = probe_members(model, X_test, y_test, s_test, batch_size=cfg.batch_size)  # as in training
+        edges = torch.quantile(s_test, torch.tensor([0.25, 0.5, 0.75]), dim=1).T.tolist()  # (S, 3)
+    for s, hist in enumerate(hists if resume_from is None else []):
         hist.grad_norm = {n: [] for n, _ in params}
         hist.grad_norm_layer = {name: [] for name in layers}
         hist.test_acc_batch_stats = [] if has_bn else None
@@ -151,14 +159,15 @@ def train_members(
         hist.scale_quartile_edges = edges[s]
     num_classes = int(max(y_train.max(), y_test.max())) + 1
     exploded = EXPLODED_LOSS_FACTOR * math.log(max(num_classes, 2))
-    alive = [True] * S
+    start = 1 if resume_from is None else restore(resume_from, model, opt, gens, hists)
+    alive = [hist.status != "diverged" for hist in hists]
 
     def diverge(s: int, epoch: int, reason: str) -> None:
         alive[s] = False
         hists[s].status, hists[s].diverged_at_epoch, hists[s].divergence_reason = "diverged", epoch, reason
 
     n_train, members = X_train.shape[1], torch.arange(S)[:, None]
-    for epoch in range(1, cfg.epochs + 1):
+    for epoch in range(start, cfg.epochs + 1):
         t0 = time.perf_counter()
         model.train()
         perms = torch.stack([torch.randperm(n_train, generator=g) for g in gens])  # (S, N)
@@ -238,6 +247,8 @@ def train_members(
                 hist.test_correct_batch_stats = correct_bs[s]
                 hist.test_acc_batch_stats.append(sum(correct_bs[s]) / len(correct_bs[s]))
             hist.epoch_seconds.append(seconds)
+        if on_checkpoint is not None:
+            on_checkpoint(epoch, opt, gens)
         if on_epoch is not None:
             on_epoch(epoch, hists)
         if not any(alive):
