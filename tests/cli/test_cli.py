@@ -16,7 +16,8 @@ from lnbench.config import RunConfig
 pytestmark = pytest.mark.e2e  # trains models and writes run folders
 
 runner = CliRunner()
-TINY = set_args(o for o in TINY_OVERRIDES if not o.startswith("train.epochs"))  # each test sets its epochs
+TINY = set_args([*(o for o in TINY_OVERRIDES if not o.startswith("train.epochs")), "compare.placements=null"])
+# each test sets its epochs; compare.placements=null: the RNN in one placement (the placements axis: tests/experiments)
 METRIC_KEYS = {
     "schema_version",
     "family",
@@ -565,10 +566,14 @@ def test_print_config_and_dry_run_write_nothing(tmp_path):
             str(runs),
         ],
     )
+    # configs/compare.yaml: the RNN in both placements and the Transformer, 2 norms x 2 seeds, 10 epochs
     assert (
-        result.exit_code == 0 and "would start 8 runs" in result.output and "8 runs, 400 epochs in all" in result.output
+        result.exit_code == 0
+        and "would start 12 runs" in result.output
+        and "12 runs, 120 epochs in all" in result.output
     )
-    assert "rnn_layer_seed1" in result.output and "transformer_none_seed0" in result.output
+    assert "rnn-joint_layer_seed1" in result.output and "rnn-separate_none_seed0" in result.output
+    assert "transformer_none_seed0" in result.output
     result = runner.invoke(app, ["claims", "--dry-run", "--only", "rnn_bn_batch_size_1", "--runs-dir", str(runs)])
     assert (
         result.exit_code == 0
@@ -735,3 +740,32 @@ def test_resume_reruns_a_cell_whose_runs_were_made_under_another_config(tmp_path
     assert json.loads((run / "run.json").read_text())["resumed"][0]["cells_kept"] == 1  # rnn_none kept, rnn_layer rerun
     assert (run / "rnn_layer_seed1.attempt1").exists() and (run / "rnn_layer_seed0.attempt1").exists()
     assert json.loads((run / "rnn_layer_seed1" / "run.json").read_text())["config_hash"] != "0" * 16
+
+
+def test_resume_with_the_folder_alone_takes_its_config_and_says_what_it_keeps(tmp_path):
+    """Issue 20 (12): --resume DIR asked for the config the folder already has."""
+    args = ["compare", "--runs-dir", str(tmp_path), "--jobs", "1", *TINY, "--set", "train.epochs=1"]
+    args += ["--set", "compare.families=[rnn]", "--set", "compare.norms=[none,layer]", "--set", "seeds=[0,1]"]
+    assert runner.invoke(app, args).exit_code == 0
+    run = _only_run(tmp_path)
+    cells = {d.name.rsplit("_seed", 1)[0] for d in run.iterdir() if d.is_dir()}  # an RNN cell: both seeds
+    child = sorted(run.glob("*layer_seed0"))[0] / "run.json"
+    child.write_text(json.dumps({**json.loads(child.read_text()), "status": "interrupted"}))
+    again = runner.invoke(app, ["compare", "--resume", str(run), "--jobs", "1"])
+    assert again.exit_code == 0, again.output
+    assert f"Resuming {run}: {len(cells) - 1} cells kept, 1 to run" in again.output
+    assert json.loads((run / "run.json").read_text())["resumed"][0]["cells_kept"] == len(cells) - 1
+    missing = runner.invoke(app, ["compare", "--resume", str(tmp_path / "nothing")])
+    assert missing.exit_code == 2 and "not an experiment folder (no config.yaml)" in missing.output
+
+
+def test_invariance_prints_where_its_report_is(tmp_path):
+    """Issue 20 (12): it printed the path of invariance.json as the report."""
+    result = runner.invoke(app, ["invariance", "--draws", "1", "--runs-dir", str(tmp_path)])
+    run = _only_run(tmp_path)
+    assert result.exit_code == 0, result.output
+    assert f"Report: {run / 'report.html'}" in result.output and (run / "report.html").exists()
+    assert f"Run folder: {run}" in result.output
+    out = tmp_path.parent / "inv.json"
+    result = runner.invoke(app, ["invariance", "--draws", "1", "--json", str(out)])
+    assert result.exit_code == 0 and f"JSON: {out}" in result.output and "Report:" not in result.output
