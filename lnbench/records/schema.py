@@ -87,7 +87,9 @@ class Metrics:
                 f"{source}: schema_version {version!r} is newer than this lnbench reads ({SCHEMA_VERSION})"
             )
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in raw.items() if k in known})
+        body = {k: v for k, v in raw.items() if k in known}
+        body["schema_version"] = version  # the file's, not this lnbench's: a version 1 file says none
+        return cls(**body)
 
 
 #: What each :class:`Metrics` field holds (docs/schema-reference.md is generated from this).
