@@ -1,0 +1,298 @@
+"""The comparisons behind compare, sweep and baseline verdicts at their boundaries, and the
+one-seed paths tested like the several-seed ones (issue 19, A and B): every McNemar pairing's
+sign, pairing by seed with rows out of order or a seed missing, the resolution of an accuracy,
+significance exactly at alpha, and which sentence each decision gives."""
+
+import math
+
+import pytest
+from scipy.stats import binomtest
+from scipy.stats import t as t_dist
+
+from lnbench.analysis import verdicts
+from lnbench.analysis.stats import holm
+from lnbench.analysis.verdicts import Comparison, holm_family, pair_by_seed, paired_test
+from lnbench.records.schema import SummaryRow
+
+
+def row(norm, seed=0, acc=0.9, loss=0.3, status="completed", bs=64, correct=None, acc_bs=None, correct_bs=None):
+    return SummaryRow(
+        family="rnn",
+        norm=norm,
+        batch_size=bs,
+        seed=seed,
+        status=status,
+        epochs_completed=10,
+        final_test_acc=None if status == "diverged" else acc,
+        final_test_acc_batch_stats=acc_bs,
+        final_train_loss=loss,
+        final_test_loss=loss,
+        mean_train_loss=None if status == "diverged" else loss,
+        first_epoch_at_target=None,
+        n_test=len(correct) if correct else 200,
+        test_correct=correct,
+        test_correct_batch_stats=correct_bs,
+    )
+
+
+def vectors(b, c, both_right=0, both_wrong=0):
+    """Two runs' per-example 0/1: the first right and the second wrong on b examples, the other way on c."""
+    first = [1] * b + [0] * c + [1] * both_right + [0] * both_wrong
+    second = [0] * b + [1] * c + [1] * both_right + [0] * both_wrong
+    return first, second
+
+
+# ---------------------------------------------------------------- one seed: McNemar, and its sign
+
+
+def test_one_seed_accuracy_is_mcnemar_of_a_against_b_with_the_sign_of_a_minus_b():
+    a, b = vectors(6, 1, both_right=10, both_wrong=3)  # n = 20: a right and b wrong on 6, the reverse on 1
+    r = paired_test([(row("layer", correct=a), row("none", correct=b))], "final_test_acc")
+    assert r.mean_diff == pytest.approx(5 / 20) and r.n == 20 and r.test == "exact McNemar (n_test=20)"
+    assert r.p_value == pytest.approx(binomtest(6, 7, 0.5).pvalue)  # 2 * 8 / 128 = 0.125
+    s = paired_test([(row("none", correct=b), row("layer", correct=a))], "final_test_acc")
+    assert s.mean_diff == pytest.approx(-5 / 20) and s.ci95 == pytest.approx((-r.ci95[1], -r.ci95[0]))
+
+
+def test_one_seed_batch_statistics_minus_running_statistics_is_mcnemar_with_that_sign():
+    eval_mode, batch_stats = vectors(1, 4, both_right=5)  # batch statistics right on 4 where running ones are wrong
+    bn = row("batch", correct=eval_mode, correct_bs=batch_stats, acc=0.6, acc_bs=0.9)
+    r = paired_test([(bn, bn)], "batch_stats_vs_eval")
+    assert r.mean_diff == pytest.approx((4 - 1) / 10) and r.p_value == pytest.approx(binomtest(4, 5, 0.5).pvalue)
+    c = verdicts.sweep_comparisons([bn], reference_batch_size=64)
+    (stats_vs_eval,) = [x for x in c if x.metric == "batch_stats_vs_eval"]
+    assert stats_vs_eval.mean_diff == pytest.approx(0.3) and stats_vs_eval.test == "exact McNemar (n_test=10)"
+    assert stats_vs_eval.condition_a == "batch size 64, batch statistics"
+    assert stats_vs_eval.condition_b == "batch size 64, running statistics"
+
+
+@pytest.mark.parametrize(
+    "a,b,metric",
+    [
+        (row("layer", correct=[1, 0]), row("none", correct=None), "final_test_acc"),  # no per-example results
+        (row("layer", correct=[]), row("none", correct=[1, 0]), "final_test_acc"),
+        (row("layer", correct=[1, 0, 1]), row("none", correct=[1, 0]), "final_test_acc"),  # another test set
+        (row("layer", correct=[1, 0]), row("none", correct=[0, 1]), "mean_train_loss"),  # no test of one curve
+        (row("batch", correct=None, correct_bs=[1, 0]), row("batch"), "batch_stats_vs_eval"),
+    ],
+)
+def test_one_seed_without_comparable_per_example_results_is_not_tested(a, b, metric):
+    assert paired_test([(a, b)], metric) is None
+
+
+def test_nothing_to_pair_is_not_tested():
+    assert paired_test([], "final_test_acc") is None and paired_test([], "batch_stats_vs_eval") is None
+
+
+# ---------------------------------------------------------------- several seeds: paired t-test, resolution
+
+
+def _t_by_hand(d, floor=0.0):
+    n, m = len(d), sum(d) / len(d)
+    sd = max(math.sqrt(sum((x - m) ** 2 for x in d) / (n - 1)), floor)
+    se = sd / math.sqrt(n)
+    return m, 2 * t_dist.sf(abs(m) / se, n - 1), t_dist.ppf(0.975, n - 1) * se
+
+
+def test_several_seeds_of_accuracy_are_a_paired_t_test_with_the_accuracy_resolution():
+    acc_a, acc_b = [0.91, 0.85, 0.88, 0.90], [0.89, 0.84, 0.85, 0.90]  # d = 0.02, 0.01, 0.03, 0.00
+    pairs = [(row("layer", s, a), row("none", s, b)) for s, (a, b) in enumerate(zip(acc_a, acc_b))]
+    r = paired_test(pairs, "final_test_acc")
+    m, p, half = _t_by_hand([0.02, 0.01, 0.03, 0.00])  # sd 0.0129 is above the floor 0.005 / sqrt(6)
+    assert r.mean_diff == pytest.approx(m) and r.p_value == pytest.approx(p) and r.test == "paired t-test over 4 seeds"
+    assert r.ci95 == pytest.approx((m - half, m + half))
+    same = [(row("layer", s, a + 0.01), row("none", s, a)) for s, a in enumerate(acc_b)]  # all d = +1 point
+    r = paired_test(same, "final_test_acc")
+    m, p, half = _t_by_hand([0.01] * 4, floor=(1 / 200) / math.sqrt(6))
+    assert r.test == "paired t-test over 4 seeds (sd floored at the resolution)" and r.p_value == pytest.approx(
+        p, rel=1e-6
+    )
+
+
+def test_the_resolution_is_the_first_pairs_n_test_and_a_loss_has_none():
+    # d = 0, 0.005, 0.01: sd 0.005 is below the floor of n_test = 50 (0.02 / sqrt(6) = 0.0082), above that of 200
+    same = [(row("layer", s, 0.5 + 0.005 * s), row("none", s, 0.5)) for s in range(3)]
+    for a, _ in same:
+        a.n_test = 50
+    r = paired_test(same, "final_test_acc")
+    _, p, _ = _t_by_hand([0.0, 0.005, 0.01], floor=(1 / 50) / math.sqrt(6))
+    assert r.p_value == pytest.approx(p) and r.test.endswith("(sd floored at the resolution)")
+    flat = [(row("layer", s, loss=0.5 + 0.02), row("none", s, loss=0.5)) for s in range(5)]
+    r = paired_test(flat, "mean_train_loss")  # no resolution: every difference equal is a sign test
+    assert r.test == "sign test over 5 seeds (all differences equal)" and r.p_value == pytest.approx(0.0625)
+    for a, b in flat:
+        a.n_test = b.n_test = 0
+    flat_acc = [(row("layer", s, 0.92), row("none", s, 0.9)) for s in range(5)]
+    for a, b in flat_acc:
+        a.n_test = b.n_test = 0  # n_test unknown (an old file): no resolution to floor with
+    assert paired_test(flat_acc, "final_test_acc").test == "sign test over 5 seeds (all differences equal)"
+
+
+def test_several_seeds_of_batch_statistics_pair_each_rows_two_accuracies():
+    rows = [row("batch", s, acc=a, acc_bs=b) for s, (a, b) in enumerate([(0.8, 0.9), (0.7, 0.75), (0.85, 0.87)])]
+    r = paired_test([(x, x) for x in rows], "batch_stats_vs_eval")
+    m, p, _ = _t_by_hand([0.1, 0.05, 0.02])
+    assert r.mean_diff == pytest.approx(m) and r.p_value == pytest.approx(p) and r.n == 3
+
+
+# ---------------------------------------------------------------- pairing by seed
+
+
+def test_pairs_are_matched_by_seed_in_the_order_of_a_and_a_missing_or_diverged_seed_drops_out():
+    a = [row("layer", s, 0.9 + 0.01 * s) for s in (3, 0, 2, 1, 4)]
+    b = [row("none", s, 0.8) for s in (1, 2, 3, 0)]  # seed 4 missing
+    b[1] = row("none", 2, status="diverged")
+    pairs = pair_by_seed(a, b, "final_test_acc")
+    assert [(x.seed, y.seed) for x, y in pairs] == [(3, 3), (0, 0), (1, 1)]
+    assert [x.final_test_acc - y.final_test_acc for x, y in pairs] == pytest.approx([0.13, 0.1, 0.11])
+
+
+def test_a_pair_needs_a_value_of_the_metric_on_both_sides():
+    with_bs = [row("batch", s, acc_bs=0.9) for s in range(2)] + [row("batch", 2, acc_bs=None)]
+    assert [x.seed for x, _ in pair_by_seed(with_bs, with_bs, "batch_stats_vs_eval")] == [0, 1]
+    no_loss = [row("layer", 0), row("layer", 1)]
+    no_loss[1].mean_train_loss = None
+    assert [x.seed for x, _ in pair_by_seed(no_loss, [row("none", 0), row("none", 1)], "mean_train_loss")] == [0]
+    assert [x.seed for x, _ in pair_by_seed([row("none", 0), row("none", 1)], no_loss, "mean_train_loss")] == [0]
+
+
+def test_compare_pairs_by_seed_with_rows_out_of_order():
+    accs = {"none": [0.80, 0.70, 0.75, 0.72], "layer": [0.85, 0.74, 0.81, 0.76]}
+    rows = [row(n, s, accs[n][s]) for n in accs for s in (2, 0, 3, 1)]
+    (acc, _) = verdicts.compare_comparisons(rows)
+    m, p, _ = _t_by_hand([0.80 - 0.85, 0.70 - 0.74, 0.75 - 0.81, 0.72 - 0.76])
+    assert (acc.norm_a, acc.norm_b) == ("none", "layer") and acc.n_seeds == 4
+    assert acc.mean_diff == pytest.approx(m) and acc.p_value == pytest.approx(p)
+
+
+# ---------------------------------------------------------------- Holm and significance at alpha
+
+
+def _result(p, diff=0.01):
+    from lnbench.analysis.stats import PairedResult
+
+    return PairedResult(diff, (diff - 0.01, diff + 0.01), p, "t", 5)
+
+
+def test_holm_family_marks_significant_below_alpha_only():
+    specs = [{"norm_a": "layer", "norm_b": "none", "metric": "final_test_acc", "n_seeds": 5}]
+    (at,) = holm_family("f", [(specs[0], _result(0.05))])
+    (below,) = holm_family("f", [(specs[0], _result(0.0499))])
+    assert (at.p_adjusted, at.significant) == (0.05, False) and below.significant
+    two = holm_family("f", [(specs[0], _result(0.03)), ({**specs[0], "condition_a": "x"}, _result(0.01))])
+    assert [c.p_adjusted for c in two] == pytest.approx([0.03, 0.02]) == holm([0.03, 0.01])
+    assert [c.significant for c in two] == [True, True]
+    assert (two[0].condition_a, two[1].condition_a, two[1].condition_b) == ("", "x", "")
+    assert two[0].to_dict()["ci95"] == [0.0, pytest.approx(0.02)] and two[0].to_dict()["family"] == "f"
+
+
+# ---------------------------------------------------------------- the sweep's comparisons and verdicts
+
+
+def test_sweep_comparisons_against_nonorm_and_the_reference_batch_size():
+    rows = []
+    for s in range(3):
+        rows += [row("none", s, 0.80 + 0.01 * s, bs=bs) for bs in (4, 64)]
+        rows += [row("layer", s, 0.85 + 0.012 * s, bs=bs) for bs in (4, 64)]
+    cmp = verdicts.sweep_comparisons(rows, reference_batch_size=64)
+    got = [(c.norm_a, c.norm_b, c.condition_a, c.condition_b) for c in cmp]
+    assert got == [
+        ("none", "none", "batch size 4", "batch size 64"),
+        ("layer", "none", "batch size 4", "batch size 4"),
+        ("layer", "layer", "batch size 4", "batch size 64"),
+        ("layer", "none", "batch size 64", "batch size 64"),
+    ]  # never NoNorm against itself at the same size, never a size against itself
+    assert all(c.family == "sweep" for c in cmp) and [c.p_adjusted for c in cmp] == pytest.approx(
+        holm([c.p_value for c in cmp])
+    )
+
+
+def _cmp(norm_a, norm_b, diff, significant, cond_a="batch size 1", metric="final_test_acc"):
+    return Comparison(
+        "sweep",
+        norm_a,
+        norm_b,
+        metric,
+        diff,
+        (diff - 0.01, diff + 0.01),
+        0.01,
+        0.01,
+        "paired t-test over 3 seeds",
+        3,
+        significant,
+        cond_a,
+        "batch size 64",
+    )
+
+
+@pytest.mark.parametrize(
+    "comparison,part",
+    [
+        (_cmp("layer", "none", -0.05, True), "below NoNorm at batch size 1 (-5.0 points)"),
+        (_cmp("layer", "none", 0.05, True), "above NoNorm at batch size 1 (+5.0 points)"),
+        (_cmp("layer", "layer", -0.05, True), "below its batch size 64 at batch size 1 (-5.0 points)"),
+        (_cmp("layer", "layer", 0.05, True), "above its batch size 64 at batch size 1 (+5.0 points)"),
+        (
+            _cmp("layer", "layer", 0.05, True, "batch size 1, batch statistics", "batch_stats_vs_eval"),
+            "batch statistics minus running statistics differs from 0 at batch size 1 (+5.0 points)",
+        ),
+        (_cmp("layer", "none", -0.05, False), "no tested difference (vs NoNorm) is significant"),
+        (
+            _cmp("layer", "none", 0.0, True),
+            "no tested difference (vs NoNorm) is significant",
+        ),  # neither below nor above
+        (_cmp("layer", "layer", 0.0, True), "no tested difference (vs its own batch sizes) is significant"),
+    ],
+)
+def test_a_sweep_verdict_names_each_significant_difference_once_with_its_direction(comparison, part):
+    rows = [row("layer", s, 0.9 + 0.01 * s, bs=bs) for s in range(2) for bs in (1, 64)]
+    (line, _) = verdicts.sweep_verdicts(rows, [comparison], 64)
+    assert line == f"LayerNorm: final test accuracy 90.5% to 90.5% across batch sizes (mean over 2 seeds); {part}."
+
+
+def test_a_sweep_verdict_states_its_means_divergences_and_tests():
+    rows = [row("batch", s, 0.9 + 0.02 * s, bs=8) for s in range(3)] + [row("batch", s, 0.6, bs=64) for s in range(3)]
+    rows.append(row("batch", 3, status="diverged", bs=1))
+    lines = verdicts.sweep_verdicts(rows, [_cmp("batch", "batch", 0.32, True, "batch size 8")], 64)
+    assert lines == [
+        "BatchNorm: diverged at batch size 1 (left out of means and tests).",
+        "BatchNorm: final test accuracy 60.0% to 92.0% across batch sizes (mean over 4 seeds); above its batch size 64 at batch size 8 (+32.0 points).",
+        "Significance: paired t-test over 3 seeds, Holm-Bonferroni over all 1 comparisons of this sweep at 5%; "
+        "the effects with 95% intervals are in summary.json (comparisons).",
+    ]
+    one = verdicts.sweep_verdicts([row("layer", 0, 0.9, bs=8)], [], 8)
+    assert one == [
+        "LayerNorm: final test accuracy 90.0% at batch size 8 (one seed).",
+        "One seed: the tests cover the test-set sampling only, not the seed-to-seed variation; set seeds to 5 or more.",
+    ]
+
+
+# ---------------------------------------------------------------- the baseline verdict at the target
+
+
+def _baselines(last, n_test=200):
+    from lnbench.training.baselines import summarize_baselines
+
+    per_seed = [{"chance": 0.5, "last_timestep": a, "whole_sequence": 1.0} for a in last]
+    return summarize_baselines(per_seed, list(range(len(last))), n_test)
+
+
+def test_the_baseline_verdict_at_exactly_the_target():
+    (line,) = verdicts.baseline_verdicts(_baselines([0.9, 0.85, 0.9]), 0.9)  # reaching it is >=, as for a model
+    assert line == (
+        "Baselines on the same data (mean over 3 seeds, n_test = 200): chance 50.0%; linear readout of x_T alone 88.3%;"
+        " linear readout of all T x H inputs 100.0%. The 90% target does not need memory: a linear readout of the"
+        " last timestep alone reaches it on 2 of 3 seeds."
+    )
+    (line,) = verdicts.baseline_verdicts(_baselines([0.8994]), 0.9)
+    assert line == (
+        "Baselines on the same data (mean over 1 seed, n_test = 200): chance 50.0%; linear readout of x_T alone 89.9%;"
+        " linear readout of all T x H inputs 100.0%. A memoryless readout stays below the 90% target on every seed."
+    )
+
+
+def test_no_baselines_no_sentence_and_without_the_memoryless_one_no_claim_about_memory():
+    assert verdicts.baseline_verdicts(None, 0.9) == [] and verdicts.baseline_verdicts([], 0.9) == []
+    only = [b for b in _baselines([0.95]) if b["name"] != "last_timestep"]
+    (line,) = verdicts.baseline_verdicts(only, 0.9)
+    assert line.endswith("linear readout of all T x H inputs 100.0%.") and "memory" not in line
