@@ -695,19 +695,6 @@ def test_resuming_a_finished_experiment_keeps_everything_and_stays_completed(tmp
     assert manifest["status"] == "completed" and manifest["resumed"][0]["cells_kept"] == 3
 
 
-def test_the_forkserver_ignores_sigint_only_inside_a_forkserver():
-    import signal
-    import subprocess
-    import sys
-
-    code = (
-        "import signal, lnbench.launchers._forkserver_quiet; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
-    )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert r.stdout.strip() == "False"  # a plain process keeps Ctrl-C
-    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
-
-
 def test_resume_reruns_a_cell_whose_runs_were_made_under_another_config(tmp_path):
     """A child whose config_hash does not match the resolved child config is not kept."""
     result = runner.invoke(
