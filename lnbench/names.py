@@ -7,7 +7,7 @@ models (``lnbench --help`` answers at once). :data:`lnbench.nn.norms.NORMS` adds
 from __future__ import annotations
 
 #: The model families: config name -> label in tables, legends and verdicts.
-FAMILIES = {"rnn": "RNN", "transformer": "Transformer (pre-norm)"}
+FAMILIES = {"rnn": "RNN", "lstm": "LSTM", "transformer": "Transformer (pre-norm)"}
 
 #: The norm kinds: config name -> (label, plot colour). One colour per norm in every figure.
 NORM_NAMES = {

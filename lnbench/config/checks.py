@@ -104,6 +104,10 @@ def memory_needed(cfg: RunConfig, members: int = 1) -> int:
         params = H * H + H * D + 2 * H
         per_token = 10 * H  # per timestep: summed inputs, norm statistics, x_hat, tanh, their gradients
         attention = 0
+    elif m.family == "lstm":
+        params = 4 * H * (H + D) + 20 * H  # W_h, W_x, b, three norms' gains and biases
+        per_token = 40 * H  # per timestep: the 4H terms, their norms, gates, c_t, norm_c(c_t), gradients
+        attention = 0
     else:
         d_ff = m.d_ff or 4 * H
         params = D * H + m.num_layers * (4 * H * H + 2 * H * d_ff) + T * H

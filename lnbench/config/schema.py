@@ -19,7 +19,7 @@ from lnbench.config import yaml12
 from lnbench.names import NORM_KINDS
 
 Norm = Literal[NORM_KINDS]  # type: ignore[valid-type]  # the registry in lnbench.names
-Family = Literal["rnn", "transformer"]
+Family = Literal["rnn", "lstm", "transformer"]
 
 
 class ConfigError(ValueError):
@@ -128,7 +128,8 @@ class ModelConfig(_Section):
 
     family: Family = Field(
         "rnn",
-        description="Model family: rnn (a tanh RNN, SimpleRNN) or transformer (a single-head pre-norm "
+        description="Model family: rnn (a tanh RNN, SimpleRNN), lstm (an LSTM, lnbench.nn.lstm.LSTM: with norm "
+        "layer Ba et al.'s LN-LSTM, with batch Cooijmans et al.'s BN-LSTM) or transformer (a single-head pre-norm "
         "Transformer, TransformerClassifier).",
     )
     norm: Norm = Field(
@@ -180,6 +181,12 @@ class ModelConfig(_Section):
         description="Transformer with learned positions only: standard deviation of their N(0, std^2) "
         "initialisation (the seed notebook used 0.02).",
     )
+    forget_bias: float = Field(
+        1.0,
+        description="LSTM only: the initial value of the forget gate's slice of the bias b (the other gates' "
+        "start at 0), for every norm. 1 (Gers et al. 2000; Jozefowicz et al. 2015; Cooijmans et al. 2016) keeps "
+        "c_{t-1} at the start; 0 is torch.nn.LSTM's expected value.",
+    )
     input_norm: StrictBool = Field(
         True,
         description="Transformer only: apply the model's norm to the input projection W_in x_t before the "
@@ -188,9 +195,10 @@ class ModelConfig(_Section):
     )
 
 
-#: model keys and the one family they apply to (every other model key applies to both)
+#: model keys and the one family they apply to (every other model key applies to every family)
 FAMILY_KEYS = {
     "rnn": ("batch_norm_stats", "norm_placement", "recurrent_init", "recurrent_gain"),
+    "lstm": ("forget_bias",),
     "transformer": ("num_layers", "d_ff", "pos_emb", "pos_emb_std", "input_norm"),
 }
 
@@ -248,8 +256,8 @@ class CompareConfig(_Section):
     families: list[Family] = Field(
         default_factory=lambda: list[Family](["rnn", "transformer"]),
         min_length=1,
-        description="compare: the model families trained, each with every norm and seed (rnn, transformer; "
-        "no repeats).",
+        description="compare: the model families trained, each with every norm and seed (rnn, lstm, transformer; "
+        'no repeats). The LSTM is not in the default: --set "compare.families=[rnn,lstm,transformer]" adds it.',
     )
     norms: list[Norm] = Field(
         default_factory=lambda: ["none", "batch", "layer"],

@@ -18,7 +18,7 @@ import torch
 from lnbench.config import RunConfig
 from lnbench.experiments.base import Cell, EpochCallback, config_hash, ensemble_mechanism
 from lnbench.experiments.tensorboard import TensorBoard
-from lnbench.nn.models import SimpleRNN, build_model
+from lnbench.nn.models import build_model
 from lnbench.nn.norms import SingleValueWarning
 from lnbench.records.runs import Run, mark_unfinished
 from lnbench.records.schema import Metrics, SummaryRow, summary_row
@@ -117,7 +117,7 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, p
         for c, d in zip(cfgs, datas):
             torch.manual_seed(c.seed)
             models.append(build_model(c.model, d.input_size, d.seq_len))
-        model = SimpleRNN.stack(models) if mechanism == "native" else models[0]
+        model = type(models[0]).stack(models) if mechanism == "native" else models[0]  # SimpleRNN or LSTM
 
         hashes = [run.manifest["config_hash"] for run in runs]
         states = checkpoints.resumable(previous, hashes, epochs)

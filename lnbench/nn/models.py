@@ -1,7 +1,9 @@
-"""The two model families, each with a pluggable norm, and :func:`build_model`.
+"""The three model families, each with a pluggable norm, and :func:`build_model`.
 
 - ``rnn``: :class:`lnbench.nn.rnn.SimpleRNN`, a tanh RNN with the norm on its summed inputs, joint
   (Ba et al. 2016, eq. 4) or separate (the paper's layer-normalized LSTM).
+- ``lstm``: :class:`lnbench.nn.lstm.LSTM`, from scratch: with ``layer`` the paper's LN-LSTM, with
+  ``batch`` Cooijmans et al.'s BN-LSTM.
 - ``transformer``: :class:`lnbench.nn.transformer.TransformerClassifier`, pre-norm blocks.
 
 Every constructor takes the model's :class:`lnbench.config.ModelConfig` (nanoGPT's ``Block(config)``).
@@ -13,7 +15,15 @@ from torch import nn
 
 from lnbench.config import ModelConfig
 from lnbench.names import FAMILIES, family_label
-from lnbench.nn.rnn import PLACEMENTS, RECURRENT_INITS, EnsembleLinear, RNNCellWithNorm, SimpleRNN
+from lnbench.nn.lstm import LSTM, LSTMCellWithNorm
+from lnbench.nn.rnn import (
+    PLACEMENTS,
+    RECURRENT_INITS,
+    EnsembleLinear,
+    RecurrentClassifier,
+    RNNCellWithNorm,
+    SimpleRNN,
+)
 from lnbench.nn.transformer import (
     POS_EMBS,
     SelfAttention,
@@ -28,7 +38,10 @@ __all__ = [
     "POS_EMBS",
     "RECURRENT_INITS",
     "EnsembleLinear",
+    "LSTM",
+    "LSTMCellWithNorm",
     "RNNCellWithNorm",
+    "RecurrentClassifier",
     "SelfAttention",
     "SimpleRNN",
     "TransformerBlock",
@@ -49,7 +62,8 @@ def build_model(model_cfg: ModelConfig, input_size: int, seq_len: int, num_class
         num_classes: C. Default: 2.
 
     Returns:
-        A :class:`lnbench.nn.rnn.SimpleRNN` or a :class:`lnbench.nn.transformer.TransformerClassifier`:
+        A :class:`lnbench.nn.rnn.SimpleRNN`, :class:`lnbench.nn.lstm.LSTM` or
+        :class:`lnbench.nn.transformer.TransformerClassifier`:
         ``(B, T, input_size)`` -> logits ``(B, C)``.
 
     Raises:
@@ -57,6 +71,8 @@ def build_model(model_cfg: ModelConfig, input_size: int, seq_len: int, num_class
     """
     if model_cfg.family == "rnn":
         return SimpleRNN(model_cfg, input_size, num_classes, seq_len=seq_len)
+    if model_cfg.family == "lstm":
+        return LSTM(model_cfg, input_size, num_classes, seq_len=seq_len)
     if model_cfg.family == "transformer":
         return TransformerClassifier(model_cfg, input_size, seq_len, num_classes)
     raise ValueError(f"unknown model family {model_cfg.family!r}; allowed: {', '.join(FAMILIES)}")

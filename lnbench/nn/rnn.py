@@ -17,6 +17,7 @@ the weights (weight norm). Shapes: B batch, T seq_len, H hidden_size, C num_clas
 from __future__ import annotations
 
 import math
+from typing import Self
 
 import torch
 from torch import nn
@@ -175,7 +176,71 @@ class RNNCellWithNorm(nn.Module):
         )
 
 
-class SimpleRNN(nn.Module):
+class RecurrentClassifier(nn.Module):
+    """What the recurrent families share (:class:`SimpleRNN`, :class:`lnbench.nn.lstm.LSTM`): a cell
+    unrolled over T steps from a zero state, ``Linear(H, C)`` on h_T, and the seed ensemble's member
+    axis (:meth:`stack`). A subclass builds ``cell`` and ``head`` and defines :meth:`forward_states`.
+
+    Args:
+        cfg: the model's :class:`lnbench.config.ModelConfig`.
+        input_size: features per timestep of the input.
+        num_classes: C. Default: 2.
+        seq_len: T, for per-timestep statistics. Default: None.
+        members: S for a seed ensemble of S independent models trained at once (build it with
+            :meth:`stack`); every tensor then has a leading member axis. Default: None.
+
+    Shape:
+        Input: ``(B, T, input_size)`` (ensemble: ``(S, B, T, input_size)``), the model's dtype.
+        Output: logits ``(B, C)`` (``(S, B, C)``); with ``return_hidden=True`` also the hidden
+        states ``(B, T, H)`` (``(S, B, T, H)``).
+    """
+
+    def __init__(
+        self,
+        cfg: ModelConfig,
+        input_size: int,
+        num_classes: int = 2,
+        seq_len: int | None = None,
+        members: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.cfg, self.input_size, self.num_classes, self.seq_len = cfg, input_size, num_classes, seq_len
+        self.members = members
+
+    @classmethod
+    @torch.no_grad()
+    def stack(cls, models: list[Self]) -> Self:
+        """One ensemble whose member s starts as ``models[s]`` (parameters and buffers copied):
+        trained by :func:`lnbench.training.loop.train_members`, member s follows the arithmetic of
+        ``models[s]`` trained alone. Each tensor is stacked along the member axis its module
+        names (:meth:`lnbench.nn.base.Norm.member_axis`; 0 for the others).
+
+        Raises:
+            IndexError: for an empty list.
+        """
+        first = models[0]
+        ensemble = cls(first.cfg, first.input_size, first.num_classes, first.seq_len, members=len(models))
+        solo = [dict(m.named_parameters()) | dict(m.named_buffers()) for m in models]
+        for name, t in list(ensemble.named_parameters()) + list(ensemble.named_buffers()):
+            owner, _, attr = name.rpartition(".")
+            module = ensemble.get_submodule(owner)
+            axis = module.member_axis(attr) if isinstance(module, Norm) else 0
+            t.copy_(torch.stack([s[name] for s in solo], dim=axis).view(t.shape))  # e.g. (S, 1, H) from S (H,)
+        return ensemble
+
+    def forward_states(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Logits and the list of the T hidden states h_1 .. h_T as graph nodes of the
+        recurrence (so ``torch.autograd.grad(loss, states[0])`` is the total dL/dh_1)."""
+        raise NotImplementedError
+
+    def forward(self, x: torch.Tensor, return_hidden: bool = False):
+        logits, states = self.forward_states(x)
+        if return_hidden:
+            return logits, torch.stack(states, dim=-2)  # (B, T, H) or (S, B, T, H)
+        return logits
+
+
+class SimpleRNN(RecurrentClassifier):
     """A one-layer RNN classifier: unroll T steps from ``h_0 = 0``, then ``Linear(H, C)`` on h_T.
 
     Args:
@@ -203,33 +268,10 @@ class SimpleRNN(nn.Module):
         seq_len: int | None = None,
         members: int | None = None,
     ) -> None:
-        super().__init__()
-        self.cfg, self.input_size, self.num_classes, self.seq_len = cfg, input_size, num_classes, seq_len
-        self.members = members
+        super().__init__(cfg, input_size, num_classes, seq_len, members)
         self.cell = RNNCellWithNorm(cfg, input_size, seq_len, members)
         H = cfg.hidden_size
         self.head = nn.Linear(H, num_classes) if members is None else EnsembleLinear(members, H, num_classes)
-
-    @classmethod
-    @torch.no_grad()
-    def stack(cls, models: list[SimpleRNN]) -> SimpleRNN:
-        """One ensemble whose member s starts as ``models[s]`` (parameters and buffers copied):
-        trained by :func:`lnbench.training.loop.train_members`, member s follows the arithmetic of
-        ``models[s]`` trained alone. Each tensor is stacked along the member axis its module
-        names (:meth:`lnbench.nn.base.Norm.member_axis`; 0 for the others).
-
-        Raises:
-            IndexError: for an empty list.
-        """
-        first = models[0]
-        ensemble = cls(first.cfg, first.input_size, first.num_classes, first.seq_len, members=len(models))
-        solo = [dict(m.named_parameters()) | dict(m.named_buffers()) for m in models]
-        for name, t in list(ensemble.named_parameters()) + list(ensemble.named_buffers()):
-            owner, _, attr = name.rpartition(".")
-            module = ensemble.get_submodule(owner)
-            axis = module.member_axis(attr) if isinstance(module, Norm) else 0
-            t.copy_(torch.stack([s[name] for s in solo], dim=axis).view(t.shape))  # e.g. (S, 1, H) from S (H,)
-        return ensemble
 
     def forward_states(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """Logits and the list of the T hidden states h_1 .. h_T as graph nodes of the
@@ -244,9 +286,3 @@ class SimpleRNN(nn.Module):
             if isinstance(norm, Norm):
                 norm.end_sequence()  # recurrent BatchNorm: one running-statistics update per training step
         return self.head(h), states  # (B, C) or (S, B, C)
-
-    def forward(self, x: torch.Tensor, return_hidden: bool = False):
-        logits, states = self.forward_states(x)
-        if return_hidden:
-            return logits, torch.stack(states, dim=-2)  # (B, T, H) or (S, B, T, H)
-        return logits

@@ -191,7 +191,10 @@ def train_members(
             norm_sum += norms
             layer_sum += torch.zeros(len(layers), S).index_add_(0, layer_index, norms.square()).sqrt()
             if cfg.grad_clip is not None:  # torch.nn.utils.clip_grad_norm_, per member
-                coef = (cfg.grad_clip / (norms.square().sum(dim=0).sqrt() + 1e-6)).clamp(max=1.0)  # (S,)
+                # each member's total from its own contiguous row (a sum over dim 0 of (P, S) rounds differently
+                # for S = 1 and S > 1 once P >= 8 tensors)
+                total_norm = torch.stack([row.square().sum() for row in norms.T.contiguous()]).sqrt()  # (S,)
+                coef = (cfg.grad_clip / (total_norm + 1e-6)).clamp(max=1.0)
                 for _, p in params:
                     if p.grad is not None:
                         g = per_member(model, p.grad)

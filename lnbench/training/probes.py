@@ -11,12 +11,16 @@ probes show it (Ba et al. 2016 motivate LayerNorm by exactly this invariance, se
   scale; near 0: it does not. None when it is undefined (‖h_T‖ or s constant).
 - ``saturation`` and ``saturation_by_scale``: the fraction of tanh units with |h| > 0.99
   (:data:`SATURATION`) over all samples, timesteps and units, and per scale quartile
-  ``(4,)``. RNN only (the Transformer has no tanh state): None.
+  ``(4,)``. LSTM: the fraction of its gate units saturated, the sigmoids of i, f, o (on tanh's
+  scale, ``|2 sigmoid(a) - 1| = |tanh(a / 2)| > 0.99``: sigmoid < 0.005 or > 0.995, its derivative
+  below 2% of its maximum, as tanh's) and the tanhs of g and of norm_c(c_t), 5H units per step.
+  RNN and LSTM only (the Transformer has no tanh state): None.
 - ``grad_ratio``: ‖∂L/∂h_1‖ / ‖∂L/∂h_T‖, the total derivatives of the summed probe-set
   cross-entropy through the recurrence (Frobenius norms over samples and units). Far below
-  1: the gradient vanishes on its way back through time; far above 1: it explodes. RNN only.
+  1: the gradient vanishes on its way back through time; far above 1: it explodes. RNN and LSTM
+  only (the LSTM's dL/dh_1 takes every path, through c_t too).
 
-Hidden states are the RNN's h_t, or the Transformer's residual stream after the last block.
+Hidden states are the RNN's and the LSTM's h_t, or the Transformer's residual stream after the last block.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from lnbench.nn.batchnorm import batch_statistics
-from lnbench.nn.models import SimpleRNN
+from lnbench.nn.models import LSTM, RecurrentClassifier
 from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, is_ensemble
 
 QUARTILES = 4
@@ -70,11 +74,10 @@ def probe_members(
         Per member a dict: ``loss`` (mean cross-entropy, nats), ``acc`` (fraction), ``correct``
         (N values 0/1), ``hidden_norm`` (T), ``hidden_norm_by_scale`` (4 x T),
         ``scale_spearman``, ``saturation``, ``saturation_by_scale`` (4), ``grad_ratio``
-        (the last three None for the Transformer).
+        (the last three None for the Transformer; the LSTM's saturation is of its gates).
     """
     S, N, T = X.shape[0], X.shape[1], X.shape[2]
     model.eval()
-    rnn = isinstance(model, SimpleRNN)
     has_bn = has_batch_norm(model)
     step = batch_size if (batch_size and has_bn) else N
     context = batch_statistics(model) if batch_size and has_bn else nullcontext()
@@ -84,15 +87,20 @@ def probe_members(
     with context, torch.enable_grad():
         for i in range(0, N, step):
             Xc, yc = X[:, i : i + step], y[:, i : i + step]
-            if rnn:
-                logits, states = model.forward_states(Xc if ensemble else Xc[0])
+            if isinstance(model, RecurrentClassifier):
+                units: list[torch.Tensor] = []  # the LSTM's gates on tanh's scale, per step
+                if isinstance(model, LSTM):
+                    logits, states = model.forward_states(Xc if ensemble else Xc[0], units)
+                else:
+                    logits, states = model.forward_states(Xc if ensemble else Xc[0])
                 lead = (lambda t: t) if ensemble else (lambda t: t.unsqueeze(0))  # noqa: E731  a member axis
-                loss = F.cross_entropy(lead(logits).transpose(1, 2), yc, reduction="sum")
-                g_first, g_last = (lead(g) for g in torch.autograd.grad(loss, [states[0], states[-1]]))  # (S, b, H)
+                total = F.cross_entropy(lead(logits).transpose(1, 2), yc, reduction="sum")
+                g_first, g_last = (lead(g) for g in torch.autograd.grad(total, [states[0], states[-1]]))  # (S, b, H)
                 logits, states = lead(logits), [lead(h) for h in states]
                 grad_sq += torch.stack([g_first.square().sum(dim=(1, 2)), g_last.square().sum(dim=(1, 2))], dim=1)
                 hidden = torch.stack(states, dim=-2).detach()  # (S, b, T, H)
-                saturated.append((hidden.abs() > SATURATION).float().mean(dim=(2, 3)))  # (S, b)
+                saturable = lead(torch.stack(units, dim=-2).detach()) if units else hidden  # LSTM: (S, b, T, 5H)
+                saturated.append((saturable.abs() > SATURATION).float().mean(dim=(2, 3)))  # (S, b)
             else:
                 with torch.no_grad():
                     logits, hidden = forward(model, Xc, return_hidden=True)
@@ -121,7 +129,7 @@ def probe_members(
             "saturation_by_scale": None,
             "grad_ratio": None,
         }
-        if rnn:
+        if sat is not None:  # RNN and LSTM
             entry["saturation"] = float(sat[s].mean())
             entry["saturation_by_scale"] = [
                 float(sat[s][quart[s] == q].mean()) if (quart[s] == q).any() else None for q in range(QUARTILES)

@@ -1,0 +1,163 @@
+"""The LSTM in the training loop: seed ensembles bit for bit with solo runs, the probes on
+hand-made LSTMs whose values are known, and an LSTM compare end to end (summary, report, resume)."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import TINY_OVERRIDES
+
+from lnbench.config import ModelConfig, TrainConfig, load_config
+from lnbench.nn.lstm import LSTM
+from lnbench.training.data import make_trend_data
+from lnbench.training.loop import train_members, train_model
+from lnbench.training.probes import probe_members
+
+SEEDS = [0, 1, 2]
+CFG = TrainConfig(epochs=2, batch_size=16, lr=3e-3, grad_clip=0.5)
+KEYS = ("train_loss", "test_loss", "test_acc", "test_acc_batch_stats", "grad_ratio", "saturation", "scale_spearman")
+
+
+def _data(seed):
+    return make_trend_data(n_train=32, n_test=16, seq_len=6, features=8, seed=seed)
+
+
+def _model(norm, seed, H=8):
+    torch.manual_seed(seed)
+    return LSTM(ModelConfig(family="lstm", norm=norm, hidden_size=H), 8, seq_len=6)
+
+
+@pytest.mark.parametrize("norm", ["none", "batch", "layer", "rms", "weight"])
+def test_each_member_is_bit_for_bit_its_one_member_run(norm):
+    """A cell trains its seeds as one ensemble (lnbench.experiments.base.ensemble_mechanism) and
+    ``lnbench train`` one seed as a one-member ensemble: the same numbers, to the last bit."""
+    three = train_members(LSTM.stack([_model(norm, s) for s in SEEDS]), [_data(s) for s in SEEDS], CFG, SEEDS)
+    one = train_members(LSTM.stack([_model(norm, 2)]), [_data(2)], CFG, [2])[0]
+    for key in (*KEYS, "hidden_norm", "hidden_norm_by_scale", "grad_norm", "test_correct"):
+        assert getattr(one, key) == getattr(three[2], key), key
+    assert one.status == three[2].status == "completed"
+
+
+@pytest.mark.parametrize("norm", ["layer", "batch"])
+def test_each_member_matches_a_plain_models_run(norm):
+    members = train_members(
+        LSTM.stack([_model(norm, s) for s in SEEDS[:2]]), [_data(s) for s in SEEDS[:2]], CFG, SEEDS[:2]
+    )
+    for k, s in enumerate(SEEDS[:2]):
+        solo = train_model(_model(norm, s), _data(s), CFG, seed=s)
+        for key in KEYS:
+            torch.testing.assert_close(
+                torch.tensor(getattr(members[k], key) or []),
+                torch.tensor(getattr(solo, key) or []),
+                atol=1e-5,
+                rtol=1e-5,
+                msg=key,
+            )
+        assert members[k].test_correct == solo.test_correct
+
+
+# ---- probes on hand-made LSTMs -----------------------------------------------------------------------
+
+
+def _inputs(n=40, T=5, D=8, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    s = torch.exp(torch.linspace(math.log(0.25), math.log(4.0), n))
+    X = s[:, None, None] * torch.randn(n, T, D, generator=g)
+    return X.unsqueeze(0), (torch.arange(n) % 2).unsqueeze(0), s.unsqueeze(0)
+
+
+def test_saturation_counts_the_lstms_gates():
+    """W_h = W_x = 0: every step sees only b. i at +10 and o at -10 saturate (sigmoid 0.99995 and
+    0.00005), f at 0 (0.5) does not, g at 0 (tanh 0) does not, and c_t = 0.5 c + sigmoid(10) tanh(0)
+    = 0 keeps tanh(c_t) at 0: 2H of the 5H units, 0.4, whatever the input's scale."""
+    X, y, s = _inputs()
+    model = _model("none", 0, H=6)
+    with torch.no_grad():
+        model.cell.W_h.zero_(), model.cell.W_x.zero_()
+        model.cell.bias.copy_(
+            torch.cat([torch.full((6,), 10.0), torch.zeros(6), torch.full((6,), -10.0), torch.zeros(6)])
+        )
+    (p,) = probe_members(model, X, y, s)
+    assert p["saturation"] == pytest.approx(0.4)
+    assert p["saturation_by_scale"] == pytest.approx([0.4] * 4)
+
+
+def test_grad_ratio_of_an_lstm_at_its_zero_state():
+    """W_x = 0, b = 0, W_h zero but for the g rows, a I: every h_t and c_t stays 0 and every gate
+    is sigmoid(0) = 1/2. A change dh_1 moves c_2 by a/2 dh_1 and h_t = c_t / 2; then
+    dc_t = dc_{t-1} / 2 + a/2 dh_{t-1} = (1/2 + a/4) dc_{t-1}: dh_T/dh_1 = a/4 (1/2 + a/4)^(T-2)."""
+    X, y, s = _inputs(T=5)
+    model = _model("none", 0, H=6)
+    a = 1.5
+    with torch.no_grad():
+        model.cell.W_x.zero_(), model.cell.bias.zero_(), model.cell.W_h.zero_()
+        model.cell.W_h[18:24].copy_(a * torch.eye(6))  # the g rows
+    (p,) = probe_members(model, X, y, s)
+    assert p["grad_ratio"] == pytest.approx(a / 4 * (0.5 + a / 4) ** 3, rel=1e-5)
+
+
+def test_probes_tell_the_ln_lstms_scale_invariant_state_from_the_lstms():
+    X, y, s = _inputs(n=80)
+    (plain,) = probe_members(_model("none", 0), 4 * X, y, s)
+    (layer,) = probe_members(_model("layer", 0), 4 * X, y, s)
+    assert plain["scale_spearman"] > 0.5  # ||h_T|| grows with s
+    quartiles = torch.tensor(plain["hidden_norm_by_scale"])
+    assert (quartiles[3] > quartiles[0]).all()
+    assert abs(layer["scale_spearman"]) < 0.3
+    with torch.no_grad():
+        logits, h = _model("layer", 0).eval()(4 * X[0], return_hidden=True)
+    torch.testing.assert_close(torch.tensor(layer["hidden_norm"]), h.norm(dim=-1).mean(0))
+    assert layer["acc"] == (logits.argmax(-1) == y[0]).sum().item() / y.shape[1]
+
+
+# ---- end to end: compare, report, resume -------------------------------------------------------------------
+
+
+@pytest.mark.e2e
+def test_an_lstm_compare_trains_as_ensembles_reports_and_resumes(tmp_path):
+    from lnbench.experiments import driver
+    from lnbench.experiments.registry import EXPERIMENTS
+
+    spec = load_config(None, [*TINY_OVERRIDES, "seeds=[0,1]", "compare.families=[lstm]", "compare.norms=[batch,layer]"])
+    exp = EXPERIMENTS["compare"]
+    plan = driver.prepare(exp, spec)
+    assert [len(cell.cfgs) for cell in plan] == [2, 2]  # one native ensemble per norm
+    result = driver.run(exp, spec, tmp_path)
+    assert [(r.family, r.norm, r.seed) for r in result.rows] == [
+        ("lstm", "batch", 0),
+        ("lstm", "batch", 1),
+        ("lstm", "layer", 0),
+        ("lstm", "layer", 1),
+    ]
+    child = Path(result.path) / result.rows[0].run_dir
+    manifest = json.loads((child / "run.json").read_text())
+    assert manifest["ensemble"] == {"mechanism": "native", "members": 2, "seeds": [0, 1]}
+    metrics = json.loads((child / "metrics.json").read_text())
+    assert metrics["family"] == "lstm" and len(metrics["saturation"]) == 2 and metrics["test_acc_batch_stats"]
+    assert "forget_bias: 1.0" in (child / "config.yaml").read_text()
+    assert "norm_placement" not in (child / "config.yaml").read_text()
+    assert "LSTM" in (result.path / "report.html").read_text()
+    before = json.loads((result.path / "summary.json").read_text())["rows"]
+    again = driver.run(exp, spec, tmp_path, resume=result.path)
+    assert driver.cells_to_run(driver.prepare(exp, spec, resume=result.path), result.path) == []
+    assert again.status == "completed"
+    assert json.loads((result.path / "summary.json").read_text())["rows"] == before
+
+
+def test_gradient_clipping_is_bit_for_bit_with_eight_or_more_parameter_tensors():
+    """The clipping coefficient of a member is summed over its own tensors' norms alone: a sum over
+    dim 0 of the (P, S) table rounded differently for S = 1 and S = 3 once P >= 8 (an RNN with
+    separate LayerNorms has 9 tensors, an LN-LSTM 11)."""
+    from lnbench.nn.models import SimpleRNN, build_model
+
+    def rnn(seed):
+        torch.manual_seed(seed)
+        return build_model(ModelConfig(norm="layer", hidden_size=8, norm_placement="separate"), 8, 6)
+
+    cfg = TrainConfig(epochs=2, batch_size=4, lr=3e-3, grad_clip=0.05)  # 16 clipped steps
+    three = train_members(SimpleRNN.stack([rnn(s) for s in SEEDS]), [_data(s) for s in SEEDS], cfg, SEEDS)
+    one = train_members(SimpleRNN.stack([rnn(2)]), [_data(2)], cfg, [2])[0]
+    assert len(one.grad_norm) == 9
+    assert one.train_loss == three[2].train_loss and one.grad_norm == three[2].grad_norm
