@@ -81,6 +81,28 @@ def test_transformer_classifier_shapes(norm):
     assert logits.shape == (4, 2) and stream.shape == (4, 6, 8)
 
 
+@pytest.mark.parametrize("norm", ["none", "layer"])
+def test_transformer_readout_is_the_head_of_the_time_mean_of_the_final_norm(norm):
+    """Issue 19 (B): the documented readout ``logits = head(mean_t norm_f(z))``, z the residual
+    stream after the last block; PyTorch's layer_norm is the oracle for norm_f. A readout of the
+    last (or first) position, a sum or max over time, or one that skips norm_f gives other logits."""
+    torch.manual_seed(0)
+    cfg = ModelConfig(family="transformer", norm=norm, hidden_size=8, num_layers=1)
+    model = TransformerClassifier(cfg, input_size=3, seq_len=5).eval()
+    if norm == "layer":
+        with torch.no_grad():  # a final norm that is not the identity at its initial gain and bias
+            model.norm_f.gamma.copy_(torch.linspace(0.5, 2.0, 8))
+            model.norm_f.beta.copy_(torch.linspace(-1.0, 1.0, 8))
+    x = torch.randn(4, 5, 3) * 3 + 1
+    logits, z = model(x, return_hidden=True)  # z: (B, T, D)
+    normed = F.layer_norm(z, (8,), model.norm_f.gamma, model.norm_f.beta, 1e-5) if norm == "layer" else z
+    torch.testing.assert_close(logits, normed.mean(dim=1) @ model.head.weight.T + model.head.bias)
+    others = [normed[:, -1], normed[:, 0], normed.sum(dim=1), normed.amax(dim=1)]
+    others += [z.mean(dim=1)] if norm == "layer" else []  # norm_f skipped
+    for other in others:
+        assert not torch.allclose(logits, model.head(other), atol=1e-4)
+
+
 def test_transformer_sees_order():
     """Reversing time must change the output: the position embedding breaks permutation symmetry."""
     torch.manual_seed(0)
