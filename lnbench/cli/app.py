@@ -115,6 +115,24 @@ SeedOption = Annotated[
     Optional[int],
     typer.Option("--seed", metavar="N", min=0, max=MAX_SEED, help="Replace the config's seed (and a seeds list)."),
 ]
+GridOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--grid",
+        "-g",
+        metavar="KEY=V1,V2",
+        help="Sweep KEY over these values (read as YAML; bracket a list value: -g compare.norms=[none,layer],[layer]); "
+        "repeatable, merged into sweep.grid (a key given here replaces its values there).",
+    ),
+]
+TensorBoardOption = Annotated[
+    bool,
+    typer.Option(
+        "--tensorboard",
+        help="Also write each run's curves and config as TensorBoard event files into its folder "
+        "(tensorboard --logdir RUN_DIR, live); needs pip install 'lnbench[tensorboard]'.",
+    ),
+]
 
 
 def check_runs_dir(runs_dir: Path) -> None:
@@ -150,6 +168,7 @@ def _launch(
     resume: Optional[Path] = None,
     print_config: bool = False,
     dry_run: bool = False,
+    tensorboard: bool = False,
 ) -> None:
     """Check, plan and run the experiment ``kind`` on ``spec``; print its tables and verdicts."""
     from lnbench.experiments import driver
@@ -164,6 +183,13 @@ def _launch(
         lines = str(exc).splitlines()
         fail("\n".join(line if line.startswith(("--", source)) else f"{source}: {line}" for line in lines))
     check_runs_dir(runs_dir)
+    if tensorboard:
+        from lnbench.experiments.tensorboard import INSTALL, available
+
+        if not available():
+            fail(f"--tensorboard: the tensorboard package is not installed; {INSTALL}")
+        for cell in cells:
+            cell.tensorboard = True
     if print_config:
         for header, cfg in exp.configs(spec).items():
             if header:
@@ -184,7 +210,7 @@ def _launch(
             if kind == "train":
                 from lnbench.experiments.train import train
 
-                result = train(spec, runs_dir, on_epoch)
+                result = train(spec, runs_dir, on_epoch, tensorboard=tensorboard)
             else:
                 result = driver.execute(exp, spec, cells, runs_dir, on_epoch, n_jobs, resume, launcher)
         stop.folder = result.path
@@ -257,10 +283,12 @@ def train(
     seed: SeedOption = None,
     print_config: PrintConfigOption = False,
     dry_run: DryRunOption = False,
+    tensorboard: TensorBoardOption = False,
 ) -> None:
     """Train one model; write config.yaml, run.json, metrics.json and the plots to a run folder."""
     cfg = _load(config, set_, seed)
-    _launch("train", cfg, _source(config, set_), runs_dir, print_config=print_config, dry_run=dry_run)
+    source = _source(config, set_)
+    _launch("train", cfg, source, runs_dir, print_config=print_config, dry_run=dry_run, tensorboard=tensorboard)
 
 
 @app.command()
@@ -274,10 +302,12 @@ def compare(
     dry_run: DryRunOption = False,
     resume: ResumeOption = None,
     launcher: LauncherOption = "local",
+    tensorboard: TensorBoardOption = False,
 ) -> None:
     """Train every model family x norm x seed on identical data; plot, tabulate and test them."""
     cfg = _load(config, set_, seed)
-    _launch("compare", cfg, _source(config, set_), runs_dir, jobs, launcher, resume, print_config, dry_run)
+    source = _source(config, set_)
+    _launch("compare", cfg, source, runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)
 
 
 @app.command("batchsize-sweep")
@@ -293,10 +323,12 @@ def batchsize_sweep(
     dry_run: DryRunOption = False,
     resume: ResumeOption = None,
     launcher: LauncherOption = "local",
+    tensorboard: TensorBoardOption = False,
 ) -> None:
     """Train each norm at each batch size x seed (same data, weights and epochs per seed); plot, tabulate, test."""
     cfg = _load(config, set_, seed)
-    _launch("batchsize-sweep", cfg, _source(config, set_), runs_dir, jobs, launcher, resume, print_config, dry_run)
+    source = _source(config, set_)
+    _launch("batchsize-sweep", cfg, source, runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)
 
 
 @app.command("sweep")
@@ -312,10 +344,20 @@ def sweep(
     dry_run: DryRunOption = False,
     resume: ResumeOption = None,
     launcher: LauncherOption = "local",
+    tensorboard: TensorBoardOption = False,
+    grid: GridOption = None,
 ) -> None:
     """Train every cell of sweep.grid (the product of its values) x seed; tabulate, test each norm vs NoNorm, plot."""
     cfg = _load(config, set_, seed)
-    _launch("sweep", cfg, _source(config, set_), runs_dir, jobs, launcher, resume, print_config, dry_run)
+    if grid:
+        from lnbench.config.grid_args import parse_grid_args, with_grid
+
+        try:
+            cfg = with_grid(cfg, parse_grid_args(grid), _source(config, set_) + " (with -g)")
+        except ConfigError as exc:
+            fail(str(exc))
+    source = _source(config, set_)
+    _launch("sweep", cfg, source, runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)
 
 
 @app.command()
@@ -346,6 +388,7 @@ def claims(
     dry_run: DryRunOption = False,
     resume: ResumeOption = None,
     launcher: LauncherOption = "local",
+    tensorboard: TensorBoardOption = False,
 ) -> None:
     """Test each claim about LayerNorm in a regime where it can show; verdicts from paired runs.
 
@@ -374,7 +417,7 @@ def claims(
         spec = claims_spec(only, presets, overrides, seed)
     except ConfigError as exc:
         fail(str(exc))
-    _launch("claims", spec, str(presets), runs_dir, jobs, launcher, resume, print_config, dry_run)
+    _launch("claims", spec, str(presets), runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)
 
 
 @app.command()
@@ -532,3 +575,146 @@ def gradcheck(
             )
             raise typer.Exit(1)
         console.print(f"[green]All {len(checks)} checks passed.[/]")
+
+
+@app.command("export")
+def export_cmd(
+    run_dirs: Annotated[
+        list[Path],
+        typer.Argument(metavar="RUN_DIR...", help="Run folders, or runs folders (every run folder in them)."),
+    ],
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Folder to write the tables into (created).")],
+    fmt: Annotated[
+        str, typer.Option("--format", metavar="FORMAT", help="csv, or parquet (needs pip install 'lnbench[parquet]').")
+    ] = "csv",
+) -> None:
+    """Write the runs of folders as tidy tables (runs, epochs, hidden_norm, ..., claims): one file each.
+
+    The same tables as lnbench.load(RUN_DIR) in a notebook; columns are the run folders' keys
+    (docs/run-folder.md, "Tidy tables").
+    """
+    import importlib.util
+
+    if fmt not in ("csv", "parquet"):
+        fail(f"--format {fmt}: allowed: csv, parquet")
+    if fmt == "parquet" and importlib.util.find_spec("pyarrow") is None:
+        fail("--format parquet: needs pyarrow: pip install 'lnbench[parquet]' (or use --format csv)")
+    for d in run_dirs:
+        if not d.is_dir():
+            fail(f"{d}: no such folder")
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out}: is a file; give a folder")
+    from lnbench.records.tidy import export, load
+
+    with guarded(epochs=False):
+        tables = load(*run_dirs)
+        written = export(tables, out, fmt)
+    for path in written:
+        console.print(f"{path}  ({plural(len(tables[path.stem]), 'row')})", highlight=False, soft_wrap=True)
+
+
+def _duration(seconds: Optional[float]) -> str:
+    if not isinstance(seconds, (int, float)):
+        return ""
+    seconds = round(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+def _seeds(seeds: list[int]) -> str:
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ",".join(str(s) for s in seeds)
+
+
+def ls_table(entries: list, title: str) -> Table:
+    """``lnbench ls``: one row per run folder: name, kind, status, start (UTC), wall time, seeds, result, note."""
+    table = Table(title=title, title_justify="left")
+    for col in ("folder", "kind", "status", "started (UTC)", "wall", "seeds", "result", "note"):
+        table.add_column(col, justify="right" if col == "wall" else "left", no_wrap=col == "started (UTC)")
+    for e in entries:
+        table.add_row(
+            e.path.name,
+            e.kind,
+            e.status,
+            e.start.strftime("%Y-%m-%d %H:%M") if e.start else "",
+            _duration(e.wall_seconds),
+            _seeds(e.seeds),
+            e.headline,
+            "; ".join(e.notes),
+        )
+    return table
+
+
+@app.command("ls")
+def ls_cmd(
+    runs_dir: Annotated[
+        Path, typer.Argument(metavar="[RUNS_DIR]", help="A runs folder (or one run folder).", show_default=False)
+    ] = Path("runs"),
+    kind: Annotated[
+        Optional[str],
+        typer.Option("--kind", metavar="KIND", help="Only this kind: train, compare, sweep, claims, ..."),
+    ] = None,
+    status: Annotated[
+        Optional[str],
+        typer.Option("--status", metavar="STATUS", help="Only this status: completed, interrupted, failed, ..."),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", min=1, help="At most N folders.")] = 20,
+) -> None:
+    """List the run folders under RUNS_DIR, newest first: kind, status, start, wall time, seeds, result.
+
+    Read from the folders' files only; a folder that is half written or of another version says so.
+    """
+    from lnbench.records.index import HEADLINES, index
+    from lnbench.records.runs import STATUSES
+
+    if kind is not None and kind not in HEADLINES:
+        fail(f"--kind {kind}: allowed: {', '.join(HEADLINES)}")
+    if status is not None and status not in STATUSES:
+        fail(f"--status {status}: allowed: {', '.join(STATUSES)}")
+    if not runs_dir.is_dir():
+        fail(f"{runs_dir}: no such folder")
+    entries = index(runs_dir, kind, status)
+    shown = entries[:limit]
+    more = f", {len(entries) - len(shown)} older not shown (--limit)" if len(entries) > len(shown) else ""
+    if not shown:
+        console.print(f"{runs_dir}: no run folders" + (" of that kind or status" if kind or status else ""))
+        return
+    print_table(ls_table(shown, f"{runs_dir}: {plural(len(entries), 'run folder')}{more}"))
+
+
+@app.command("show")
+def show_cmd(
+    run_dir: Annotated[Path, typer.Argument(metavar="RUN_DIR", help="A run folder (finished or interrupted).")],
+) -> None:
+    """Print a run folder's tables, baselines and verdicts again, from its files, as the run printed them."""
+    from lnbench.experiments.base import read_json, rows_of
+    from lnbench.experiments.registry import experiment_of
+
+    manifest = read_json(run_dir / "run.json")
+    if manifest is None:
+        fail(f"{run_dir}: not a run folder (no readable run.json)")
+    exp = experiment_of(run_dir)
+    if exp is None:
+        fail(f"{run_dir}: unknown kind {manifest.get('kind')!r} (a newer lnbench?)")
+    summary = read_json(run_dir / "summary.json")
+    if summary is None and exp.seeded:
+        console.print(f"[dim]note: {run_dir} has no summary.json yet: it stopped before its first cell finished[/]")
+    elif summary is not None and not summary.get("complete", True):
+        console.print(f"[dim]note: partial: {plural(len(summary.get('rows') or []), 'run')} had finished[/]")
+    summary = summary or {}
+    try:
+        for table in exp.tables(run_dir, summary):
+            print_table(table)
+        rows = rows_of(summary)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        console.print(f"[dim]note: summary.json of another version: its tables cannot be printed ({exc!r})[/]")
+        rows = []
+    for note in sorted({w for r in rows for w in r.warnings}):
+        console.print(f"[dim]note: {note}[/]", highlight=False)
+    for verdict in summary.get("verdicts") or []:
+        console.print(f"- {verdict}", highlight=False, soft_wrap=True, markup=False)
+    console.print(f"Run folder: {run_dir}  (status: {manifest.get('status')})", highlight=False, soft_wrap=True)
+    if (run_dir / "report.html").exists():
+        console.print(f"Report: {run_dir / 'report.html'}", highlight=False, soft_wrap=True)

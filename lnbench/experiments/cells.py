@@ -93,9 +93,10 @@ def run_one(
     on_epoch: EpochCallback | None = None,
     timestamped: bool = True,
     target_acc: float = 0.9,
+    tensorboard: bool = False,
 ) -> tuple[SummaryRow, Path]:
     """Train one model as its own run folder (``lnbench train``): :func:`run_cell` with one seed."""
-    return run_cell([cfg], parent, on_epoch, timestamped, target_acc)[0]
+    return run_cell([cfg], parent, on_epoch, timestamped, target_acc, tensorboard=tensorboard)[0]
 
 
 def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, previous, tensorboard):

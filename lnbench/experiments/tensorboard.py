@@ -30,17 +30,6 @@ def available() -> bool:
     return importlib.util.find_spec("tensorboard") is not None
 
 
-def flat(mapping: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A nested mapping with dotted keys: ``{"model": {"norm": "layer"}}`` -> ``{"model.norm": "layer"}``."""
-    out: dict[str, Any] = {}
-    for key, value in mapping.items():
-        if isinstance(value, dict) and value:
-            out.update(flat(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
-
-
 class TensorBoard:
     """The event files of one run folder.
 
@@ -89,6 +78,8 @@ class TensorBoard:
         if self.closed:
             return
         from torch.utils.tensorboard.summary import hparams
+
+        from lnbench.records.tidy import flat
 
         self.closed = True
         params = {

@@ -49,7 +49,9 @@ class Train(Experiment):
 TRAIN = Train()
 
 
-def train(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None) -> ExperimentResult:
+def train(
+    cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, tensorboard: bool = False
+) -> ExperimentResult:
     """``lnbench train``: one model of ``cfg`` (``cfg.seed``) in a new run folder under ``runs_dir``
     (config.yaml, run.json, metrics.json, summary.json with its one row, the figures, report.html).
 
@@ -60,7 +62,7 @@ def train(cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback
 
     driver.prepare(TRAIN, cfg)
     target = cfg.compare.target_acc
-    row, path = run_one(cfg, runs_dir, on_epoch, target_acc=target)
+    row, path = run_one(cfg, runs_dir, on_epoch, target_acc=target, tensorboard=tensorboard)
     body = driver.summary(TRAIN.kind, [row], True, target_acc=target, seeds=[cfg.seed])
     with finishing(path):  # a file that cannot be written (a full disk) fails the run, in its run.json
         write_json_atomic(path / "summary.json", body)

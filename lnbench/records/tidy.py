@@ -1,0 +1,246 @@
+"""Run folders as tidy pandas DataFrames (``lnbench.load``, ``lnbench export``).
+
+Long ("tidy") form: one row per observation, one column per variable, column names the keys of
+the run folder's files (config.yaml keys dotted, ``model.norm``; metrics.json and summary.json
+keys as they are; a nested value's parts dotted, ``ci95.low``; a list that is one value, such as
+a claim's ``runs``, as its JSON text). Every table starts with ``experiment`` (the experiment
+folder's name) and, where rows belong to a run, ``run`` (the child folder's name; a train run's
+is its own):
+
+- ``runs``: one row per run: ``kind``, the summary row's fields (:data:`SUMMARY_ROW_DOCS`:
+  status, final metrics and probes), the probes before training (``*_init``), ``regime`` (claims),
+  ``note`` (what could not be read), and the run's config.yaml flattened;
+- ``epochs``: one row per (run, epoch): every per-epoch metric of metrics.json
+  (``saturation_by_scale.q1`` .. ``q4`` for its four values);
+- ``hidden_norm``: one row per (run, epoch, quartile, timestep): ``hidden_norm`` (epoch 0: before
+  training, ``hidden_norm_init``; ``quartile`` ``all``, or ``q1`` .. ``q4`` of the input scale
+  for ``hidden_norm_by_scale``);
+- ``grad_norm`` and ``grad_norm_layer``: one row per (run, epoch, parameter or layer);
+- ``aggregate``: one row per aggregate entry of summary.json (``aggregate``, a sweep's ``cells``);
+- ``comparisons``, ``claims``, ``baselines``: summary.json's lists, one row each.
+
+The identity columns ``family``, ``norm``, ``norm_placement``, ``batch_size``, ``seed`` (and
+``regime``) are repeated in the per-epoch tables so that a plot needs no join.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from lnbench.records.index import read_json, run_folders
+from lnbench.records.schema import SchemaError, read_metrics, summary_row
+
+IDENTITY = ("family", "norm", "norm_placement", "batch_size", "seed")
+PER_EPOCH = (
+    "train_loss",
+    "test_loss",
+    "test_acc",
+    "test_acc_batch_stats",
+    "scale_spearman",
+    "saturation",
+    "grad_ratio",
+    "epoch_seconds",
+)
+INIT = ("scale_spearman_init", "saturation_init", "grad_ratio_init")
+QUARTILES = ("q1", "q2", "q3", "q4")
+
+
+@dataclass
+class Tables:
+    """The tidy tables of some run folders (see the module docstring); ``tables["epochs"]`` works too."""
+
+    runs: pd.DataFrame
+    epochs: pd.DataFrame
+    hidden_norm: pd.DataFrame
+    grad_norm: pd.DataFrame
+    grad_norm_layer: pd.DataFrame
+    aggregate: pd.DataFrame
+    comparisons: pd.DataFrame
+    claims: pd.DataFrame
+    baselines: pd.DataFrame
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        return getattr(self, name)
+
+    def items(self) -> list[tuple[str, pd.DataFrame]]:
+        return [(f.name, getattr(self, f.name)) for f in fields(self)]
+
+
+def flat(mapping: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested keys dotted (``{"model": {"norm": "layer"}}`` -> ``{"model.norm": "layer"}``), a
+    two-value ``ci95`` as ``ci95.low`` / ``ci95.high``, any other list or mapping as its JSON text."""
+    out: dict[str, Any] = {}
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.update(flat(value, f"{name}."))
+        elif key == "ci95" and isinstance(value, (list, tuple)) and len(value) == 2:
+            out[f"{name}.low"], out[f"{name}.high"] = value
+        elif isinstance(value, (list, tuple, dict)):
+            out[name] = json.dumps(value)
+        else:
+            out[name] = value
+    return out
+
+
+def _frame(rows: list[dict], first: Iterable[str]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows)
+    order = [c for c in first if c in frame.columns]
+    return frame[order + [c for c in frame.columns if c not in order]] if rows else pd.DataFrame(columns=list(first))
+
+
+def _children(folder: Path, manifest: dict, summary: dict) -> list[tuple[Path, dict]]:
+    """The runs of an experiment folder with their summary.json row (``{}`` when it has none):
+    a train run is its own; the children in summary order, then any without a row (an
+    interrupted experiment), earlier attempts (``*.attemptN``) left out."""
+    if manifest.get("kind") == "train":
+        rows = summary.get("rows") or [{}]
+        return [(folder, rows[0])]
+    by_dir = {r.get("run_dir"): r for r in summary.get("rows") or [] if isinstance(r, dict)}
+    subdirs = sorted(d for d in folder.iterdir() if d.is_dir() and (d / "run.json").is_file())
+    subdirs = [d for d in subdirs if ".attempt" not in d.name]
+    ordered = [folder / name for name in by_dir if name and (folder / name).is_dir()]
+    return [(d, by_dir.get(d.name, {})) for d in ordered + [d for d in subdirs if d not in ordered]]
+
+
+def _run_tables(experiment: str, kind: str, run: Path, row: dict, out: dict[str, list[dict]]) -> None:
+    """Append the rows of one run folder to the tables ``out``."""
+    manifest = read_json(run / "run.json") or {}
+    raw_config = None
+    try:
+        raw_config = yaml.safe_load((run / "config.yaml").read_text())
+    except (OSError, yaml.YAMLError):
+        pass
+    config = raw_config if isinstance(raw_config, dict) else {}
+    target = (config.get("compare") or {}).get("target_acc", 0.9)
+    base = {"experiment": experiment, "run": run.name}
+    notes = [] if config else ["no readable config.yaml"]
+    try:
+        m = read_metrics(run)
+    except SchemaError as exc:
+        notes.append(str(exc))
+        model = config.get("model") or {}
+        record = {**base, "kind": kind, "status": manifest.get("status"), "family": model.get("family")}
+        out["runs"].append({**record, "norm": model.get("norm"), "note": "; ".join(notes), **flat(config)})
+        return
+    summary = summary_row(m, target, run.name, manifest.get("wall_seconds"), manifest.get("warnings"))
+    ident = {**base, **{k: getattr(m, k) for k in IDENTITY}}
+    if "regime" in row:
+        ident["regime"] = row["regime"]
+    record = {**base, "kind": kind, **flat(summary.to_dict()), **{k: getattr(m, k) for k in INIT}}
+    record["warnings"] = "; ".join(summary.warnings)
+    if "regime" in row:
+        record["regime"] = row["regime"]
+    record["note"] = "; ".join(notes)
+    out["runs"].append({**record, **{k: v for k, v in flat(config).items() if k not in record}})
+    for i, epoch in enumerate(m.epochs):
+        values: dict[str, Any] = {k: _at(getattr(m, k), i) for k in PER_EPOCH}
+        by_scale = _at(m.saturation_by_scale, i) or [None] * 4
+        values |= {f"saturation_by_scale.{q}": v for q, v in zip(QUARTILES, by_scale)}
+        out["epochs"].append({**ident, "epoch": epoch, **values})
+        for name, series in m.grad_norm.items():
+            out["grad_norm"].append({**ident, "epoch": epoch, "parameter": name, "grad_norm": _at(series, i)})
+        for name, series in m.grad_norm_layer.items():
+            out["grad_norm_layer"].append({**ident, "epoch": epoch, "layer": name, "grad_norm_layer": _at(series, i)})
+    curves: list[tuple[int, str, list | None]] = [(0, "all", m.hidden_norm_init)]
+    curves += [(0, q, c) for q, c in zip(QUARTILES, m.hidden_norm_by_scale_init or [])]
+    for i, epoch in enumerate(m.epochs):
+        curves.append((epoch, "all", _at(m.hidden_norm, i) or []))
+        curves += [(epoch, q, c) for q, c in zip(QUARTILES, _at(m.hidden_norm_by_scale, i) or [])]
+    for epoch, quartile, curve in curves:
+        out["hidden_norm"] += [
+            {**ident, "epoch": epoch, "quartile": quartile, "timestep": t + 1, "hidden_norm": v}
+            for t, v in enumerate(curve or [])
+        ]
+
+
+def _at(values: list | None, i: int) -> Any:
+    return values[i] if values is not None and i < len(values) else None
+
+
+def load(*paths: str | Path) -> Tables:
+    """Read run folders into tidy DataFrames (see the module docstring).
+
+    Args:
+        paths: experiment or train run folders, or runs folders holding them (all their run
+            folders); several give one set of tables (``experiment`` tells them apart).
+
+    Returns:
+        :class:`Tables`. Floats are the files' numbers (JSON null: NaN or None).
+
+    Raises:
+        FileNotFoundError: a path that is not a folder.
+        ValueError: no path given.
+
+    Example::
+
+        t = lnbench.load("runs/20260101T000000_000000Z_compare")
+        t.epochs.groupby(["family", "norm", "epoch"]).test_acc.mean()
+    """
+    if not paths:
+        raise ValueError("lnbench.load: give at least one run folder or runs folder")
+    out: dict[str, list[dict]] = {f.name: [] for f in fields(Tables)}
+    for folder in [f for p in paths for f in run_folders(p)]:
+        manifest = read_json(folder / "run.json")
+        manifest = manifest if isinstance(manifest, dict) else {}
+        kind = str(manifest.get("kind") or "?")
+        summary = read_json(folder / "summary.json")
+        summary = summary if isinstance(summary, dict) else {}
+        experiment = {"experiment": folder.name}
+        if kind in ("invariance", "gradcheck") or not manifest:
+            continue
+        for run, row in _children(folder, manifest, summary):
+            _run_tables(folder.name, kind, run, row, out)
+        for key in ("aggregate", "cells"):
+            out["aggregate"] += [{**experiment, **flat(e)} for e in summary.get(key) or [] if isinstance(e, dict)]
+        out["comparisons"] += [{**experiment, **flat(c)} for c in summary.get("comparisons") or []]
+        out["claims"] += [{**experiment, **flat(c)} for c in summary.get("claims") or []]
+        baselines = summary.get("baselines") or []
+        if isinstance(baselines, dict):  # claims: per regime
+            out["baselines"] += [{**experiment, "regime": r, **flat(b)} for r, bs in baselines.items() for b in bs]
+        else:
+            out["baselines"] += [{**experiment, **flat(b)} for b in baselines]
+    first = ("experiment", "run", *IDENTITY, "regime", "epoch")
+    return Tables(**{name: _frame(rows, first) for name, rows in out.items()})
+
+
+def export(tables: Tables, out: str | Path, fmt: str = "csv") -> list[Path]:
+    """Write every table as ``out/<table>.csv`` (or ``.parquet``, which needs pyarrow); returns the
+    files written. Empty tables are written too (their header), so a script finds every file.
+
+    Raises:
+        ValueError: an unknown format.
+        ImportError: parquet without pyarrow.
+    """
+    if fmt not in ("csv", "parquet"):
+        raise ValueError(f"unknown format {fmt!r}; allowed: csv, parquet")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, frame in tables.items():
+        path = out / f"{name}.{fmt}"
+        if fmt == "csv":
+            frame.to_csv(path, index=False)
+        else:
+            _parquet_ready(frame).to_parquet(path, index=False)
+        written.append(path)
+    return written
+
+
+def _parquet_ready(frame: pd.DataFrame) -> pd.DataFrame:
+    """Parquet wants one type per column: a column mixing numbers and text (a config key that is
+    a number in one run and null or text in another) is written as text."""
+    frame = frame.copy()
+    for col in frame.columns:
+        kinds = {type(v) for v in frame[col] if v is not None and not (isinstance(v, float) and math.isnan(v))}
+        if len(kinds - {int, float}) and len(kinds) > 1:
+            frame[col] = [None if v is None else str(v) for v in frame[col]]
+    return frame
