@@ -342,7 +342,7 @@ def figure_hidden_norm(metrics: Sequence[Metrics]) -> Figure:
             text = f"Spearman(||h_T||, s): {_fmt(rho)} (init {_fmt(rho0)})"
             sat = _mean_of([r.saturation[-1] for r in runs if r.saturation])
             if sat is not None:
-                text += f"\nsaturated tanh units: {sat:.1%}"
+                text += f"\nsaturated {'gate' if family.startswith('lstm') else 'tanh'} units: {sat:.1%}"
             ax.text(
                 0.02,
                 0.97,
@@ -354,7 +354,8 @@ def figure_hidden_norm(metrics: Sequence[Metrics]) -> Figure:
             )
             ax.set_xlabel("timestep t")
             if j == 0:
-                ax.set_ylabel("mean ||h_t|| (L2)" if family.startswith("rnn") else "mean ||residual stream|| (L2)")
+                recurrent = family.startswith(("rnn", "lstm"))
+                ax.set_ylabel("mean ||h_t|| (L2)" if recurrent else "mean ||residual stream|| (L2)")
             ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
         for ax in axes[i]:
@@ -405,9 +406,9 @@ def figure_hidden_norm_mean(metrics: Sequence[Metrics]) -> Figure:
             if init:
                 mean = _mean_band(init)[0]
                 ax.plot(np.arange(1, len(mean) + 1), mean, color=color, ls=":", lw=1.2)
-        ylabel = "mean ||h_t|| (L2)" if family.startswith("rnn") else "mean ||residual stream|| (L2)"
+        ylabel = "mean ||h_t|| (L2)" if family.startswith(("rnn", "lstm")) else "mean ||residual stream|| (L2)"
         sizes = {r.hidden_size for rs in norms.values() for r in rs}
-        if family.startswith("rnn") and len(sizes) == 1 and None not in sizes:  # |tanh| < 1
+        if family.startswith(("rnn", "lstm")) and len(sizes) == 1 and None not in sizes:  # |h_t| < 1
             ax.axhline(np.sqrt(sizes.pop()), color="k", lw=0.7, ls="--", label="sqrt(H), the bound of tanh")
         init_note = "dotted: at initialisation" + (" (BatchNorm: batch statistics)" if "batch" in norms else "")
         ax.plot([], [], color="k", ls=":", lw=1.2, label=init_note)

@@ -58,8 +58,8 @@ def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep:
             f"test acc: eval mode (BatchNorm with running statistics), n_test = {n_test}, Wilson 95% interval; "
             "a diverged run has no final values"
         )
-        if seeds and any(r.family == "rnn" for r in rows):  # only then did seeds train together
-            table.caption += "; the seeds of an RNN cell train as one ensemble and each shows its time"
+        if seeds and any(r.family in ("rnn", "lstm") for r in rows):  # only then did seeds train together
+            table.caption += "; the seeds of an RNN or LSTM cell train as one ensemble and each shows its time"
     return table
 
 

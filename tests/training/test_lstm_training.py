@@ -161,3 +161,42 @@ def test_gradient_clipping_is_bit_for_bit_with_eight_or_more_parameter_tensors()
     one = train_members(SimpleRNN.stack([rnn(2)]), [_data(2)], cfg, [2])[0]
     assert len(one.grad_norm) == 9
     assert one.train_loss == three[2].train_loss and one.grad_norm == three[2].grad_norm
+
+
+def test_the_report_shows_the_lstm_as_a_recurrent_model():
+    """The hidden-norm figures label the LSTM's h_t (not a residual stream), draw its bound sqrt(H)
+    (|h_t| = sigmoid(o) |tanh| < 1) and call its saturation that of gate units; the runs table
+    says its seeds trained as one ensemble."""
+    from lnbench.records.schema import Metrics, summary_row
+    from lnbench.report.figures import figure_hidden_norm, figure_hidden_norm_mean
+    from lnbench.report.tables import runs_table
+
+    runs = [
+        Metrics(
+            family="lstm",
+            norm="layer",
+            hidden_size=16,
+            seed=seed,
+            n_test=4,
+            status="completed",
+            epochs=[1],
+            train_loss=[0.6],
+            test_loss=[0.6],
+            test_acc=[0.5],
+            hidden_norm_init=[0.5, 1.0],
+            hidden_norm=[[1.0, 2.0]],
+            hidden_norm_by_scale=[[[1.0, 2.0]] * 4],
+            hidden_norm_by_scale_init=[[0.5, 1.0]] * 4,
+            scale_spearman=[0.1],
+            saturation=[0.25],
+        )
+        for seed in (0, 1)
+    ]
+    ax = figure_hidden_norm_mean(runs).axes[0]
+    assert ax.get_ylabel() == "mean ||h_t|| (L2)"
+    assert [line.get_ydata()[0] for line in ax.lines if line.get_linestyle() == "--"] == [4.0]  # sqrt(16)
+    by_scale = figure_hidden_norm(runs).axes[0]
+    assert by_scale.get_ylabel() == "mean ||h_t|| (L2)"
+    assert "saturated gate units: 25.0%" in by_scale.texts[0].get_text()
+    table = runs_table("t", [summary_row(m, 0.9, f"lstm_layer_seed{m.seed}") for m in runs], 0.9)
+    assert "the seeds of an RNN or LSTM cell train as one ensemble" in str(table.caption)
