@@ -200,3 +200,58 @@ def test_the_report_shows_the_lstm_as_a_recurrent_model():
     assert "saturated gate units: 25.0%" in by_scale.texts[0].get_text()
     table = runs_table("t", [summary_row(m, 0.9, f"lstm_layer_seed{m.seed}") for m in runs], 0.9)
     assert "the seeds of an RNN or LSTM cell train as one ensemble" in str(table.caption)
+
+
+@pytest.mark.parametrize("norm", ["batch", "layer"])
+def test_an_lstm_continued_from_its_checkpoint_is_bit_identical_and_a_member_loads_alone(norm):
+    """Issue 21's checkpoints with the LSTM (BN-LSTM: per-timestep statistics with the members on
+    axis 1, and the fixed beta_h and beta_x, which Adam never sees): stopped after epoch 2 of 3 and
+    continued, it equals the uninterrupted run; each member's weights load into its model alone."""
+    import io
+
+    from lnbench.records.schema import Metrics
+    from lnbench.training import checkpoints
+
+    cfg = TrainConfig(epochs=3, batch_size=16, lr=3e-3)
+
+    def roundtrip(obj):
+        buf = io.BytesIO()
+        torch.save(obj, buf)
+        buf.seek(0)
+        return torch.load(buf, weights_only=True)
+
+    def setup():
+        solo = [_model(norm, s) for s in SEEDS[:2]]
+        return [_data(s) for s in SEEDS[:2]], solo, LSTM.stack(solo)
+
+    datas, _, model = setup()
+    full = train_members(model, datas, cfg, SEEDS[:2])
+    datas, solo, stopped = setup()
+    hists, saved = [Metrics() for _ in SEEDS[:2]], {}
+
+    def checkpoint(epoch, opt, gens):
+        saved[epoch] = [roundtrip(s) for s in checkpoints.member_states(stopped, solo[0], opt, gens, hists, epoch)]
+
+    def interrupt(epoch, ms):
+        if epoch == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train_members(stopped, datas, cfg, SEEDS[:2], interrupt, hists, None, checkpoint)
+    datas, _, resumed = setup()
+    again = train_members(resumed, datas, cfg, SEEDS[:2], resume_from=saved[2])
+
+    def without_time(m):
+        return {k: v for k, v in m.to_dict().items() if k != "epoch_seconds"}
+
+    assert [without_time(m) for m in again] == [without_time(m) for m in full]
+    for (name, a), b in zip(model.state_dict().items(), resumed.state_dict().values()):
+        assert torch.equal(a, b), name
+    model.eval()
+    with torch.no_grad():
+        logits = model(torch.stack([d.X_test for d in datas]))
+    for s, weights in enumerate(checkpoints.member_weights(model, solo[0])):
+        alone = _model(norm, 99)
+        alone.load_state_dict(roundtrip(weights))
+        with torch.no_grad():
+            torch.testing.assert_close(alone.eval()(datas[s].X_test), logits[s], atol=1e-6, rtol=0)
