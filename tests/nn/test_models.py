@@ -124,8 +124,16 @@ FAMILY_SETTINGS = [
     ("rnn", {"norm_placement": "joint"}),
     ("rnn", {"norm_placement": "separate"}),
     ("rnn", {"norm_placement": "joint", "batch_norm_stats": "per_timestep"}),
+    ("lstm", {}),
+    ("lstm", {"batch_norm_stats": "per_timestep"}),
     ("transformer", {}),
 ]
+
+
+def test_the_conversion_tests_cover_every_family():
+    from lnbench.names import FAMILIES
+
+    assert {family for family, _ in FAMILY_SETTINGS} == set(FAMILIES)
 
 
 @pytest.mark.parametrize("family,options", FAMILY_SETTINGS)
@@ -157,16 +165,17 @@ def test_every_model_converts_dtype_and_computes_the_same_function(family, norm,
     torch.testing.assert_close(logits.double(), expected[0], atol=1e-2, rtol=1e-2)
 
 
+@pytest.mark.parametrize("family", ["rnn", "lstm"])
 @pytest.mark.parametrize("norm", NORM_KINDS)
-def test_a_seed_ensemble_converts_dtype_and_device_and_back(norm):
+def test_a_seed_ensemble_converts_dtype_and_device_and_back(norm, family):
     """A stacked ensemble (member axis on every tensor) moves like a solo model: ``.to(device,
     dtype)`` gives the float32 outputs in float64, and ``.float()`` brings back the same tensors."""
-    cfg = ModelConfig(norm=norm, hidden_size=6, batch_norm_stats="per_timestep")
+    cfg = ModelConfig(family=family, norm=norm, hidden_size=6, batch_norm_stats="per_timestep")
     solo = []
     for seed in (0, 1):
         torch.manual_seed(seed)
         solo.append(build_model(cfg, input_size=3, seq_len=5))
-    ensemble = SimpleRNN.stack(solo).eval()
+    ensemble = type(solo[0]).stack(solo).eval()
     x = 3 * torch.randn(2, 4, 5, 3) + 1  # (S, B, T, input_size)
     expected = ensemble(x).detach()
     before = {k: t.clone() for k, t in ensemble.state_dict().items()}
