@@ -29,7 +29,7 @@ def _scipy_stats():  # imported when first needed: the CLI checks a config witho
 
 
 ALPHA = 0.05
-# Differences whose spread is below this fraction of the data's magnitude count as all equal: round-off
+# Differences whose spread is at most this fraction of the data's magnitude count as all equal: round-off
 # (0.91 - 0.90 != 0.87 - 0.86 in floats; float32 losses carry ~1e-7 relative error) would otherwise
 # give scipy's t-test a near-zero sd, a huge t and p ~ 0. Erring this way only makes p larger.
 _EQUAL_RTOL = 1e-6
@@ -147,13 +147,12 @@ def paired_over_seeds(
             return PairedResult(0.0, (0.0, 0.0), 1.0, f"no test over {n} seeds (all differences zero)", n)
         p = float(_scipy_stats().binomtest(n, n, 0.5).pvalue)
         return PairedResult(mean, (mean, mean), p, f"sign test over {n} seeds (all differences equal)", n)
-    sd = float(d.std(ddof=1)) if spread else 0.0
+    # from here on sd > 0: there is a spread (above tol >= 0), or a resolution that floors it
+    sd = float(d.std(ddof=1))
     floor = resolution / np.sqrt(6) if resolution is not None else 0.0
     test = f"paired t-test over {n} seeds"
     if sd < floor:
         sd, test = floor, test + " (sd floored at the resolution)"
-    if abs(mean) <= tol and sd == 0.0:
-        return PairedResult(0.0, (0.0, 0.0), 1.0, f"no test over {n} seeds (all differences zero)", n)
     se = sd / np.sqrt(n)
     t = mean / se
     p = float(2 * _scipy_stats().t.sf(abs(t), n - 1))
@@ -172,7 +171,7 @@ def holm(p_values: Sequence[float]) -> list[float]:
     p = np.asarray(p_values, dtype=float)
     if np.isnan(p).any() or ((p < 0) | (p > 1)).any():
         raise ValueError(f"p-values must be in [0, 1], got {list(p_values)}")
-    m, order = p.size, np.argsort(p, kind="stable")
+    m, order = p.size, np.argsort(p)  # tied p-values get one adjusted value whatever their order
     adjusted = np.empty(m)
     adjusted[order] = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
     return adjusted.tolist()
