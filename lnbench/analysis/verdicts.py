@@ -255,28 +255,8 @@ def _points(x: float) -> str:
     return f"{100 * x:+.1f}"
 
 
-def _effect(c: Comparison) -> str:
-    """``+1.9 points [95% CI +0.8, +3.0], paired t-test over 5 seeds, p = 0.004, Holm p = 0.012``."""
-    if c.metric == "mean_train_loss":
-        size = f"{c.mean_diff:+.3f} nats [unadjusted 95% CI {c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}]"
-    else:
-        size = f"{_points(c.mean_diff)} points [unadjusted 95% CI {_points(c.ci95[0])}, {_points(c.ci95[1])}]"
-    return f"{size}, {c.test}, p = {c.p_value:.2g}, Holm p = {c.p_adjusted:.2g}"
-
-
 def _mean(xs: Sequence[float]) -> float:
     return sum(xs) / len(xs)
-
-
-def describe_comparisons(comparisons: Sequence[Comparison], family_size: dict[str, int]) -> list[str]:
-    """One sentence per tested pair: the effect, its interval, the test, and the verdict."""
-    out = []
-    for c in comparisons:
-        a = norm_label(c.norm_a) + (f" ({c.condition_a})" if c.condition_a else "")
-        b = norm_label(c.norm_b) + (f" ({c.condition_b})" if c.condition_b else "")
-        word = "differs" if c.significant else "not distinguishable"
-        out.append(f"{a} minus {b}: {_effect(c)} ({plural(family_size[c.family], 'comparison')}): {word}.")
-    return out
 
 
 def memoryless_rows(baselines: Sequence[dict] | None) -> list[SummaryRow]:
