@@ -88,7 +88,8 @@ ResumeOption = Annotated[
     typer.Option(
         "--resume",
         metavar="RUN_DIR",
-        help="Continue this earlier experiment folder (same config): keep the cells whose runs finished, run the rest.",
+        help="Continue this earlier experiment folder with its own config.yaml (or CONFIG, if given, which must "
+        "equal it): keep the cells whose runs finished, run the rest.",
     ),
 ]
 LauncherOption = Annotated[
@@ -153,6 +154,22 @@ def _load(config: Optional[Path], overrides: Optional[list[str]], seed: Optional
         fail(str(exc))
 
 
+def _config_help(default: str, what: str = "") -> str:
+    return f"YAML config{' ' + what if what else ''} (default: {default}; with --resume: the folder's own config.yaml)."
+
+
+def _config_of(config: Optional[Path], resume: Optional[Path], default: str) -> Path:
+    """The config file of a command: CONFIG if given; else, with ``--resume DIR``, the folder's
+    own config.yaml (the one it was run with); else ``default``."""
+    if config is not None:
+        return config
+    if resume is None:
+        return Path(default)
+    if not (resume / "config.yaml").is_file():
+        fail(f"--resume {resume}: not an experiment folder (no config.yaml)")
+    return resume / "config.yaml"
+
+
 def _source(config: Optional[Path], overrides: Optional[list[str]]) -> str:
     """How a check names the config: its file (or the defaults), and whether --set changed it."""
     return (str(config) if config is not None else "(defaults)") + (" (with --set)" if overrides else "")
@@ -204,7 +221,9 @@ def _launch(
     to_run = driver.cells_to_run(cells, resume)
     if resume is not None:
         n_kept = len(cells) - len(to_run)
-        console.print(f"Resuming {resume}: {plural(n_kept, 'cell')} kept, {len(to_run)} to run", highlight=False)
+        console.print(
+            f"Resuming {resume}: {plural(n_kept, 'cell')} kept, {len(to_run)} to run", highlight=False, soft_wrap=True
+        )
     with guarded() as stop:
         with progress(work_of(c for cell in to_run for c in cell.cfgs)) as on_epoch:
             if kind == "train":
@@ -221,9 +240,9 @@ def _launch(
             console.print(f"[dim]note: {note}[/]", highlight=False)
         for verdict in result.verdicts:
             console.print(f"- {verdict}", highlight=False, soft_wrap=True, markup=False)
-        console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False)
+        console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False, soft_wrap=True)
         if (result.path / "report.html").exists():
-            console.print(f"Report: {result.path / 'report.html'}", highlight=False)
+            console.print(f"Report: {result.path / 'report.html'}", highlight=False, soft_wrap=True)
 
 
 def _print_plan(cells: list, n_cells: int, resume: Optional[Path]) -> None:
@@ -293,7 +312,9 @@ def train(
 
 @app.command()
 def compare(
-    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="YAML config.")] = Path("configs/compare.yaml"),
+    config: Annotated[
+        Optional[Path], typer.Argument(metavar="CONFIG", help=_config_help("configs/compare.yaml"), show_default=False)
+    ] = None,
     set_: SetOption = None,
     runs_dir: RunsDirOption = Path("runs"),
     seed: SeedOption = None,
@@ -305,6 +326,7 @@ def compare(
     tensorboard: TensorBoardOption = False,
 ) -> None:
     """Train every model family x norm x seed on identical data; plot, tabulate and test them."""
+    config = _config_of(config, resume, "configs/compare.yaml")
     cfg = _load(config, set_, seed)
     source = _source(config, set_)
     _launch("compare", cfg, source, runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)
@@ -312,9 +334,10 @@ def compare(
 
 @app.command("batchsize-sweep")
 def batchsize_sweep(
-    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="YAML config.")] = Path(
-        "configs/batchsize_sweep.yaml"
-    ),
+    config: Annotated[
+        Optional[Path],
+        typer.Argument(metavar="CONFIG", help=_config_help("configs/batchsize_sweep.yaml"), show_default=False),
+    ] = None,
     set_: SetOption = None,
     runs_dir: RunsDirOption = Path("runs"),
     seed: SeedOption = None,
@@ -326,6 +349,7 @@ def batchsize_sweep(
     tensorboard: TensorBoardOption = False,
 ) -> None:
     """Train each norm at each batch size x seed (same data, weights and epochs per seed); plot, tabulate, test."""
+    config = _config_of(config, resume, "configs/batchsize_sweep.yaml")
     cfg = _load(config, set_, seed)
     source = _source(config, set_)
     _launch("batchsize-sweep", cfg, source, runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)
@@ -333,9 +357,12 @@ def batchsize_sweep(
 
 @app.command("sweep")
 def sweep(
-    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="YAML config with a sweep.grid section.")] = Path(
-        "configs/sweep.yaml"
-    ),
+    config: Annotated[
+        Optional[Path],
+        typer.Argument(
+            metavar="CONFIG", help=_config_help("configs/sweep.yaml", "with a sweep.grid section"), show_default=False
+        ),
+    ] = None,
     set_: SetOption = None,
     runs_dir: RunsDirOption = Path("runs"),
     seed: SeedOption = None,
@@ -348,6 +375,7 @@ def sweep(
     grid: GridOption = None,
 ) -> None:
     """Train every cell of sweep.grid (the product of its values) x seed; tabulate, test each norm vs NoNorm, plot."""
+    config = _config_of(config, resume, "configs/sweep.yaml")
     cfg = _load(config, set_, seed)
     if grid:
         from lnbench.config.grid_args import parse_grid_args, with_grid
@@ -477,11 +505,11 @@ def _print_written(path: Optional[Path], json_path: Optional[Path]) -> None:
     if path is None:
         return
     if json_path is not None:
-        console.print(f"JSON: {path}", highlight=False)
+        console.print(f"JSON: {path}", highlight=False, soft_wrap=True)
         return
-    console.print(f"Run folder: {path.parent}", highlight=False)
+    console.print(f"Run folder: {path.parent}", highlight=False, soft_wrap=True)
     page = path.parent / "report.html"
-    console.print(f"Report: {page}" if page.exists() else f"JSON: {path}", highlight=False)
+    console.print(f"Report: {page}" if page.exists() else f"JSON: {path}", highlight=False, soft_wrap=True)
 
 
 @app.command("report")
@@ -518,7 +546,7 @@ def report_cmd(
             drawn = redraw(d)
             console.print(f"{d}: {plural(len(drawn), 'figure')} drawn", highlight=False)
         path = report(list(run_dirs), out)
-    console.print(f"Report: {path}", highlight=False)
+    console.print(f"Report: {path}", highlight=False, soft_wrap=True)
 
 
 def _parse_shape(text: str) -> tuple[int, ...]:

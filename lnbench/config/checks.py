@@ -8,7 +8,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from lnbench.config.schema import DEFAULT_NUM_SEEDS, FAMILY_KEYS, MAX_SEED, ConfigError, ModelConfig, RunConfig
+from lnbench.config.schema import (
+    DEFAULT_NUM_SEEDS,
+    FAMILY_KEYS,
+    MAX_SEED,
+    ConfigError,
+    ModelConfig,
+    RunConfig,
+    show_value,
+)
+from lnbench.names import plural
 
 
 def check_seeds(cfg: RunConfig) -> None:
@@ -141,7 +150,7 @@ def check_memory(cfg: RunConfig, members: int = 1) -> None:
         raise ConfigError(
             f"data and model: this config needs about {need / 2**30:.1f} GiB of memory "
             f"({d.n_train} + {d.n_test} sequences of {d.seq_len} x {d.features} values, model.hidden_size {cfg.model.hidden_size}, "
-            f"{members} seed(s) at once), more than the {have / 2**30:.1f} GiB available; lower data.n_train, data.n_test, "
+            f"{plural(members, 'seed')} at once), more than the {have / 2**30:.1f} GiB available; lower data.n_train, data.n_test, "
             "data.seq_len or model.hidden_size"
         )
 
@@ -178,7 +187,8 @@ def check_resume(run_dir, config_yaml: str, kind: str) -> None:
         return
     old, new = _flatten(yaml.safe_load(stored) or {}), _flatten(yaml.safe_load(config_yaml) or {})
     changed = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
-    shown = "; ".join(f"{k}: {old.get(k)!r} in the folder, {new.get(k)!r} now" for k in changed[:5]) + (
+    value = lambda flat, k: show_value(flat[k]) if k in flat else "absent"  # noqa: E731
+    shown = "; ".join(f"{k}: {value(old, k)} in the folder, {value(new, k)} now" for k in changed[:5]) + (
         f"; and {len(changed) - 5} more" if len(changed) > 5 else ""
     )
     raise ConfigError(

@@ -8,6 +8,7 @@ so an empty file is a valid config; an unknown key, a wrong type or an impossibl
 
 from __future__ import annotations
 
+import difflib
 import reprlib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -434,8 +435,35 @@ def _allowed_keys(loc: tuple) -> list[str]:
     return list(section.model_fields)
 
 
-_ECHO = reprlib.Repr()  # bounded: an alias bomb's value stays a short line
+class _YamlRepr(reprlib.Repr):
+    """``repr`` as a config reader writes values: ``null``, ``true`` / ``false`` (not Python's
+    ``None``, ``True``), bounded so that an alias bomb's value stays a short line."""
+
+    def repr_NoneType(self, x: None, level: int) -> str:
+        return "null"
+
+    def repr_bool(self, x: bool, level: int) -> str:
+        return "true" if x else "false"
+
+
+_ECHO = _YamlRepr()
 _ECHO.maxstring, _ECHO.maxother, _ECHO.maxlist, _ECHO.maxdict, _ECHO.maxlevel = 60, 60, 6, 4, 2
+
+
+def show_value(value: Any) -> str:
+    """A config value in a message, as YAML spells it (``null``, ``true``, ``[1, null]``), bounded."""
+    shown = _ECHO.repr(value)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
+
+
+def _yaml_problem(exc: yaml.YAMLError, line_too: bool = True) -> str:
+    """What a YAML parser error says and where: ``at line 2, column 5: expected ...``."""
+    mark = getattr(exc, "problem_mark", None)
+    where = ""
+    if mark is not None:
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if line_too else f" at column {mark.column + 1}"
+    problem = getattr(exc, "problem", None)
+    return where + (f": {problem}" if problem else "")
 
 
 def _format_error(source: str, err: ValidationError) -> str:
@@ -445,10 +473,11 @@ def _format_error(source: str, err: ValidationError) -> str:
         key = ".".join(str(p) for p in e["loc"])
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
-            msg = f"unknown key; allowed: {', '.join(_allowed_keys(e['loc'][:-1]))}"
+            allowed = _allowed_keys(e["loc"][:-1])
+            close = difflib.get_close_matches(str(e["loc"][-1]), allowed, n=1)
+            msg = "unknown key" + (f" (did you mean {close[0]}?)" if close else "") + f"; allowed: {', '.join(allowed)}"
         elif "input" in e and not isinstance(e["input"], dict):
-            shown = _ECHO.repr(e["input"])
-            msg += f" (got {shown if len(shown) <= 80 else shown[:77] + '...'})"
+            msg += f" (got {show_value(e['input'])})"
             if e["type"] == "string_type" and isinstance(e["input"], (int, float)):
                 what = "a boolean" if isinstance(e["input"], bool) else "a number"
                 value = str(e["input"]).lower() if isinstance(e["input"], bool) else e["input"]
@@ -461,7 +490,8 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str = "--
     """Apply ``key.sub=value`` overrides to a raw config dict (values parsed as YAML).
 
     Raises:
-        ConfigError: for an override without ``=`` or one that descends into a non-mapping.
+        ConfigError: for an override without ``=``, one that descends into a non-mapping, or a
+            value that starts as YAML (``{``, ``[``, a quote) but does not parse.
     """
     for item in overrides:
         key, sep, value = item.partition("=")
@@ -475,8 +505,12 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str = "--
                 raise ConfigError(f"{source}: {key}: {part!r} is not a section")
         try:
             node[parts[-1]] = yaml12.load(value)
-        except yaml.YAMLError:
-            node[parts[-1]] = value
+        except yaml12.DuplicateKeyError as exc:
+            raise ConfigError(f"{source} {key}: {exc}") from None
+        except yaml.YAMLError as exc:
+            if value.lstrip()[:1] in ("{", "[", '"', "'"):  # meant as YAML (a mapping, a list, a quoted string)
+                raise ConfigError(f"{source} {key}: invalid YAML in the value{_yaml_problem(exc, False)}") from None
+            node[parts[-1]] = value  # a plain word YAML cannot read (e.g. `x): the string itself
     return raw
 
 
@@ -506,10 +540,7 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None, see
         except yaml12.DuplicateKeyError as exc:
             raise ConfigError(f"{source}: {exc} (YAML would keep only the last one)") from None
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            problem = getattr(exc, "problem", None)
-            raise ConfigError(f"{source}: invalid YAML{where}" + (f": {problem}" if problem else "")) from None
+            raise ConfigError(f"{source}: invalid YAML{_yaml_problem(exc)}") from None
         raw = {} if raw is None else raw
         if not isinstance(raw, dict):
             raise ConfigError(f"{source}: expected a mapping of sections (data, model, train, ...)")

@@ -26,6 +26,7 @@ from lnbench.experiments.base import (
     run_name,
     seed_cells,
 )
+from lnbench.names import plural
 from lnbench.records.schema import SummaryRow
 from lnbench.report import tables
 
@@ -85,7 +86,9 @@ class Sweep(Experiment):
             out.append(tables.baselines_table(summary["baselines"]))
         if summary.get("cells"):
             n_seeds = len(summary.get("seeds") or [])
-            title = f"lnbench sweep: {run_name(path)}, {len(summary['cells'])} cells x {n_seeds} seeds"
+            title = (
+                f"lnbench sweep: {run_name(path)}, {plural(len(summary['cells']), 'cell')} x {plural(n_seeds, 'seed')}"
+            )
             out.append(tables.grid_table(summary["cells"], title))
         comparisons = comparisons_of(summary)
         shown = [c for c in comparisons if c.significant]

@@ -670,7 +670,9 @@ def plot_claims(results: Sequence, path: str | Path) -> Path:
 def figure_grid(entries: Sequence[dict], key: str) -> Figure:
     """``lnbench sweep``: the final test accuracy against one swept ``key``, one line per norm
     (colour: the norm), each point the mean over the cells at that value of the mean over seeds,
-    with the mean of their 95% t intervals over seeds; values in the grid's order (categorical)."""
+    with the mean of their 95% t intervals over seeds; values in the grid's order (categorical).
+    The norms are nudged apart on the x axis (as in :func:`figure_sweep`) so that their bars do
+    not hide each other."""
     from lnbench.analysis.grid import by_key
 
     fig = Figure(figsize=(7.5, 4.6), layout="constrained")
@@ -678,8 +680,9 @@ def figure_grid(entries: Sequence[dict], key: str) -> Figure:
     lines = by_key(entries, key)
     values = list(dict.fromkeys(e["values"][key] for e in entries))
     x_of = {v: i for i, v in enumerate(values)}
-    for norm, points in lines.items():
-        xs = np.array([x_of[v] for v, _, _ in points], dtype=float)
+    step = min(0.08, 0.4 / max(len(lines) - 1, 1))  # at most 0.4 of a category between the outermost norms
+    for k, (norm, points) in enumerate(lines.items()):
+        xs = np.array([x_of[v] for v, _, _ in points], dtype=float) + step * (k - (len(lines) - 1) / 2)
         ys = np.array([m for _, m, _ in points])
         lo = np.array([c[0] for _, _, c in points])
         hi = np.array([c[1] for _, _, c in points])

@@ -15,7 +15,7 @@ from rich.text import Text
 from lnbench.analysis import stats
 from lnbench.analysis.aggregate import condition_label
 from lnbench.analysis.verdicts import METRICS_SHORT, Comparison
-from lnbench.names import family_label, model_label, norm_label
+from lnbench.names import family_label, model_label, norm_label, plural
 from lnbench.records.schema import SummaryRow
 
 
@@ -66,7 +66,7 @@ def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep:
 def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = False) -> Table:
     """The aggregate over seeds (see :func:`lnbench.analysis.aggregate.aggregate_over_seeds`) as a table."""
     n = max((e["n_seeds"] for e in entries), default=0)
-    table = Table(title=f"over {n} seeds", title_justify="left", caption_justify="left")
+    table = Table(title=f"over {plural(n, 'seed')}", title_justify="left", caption_justify="left")
     columns = ["model", "norm"] + (["batch"] if sweep else [])
     has_bn = any(e["mean_final_test_acc_batch_stats"] is not None for e in entries)
     columns += ["test acc mean ± sd", "95% CI of mean", "range"] + (["BN batch stats"] if has_bn else [])
@@ -157,7 +157,9 @@ def regime_baselines_table(baselines: dict[str, Sequence[dict]]) -> Table:
 def baselines_table(baselines: Sequence[dict]) -> Table:
     """The baselines of :mod:`lnbench.training.baselines` (mean ± sd and range over seeds)."""
     n = len(baselines[0]["seeds"]) if baselines else 0
-    table = Table(title=f"baselines on the same data (over {n} seeds)", title_justify="left", caption_justify="left")
+    table = Table(
+        title=f"baselines on the same data (over {plural(n, 'seed')})", title_justify="left", caption_justify="left"
+    )
     for col in ("baseline", "test acc mean ± sd", "range", "what it is"):
         table.add_column(col, justify="right" if col in ("test acc mean ± sd", "range") else "left")
     for b in baselines:

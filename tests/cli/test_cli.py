@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from lnbench import experiments
 from lnbench.cli.app import app
 from lnbench.config import RunConfig
+from lnbench.names import plural
 
 pytestmark = pytest.mark.e2e  # trains models and writes run folders
 
@@ -740,7 +741,7 @@ def test_resume_with_the_folder_alone_takes_its_config_and_says_what_it_keeps(tm
     child.write_text(json.dumps({**json.loads(child.read_text()), "status": "interrupted"}))
     again = runner.invoke(app, ["compare", "--resume", str(run), "--jobs", "1"])
     assert again.exit_code == 0, again.output
-    assert f"Resuming {run}: {len(cells) - 1} cells kept, 1 to run" in again.output
+    assert f"Resuming {run}: {plural(len(cells) - 1, 'cell')} kept, 1 to run" in again.output
     assert json.loads((run / "run.json").read_text())["resumed"][0]["cells_kept"] == len(cells) - 1
     missing = runner.invoke(app, ["compare", "--resume", str(tmp_path / "nothing")])
     assert missing.exit_code == 2 and "not an experiment folder (no config.yaml)" in missing.output

@@ -64,3 +64,79 @@ def test_a_sweep_over_keys_that_apply_to_no_trained_family_is_refused(tmp_path, 
 def test_a_sweep_over_keys_of_a_trained_family_is_accepted(tmp_path, args):
     result = runner.invoke(app, ["sweep", *args, "--dry-run", "--runs-dir", str(tmp_path / "runs")])
     assert result.exit_code == 0, result.output
+
+
+def test_train_refuses_seeds_it_would_not_use(tmp_path):
+    """Issue 20 (12): train silently ignored ``seeds``; --seed N (which sets seeds to [N]) is fine."""
+    out = _refused(tmp_path, ["train", "configs/train.yaml", "--set", "seeds=[0, 1, 2]", "--dry-run"])
+    assert "seeds: [0, 1, 2]: train trains one model, with seed (0); remove seeds" in out
+    result = runner.invoke(app, ["train", "configs/train.yaml", "--set", "seeds=[0,1]", "--seed", "3", "--dry-run"])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_train_folder_is_named_after_the_model_it_trains(tmp_path):
+    """Issue 20 (12): ``..._train_rnn_layer/`` held a Transformer."""
+    from lnbench.experiments.train import TRAIN, named
+
+    result = runner.invoke(app, ["train", "configs/train.yaml", "--set", "model.family=transformer", "--dry-run"])
+    assert result.exit_code == 0 and "train_transformer_layer" in result.output and "rnn" not in result.output
+    from lnbench.config import RunConfig
+
+    assert TRAIN.name(RunConfig().with_changes(name="train", model__norm="batch")) == "train_rnn_batch"
+    child = RunConfig().with_changes(name="rnn_layer_seed0")  # a compare child's config.yaml, re-run
+    assert named(child) is child
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--set", "model.hiden_size=32"], "model.hiden_size: unknown key (did you mean hidden_size?); allowed: "),
+        (["--set", "trian.epochs=3"], "trian: unknown key (did you mean train?); allowed: "),
+        (["--set", "train.epochs=null"], "train.epochs: Input should be a valid integer (got null)"),
+        (
+            ["--set", "sweep.grid={model.norm: [none, layer]"],
+            "--set sweep.grid: invalid YAML in the value at column 27: expected ',' or '}', but got '<stream end>'",
+        ),
+        (["--set", "sweep.grid={train.lr: [0.1], train.lr: [0.2]}"], "--set sweep.grid: duplicate key 'train.lr'"),
+        (["--set", "data.n_train=100000000000", "--set", "seeds=[0]"], "1 seed at once"),
+    ],
+)
+def test_config_messages_say_what_a_new_user_needs(tmp_path, args, message):
+    """Issue 20 (12): no "did you mean", a brace left open reported as "Input should be a valid
+    dictionary", Python's None where YAML says null, "1 seed(s)"."""
+    assert message in _refused(tmp_path, ["sweep", *args, "--dry-run"])
+
+
+def test_a_changed_config_on_resume_is_named_in_yaml_terms(tmp_path):
+    import json
+
+    from lnbench.config import ConfigError, RunConfig
+    from lnbench.config.checks import check_resume
+
+    (tmp_path / "run.json").write_text(json.dumps({"kind": "compare"}))
+    (tmp_path / "config.yaml").write_text(RunConfig().to_yaml())
+    with pytest.raises(ConfigError) as exc:
+        check_resume(tmp_path, RunConfig().with_changes(train__grad_clip=0.5).to_yaml(), "compare")
+    assert "train.grad_clip: null in the folder, 0.5 now" in str(exc.value)
+
+
+def test_the_sweep_table_title_counts_in_words(tmp_path):
+    from lnbench.experiments.sweep import SWEEP
+
+    cell = {"values": {"model.norm": "layer"}, "n_seeds": 1, "n_diverged": 0, "mean_final_test_acc": 0.5}
+    cell |= {"std_final_test_acc": None, "ci95_final_test_acc": None, "mean_mean_train_loss": 0.7}
+    (table,) = SWEEP.tables(tmp_path, {"cells": [cell], "seeds": [0]})
+    assert str(table.title).endswith(", 1 cell x 1 seed")
+
+
+def test_the_shipped_configs_say_how_yaml_1_2_reads_them():
+    """Issue 20 (12): compare.yaml said PyYAML reads 1e-3 as a string; lnbench reads YAML 1.2: a float."""
+    from pathlib import Path
+
+    from lnbench.config import load_config
+
+    for path in sorted(Path("configs").rglob("*.yaml")):
+        text = path.read_text()
+        assert "reads this as a string" not in text, path
+        if "lr: 1e-3" in text:
+            assert load_config(path).train.lr == 1e-3

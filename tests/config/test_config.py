@@ -47,11 +47,15 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
             [],
             "model.norm: Input should be 'none', 'batch', 'layer', 'rms' or 'weight' (got 'group')",
         ),
-        ("train:\n  epoch: 3\n", [], "train.epoch: unknown key; allowed: epochs, batch_size, lr, grad_clip"),
+        (
+            "train:\n  epoch: 3\n",
+            [],
+            "train.epoch: unknown key (did you mean epochs?); allowed: epochs, batch_size, lr, grad_clip",
+        ),
         (
             "trian:\n  epochs: 3\n",
             [],
-            "trian: unknown key; allowed: name, seed, seeds, data, model, train, compare, sweep",
+            "trian: unknown key (did you mean train?); allowed: name, seed, seeds, data, model, train, compare, sweep",
         ),
         ("train:\n  epochs: many\n", [], "train.epochs: Input should be a valid integer"),
         ("data:\n  scale_min: 5\n", [], "scale_min (5.0) must be <= scale_max (4.0)"),

@@ -217,4 +217,4 @@ def test_the_ensemble_footnote_only_under_rnn_seeds_that_trained_together():
     transformers = [r for r in ROWS if r.family == "transformer"]
     rnn = [r for r in ROWS if r.family == "rnn"]
     assert "ensemble" not in caption(transformers) and "ensemble" not in caption(rnn[:1])  # one train run
-    assert "the seeds of an RNN cell train as one ensemble" in caption(rnn)
+    assert "cell train as one ensemble" in caption(rnn)
