@@ -659,7 +659,8 @@ def _seeds(seeds: list[int]) -> str:
 def ls_table(entries: list, title: str) -> Table:
     """``lnbench ls``: one row per run folder: name, kind, status, start (UTC), wall time, seeds, result, note."""
     table = Table(title=title, title_justify="left")
-    for col in ("folder", "kind", "status", "started (UTC)", "wall", "seeds", "result", "note"):
+    notes = any(e.notes for e in entries)  # the note column only when a folder has something to say
+    for col in ("folder", "kind", "status", "started (UTC)", "wall", "seeds", "result", "note")[: 8 if notes else 7]:
         table.add_column(col, justify="right" if col == "wall" else "left", no_wrap=col == "started (UTC)")
     for e in entries:
         table.add_row(
@@ -670,7 +671,7 @@ def ls_table(entries: list, title: str) -> Table:
             _duration(e.wall_seconds),
             _seeds(e.seeds),
             e.headline,
-            "; ".join(e.notes),
+            *(["; ".join(e.notes)] if notes else []),
         )
     return table
 
