@@ -112,8 +112,7 @@ def test_several_seeds_of_accuracy_are_a_paired_t_test_with_the_accuracy_resolut
 def test_the_resolution_is_the_first_pairs_n_test_and_a_loss_has_none():
     # d = 0, 0.005, 0.01: sd 0.005 is below the floor of n_test = 50 (0.02 / sqrt(6) = 0.0082), above that of 200
     same = [(row("layer", s, 0.5 + 0.005 * s), row("none", s, 0.5)) for s in range(3)]
-    for a, _ in same:
-        a.n_test = 50
+    same[0][0].n_test = 50  # the first pair's (the runs of one experiment share their test set)
     r = paired_test(same, "final_test_acc")
     _, p, _ = _t_by_hand([0.0, 0.005, 0.01], floor=(1 / 50) / math.sqrt(6))
     assert r.p_value == pytest.approx(p) and r.test.endswith("(sd floored at the resolution)")
@@ -296,3 +295,166 @@ def test_no_baselines_no_sentence_and_without_the_memoryless_one_no_claim_about_
     only = [b for b in _baselines([0.95]) if b["name"] != "last_timestep"]
     (line,) = verdicts.baseline_verdicts(only, 0.9)
     assert line.endswith("linear readout of all T x H inputs 100.0%.") and "memory" not in line
+
+
+# ---------------------------------------------------------------- compare's sentences, by hand
+
+
+def _pair(metric, diff, significant, n_seeds=5, norm_a="layer", norm_b="none"):
+    return Comparison(
+        "rnn/" + metric,
+        norm_a,
+        norm_b,
+        metric,
+        diff,
+        (diff - 0.01, diff + 0.01),
+        0.001,
+        0.003,
+        "paired t-test over 5 seeds",
+        n_seeds,
+        significant,
+    )
+
+
+@pytest.mark.parametrize(
+    "c,sentence",
+    [
+        (
+            _pair("final_test_acc", 0.02, True),
+            "LayerNorm is more accurate than NoNorm (final test accuracy +2.0 points [unadjusted 95% CI +1.0, +3.0], paired t-test over 5 seeds, Holm p = 0.003).",
+        ),
+        (
+            _pair("final_test_acc", -0.02, True),
+            "NoNorm is more accurate than LayerNorm (final test accuracy +2.0 points [unadjusted 95% CI +1.0, +3.0], paired t-test over 5 seeds, Holm p = 0.003).",
+        ),
+        (
+            _pair("final_test_acc", -0.02, False),
+            "LayerNorm and NoNorm are not distinguishable in accuracy (final test accuracy -2.0 points [unadjusted 95% CI -3.0, -1.0], paired t-test over 5 seeds, Holm p = 0.003).",
+        ),
+        (
+            _pair("mean_train_loss", -0.05, True),
+            "LayerNorm's train loss fell faster than NoNorm's (mean train loss -0.050 nats [unadjusted 95% CI -0.060, -0.040], paired t-test over 5 seeds, Holm p = 0.003).",
+        ),
+        (
+            _pair("mean_train_loss", 0.05, True),
+            "NoNorm's train loss fell faster than LayerNorm's (mean train loss -0.050 nats [unadjusted 95% CI -0.060, -0.040], paired t-test over 5 seeds, Holm p = 0.003).",
+        ),
+        (
+            _pair("mean_train_loss", 0.05, False, n_seeds=4),
+            "LayerNorm and NoNorm trained equally fast as far as 4 seeds can tell (mean train loss +0.050 nats [unadjusted 95% CI +0.040, +0.060], paired t-test over 5 seeds, Holm p = 0.003).",
+        ),
+    ],
+)
+def test_each_compared_pair_in_words(c, sentence):
+    assert verdicts.describe_in_words(c) == sentence
+
+
+def test_compare_verdicts_in_full():
+    rows = []
+    for s, (n_acc, l_acc, n_loss, l_loss) in enumerate(
+        [(0.80, 0.90, 0.50, 0.30), (0.70, 0.82, 0.60, 0.35), (0.75, 0.84, 0.55, 0.40)]
+    ):
+        rows += [row("none", s, n_acc, n_loss), row("layer", s, l_acc, l_loss)]
+    rows[0].first_epoch_at_target, rows[1].first_epoch_at_target, rows[3].first_epoch_at_target = None, 2, 4
+    rows.append(row("batch", 0, status="diverged"))
+    cmp = [c for c in verdicts.compare_comparisons(rows) if {c.norm_a, c.norm_b} == {"none", "layer"}]
+    memoryless = {
+        ("rnn", "layer"): {
+            "diff": 0.2,
+            "ci95": [0.15, 0.25],
+            "p_value": 0.001,
+            "p_adjusted": 0.002,
+            "test": "t",
+            "n_seeds": 3,
+            "learned": True,
+        }
+    }
+    lines = verdicts.compare_verdicts(rows, cmp, 10, 0.9, memoryless)
+    acc, loss = cmp[0], cmp[1]
+    assert lines[:3] == [
+        "RNN: BatchNorm diverged in 1 of 1 seed; a diverged seed has no final accuracy and is left out of means and tests.",
+        "RNN, did it learn the memory task? LayerNorm above the memoryless baseline (+20.0 points [unadjusted 95% CI"
+        " +15.0, +25.0], t, Holm p = 0.002): it learned more than the last input.",
+        "RNN, first epoch at 90% test accuracy within 10 epochs: NoNorm 0/3 seeds reached it; LayerNorm 2/3 seeds"
+        " reached it, median epoch 3 (range 2-4); BatchNorm 0/1 seed reached it.",
+    ]
+    assert lines[3] == (
+        "RNN, final test accuracy (mean over 3 seeds): NoNorm 75.0%, LayerNorm 85.3%. Holm over 1 comparison: "
+        + verdicts.describe_in_words(acc)
+    )
+    assert lines[4] == (
+        "RNN, mean train loss (area under the loss curve) (mean over 3 seeds): NoNorm 0.550 nats, LayerNorm 0.350 nats."
+        " Holm over 1 comparison: " + verdicts.describe_in_words(loss)
+    )
+    assert len(lines) == 5
+    one = verdicts.compare_verdicts([row("none", 0, 0.8), row("layer", 0, 0.9)], [], 5, 0.95)
+    assert one[1:] == [
+        "RNN, final test accuracy (one seed): NoNorm 80.0%, LayerNorm 90.0%. Not tested: no pair of finished runs.",
+        "RNN, mean train loss (area under the loss curve) (one seed): NoNorm 0.300 nats, LayerNorm 0.300 nats."
+        " Not tested: one seed has no paired test for a loss curve.",
+        "One seed: the tests above cover the test-set sampling only, not the seed-to-seed variation; "
+        "set seeds to 5 or more (e.g. --set seeds=[0,1,2,3,4]) before trusting a ranking.",
+    ]
+    dead = verdicts.compare_verdicts([row("none", 0, status="diverged"), row("none", 1, status="diverged")], [], 5, 0.9)
+    assert dead[-2:] == [
+        "RNN, final test accuracy: no run finished without diverging, so there is nothing to compare.",
+        "RNN, mean train loss (area under the loss curve): no run finished without diverging, so there is nothing to compare.",
+    ]
+
+
+# ---------------------------------------------------------------- the memoryless baseline as a condition
+
+
+def test_the_memoryless_baseline_as_rows_and_its_tests_by_hand():
+    base = _baselines([0.6, 0.7, 0.65])
+    base[1]["correct_per_seed"] = [[1, 0], [0, 0], [1, 1]]
+    (r0, r1, r2) = verdicts.memoryless_rows(base)
+    assert (r0.seed, r0.final_test_acc, r0.test_correct, r0.n_test, r0.ok) == (0, 0.6, [1, 0], 200, True)
+    assert (r0.family, r0.norm, r0.batch_size, r0.status, r0.epochs_completed) == (
+        "baseline",
+        "memoryless",
+        0,
+        "completed",
+        0,
+    )
+    assert verdicts.memoryless_rows(None) == [] and verdicts.memoryless_rows(base[:1]) == []
+    assert verdicts.memoryless_rows(_baselines([0.6]))[0].test_correct is None
+    rows = [row("layer", s, a) for s, a in enumerate([0.8, 0.9, 0.86])] + [
+        row("none", s, a) for s, a in enumerate([0.61, 0.7, 0.64])
+    ]
+    tests = verdicts.memoryless_tests(rows, _baselines([0.6, 0.7, 0.65]))
+    m, p, half = _t_by_hand([0.2, 0.2, 0.21])
+    layer = tests[("rnn", "layer")]
+    assert set(layer) == {"diff", "ci95", "p_value", "p_adjusted", "test", "n_seeds", "learned"}
+    assert layer["diff"] == pytest.approx(m) and layer["p_value"] == pytest.approx(p) and layer["n_seeds"] == 3
+    assert layer["ci95"] == pytest.approx([m - half, m + half]) and layer["learned"] is True
+    none = tests[("rnn", "none")]
+    assert none["learned"] is False and none["diff"] == pytest.approx(0.0)
+    assert [layer["p_adjusted"], none["p_adjusted"]] == pytest.approx(holm([layer["p_value"], none["p_value"]]))
+
+
+@pytest.mark.parametrize(
+    "diff,p_adjusted,learned,where",
+    [
+        (-0.05, 0.01, False, "below"),
+        (-0.05, 0.05, False, "at"),  # not significant at exactly alpha
+        (0.0, 0.01, False, "at"),
+        (0.05, 0.01, True, "above"),
+    ],
+)
+def test_where_a_model_stands_against_the_memoryless_baseline(diff, p_adjusted, learned, where):
+    test = {"diff": diff, "ci95": [diff - 0.01, diff + 0.01], "p_adjusted": p_adjusted, "test": "t", "learned": learned}
+    text = verdicts.describe_memoryless(test)
+    effect = f"{100 * diff:+.1f} points [unadjusted 95% CI {100 * diff - 1:+.1f}, {100 * diff + 1:+.1f}], t, Holm p = {p_adjusted:.2g}"
+    if learned:
+        assert text == f"above the memoryless baseline ({effect}): it learned more than the last input"
+    else:
+        assert text == f"{where} the memoryless baseline ({effect}): did not learn the memory task"
+
+
+def test_a_sweep_verdict_for_a_norm_that_never_finished():
+    rows = [row("none", s, status="diverged", bs=bs) for s in range(2) for bs in (64, 1)]
+    assert verdicts.sweep_verdicts(rows, [], 64) == [
+        "NoNorm: diverged at batch size 1, 64 (left out of means and tests).",
+        "NoNorm: no finished run at any batch size, so no norm is compared with it and it is compared with nothing.",
+    ]
