@@ -385,3 +385,49 @@ def test_the_batch_size_grid_is_family_norms_and_sizes():
         "model.norm": ["none", "layer"],
         "train.batch_size": [1, 8],
     }
+
+
+@pytest.mark.parametrize(
+    "g,message",
+    [
+        (
+            {},
+            "sweep.grid: empty; give config keys and their values, e.g. sweep.grid: {data.seq_len: [10, 20], model.norm: [none, layer]}",
+        ),
+        (
+            {"sweep.family": ["rnn"]},
+            "sweep.grid: 'sweep.family': expected section.key with section one of data, model, train",
+        ),
+        ({"data": [1]}, "sweep.grid: 'data': expected section.key with section one of data, model, train"),
+        (
+            {"data.seq_len.x": [1]},
+            "sweep.grid: 'data.seq_len.x': expected section.key with section one of data, model, train",
+        ),
+        ({"data.seq_len": []}, "sweep.grid: data.seq_len: expected a non-empty list of values, got []"),
+        ({"data.seq_len": [1]}, "sweep.grid: data.seq_len: value 1: Input should be greater than or equal to 2"),
+        ({"data.seq_len": [5, 5]}, "sweep.grid: data.seq_len: duplicate values in [5, 5]"),
+        (
+            {"train.batch_size": [64, 500], "data.n_train": [1000, 100]},
+            "sweep.grid: the cell batch_size=500, n_train=100: train.batch_size (500) must be <= data.n_train (100)",
+        ),
+    ],
+)
+def test_each_grid_error_in_full(g, message):
+    with pytest.raises(ConfigError) as err:
+        grid.check_grid(_cfg(g) if g else RunConfig())
+    assert str(err.value) == message
+
+
+def test_an_unknown_key_lists_the_sections_keys():
+    from lnbench.config import ModelConfig
+
+    with pytest.raises(ConfigError) as err:
+        grid.check_grid(_cfg({"model.nrm": ["none"]}))
+    assert (
+        str(err.value) == f"sweep.grid: model.nrm: unknown key; allowed in model: {', '.join(ModelConfig.model_fields)}"
+    )
+
+
+def test_a_cell_label_and_the_values_of_an_entry_use_the_last_key_part():
+    assert grid.cell_label({"model__norm": "layer", "data__seq_len": 5}) == "norm=layer, seq_len=5"
+    assert grid.cell_label({}) == ""
