@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -58,7 +58,6 @@ class Stop:
 
     epochs: bool = True
     folder: Path | None = None
-    _notes: list[str] = field(default_factory=list)
 
 
 _NOTE = re.compile(r"^run folder: (?P<folder>.+) \(status: (?P<status>\w+)\)$")
