@@ -490,3 +490,23 @@ def test_load_regimes_names_a_missing_preset(tmp_path):
     assert (
         str(err.value) == f"{tmp_path / 'default.yaml'}: regime preset not found (claims use: default, small_batches)"
     )
+
+
+def test_load_regimes_names_the_preset_on_every_line_of_a_check_and_takes_the_seed(tmp_path):
+    _preset(tmp_path, "default", "seeds: [0, 1]\nmodel:\n  num_layers: 2\n")
+    with pytest.raises(ConfigError) as err:
+        load_regimes(select_claims(["rnn_faster_default"]), tmp_path)
+    assert str(err.value) == (
+        f"{tmp_path / 'default.yaml'}: model.num_layers: applies to the transformer only, and this run trains rnn; remove it"
+    )
+    _preset(tmp_path, "default", "seeds: [0, 1]\n")
+    with pytest.raises(ConfigError, match=r"needs at least 2 \(got \[7\]\)"):  # --seed 7: the one seed 7
+        load_regimes(select_claims(["rnn_faster_default"]), tmp_path, seed=7)
+
+
+def test_a_condition_and_a_result_as_written():
+    assert Condition("layer").label() == "LayerNorm" and Condition("batch", 1).label() == "BatchNorm at batch size 1"
+    r = evaluate(claim(), [b - 0.1 + 0.001 * k for k, b in enumerate(B)], B)
+    out = r.to_dict()
+    assert out["id"] == "c" and out["verdict"] == "held" and out["ci95"] == r.ci95 and out["runs"] == r.runs
+    assert set(out) == set(ClaimResult.__dataclass_fields__)
