@@ -94,3 +94,18 @@ def test_ctrl_c_while_the_workers_start_is_one_line_and_nothing_after(tmp_path):
     (run,) = list(tmp_path.iterdir())
     assert _one_line(r).startswith(f"lnbench: interrupted: stopped by Ctrl-C; run folder: {run} (status: interrupted)")
     assert "Traceback" not in r.stderr
+
+
+def test_ctrl_c_while_python_shuts_down_after_the_command_is_ignored():
+    """The command is over and has printed everything: Python's shutdown reset SIGINT to the
+    default, under which a Ctrl-C then (torch's teardown takes a moment) killed the process
+    silently (-2). It is ignored: the command's exit code stands."""
+    prelude = """
+import os, signal
+class Late:
+    def __del__(self):  # runs while Python tears the modules down, after the signal handlers are gone
+        os.kill(os.getpid(), signal.SIGINT)
+late = Late()
+"""
+    r = _lnbench(prelude, ["--version"])
+    assert r.returncode == 0 and r.stdout.startswith("lnbench ") and r.stderr == ""
