@@ -60,7 +60,7 @@ class Stop:
     folder: Path | None = None
 
 
-_NOTE = re.compile(r"^run folder: (?P<folder>.+) \(status: (?P<status>\w+)\)$")
+_NOTE = re.compile(r"^run folder: (?P<folder>.+) \([^()]*\)$")  # as Run and records.runs.record_failure add it
 
 
 def epochs_kept(folder: Path) -> int:

@@ -158,7 +158,7 @@ def write_html(exp: Experiment, path: Path) -> Path | None:
 
     try:
         return write_report([path], tables={path: exp.tables(path, read_json(path / "summary.json") or {})})
-    except WriteError as exc:
+    except (WriteError, KeyboardInterrupt) as exc:  # Ctrl-C too: run.json and the CLI's line say where it stopped
         record_failure(path, exc)
         raise
     except Exception as exc:  # noqa: BLE001

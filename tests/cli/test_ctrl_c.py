@@ -3,6 +3,7 @@ printed afterwards. Each test sends SIGINT to the whole process group (as a term
 moment that printed a traceback: inside NumPy's import while starting, inside an import during
 the run, while the worker processes start."""
 
+import json
 import os
 import signal
 import subprocess
@@ -109,3 +110,18 @@ late = Late()
 """
     r = _lnbench(prelude, ["--version"])
     assert r.returncode == 0 and r.stdout.startswith("lnbench ") and r.stderr == ""
+
+
+def test_ctrl_c_while_report_html_is_written_names_the_finished_folder(tmp_path):
+    """After the run folder's manifest is closed: the line said "while starting; nothing was
+    written". It names the folder, whose run.json says the run was interrupted (lnbench report
+    writes the page again)."""
+    prelude = f"PREFIX = 'jinja2'\n{AT_IMPORT}"  # report.html is the first to import jinja2
+    args = ["compare", "--jobs", "1", "--runs-dir", str(tmp_path), *set_args(TINY_OVERRIDES), "--set", "seeds=[0,1]"]
+    line = _one_line(_lnbench(prelude, args))
+    (run,) = list(tmp_path.iterdir())
+    assert (
+        line
+        == f"lnbench: interrupted: stopped by Ctrl-C; run folder: {run} (status: interrupted); finished epochs were kept"
+    )
+    assert json.loads((run / "run.json").read_text())["status"] == "interrupted" and not (run / "report.html").exists()
