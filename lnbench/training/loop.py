@@ -246,7 +246,7 @@ def train_members(
                 hist.grad_norm[name].append(grad_norms[k][s])
             for k, name in enumerate(layers):
                 hist.grad_norm_layer[name].append(layer_norms[k][s])
-            if correct_bs is not None:
+            if correct_bs is not None and hist.test_acc_batch_stats is not None:  # both exactly when has_bn
                 hist.test_correct_batch_stats = correct_bs[s]
                 hist.test_acc_batch_stats.append(sum(correct_bs[s]) / len(correct_bs[s]))
             hist.epoch_seconds.append(seconds)
