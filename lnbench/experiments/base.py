@@ -71,10 +71,11 @@ class Cell:
 def ensemble_mechanism(cfgs: Sequence[RunConfig]) -> str:
     """How the seeds of one cell train: ``native`` (one RNN ensemble with a member axis) or
     ``sequential`` (one model after another). Measured (README, "Speed"): an RNN ensemble of 5
-    seeds costs about 2.4x one seed; a Transformer gains nothing from one, so it runs sequentially.
+    seeds costs about 2.4x one seed, an LSTM ensemble 3-4x (docs/speed.md, "The LSTM"); a Transformer
+    gains nothing from one, so it runs sequentially.
     An RNN trains as an ensemble even alone (one member): a member's arithmetic does not depend
     on how many others it has, so re-running one seed of a cell reproduces it bit for bit."""
-    return "native" if cfgs[0].model.family in ("rnn", "lstm") else "sequential"  # the LSTM: measured in D
+    return "native" if cfgs[0].model.family in ("rnn", "lstm") else "sequential"
 
 
 def seed_cells(

@@ -209,7 +209,7 @@ def cost(cell: Cell) -> float:
         steps
         * len(cell.cfgs)
         * (0.5 if ensemble_mechanism(cell.cfgs) == "native" else 1.0)
-        * (2 if c.model.family == "transformer" else 1)
+        * {"transformer": 2, "lstm": 6}.get(c.model.family, 1)  # an LSTM member costs 5-9x an RNN's (docs/speed.md)
     )
 
 

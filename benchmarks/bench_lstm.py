@@ -1,0 +1,146 @@
+"""The LSTM family's cost, as ratios measured in one run (issue 22, D).
+
+1. One epoch of the task at the default sizes (T = 20, D = 64, H = 64, B = 64, 1000 training and 200
+   test sequences; Adam on cross-entropy; one torch thread), against ``torch.nn.LSTM`` with a
+   linear head on h_T trained on the same batches (its fused CPU kernel; the reference, 1.00x):
+
+   - ``steps``: the training steps alone (forward, backward, Adam step) of lnbench's LSTM, written
+     from scratch, for each norm; the tanh RNN (LayerNorm, joint) for scale;
+   - ``epoch, 1 seed``: lnbench's whole epoch, :func:`lnbench.training.loop.train_members` (the
+     steps, the per-tensor gradient norms, the probes on the test set);
+   - ``epoch, per seed of 5``: the same for a 5-seed ensemble (the member axis), divided by 5.
+
+   Every number is time / the torch.nn.LSTM steps' time.
+2. ``--compare``: the wall time of the default compare (``lnbench compare configs/compare.yaml
+   --jobs 2``, 5 seeds) and of the same with the LSTM added, ``--set
+   "compare.families=[rnn,lstm,transformer]"``, and their ratio (minutes each).
+
+Timings of 1 use ``torch.utils.benchmark`` (warm-up, repeats, medians) on the process's CPU time
+(``time.process_time``, one thread), so that a busy machine does not skew the ratios; 2 is wall time.
+
+Usage::
+
+    python benchmarks/bench_lstm.py [--quick] [--compare]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils import benchmark
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a plain checkout too
+from lnbench.config import ModelConfig, TrainConfig  # noqa: E402
+from lnbench.nn.models import build_model  # noqa: E402
+from lnbench.training.data import TrendData, make_trend_data  # noqa: E402
+from lnbench.training.loop import train_members  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+NORMS = ("none", "batch", "layer", "rms", "weight")
+
+
+class TorchLSTMClassifier(nn.Module):
+    """``torch.nn.LSTM`` (one layer, batch first) and ``Linear(H, C)`` on h_T: the reference."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_classes: int = 2) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(input_size, hidden_size, batch_first=True)
+        self.head = nn.Linear(hidden_size, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _, (h_T, _) = self.lstm(x)  # h_T: (1, B, H)
+        return self.head(h_T[0])
+
+
+def _lnbench(family: str, norm: str, seed: int = 0) -> nn.Module:
+    torch.manual_seed(seed)
+    return build_model(ModelConfig(family=family, norm=norm), 64, 20)
+
+
+def _steps(model: nn.Module, data: TrendData, batch_size: int = 64) -> None:
+    """One epoch of training steps, in the data's order (the batch order costs nothing to compare)."""
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model.train()
+    for i in range(0, data.X_train.shape[0], batch_size):
+        opt.zero_grad(set_to_none=True)
+        F.cross_entropy(model(data.X_train[i : i + batch_size]), data.y_train[i : i + batch_size]).backward()
+        opt.step()
+
+
+def _time(fn, min_run_time: float) -> float:
+    """Median CPU seconds of this process per call (one thread: what other processes do on a
+    shared machine does not count, as it would in wall time)."""
+    timer = benchmark.Timer("fn()", globals={"fn": fn}, num_threads=1, timer=time.process_time)
+    return timer.blocked_autorange(min_run_time=min_run_time).median
+
+
+def epoch_ratios(min_run_time: float) -> tuple[float, list[tuple[str, float, float, float]]]:
+    """The torch.nn.LSTM epoch's seconds, and per model (label, steps, epoch 1 seed, epoch per seed of 5)
+    as ratios to it."""
+    datas = [make_trend_data(seed=s) for s in range(5)]
+    cfg = TrainConfig(epochs=1)
+    torch.manual_seed(0)
+    reference = _time(lambda: _steps(TorchLSTMClassifier(64, 64), datas[0]), min_run_time)
+    out = []
+    for family, norm in [("lstm", n) for n in NORMS] + [("rnn", "layer")]:
+        steps = _time(lambda: _steps(_lnbench(family, norm), datas[0]), min_run_time)
+        cls = type(_lnbench(family, norm))
+
+        def epoch(members: int) -> None:
+            model = cls.stack([_lnbench(family, norm, s) for s in range(members)])  # type: ignore[attr-defined]
+            train_members(model, datas[:members], cfg, list(range(members)))
+
+        one = _time(lambda: epoch(1), min_run_time)
+        five = _time(lambda: epoch(5), min_run_time) / 5
+        label = f"LSTM {norm}" if family == "lstm" else f"RNN {norm} (joint)"
+        out.append((label, steps / reference, one / reference, five / reference))
+    return reference, out
+
+
+def compare_walls(seeds: int = 5) -> tuple[float, float]:
+    """Wall seconds of ``lnbench compare`` on ``configs/compare.yaml`` with ``--jobs 2`` (as
+    ``benchmarks/bench_compare.py`` times it), without and with the LSTM added."""
+    walls = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for extra in ([], ["compare.families=[rnn,lstm,transformer]"]):
+            cmd = [sys.executable, "-m", "lnbench", "compare", str(REPO / "configs/compare.yaml")]
+            cmd += ["--runs-dir", tmp, "--jobs", "2", "--set", f"seeds=[{','.join(map(str, range(seeds)))}]"]
+            for o in extra:
+                cmd += ["--set", o]
+            t0 = time.perf_counter()
+            subprocess.run(cmd, check=True, capture_output=True, cwd=REPO)
+            walls.append(time.perf_counter() - t0)
+    return walls[0], walls[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="shorter timings (noisier)")
+    parser.add_argument(
+        "--compare", action="store_true", help="also time the default compare with and without the LSTM"
+    )
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    reference, rows = epoch_ratios(0.5 if args.quick else 3.0)
+    print(f"1. one epoch, default sizes, one thread: time / torch.nn.LSTM's training steps ({reference:.3f} s)")
+    print(f"   {'model':<22} {'steps':>8} {'epoch, 1 seed':>14} {'epoch, per seed of 5':>21}")
+    for label, steps, one, five in rows:
+        print(f"   {label:<22} {steps:7.2f}x {one:13.2f}x {five:20.2f}x")
+    if args.compare:
+        default, with_lstm = compare_walls()
+        print(
+            f"2. default compare: {default:.0f} s; with the LSTM added: {with_lstm:.0f} s; "
+            f"ratio {with_lstm / default:.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
