@@ -117,7 +117,7 @@ def test_ctrl_c_while_report_html_is_written_names_the_finished_folder(tmp_path)
     written". It names the folder, whose run.json says the run was interrupted (lnbench report
     writes the page again)."""
     prelude = f"PREFIX = 'jinja2'\n{AT_IMPORT}"  # report.html is the first to import jinja2
-    args = ["compare", "--jobs", "1", "--runs-dir", str(tmp_path), *set_args(TINY_OVERRIDES), "--set", "seeds=[0,1]"]
+    args = ["train", "configs/train.yaml", "--runs-dir", str(tmp_path), *set_args(TINY_OVERRIDES)]
     line = _one_line(_lnbench(prelude, args))
     (run,) = list(tmp_path.iterdir())
     assert (
