@@ -89,6 +89,7 @@ BN_BS1 = "BatchNorm degrades at batch size 1"
 SEPARATE = "Normalizing the recurrent and input terms separately lets the RNN learn the memory task that NoNorm cannot"
 JOINT = "In the joint placement LayerNorm does not let the RNN learn more than NoNorm"
 LN_BN = "In the separate placement LayerNorm is as accurate as BatchNorm"
+LSTM_LN_BN = "In the LSTM, LayerNorm is as accurate as BatchNorm (Cooijmans et al.'s BN-LSTM)"
 L, N, BN = ("layer", None), ("none", None), ("batch", None)
 
 #: id, regime, family, metric, a (norm, batch size), b, direction, margin, text: the shipped claims, in table order
@@ -106,6 +107,12 @@ SHIPPED = [
     ("tf_scale_invariant_prenorm_only", "transformer_no_input_norm", "transformer", "abs_scale_spearman", L, N, "less", 0.1, STABLE),
     ("tf_ln_batch_size", "small_batches_transformer", "transformer", "final_test_acc", ("layer", 1), ("layer", 64), "equal", 0.02, BS_FREE),
     ("tf_bn_batch_size_1", "small_batches_transformer", "transformer", "final_test_acc", ("batch", 1), ("batch", 64), "less", 0.02, BN_BS1),
+    ("lstm_faster", "lstm", "lstm", "mean_train_loss", L, N, "less", 0.02, "LayerNorm speeds up LSTM training"),
+    ("lstm_ln_more_accurate", "lstm", "lstm", "final_test_acc", N, L, "less", 0.02, "LayerNorm improves the LSTM's accuracy on the memory task"),
+    ("lstm_ln_vs_bn", "lstm", "lstm", "final_test_acc", L, BN, "equal", 0.02, LSTM_LN_BN),
+    ("lstm_ln_faster_than_bn", "lstm", "lstm", "mean_train_loss", L, BN, "less", 0.02, "In the LSTM, LayerNorm converges faster than BatchNorm"),
+    ("lstm_ln_batch_size", "lstm_small_batches", "lstm", "final_test_acc", ("layer", 1), ("layer", 64), "equal", 0.02, BS_FREE),
+    ("lstm_bn_batch_size_1", "lstm_small_batches", "lstm", "final_test_acc", ("batch", 1), ("batch", 64), "less", 0.02, BN_BS1),
 ]  # fmt: skip
 
 
