@@ -458,3 +458,83 @@ def test_a_sweep_verdict_for_a_norm_that_never_finished():
         "NoNorm: diverged at batch size 1, 64 (left out of means and tests).",
         "NoNorm: no finished run at any batch size, so no norm is compared with it and it is compared with nothing.",
     ]
+
+
+# ---------------------------------------------------------------- lists of several, and missing cells
+
+
+def test_compare_verdicts_join_several_items_and_count_seeds():
+    rows = []
+    for s, (n_acc, l_acc, b_acc) in enumerate([(0.60, 0.80, 0.70), (0.62, 0.86, 0.75)]):
+        rows += [row("none", s, n_acc, 0.5), row("layer", s, l_acc, 0.3 + 0.01 * s), row("batch", s, b_acc, 0.4)]
+    cmp = verdicts.compare_comparisons(rows)
+    acc = [c for c in cmp if c.metric == "final_test_acc"]
+    learned = {
+        ("rnn", n): {
+            "diff": 0.1,
+            "ci95": [0.05, 0.15],
+            "p_value": 0.01,
+            "p_adjusted": 0.02,
+            "test": "t",
+            "n_seeds": 2,
+            "learned": True,
+        }
+        for n in ("layer", "batch")
+    }
+    lines = verdicts.compare_verdicts(rows, cmp, 10, 0.9, learned)
+    effect = "+10.0 points [unadjusted 95% CI +5.0, +15.0], t, Holm p = 0.02"
+    assert lines[0] == (
+        f"RNN, did it learn the memory task? LayerNorm above the memoryless baseline ({effect}): it learned more than"
+        f" the last input; BatchNorm above the memoryless baseline ({effect}): it learned more than the last input."
+    )
+    assert lines[2] == (
+        "RNN, final test accuracy (mean over 2 seeds): NoNorm 61.0%, LayerNorm 83.0%, BatchNorm 72.5%. Holm over 3"
+        " comparisons: " + " ".join(verdicts.describe_in_words(c) for c in acc)
+    )
+    alone = verdicts.compare_verdicts([row("layer", s, 0.9) for s in range(2)], [], 10, 0.9)
+    assert alone[1] == "RNN, final test accuracy (mean over 2 seeds): LayerNorm 90.0%."  # one norm: nothing to test
+
+
+def test_sweep_comparisons_of_batch_statistics_name_the_norm_and_skip_missing_cells():
+    rows = [row("batch", s, 0.6, bs=4, acc_bs=0.7 + 0.01 * s) for s in range(3)]
+    rows += [row("none", s, 0.8, bs=bs) for s in range(3) for bs in (4, 64)]  # no BatchNorm at 64
+    cmp = verdicts.sweep_comparisons(rows, reference_batch_size=64)
+    (bs_vs_eval,) = [c for c in cmp if c.metric == "batch_stats_vs_eval"]
+    assert (bs_vs_eval.norm_a, bs_vs_eval.norm_b, bs_vs_eval.n_seeds) == ("batch", "batch", 3)
+    assert [(c.norm_a, c.norm_b, c.condition_a) for c in cmp if c.metric == "final_test_acc"] == [
+        ("batch", "none", "batch size 4"),
+        ("none", "none", "batch size 4"),
+    ]
+
+
+def test_several_seeds_of_batch_statistics_use_the_accuracy_resolution():
+    rows = [row("batch", s, acc=a, acc_bs=a + 0.02) for s, a in enumerate([0.8, 0.7, 0.85])]  # every d = +2 points
+    rows[0].n_test = 50
+    r = paired_test([(x, x) for x in rows], "batch_stats_vs_eval")
+    _, p, _ = _t_by_hand([0.02] * 3, floor=(1 / 50) / math.sqrt(6))
+    assert r.test == "paired t-test over 3 seeds (sd floored at the resolution)" and r.p_value == pytest.approx(p)
+
+
+def test_a_sweep_verdict_lists_several_sizes_and_groups_and_what_was_tested():
+    rows = [row("layer", s, 0.9, bs=bs) for s in range(2) for bs in (1, 2, 64)]
+    below = [_cmp("layer", "none", -0.05, True, f"batch size {b}") for b in (1, 2)]
+    above = [_cmp("layer", "layer", 0.03, True, "batch size 2")]
+    (line, _) = verdicts.sweep_verdicts(rows, below + above, 64)
+    assert line.endswith(
+        "; below NoNorm at batch size 1 (-5.0 points), 2 (-5.0 points); above its batch size 64 at batch size 2 (+3.0 points)."
+    )
+    quiet = [_cmp("layer", "layer", 0.01, False), _cmp("layer", "none", 0.01, False)]
+    (line, _) = verdicts.sweep_verdicts(rows, quiet, 64)
+    assert line.endswith("; no tested difference (vs NoNorm, its own batch sizes) is significant.")
+
+
+def test_the_sweeps_significance_line_names_each_test_once_without_its_notes():
+    rows = [row("layer", s, 0.9, bs=bs) for s in range(2) for bs in (1, 64)]
+    floored = _cmp("layer", "none", 0.01, False)
+    floored.test = "paired t-test over 3 seeds (sd floored at the resolution)"
+    mcnemar = _cmp("layer", "layer", 0.01, False)
+    mcnemar.test = "exact McNemar (n_test=200)"
+    *_, significance = verdicts.sweep_verdicts(rows, [floored, mcnemar, _cmp("layer", "none", 0.0, False)], 64)
+    assert significance.startswith(
+        "Significance: exact McNemar, paired t-test over 3 seeds, Holm-Bonferroni over all 3 comparisons of this sweep at 5%; "
+    )
