@@ -443,6 +443,8 @@ def seeds_needed(claim: Claim, effect: float, diffs: Sequence[float]) -> int | N
     if len(diffs) < 2:
         return None
     sd = float(stdev(diffs))
+    if sd <= stats._EQUAL_RTOL * max(abs(x) for x in diffs):  # equal up to round-off: a sign test, not a t-test
+        sd = 0.0
     if claim.direction == "equal":
         return stats.seeds_for_interval(effect, sd, claim.margin)
     return stats.seeds_for_power(effect, sd)
@@ -618,12 +620,9 @@ def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:
                 f"{family_label(r.family)}, {r.claim} ({r.regime}): not tested ({r.reason}): {r.verdict.upper()}."
             )
             continue
-        assert r.mean_a is not None and r.mean_b is not None  # a tested claim has >= 2 seeds with values
-        p = (
-            ""
-            if r.p_value is None
-            else f", p = {r.p_value:.2g}" + (f", Holm p = {r.p_adjusted:.2g}" if r.p_adjusted is not None else "")
-        )
+        # a tested claim (an effect) has its p-value and >= 2 seeds with values
+        assert r.p_value is not None and r.mean_a is not None and r.mean_b is not None
+        p = f", p = {r.p_value:.2g}" + (f", Holm p = {r.p_adjusted:.2g}" if r.p_adjusted is not None else "")
         more = ""
         if r.verdict == "inconclusive" and r.seeds_needed is not None:
             what = "an effect this size at 80% power" if r.direction == "less" else "an interval inside the margin"

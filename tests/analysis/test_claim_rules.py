@@ -517,3 +517,94 @@ def test_a_condition_and_a_result_as_written():
     out = r.to_dict()
     assert out["id"] == "c" and out["verdict"] == "held" and out["ci95"] == r.ci95 and out["runs"] == r.runs
     assert set(out) == set(ClaimResult.__dataclass_fields__)
+
+
+# ---------------------------------------------------------------- seeds that would decide, and sentences of several
+
+
+def test_an_inconclusive_claim_says_how_many_seeds_would_decide_it():
+    from statistics import stdev
+
+    from lnbench.analysis.stats import seeds_for_interval, seeds_for_power
+
+    d = [0.03, -0.04, 0.02, -0.01, 0.05]  # layer - none: mean +0.01 nats, sd 0.0354: not significant
+    r = evaluate(claim(), [b + x for b, x in zip(B, d)], B)
+    assert r.verdict == "inconclusive" and r.seeds_needed == seeds_for_power(0.01, stdev(d)) == 101
+    assert claim_sentences([r])[0].endswith(
+        "INCONCLUSIVE (not significant, and the interval does not rule out an effect). About 101 seeds would decide it"
+        " (an effect this size at 80% power, from the observed sd of the paired differences):"
+        " lnbench claims --only c --num-seeds 101."
+    )
+    eq = evaluate(claim("equal"), [b + x for b, x in zip(B, d)], B)
+    assert eq.seeds_needed == seeds_for_interval(0.01, stdev(d), 0.02) and eq.seeds_needed is not None
+    assert (
+        f"(an interval inside the margin, from the observed sd of the paired differences): lnbench claims --only c --num-seeds {eq.seeds_needed}."
+        in claim_sentences([eq])[0]
+    )
+    two = evaluate(claim(), [B[0] + 0.03, B[1] - 0.04], B[:2])  # two seeds are enough to estimate a spread
+    assert two.verdict == "inconclusive" and two.seeds_needed == seeds_for_power(-0.005, stdev([0.03, -0.04]))
+
+
+def test_a_decided_or_unanswerable_claim_asks_for_no_more_seeds():
+    held = evaluate(claim(), [b - 0.1 + 0.001 * k for k, b in enumerate(B)], B)
+    assert held.seeds_needed is None and held.to_dict()["seeds_needed"] is None
+    at_chance = evaluate(ACC_CLAIM, A_LOW, [0.56] * 5, {"r": 0.5}, a_bs=1)
+    assert at_chance.verdict == "inconclusive" and at_chance.seeds_needed is None  # more seeds cannot help
+    assert "About" not in claim_sentences([at_chance])[0]
+    # every difference +0.05 up to round-off (1e-9): the sign test decides (it cannot below 6 seeds), not a
+    # t-test with an sd of 1e-9, for which 2 seeds would do
+    flat = evaluate(claim(), [b + 0.05 + 1e-9 * (-1) ** k for k, b in enumerate(B)], B)
+    assert flat.test == "sign test over 5 seeds (all differences equal)" and flat.verdict == "inconclusive"
+    assert flat.seeds_needed is None and "About" not in claim_sentences([flat])[0]
+
+
+def test_sentences_of_several_claims_and_their_why():
+    c = Claim(
+        "w", "text", "r", "rnn", "mean_train_loss", Condition("layer"), Condition("none"), "less", 0.02, "why here"
+    )
+    rows = {
+        ("r", "rnn", "layer", 64): [row("layer", s, value=b - 0.1 + 0.001 * s) for s, b in enumerate(B)],
+        ("r", "rnn", "none", 64): [row("none", s, value=b) for s, b in enumerate(B)],
+    }
+    untested, tested = evaluate_claims([claim(id="u", b=Condition("rms")), c], rows, REGIMES)
+    assert tested.why == "why here" and untested.why == ""
+    one, two = claim_sentences([untested, tested])
+    assert one.endswith(": INCONCLUSIVE.") and two.startswith("RNN, text (r): mean train loss")
+
+
+def test_the_first_pairs_n_test_is_the_resolution_of_an_accuracy_claim():
+    acc = claim(metric="final_test_acc")
+    same = [0.80, 0.85, 0.78]
+    rows = {
+        ("r", "rnn", "layer", 64): [
+            row("layer", s, "final_test_acc", a - 0.05 + 0.005 * s) for s, a in enumerate(same)
+        ],
+        ("r", "rnn", "none", 64): [row("none", s, "final_test_acc", a) for s, a in enumerate(same)],
+    }
+    rows[("r", "rnn", "layer", 64)][0].n_test = 50  # d = -0.05, -0.045, -0.04: sd 0.005 < 0.02 / sqrt(6)
+    (r,) = evaluate_claims([acc], rows, REGIMES)
+    assert r.test == "paired t-test over 3 seeds (sd floored at the resolution)"
+
+
+def test_format_amount_is_signed_by_default_and_select_claims_lists_the_ids():
+    assert format_amount("final_test_acc", 0.015) == "+1.5 points"
+    with pytest.raises(ConfigError) as err:
+        select_claims(["nope"])
+    assert str(err.value) == f"--only: unknown claim 'nope'; allowed: {', '.join(claim_rules.CLAIM_IDS)}"
+
+
+def test_load_regimes_checks_memory_for_all_seeds_and_names_every_line(tmp_path, monkeypatch):
+    from lnbench.config import checks
+
+    _preset(tmp_path, "small_batches", "seeds: [0, 1, 2]\ndata:\n  n_train: 64\n")
+    regimes = load_regimes(select_claims(["rnn_ln_batch_size"]), tmp_path)  # batch size 64 = n_train: allowed
+    need = checks.memory_needed(regimes["small_batches"], 3)
+    monkeypatch.setattr(checks, "available_memory", lambda: need - 1)  # enough for one seed, not for three
+    with pytest.raises(ConfigError, match="seeds at once"):
+        load_regimes(select_claims(["rnn_ln_batch_size"]), tmp_path)
+    monkeypatch.undo()
+    _preset(tmp_path, "default", "seeds: [0, 1]\nmodel:\n  num_layers: 2\n  d_ff: 8\n")
+    with pytest.raises(ConfigError) as err:
+        load_regimes(select_claims(["rnn_faster_default"]), tmp_path)
+    lines = str(err.value).splitlines()
+    assert len(lines) == 2 and all(line.startswith(f"{tmp_path / 'default.yaml'}: model.") for line in lines)
