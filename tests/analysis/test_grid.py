@@ -343,6 +343,10 @@ def test_sentences_by_hand():
         "LayerNorm minus NoNorm at seq_len=5, final test accuracy: +29.3 points [+25.0, +33.6], Holm p = 0.002.",
         "LayerNorm minus NoNorm at seq_len=5, mean train loss: -0.041 nats [-0.050, -0.032], Holm p = 0.02.",
     ]
+    two_dead = entries[2:] + [{**entries[2], "values": {"model.norm": "rms", "data.seq_len": 5}}]
+    assert grid.sentences(two_dead, [])[0] == (
+        "Every seed diverged in: model.norm=batch, data.seq_len=5; model.norm=rms, data.seq_len=5."
+    )
     assert grid.sentences(entries[2:], []) == [
         "Every seed diverged in: model.norm=batch, data.seq_len=5.",
         "No paired comparisons: the grid has no model.norm axis with none among its values (or too few seeds).",
