@@ -165,7 +165,7 @@ def comparisons(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRo
                     "n_seeds": len(pairs),
                 }
                 tests.append((spec, result))
-    return holm_family("sweep", tests) if tests else []
+    return holm_family("sweep", tests)
 
 
 def sentences(entries: Sequence[dict], comps: Sequence) -> list[str]:

@@ -185,11 +185,11 @@ def test_values_that_clean_alike_get_their_own_names():
 
 
 def test_a_grid_whose_names_still_clash_is_refused(monkeypatch):
-    monkeypatch.setattr(grid, "cell_name", lambda changes: "one-folder")
+    monkeypatch.setattr(grid, "cell_name", lambda changes: f"folder-{len(changes)}")  # one name per cell size
     with pytest.raises(ConfigError) as err:
         grid.check_grid(_cfg({"data.seq_len": [5, 10]}))
     assert str(err.value) == (
-        "sweep.grid: the cells seq_len=5 and seq_len=10 would share the run folder 'one-folder';"
+        "sweep.grid: the cells seq_len=5 and seq_len=10 would share the run folder 'folder-1';"
         " give values that differ as text"
     )
 
@@ -435,3 +435,38 @@ def test_an_unknown_key_lists_the_sections_keys():
 def test_a_cell_label_and_the_values_of_an_entry_use_the_last_key_part():
     assert grid.cell_label({"model__norm": "layer", "data__seq_len": 5}) == "norm=layer, seq_len=5"
     assert grid.cell_label({}) == ""
+
+
+def test_names_keep_upper_case_values_and_70_characters_exactly():
+    assert grid.cell_name({"model__input_norm": True}) == "input_norm-True"
+    seventy = {"data__seq_len": 5, "model__norm": "x" * 55}  # "seq_len-5_norm-" (15) + 55 = 70 characters
+    assert len(grid.cell_name(seventy)) == 70 and grid.cell_name(seventy).endswith("x" * 55)
+    seventy["model__norm"] += "x"
+    assert grid.cell_name(seventy)[-9] == "-" and len(grid.cell_name(seventy)) == 70  # 71: cut and hashed
+
+
+def test_first_error_reads_pydantic_errors_or_the_message():
+    assert grid._first_error(ValueError("Value error, n_train too small")) == "n_train too small"
+    assert grid._first_error(ValueError("plain")) == "plain"
+
+
+def test_the_aggregate_leaves_out_rows_that_are_not_ok_even_with_values():
+    rows = _cell_rows([0.8, 0.9], [0.3, 0.5])
+    failed = _row("layer", 5, 0.5)
+    failed.status, failed.final_test_acc, failed.mean_train_loss = "failed", None, 9.0  # a loss but no accuracy
+    diverged = _row("layer", 6, 0.1)
+    diverged.status = "diverged"  # a value it should not have had
+    (e,) = grid.aggregate([{"model__norm": "layer"}], [rows + [failed, diverged]])
+    assert e["mean_final_test_acc"] == pytest.approx(0.85) and e["mean_mean_train_loss"] == pytest.approx(0.4)
+    assert e["std_final_test_acc"] == pytest.approx(0.0707107, rel=1e-5)  # two seeds have an sd
+
+
+def test_comparisons_go_on_past_a_cell_without_its_nonorm_cell_and_need_two_seeds():
+    cells = [{"model__norm": "layer", "data__seq_len": 5}, {"model__norm": "none", "data__seq_len": 10}]
+    cells.append({"model__norm": "layer", "data__seq_len": 10})
+    rows = [_cell_rows([0.9, 0.8]), _cell_rows([0.5, 0.6], norm="none"), _cell_rows([0.7, 0.75])]
+    comps = grid.comparisons(cells, rows)
+    assert [(c.condition_a, c.metric, c.n_seeds) for c in comps] == [
+        ("seq_len=10", "final_test_acc", 2),
+        ("seq_len=10", "mean_train_loss", 2),
+    ]
