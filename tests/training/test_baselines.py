@@ -149,3 +149,13 @@ def test_baselines_for_builds_each_seeds_data_and_keeps_its_seed():
     assert last["acc_per_seed"] == pytest.approx([0.8, 0.2]) and chance["acc_per_seed"] == pytest.approx([0.4, 0.6])
     assert last["correct_per_seed"] == [[1, 0, 1, 1, 1], [0, 1, 0, 0, 0]]
     assert last["mean"] == pytest.approx(0.5) and last["sd"] == pytest.approx(0.6 / 2**0.5)
+
+
+def test_per_example_results_are_integers_and_one_training_example_is_a_class():
+    data = trend_data([[[1.0]]], [1], [[[0.0]], [[5.0]]], [1, 0])  # one training sequence: its class for all
+    correct = baseline_correct(data)
+    for name in BASELINES:
+        assert correct[name].dtype == np.int64 and correct[name].tolist() == [1, 0], name
+    (chance, last, _) = baselines_for([SimpleNamespace(seed=3, data=SimpleNamespace(n_test=2))], lambda c: data)
+    assert last["correct_per_seed"] == [[1, 0]] and all(type(v) is int for v in last["correct_per_seed"][0])
+    assert chance["seeds"] == [3] and chance["n_test"] == 2 and chance["sd"] is None
