@@ -97,7 +97,7 @@ def atomic_write(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` with :func:`atomic_write`."""
-    return atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+    return atomic_write(path, lambda f: f.write(text.encode()))  # UTF-8
 
 
 def write_json_atomic(path: str | Path, obj: Any) -> None:
@@ -106,7 +106,7 @@ def write_json_atomic(path: str | Path, obj: Any) -> None:
     Raises:
         WriteError: the file could not be written.
     """
-    text = json.dumps(_jsonable(obj), indent=2, allow_nan=False) + "\n"
+    text = json.dumps(_jsonable(obj), indent=2) + "\n"  # _jsonable leaves no NaN or inf
     write_text_atomic(path, text)
 
 
@@ -164,7 +164,7 @@ def create_run_dir(parent: str | Path, name: str) -> Path:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S_%fZ")
         path = parent / f"{stamp}_{name}"
         try:
-            path.mkdir(exist_ok=False)
+            path.mkdir()  # exist_ok=False: never an existing folder
             return path
         except FileExistsError:
             time.sleep(1e-6)
@@ -196,7 +196,7 @@ def git_state(directory: str | Path) -> dict[str, Any]:
         return state
     root = _git(directory, "rev-parse", "--show-toplevel")
     diff = _git(directory, "diff", "HEAD", "--binary", "--no-color", "--no-ext-diff")
-    tracked = _git(directory, "diff", "HEAD", "--name-only", "-z", "--no-ext-diff")
+    tracked = _git(directory, "diff", "HEAD", "--name-only", "-z")  # names only: no diff tool runs
     untracked = _git(directory, "ls-files", "--others", "--exclude-standard", "--full-name", "-z")
     if root is None or diff is None or tracked is None or untracked is None:
         return state
@@ -260,6 +260,7 @@ class Run:
     """
 
     path: Path  # the run folder: set on entry (``__enter__``), so read it inside the ``with`` block
+    _t0: float  # time.perf_counter() on entry
 
     def __init__(
         self,
@@ -280,11 +281,10 @@ class Run:
         self._locks = (timestamped or resume is not None) if lock is None else lock
         self.keep_lock = keep_lock
         self.status = "running"
-        self._t0 = 0.0
         self.manifest: dict[str, Any] = {
             "kind": kind,
             "name": name,
-            "status": "running",
+            "status": self.status,
             "command": sys.argv,
             "seed": seed,
             "versions": {
@@ -322,7 +322,7 @@ class Run:
             self.path = create_run_dir(self.parent, self.name)
         else:  # a child run inside its parent's folder: a plain, readable name
             self.path = self.parent / self.name
-            self.path.mkdir(parents=False, exist_ok=False)
+            self.path.mkdir()  # in an existing parent, never an existing folder
         self._lock()  # a new folder: nobody else can hold it yet, and from now on nobody can
         self._t0 = time.perf_counter()
         self.manifest["start_time"] = utc_now()
@@ -330,8 +330,8 @@ class Run:
             self.write_manifest()
             if self.config_yaml is not None:
                 write_text_atomic(self.path / "config.yaml", self.config_yaml)
-        except BaseException as exc:  # e.g. a full disk: __exit__ will not run, so record it here
-            self.__exit__(type(exc), exc, exc.__traceback__)
+        except BaseException:  # e.g. a full disk: __exit__ will not run, so record it here
+            self.__exit__(*sys.exc_info())
             raise
         return self
 

@@ -67,7 +67,7 @@ def baseline_correct(data: TrendData) -> dict[str, np.ndarray]:
     return {
         "chance": (y_te == majority).astype(np.int64),
         "last_timestep": _linear_correct(X_tr[:, -1], y_tr, X_te[:, -1], y_te),
-        "whole_sequence": _linear_correct(X_tr.reshape(len(X_tr), -1), y_tr, X_te.reshape(len(X_te), -1), y_te),
+        "whole_sequence": _linear_correct(data.X_train.flatten(1).numpy(), y_tr, data.X_test.flatten(1).numpy(), y_te),
     }
 
 

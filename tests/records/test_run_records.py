@@ -2,6 +2,7 @@
 ``mark_unfinished`` that never touches a finished run, metrics of every schema version read and
 turned into the same summary rows, and each summary-row number by hand."""
 
+import errno
 import json
 import os
 import threading
@@ -9,7 +10,7 @@ import threading
 import pytest
 
 from lnbench.records import runs
-from lnbench.records.runs import mark_unfinished, write_json_atomic
+from lnbench.records.runs import WriteError, mark_unfinished, write_json_atomic
 from lnbench.records.schema import (
     SCHEMA_VERSION,
     Metrics,
@@ -112,6 +113,29 @@ def test_json_without_nan_and_with_numpy_values(tmp_path):
     )
     assert json.loads(path.read_text()) == {"1": 0.5, "b": [3, True, None], "c": {"d": [None, 2.5, None, "x"]}}
     assert path.read_text().endswith("}\n") and '\n  "b": [\n' in path.read_text()  # indented, newline-terminated
+
+
+def test_a_write_that_fails_names_the_file_and_its_folder(tmp_path):
+    with pytest.raises(WriteError) as info:
+        write_json_atomic(tmp_path / "gone" / "summary.json", {"a": 1})  # no such folder
+    message = f"could not write summary.json in {tmp_path / 'gone'}: No such file or directory"
+    assert (info.value.errno, str(info.value)) == (errno.ENOENT, message)
+    assert isinstance(info.value.__cause__, FileNotFoundError)
+
+    def fails_without_errno(f):  # and its temporary file is gone already: still this error, and no file left
+        os.remove(os.readlink(f"/proc/self/fd/{f.fileno()}"))
+        raise OSError("the device went away")
+
+    with pytest.raises(WriteError) as info:
+        runs.atomic_write(tmp_path / "figure.png", fails_without_errno)
+    assert (info.value.errno, info.value.strerror) == (0, "the device went away")
+    assert str(info.value) == f"could not write figure.png in {tmp_path}: the device went away"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_text_is_written_as_utf8_and_the_path_returned(tmp_path):
+    path = runs.write_text_atomic(str(tmp_path / "report.html"), "<p>σ² ≥ 0</p>")
+    assert path == tmp_path / "report.html" and path.read_bytes() == b"<p>\xcf\x83\xc2\xb2 \xe2\x89\xa5 0</p>"
 
 
 # ---------------------------------------------------------------- mark_unfinished
@@ -294,3 +318,65 @@ def test_a_summary_row_writes_everything_but_the_per_example_results():
     assert "test_correct" not in out and "test_correct_batch_stats" not in out
     assert out["final_test_acc"] == 0.5 and r.test_correct == [1, 0]
     assert set(out) == {f for f in SummaryRow.__dataclass_fields__} - {"test_correct", "test_correct_batch_stats"}
+
+
+def test_every_field_of_a_summary_row_and_the_defaults():
+    m = Metrics(
+        family="transformer",
+        norm="rms",
+        batch_size=8,
+        seed=5,
+        hidden_size=16,
+        n_test=2,
+        batch_norm_stats="per_timestep",
+        norm_placement="separate",
+        status="completed",
+        epochs=[1, 2],
+        train_loss=[0.75, 0.25],
+        test_loss=[0.625, 0.375],
+        test_acc=[0.5, 1.0],
+        test_acc_batch_stats=[0.25, 0.75],
+        test_correct=[1, 1],
+        test_correct_batch_stats=[0, 1],
+        scale_spearman=[0.5, 0.125],
+        saturation=[0.0625, 0.03125],
+        grad_ratio=[2.0, 4.0],
+    )
+    r = summary_row(m, 0.9, run_dir="rms_seed5", wall_seconds=3.5, warnings=["w"])
+    assert r.to_dict() == {
+        "family": "transformer",
+        "norm": "rms",
+        "batch_size": 8,
+        "seed": 5,
+        "status": "completed",
+        "epochs_completed": 2,
+        "final_test_acc": 1.0,
+        "final_test_acc_batch_stats": 0.75,
+        "final_train_loss": 0.25,
+        "final_test_loss": 0.375,
+        "mean_train_loss": 0.5,
+        "first_epoch_at_target": 2,
+        "n_test": 2,
+        "batch_norm_stats": "per_timestep",
+        "norm_placement": "separate",
+        "final_scale_spearman": 0.125,
+        "final_saturation": 0.03125,
+        "final_grad_ratio": 4.0,
+        "wall_seconds": 3.5,
+        "warnings": ["w"],
+        "run_dir": "rms_seed5",
+    }
+    assert (r.test_correct, r.test_correct_batch_stats) == ([1, 1], [0, 1])
+    plain = summary_row(Metrics(), 0.9)  # nothing trained yet, nothing given
+    assert (plain.run_dir, plain.wall_seconds, plain.warnings, plain.epochs_completed) == ("", None, [], 0)
+    assert (plain.final_test_acc, plain.mean_train_loss, plain.first_epoch_at_target) == (None, None, None)
+
+
+def test_a_body_read_without_a_file_name_is_called_metrics_json():
+    with pytest.raises(SchemaError) as err:
+        Metrics.from_dict([1])
+    assert str(err.value) == "metrics.json: expected a JSON object"
+    with pytest.raises(SchemaError) as err:
+        Metrics.from_dict({"schema_version": SCHEMA_VERSION + 1})
+    assert str(err.value) == f"metrics.json: schema_version {SCHEMA_VERSION + 1} is newer than this lnbench reads (3)"
+    assert Metrics.from_dict({"schema_version": SCHEMA_VERSION, "norm": "none"}) == Metrics(norm="none")

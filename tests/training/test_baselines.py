@@ -159,3 +159,32 @@ def test_per_example_results_are_integers_and_one_training_example_is_a_class():
     (chance, last, _) = baselines_for([SimpleNamespace(seed=3, data=SimpleNamespace(n_test=2))], lambda c: data)
     assert last["correct_per_seed"] == [[1, 0]] and all(type(v) is int for v in last["correct_per_seed"][0])
     assert chance["seeds"] == [3] and chance["n_test"] == 2 and chance["sd"] is None
+
+
+def test_only_the_solvers_convergence_warning_is_silenced(monkeypatch):
+    """A fit that stops at max_iter says nothing (the baseline is still the best fit found); any
+    other warning of the fit reaches the user."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    fit = LogisticRegression.fit
+    raised = []
+
+    def fit_warning(category):
+        def warned_fit(self, X, y, *args, **kwargs):
+            warnings.warn("from the fit", category)
+            raised.append(category)
+            return fit(self, X, y, *args, **kwargs)
+
+        return warned_fit
+
+    monkeypatch.setattr(LogisticRegression, "fit", fit_warning(ConvergenceWarning))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert baseline_correct(DATA)["last_timestep"].tolist() == [1, 0, 1, 1, 1]
+    assert raised == [ConvergenceWarning, ConvergenceWarning] and caught == []  # one fit per linear baseline
+    monkeypatch.setattr(LogisticRegression, "fit", fit_warning(UserWarning))
+    with pytest.warns(UserWarning, match="^from the fit$") as record:
+        baseline_correct(DATA)
+    assert [w.category for w in record] == [UserWarning, UserWarning]

@@ -186,6 +186,7 @@ def test_the_data_follows_the_formula_draw_by_draw():
     [
         ({"n_test": 0}, "n_train, n_test, seq_len and features must all be >= 1"),
         ({"features": 0}, "n_train, n_test, seq_len and features must all be >= 1"),
+        ({"seq_len": 0}, "n_train, n_test, seq_len and features must all be >= 1"),  # not the seq_len >= 2 message
         ({"seq_len": 1}, "seq_len must be >= 2: a trend needs two timesteps"),
         ({"offset_std": -0.1}, "noise_std and offset_std must be >= 0"),
         ({"scale_min": 0.0}, "need 0 < scale_min <= scale_max"),
@@ -204,3 +205,9 @@ def test_the_properties_and_the_edge_values_allowed():
     assert (d.input_size, d.seq_len) == (1, 2) and d.s_train.tolist() == [3.0]
     # zero noise and zero offset are allowed, and the trend then is all there is
     assert d.X_train[0, 0, 0] == -d.X_train[0, 1, 0]
+
+
+def test_the_default_seed_is_0():
+    a, b = make_trend_data(n_train=4, n_test=2), make_trend_data(n_train=4, n_test=2, seed=0)
+    assert torch.equal(a.X_train, b.X_train) and torch.equal(a.X_test, b.X_test) and torch.equal(a.s_test, b.s_test)
+    assert not torch.equal(a.X_train, make_trend_data(n_train=4, n_test=2, seed=1).X_train)

@@ -1,0 +1,119 @@
+"""Where the code of a run came from (issue 19, D): ``git_state`` against git's own plain output
+and SHA-256 computed by hand, in a checkout whose git config would colour the diff or hand it to
+an external diff tool, and what it records when git is absent, fails or hangs."""
+
+import hashlib
+import os
+import subprocess
+
+import pytest
+
+from lnbench.records import runs
+
+UNKNOWN = {"git_commit": None, "git_dirty": None, "git_diff_sha256": None, "git_changed_files": []}
+
+
+def git(repo, *args, env=None):
+    cmd = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false", *args]
+    return subprocess.run(cmd, cwd=repo, check=True, capture_output=True, env=env).stdout
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A checkout with one commit: pkg/a.py, data.bin (binary) and a .gitignore of runs/."""
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    git(repo, "init", "-q")
+    (repo / "pkg" / "a.py").write_text("x = 1\n")
+    (repo / "data.bin").write_bytes(b"\x00\x01\x02")
+    (repo / ".gitignore").write_text("runs/\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "one")
+    return repo
+
+
+def test_the_diff_hash_is_sha256_of_the_plain_binary_diff_then_each_new_files_path_and_content(repo):
+    head = git(repo, "rev-parse", "HEAD").decode().strip()
+    (repo / "pkg" / "a.py").write_text("x = 2\n")  # changed, not staged
+    (repo / "data.bin").write_bytes(b"\x00\x01\x03")  # changed and staged: still a change from HEAD
+    git(repo, "add", "data.bin")
+    (repo / "pkg" / "new.py").write_text("y = 1\n")
+    (repo / "pkg" / "z.txt").write_text("zz\n")
+    (repo / "runs").mkdir()
+    (repo / "runs" / "out.json").write_text("{}\n")  # ignored: not a change
+    plain = git(repo, "diff", "HEAD", "--binary")  # what git prints without colour or an external tool
+    assert b"GIT binary patch" in plain and b"+x = 2" in plain
+    # a user's config may colour every diff and hand it to an external tool: the record ignores both
+    tool = repo.parent / "tool.sh"
+    tool.write_text("#!/bin/sh\necho EXTERNAL\n")
+    tool.chmod(0o755)
+    git(repo, "config", "color.ui", "always")
+    git(repo, "config", "diff.external", str(tool))
+    assert git(repo, "diff", "HEAD", "--binary") != plain
+
+    state = runs.git_state(repo / "pkg")  # from a subfolder: paths are from the checkout's root
+    expected = hashlib.sha256(plain + b"\0pkg/new.py\0y = 1\n" + b"\0pkg/z.txt\0zz\n").hexdigest()
+    assert state == {
+        "git_commit": head,
+        "git_dirty": True,
+        "git_diff_sha256": expected,
+        "git_changed_files": ["data.bin", "pkg/a.py", "pkg/new.py", "pkg/z.txt"],
+    }
+
+
+def test_only_new_files_and_names_that_are_not_utf8(repo):
+    (repo / "pkg" / "new.py").write_text("y = 1\n")
+    state = runs.git_state(repo)
+    assert state["git_changed_files"] == ["pkg/new.py"] and state["git_dirty"] is True
+    assert state["git_diff_sha256"] == hashlib.sha256(b"\0pkg/new.py\0y = 1\n").hexdigest()  # no tracked diff
+    os.remove(repo / "pkg" / "new.py")
+    # a tracked and a new file whose names are not UTF-8: named with U+FFFD; the new one's content
+    # cannot be read under that name, so its path alone enters the hash
+    tracked = os.path.join(os.fsencode(repo), b"t\xff.bin")
+    with open(tracked, "wb") as f:
+        f.write(b"1")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "two")
+    with open(tracked, "wb") as f:
+        f.write(b"2")
+    with open(os.path.join(os.fsencode(repo), b"n\xfe.dat"), "wb") as f:
+        f.write(b"new")
+    plain = git(repo, "diff", "HEAD", "--binary")
+    state = runs.git_state(repo)
+    assert state["git_changed_files"] == ["n\ufffd.dat", "t\ufffd.bin"]
+    assert state["git_diff_sha256"] == hashlib.sha256(plain + b"\0n\xef\xbf\xbd.dat\0").hexdigest()
+
+
+def test_a_clean_checkout_has_its_commit_and_no_changes(repo):
+    head = git(repo, "rev-parse", "HEAD").decode().strip()
+    (repo / "runs").mkdir()
+    (repo / "runs" / "out.json").write_text("{}\n")  # ignored
+    state = runs.git_state(str(repo / "pkg"))  # a str is a folder too
+    assert state == {"git_commit": head, "git_dirty": False, "git_diff_sha256": None, "git_changed_files": []}
+
+
+def test_without_git_or_when_git_hangs_the_provenance_is_unknown(repo, monkeypatch):
+    monkeypatch.setenv("PATH", str(repo))  # no git here
+    assert runs.git_state(repo) == UNKNOWN
+    monkeypatch.undo()
+    calls = []
+
+    def hangs(cmd, **kwargs):
+        calls.append((cmd, kwargs))
+        raise subprocess.TimeoutExpired(cmd, kwargs["timeout"])
+
+    monkeypatch.setattr(runs.subprocess, "run", hangs)
+    assert runs.git_state(repo) == UNKNOWN
+    assert calls == [(["git", "rev-parse", "HEAD"], {"cwd": repo, "capture_output": True, "timeout": 5})]
+
+
+@pytest.mark.parametrize("fails", ["--show-toplevel", "--binary", "--name-only", "ls-files"])
+def test_any_git_command_that_fails_leaves_the_provenance_unknown(repo, monkeypatch, fails):
+    (repo / "pkg" / "a.py").write_text("x = 2\n")
+    run = subprocess.run
+
+    def one_fails(cmd, **kwargs):
+        return run(["git", "no-such-command"] if fails in cmd else cmd, **kwargs)
+
+    monkeypatch.setattr(runs.subprocess, "run", one_fails)
+    assert runs.git_state(repo) == UNKNOWN
