@@ -274,12 +274,16 @@ def plan_table(planned: list[RunConfig], title: str) -> Table:
 
 
 def claims_list_table(listed: list) -> Table:
-    """``lnbench claims --list``: each claim, its model, regime (and why), metric, conditions and margin."""
+    """``lnbench claims --list``: each claim, its model, regime (and why), metric, conditions and
+    margin, and whether a plain ``lnbench claims`` runs it."""
     from lnbench.analysis import claims as claim_rules
+    from lnbench.experiments.claims import in_default_run
 
-    table = Table(title="lnbench claims", title_justify="left")
-    for col in ("id", "model", "claim", "regime (why)", "metric", "a vs b", "margin"):
-        table.add_column(col, no_wrap=col in ("id", "margin"))
+    table = Table(
+        title="lnbench claims", title_justify="left", caption="run: by a plain `lnbench claims`, or with --all"
+    )
+    for col in ("id", "model", "claim", "regime (why)", "metric", "a vs b", "margin", "run"):
+        table.add_column(col, no_wrap=col in ("id", "margin", "run"))
     for c in listed:
         margin = ("+-" if c.direction == "equal" else "") + claim_rules.format_amount(c.metric, c.margin, signed=False)
         table.add_row(
@@ -290,6 +294,7 @@ def claims_list_table(listed: list) -> Table:
             c.metric,
             f"{c.a.label()} vs {c.b.label()}",
             margin,
+            "default" if in_default_run(c) else "--all",
         )
     return table
 
@@ -397,6 +402,13 @@ def claims(
         Optional[list[str]],
         typer.Option("--only", metavar="CLAIM", help="Evaluate only this claim id (repeatable); see --list."),
     ] = None,
+    all_: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Evaluate every claim, the LSTM's too (a plain run leaves them out for their cost: ~17 min more).",
+        ),
+    ] = False,
     list_: Annotated[bool, typer.Option("--list", help="List the claims and their regimes, then exit.")] = False,
     set_: SetOption = None,
     runs_dir: RunsDirOption = Path("runs"),
@@ -423,7 +435,7 @@ def claims(
     Each claim (e.g. "LayerNorm converges faster than NoNorm") is evaluated in a regime preset
     from --presets (default 5 seeds): held, not held or inconclusive, computed from the paired
     differences over seeds (Holm-corrected over the directional claims). --set and --seed apply
-    to every preset.
+    to every preset. The LSTM's claims run with --all or --only (see --list).
     """
     from lnbench.analysis import claims as claim_rules
 
@@ -437,12 +449,14 @@ def claims(
         return
     from lnbench.experiments.claims import claims_spec
 
+    if all_ and only:
+        fail("--all and --only: give one of them (--all evaluates every claim, --only the ones named)")
     overrides = list(set_ or [])
     if num_seeds is not None:  # after --set: the number of seeds wins over a seeds list given there
         first = seed if seed is not None else 0
         overrides.append(f"seeds=[{', '.join(str(first + k) for k in range(num_seeds))}]")
     try:
-        spec = claims_spec(only, presets, overrides, seed)
+        spec = claims_spec(only, presets, overrides, seed, everything=all_)
     except ConfigError as exc:
         fail(str(exc))
     _launch("claims", spec, str(presets), runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)

@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -757,3 +758,30 @@ def test_invariance_prints_where_its_report_is(tmp_path):
     out = tmp_path.parent / "inv.json"
     result = runner.invoke(app, ["invariance", "--draws", "1", "--json", str(out)])
     assert result.exit_code == 0 and f"JSON: {out}" in result.output and "Report:" not in result.output
+
+
+def test_a_plain_claims_run_leaves_the_lstm_claims_out_and_all_or_only_runs_them(tmp_path):
+    """Issue 18 (F): the LSTM's claims (~17 min) stay out of the default run, like the LSTM out of the
+    default compare; --all runs every claim, --only a named one, and the two together are refused."""
+    from lnbench.analysis.claims import CLAIMS
+    from lnbench.experiments.claims import claims_spec
+
+    presets = Path("configs/claims")
+    lstm = [c.id for c in CLAIMS if c.family == "lstm"]
+    assert len(lstm) == 6
+    plain = [c.id for c in claims_spec(None, presets).selected]
+    assert plain == [c.id for c in CLAIMS if c.family != "lstm"] and len(plain) == len(CLAIMS) - 6
+    assert [c.id for c in claims_spec(None, presets, everything=True).selected] == [c.id for c in CLAIMS]
+    assert [c.id for c in claims_spec(["lstm_faster"], presets).selected] == ["lstm_faster"]
+    assert (
+        "lstm" not in claims_spec(None, presets).regimes and "lstm" in claims_spec([], presets, everything=True).regimes
+    )
+
+    result = runner.invoke(app, ["claims", "--all", "--only", "lstm_faster", "--runs-dir", str(tmp_path)])
+    assert result.exit_code == 2 and "--all and --only" in result.output
+    assert not any(tmp_path.iterdir())
+    from lnbench.cli.app import claims_list_table
+
+    table = claims_list_table(list(CLAIMS))
+    run_column = dict(zip(table.columns[0]._cells, table.columns[-1]._cells))
+    assert run_column == {c.id: "--all" if c.family == "lstm" else "default" for c in CLAIMS}
