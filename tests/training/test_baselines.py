@@ -169,12 +169,13 @@ def test_only_the_solvers_convergence_warning_is_silenced(monkeypatch):
     from sklearn.exceptions import ConvergenceWarning
 
     fit = LogisticRegression.fit
-    raised = []
+    raised, params = [], []
 
     def fit_warning(category):
         def warned_fit(self, X, y, *args, **kwargs):
             warnings.warn("from the fit", category)
             raised.append(category)
+            params.append(self.get_params())
             return fit(self, X, y, *args, **kwargs)
 
         return warned_fit
@@ -184,6 +185,9 @@ def test_only_the_solvers_convergence_warning_is_silenced(monkeypatch):
         warnings.simplefilter("always")
         assert baseline_correct(DATA)["last_timestep"].tolist() == [1, 0, 1, 1, 1]
     assert raised == [ConvergenceWarning, ConvergenceWarning] and caught == []  # one fit per linear baseline
+    # the classifier the module docstring names (L2, C = 1, lbfgs), stopped after at most 1000 iterations
+    documented = LogisticRegression(C=1.0, l1_ratio=0.0, solver="lbfgs", max_iter=1000).get_params()  # l1_ratio 0: L2
+    assert params == [documented, documented]
     monkeypatch.setattr(LogisticRegression, "fit", fit_warning(UserWarning))
     with pytest.warns(UserWarning, match="^from the fit$") as record:
         baseline_correct(DATA)
