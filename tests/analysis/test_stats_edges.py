@@ -190,3 +190,31 @@ def test_seeds_for_interval_by_its_formula():
     # t_{0.975, 999} / sqrt(1000) = 0.062055 > 0.062039 > t_{0.975, 1000} / sqrt(1001) = 0.062024: 1001 seeds
     assert seeds_for_interval(0.0, 1.0, 0.062039) is None and seeds_for_interval(0.0, 1.0, 0.062039, max_n=1001) == 1001
     assert seeds_for_interval(0.02, 0.0, 0.02) is None and seeds_for_interval(0.0, math.inf, 1.0) is None
+
+
+def test_an_sd_exactly_at_the_floor_is_not_floored():
+    """d = 0, 1: sd = 1/sqrt(2); the resolution sqrt(3) floors the sd at sqrt(3)/sqrt(6) = 1/sqrt(2), the
+    same float, and only an sd below the floor is raised. t = 0.5 / (0.7071 / sqrt(2)) = 1 with 1 df
+    (a Cauchy variable): p = P(|T| > 1) = 1/2; half-width t_{0.975, 1} x 0.5 = 6.3531."""
+    assert math.sqrt(3) / math.sqrt(6) == math.sqrt(0.5)
+    r = paired_over_seeds([1.0, 2.0], [1.0, 1.0], resolution=math.sqrt(3))
+    assert r.test == "paired t-test over 2 seeds" and r.p_value == pytest.approx(0.5)
+    assert r.ci95 == pytest.approx((0.5 - 6.353102, 0.5 + 6.353102))
+
+
+def test_an_interval_exactly_as_wide_as_the_room_does_not_fit():
+    from scipy import stats
+
+    margin = stats.t.ppf(0.975, 1) * 1.0 / math.sqrt(2)  # the half-width at 2 seeds with sd 1: 8.9846
+    assert margin == pytest.approx(8.984644)
+    assert seeds_for_interval(0.0, 1.0, margin) == 3  # "fits inside": strictly narrower than the room
+    assert seeds_for_interval(0.0, 1.0, math.nextafter(margin, 10.0)) == 2
+
+
+def test_seeds_for_power_at_the_ends_of_its_target():
+    # the two-sided t-test is unbiased: a nonzero effect is rejected more often than alpha, so a target of
+    # alpha is reached at 2 seeds (with both tails: the upper alone is 0.0297 at d = 0.1, 2 seeds)
+    assert quadrature_power(0.1, 2) >= 0.05 and seeds_for_power(0.1, 1.0, power=0.05) == 2
+    assert seeds_for_power(1000.0, 1.0, power=1.0) == 2  # rejected with probability 1.0 (in floats) at 2 seeds
+    # no effect, or an infinite spread: None whatever the target, even one below alpha that the null reaches
+    assert seeds_for_power(0.0, 1.0, power=0.01) is None and seeds_for_power(0.5, math.inf, power=0.01) is None
