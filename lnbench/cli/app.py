@@ -31,6 +31,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",  # "rich" read [tensorboard] in a help text as markup and dropped it
     epilog="Example: lnbench compare --set train.epochs=10 --set seeds=[0,1,2,3,4]",
 )
 
@@ -122,8 +123,8 @@ GridOption = Annotated[
         "--grid",
         "-g",
         metavar="KEY=V1,V2",
-        help="Sweep KEY over these values (read as YAML; bracket a list value: -g compare.norms=[none,layer],[layer]); "
-        "repeatable, merged into sweep.grid (a key given here replaces its values there).",
+        help="Sweep KEY over these values, read as YAML (a list value in brackets: -g compare.norms=[none],[layer] "
+        "is two cells); repeatable, merged into sweep.grid (a key given here replaces its values there).",
     ),
 ]
 TensorBoardOption = Annotated[
@@ -396,7 +397,8 @@ def sweep(
 @app.command()
 def claims(
     presets: Annotated[
-        Path, typer.Option("--presets", metavar="DIR", help="Folder of the regime presets (<regime>.yaml).")
+        Path,
+        typer.Option("--presets", metavar="DIR", help="Folder of the regime presets (one REGIME.yaml per regime)."),
     ] = Path("configs/claims"),
     only: Annotated[
         Optional[list[str]],

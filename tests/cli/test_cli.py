@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -285,6 +286,25 @@ def test_help_lists_every_command():
     assert result.exit_code == 0
     for cmd in ("train", "compare", "batchsize-sweep", "gradcheck"):
         assert cmd in result.output
+
+
+def test_every_help_text_is_printed_whole():
+    """--help printed "needs pip install 'lnbench'" and "-g compare.norms=," (Rich read the brackets
+    as markup): every command's and option's help must reach the screen character for character."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+    commands = group.commands  # type: ignore[attr-defined]
+    assert len(commands) >= 11
+    for name, command in commands.items():
+        result = runner.invoke(app, [name, "--help"], env={"COLUMNS": "80"})
+        assert result.exit_code == 0
+        shown = re.sub(r"[\s│╭╮╰╯─]+", "", result.output)
+        texts = [command.help or ""] + [p.help for p in command.params if getattr(p, "help", None)]
+        for text in texts:  # word by word: a wrapped table row interleaves an option's columns
+            assert [w for w in text.split() if w not in shown] == [], (name, text)
+    assert "lnbench[tensorboard]" in runner.invoke(app, ["train", "--help"]).output
+    assert "compare.norms=[none],[layer]" in runner.invoke(app, ["sweep", "--help"], env={"COLUMNS": "80"}).output
 
 
 def test_gradcheck_with_one_feature_writes_json(tmp_path):
