@@ -25,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from statistics import stdev
+
+import numpy as np
 
 from lnbench.analysis import stats
 from lnbench.config import ConfigError, RunConfig, load_config
@@ -428,9 +429,10 @@ class ClaimResult:
         return asdict(self)
 
 
-def seeds_needed(claim: Claim, effect: float, diffs: Sequence[float]) -> int | None:
-    """How many seeds would decide an inconclusive claim, if the paired differences keep the
-    mean ``effect`` and the spread (sample sd) of ``diffs`` observed now:
+def seeds_needed(claim: Claim, effect: float, a: Sequence[float | None], b: Sequence[float | None]) -> int | None:
+    """How many seeds would decide an inconclusive claim, if the paired differences a - b (the
+    claim's metric of a and of b, seed by seed) keep the mean ``effect`` and the spread (sample sd)
+    observed now:
 
     - a directional claim: the seeds at which a paired t-test (two-sided, alpha 0.05) of that
       effect has 80 % power (:func:`lnbench.analysis.stats.seeds_for_power`);
@@ -438,13 +440,16 @@ def seeds_needed(claim: Claim, effect: float, diffs: Sequence[float]) -> int | N
       (:func:`lnbench.analysis.stats.seeds_for_interval`).
 
     None when no number of seeds would (no spread, no effect, an effect past the margin of an
-    equivalence claim) or more than 1000 are needed.
+    equivalence claim) or more than 1000 are needed. Differences equal up to round-off have no
+    spread: judged as :func:`lnbench.analysis.stats.paired_over_seeds` judges them (a spread of at
+    most 1e-6 of the data's largest magnitude), which tested them with a sign test, not a t-test.
     """
-    if len(diffs) < 2:
+    xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if xa.size < 2:
         return None
-    sd = float(stdev(diffs))
-    if sd <= stats._EQUAL_RTOL * max(abs(x) for x in diffs):  # equal up to round-off: a sign test, not a t-test
-        sd = 0.0
+    d = xa - xb
+    spread = np.ptp(d) > stats._EQUAL_RTOL * max(np.abs(xa).max(), np.abs(xb).max())
+    sd = float(d.std(ddof=1)) if spread else 0.0
     if claim.direction == "equal":
         return stats.seeds_for_interval(effect, sd, claim.margin)
     return stats.seeds_for_power(effect, sd)
@@ -549,9 +554,8 @@ def evaluate_claims(
             verdict, reason = _verdict(c, r.mean_diff, r.ci95, adjusted.get(k))
         needed = None
         if r is not None and verdict == "inconclusive" and not reason.endswith("the claim cannot show"):
-            values = [(metric_value(a, c.metric), metric_value(b, c.metric)) for a, b in pairs]
-            diffs = [x - y for x, y in values if x is not None and y is not None]
-            needed = seeds_needed(c, r.mean_diff, diffs)
+            xa, xb = [metric_value(a, c.metric) for a, _ in pairs], [metric_value(b, c.metric) for _, b in pairs]
+            needed = seeds_needed(c, r.mean_diff, xa, xb)
         out.append(
             ClaimResult(
                 id=c.id,
@@ -621,7 +625,9 @@ def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:
             )
             continue
         # a tested claim (an effect) has its p-value and >= 2 seeds with values
-        assert r.p_value is not None and r.mean_a is not None and r.mean_b is not None
+        assert r.p_value is not None
+        assert r.mean_a is not None
+        assert r.mean_b is not None
         p = f", p = {r.p_value:.2g}" + (f", Holm p = {r.p_adjusted:.2g}" if r.p_adjusted is not None else "")
         more = ""
         if r.verdict == "inconclusive" and r.seeds_needed is not None:

@@ -558,6 +558,15 @@ def test_a_decided_or_unanswerable_claim_asks_for_no_more_seeds():
     assert flat.seeds_needed is None and "About" not in claim_sentences([flat])[0]
 
 
+def test_differences_equal_up_to_the_round_off_of_the_data_ask_for_no_more_seeds():
+    """Round-off is judged against the data (1e-6 x 0.55 = 5.5e-7), as the test judged it, not against
+    the differences (1e-6 x 0.05 = 5e-8): a spread of 2e-7 is a sign test's "all equal", and its sd of
+    1.1e-7 must not plan a t-test that 2 seeds would decide (the sentence asked for 2 of the 5 seeds)."""
+    flat = evaluate(claim(), [0.55 + 1e-7 * (-1) ** k for k in range(5)], [0.5] * 5)
+    assert flat.test == "sign test over 5 seeds (all differences equal)" and flat.verdict == "inconclusive"
+    assert flat.seeds_needed is None and "About" not in claim_sentences([flat])[0]
+
+
 def test_sentences_of_several_claims_and_their_why():
     c = Claim(
         "w", "text", "r", "rnn", "mean_train_loss", Condition("layer"), Condition("none"), "less", 0.02, "why here"

@@ -34,10 +34,26 @@ def claim(direction, margin=0.02):
 
 
 def test_a_claim_uses_the_sd_of_its_paired_differences():
-    diffs = [0.01, 0.03, -0.01, 0.05, 0.02]  # mean 0.02, sample sd 0.0224
-    assert seeds_needed(claim("less"), 0.02, diffs) == seeds_for_power(0.02, 0.022360679774997897)
-    assert seeds_needed(claim("equal", 0.05), 0.02, diffs) == seeds_for_interval(0.02, 0.022360679774997897, 0.05)
-    assert seeds_needed(claim("less"), 0.02, [0.02]) is None  # one difference has no spread
+    a, b = [0.71, 0.73, 0.69, 0.75, 0.72], [0.7] * 5  # differences 0.01, 0.03, -0.01, 0.05, 0.02: sample sd 0.0224
+    assert seeds_needed(claim("less"), 0.02, a, b) == seeds_for_power(0.02, 0.022360679774997897) == 12
+    n = seeds_for_interval(0.02, 0.022360679774997897, 0.05)
+    # room 0.03: n = 5 gives 2.776 x 0.02236 / sqrt(5) = 0.0278 < 0.03; n = 4: 3.182 x 0.02236 / 2 = 0.0356
+    assert n == 5 and seeds_needed(claim("equal", 0.05), 0.02, a, b) == n
+    assert seeds_needed(claim("less"), 0.02, [0.72], [0.7]) is None  # one difference has no spread
+
+
+def test_a_spread_within_the_round_off_of_the_data_is_no_spread():
+    """As in paired_over_seeds: a spread of the differences of at most 1e-6 of the data's largest
+    magnitude (1.0 exactly for data of 1e6) is round-off; the test was a sign test, and no t-test
+    is planned on an sd of 0.71 (which 2 seeds would do)."""
+    big = 1e6
+    assert seeds_needed(claim("less"), 3.5, [big, big], [big - 3, big - 4]) is None  # spread 1.0: none
+    assert seeds_needed(claim("less"), -3.5, [big - 3, big - 4], [big, big]) is None  # the magnitude of b counts too
+    # spread 1.5 (differences 3 and 4.5): sd 1.5 / sqrt(2) = 1.0607, d = 3.54: 3 seeds (d = 4.75 needs 3, 2.13 needs 4)
+    n = seeds_for_power(3.75, 1.5 / 2**0.5)
+    assert n == 3 and seeds_needed(claim("less"), 3.75, [big, big], [big - 3, big - 4.5]) == n
+    # relative, not absolute: the same differences over data of 1 are far above its round-off of 1e-6 (d = 4.95)
+    assert seeds_needed(claim("less"), 3.5e-6, [1.0, 1.0], [1 - 3e-6, 1 - 4e-6]) == seeds_for_power(3.5, 0.5**0.5)
 
 
 def test_an_inconclusive_verdict_says_how_many_seeds_and_the_command():
