@@ -102,7 +102,8 @@ def paired_test(pairs: Sequence[Pair], metric: str) -> stats.PairedResult | None
         ):
             return stats.mcnemar_exact(a.test_correct, b.test_correct)
         return None
-    resolution = 1 / pairs[0][0].n_test if metric == "final_test_acc" and pairs[0][0].n_test else None  # accuracy steps
+    n_test = pairs[0][0].n_test  # 0: an older file without it
+    resolution = 1 / n_test if metric == "final_test_acc" and n_test else None  # accuracy steps
     return stats.paired_over_seeds(
         [getattr(a, metric) for a, _ in pairs], [getattr(b, metric) for _, b in pairs], resolution
     )

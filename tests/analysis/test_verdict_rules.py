@@ -538,3 +538,12 @@ def test_the_sweeps_significance_line_names_each_test_once_without_its_notes():
     assert significance.startswith(
         "Significance: exact McNemar, paired t-test over 3 seeds, Holm-Bonferroni over all 3 comparisons of this sweep at 5%; "
     )
+
+
+def test_a_sweep_mean_leaves_out_a_diverged_run_even_with_a_value():
+    kept, diverged = row("layer", 0, 0.9, bs=8), row("layer", 1, status="diverged", bs=8)
+    diverged.final_test_acc = 0.1  # not ok whatever it holds: a diverged seed is out of the means
+    assert verdicts.sweep_verdicts([kept, diverged], [], 8) == [
+        "LayerNorm: diverged at batch size 8 (left out of means and tests).",
+        "LayerNorm: final test accuracy 90.0% at batch size 8 (mean over 2 seeds).",
+    ]
