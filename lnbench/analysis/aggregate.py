@@ -54,7 +54,7 @@ def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
                 "n_diverged": sum(r.status == "diverged" for r in rs),
                 "mean_final_test_acc": mean(accs) if accs else None,
                 "std_final_test_acc": stdev(accs) if len(accs) > 1 else None,
-                "ci95_final_test_acc": list(ci) if ci else None,
+                "ci95_final_test_acc": None if ci is None else list(ci),
                 "min_final_test_acc": min(accs, default=None),
                 "max_final_test_acc": max(accs, default=None),
                 "mean_final_test_acc_batch_stats": mean(bs_accs) if bs_accs else None,
