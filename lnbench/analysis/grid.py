@@ -88,7 +88,7 @@ def check_grid(cfg: RunConfig) -> list[dict]:
 
 def cell_label(changes: dict) -> str:
     """``seq_len=20, norm=layer``."""
-    return ", ".join(f"{k.split('__')[-1]}={v}" for k, v in changes.items())
+    return ", ".join(f"{k.partition('__')[2]}={v}" for k, v in changes.items())
 
 
 CELL_NAME_MAX = 70  # characters of a cell's run-folder name (a seed's adds ``_seed<k>``)
@@ -102,7 +102,7 @@ def cell_name(changes: dict) -> str:
     values, so that cells cut or cleaned alike keep their own folders (the same for every run of
     the same grid, as ``--resume`` needs). :func:`check_grid` refuses a grid whose names still clash.
     """
-    name = "_".join(f"{k.split('__')[-1]}-{v}" for k, v in changes.items())
+    name = "_".join(f"{k.partition('__')[2]}-{v}" for k, v in changes.items())
     safe = re.sub(r"[^A-Za-z0-9_.-]", "-", name)
     if safe == name and len(name) <= CELL_NAME_MAX:
         return name
@@ -175,7 +175,7 @@ def sentences(entries: Sequence[dict], comps: Sequence) -> list[str]:
     if done:
         best = max(done, key=lambda e: e["mean_final_test_acc"])
         worst = min(done, key=lambda e: e["mean_final_test_acc"])
-        fmt = lambda e: ", ".join(f"{k.split('.')[-1]}={v}" for k, v in e["values"].items())  # noqa: E731
+        fmt = lambda e: ", ".join(f"{k.partition('.')[2]}={v}" for k, v in e["values"].items())  # noqa: E731
         out.append(
             f"Final test accuracy (mean over seeds) ranges from {worst['mean_final_test_acc']:.1%} ({fmt(worst)}) "
             f"to {best['mean_final_test_acc']:.1%} ({fmt(best)})."
