@@ -284,6 +284,7 @@ def test_comparisons_pair_by_seed_on_both_metrics_with_holm_over_all():
         for m in ("final_test_acc", "mean_train_loss")
     ]
     assert all(c.norm_b == "none" and c.condition_b == c.condition_a and c.n_seeds == 5 for c in comps)
+    assert {c.family for c in comps} == {"sweep"}  # one Holm family, so named in summary.json
     by = {(c.norm_a, c.condition_a, c.metric): c for c in comps}
     expected = paired_over_seeds([a + 0.1 + 0.003 * s for s, a in enumerate(base)], base, resolution=1 / 200)
     got = by[("layer", "seq_len=10", "final_test_acc")]
