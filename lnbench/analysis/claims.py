@@ -440,7 +440,7 @@ def seeds_needed(claim: Claim, effect: float, a: Sequence[float | None], b: Sequ
       (:func:`lnbench.analysis.stats.seeds_for_interval`).
 
     None when no number of seeds would (no spread, no effect, an effect past the margin of an
-    equivalence claim) or more than 1000 are needed. Differences equal up to round-off have no
+    equivalence claim), more than 1000 are needed, or a value is None (NaN, as in paired_over_seeds). Differences equal up to round-off have no
     spread: judged as :func:`lnbench.analysis.stats.paired_over_seeds` judges them (a spread of at
     most 1e-6 of the data's largest magnitude), which tested them with a sign test, not a t-test.
     """
