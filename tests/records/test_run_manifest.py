@@ -37,6 +37,11 @@ def test_a_completed_run_records_what_ran_and_when(tmp_path, monkeypatch):
         [],
     )
     assert m["command"] == ["lnbench", "train", "--set", "seed=4"]
+    provenance = ["git_commit", "git_dirty", "git_diff_sha256", "git_changed_files"]
+    fields = ["kind", "name", "status", "command", "seed", "versions", "platform", *provenance]
+    fields += ["start_time", "end_time", "wall_seconds", "error", "warnings"]
+    assert list(running) == fields and list(m) == fields  # run.json's fields, in this order
+    assert list(m["versions"]) == ["python", "torch", "numpy"]
     assert m["versions"]["python"] == platform.python_version() and m["versions"]["numpy"] == np.__version__
     assert m["platform"] == platform.platform() and m["versions"]["torch"]
     iso = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00"
