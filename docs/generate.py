@@ -244,9 +244,13 @@ def figure_captions() -> list[str]:
 def claims_table() -> list[str]:
     """The table of the claims ``lnbench claims`` evaluates (claims.md)."""
     from lnbench.analysis.claims import CLAIMS, METRICS, format_amount
+    from lnbench.experiments.claims import in_default_run
     from lnbench.names import family_label
 
-    lines = ["| id | model | claim | regime | metric | a vs b | verdict held when |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| id | model | claim | regime | metric | a vs b | verdict held when | run |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for c in CLAIMS:
         margin = format_amount(c.metric, c.margin, signed=False)
         if c.direction == "less":
@@ -255,7 +259,10 @@ def claims_table() -> list[str]:
             held = f"95% interval of a - b inside +-{margin}"
         row = [f"`{c.id}`", family_label(c.family), c.text, f"`{c.regime}`", METRICS[c.metric][1]]
         lines.append(
-            "| " + " | ".join(_cell(x) for x in row) + f" | {_cell(c.a.label())} vs {_cell(c.b.label())} | {held} |"
+            "| "
+            + " | ".join(_cell(x) for x in row)
+            + f" | {_cell(c.a.label())} vs {_cell(c.b.label())} | {held} | "
+            + ("default |" if in_default_run(c) else "`--all` |")
         )
     return lines
 
