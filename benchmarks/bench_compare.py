@@ -18,64 +18,23 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from timing import timed
 
 REPO = Path(__file__).resolve().parents[1]
 BEFORE = ["data.n_train=1000", "data.n_test=200", "train.epochs=50", "compare.placements=null"]
 
 
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def _stat(pid: int) -> tuple[int, float] | None:
-    """(parent pid, user + system CPU seconds) of a live process, from /proc/<pid>/stat."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK
-
-
-def _tree_cpu(root: int, seen: dict[int, float]) -> None:
-    """Record the CPU seconds of ``root`` and every live descendant in ``seen`` (pid -> last value)."""
-    stats = {int(d): _stat(int(d)) for d in os.listdir("/proc") if d.isdigit()}
-    children: dict[int, list[int]] = {}
-    for pid, st in stats.items():
-        if st is not None:
-            children.setdefault(st[0], []).append(pid)
-    todo = [root]
-    while todo:
-        pid = todo.pop()
-        st = stats.get(pid)
-        if st is not None:
-            seen[pid] = max(seen.get(pid, 0.0), st[1])
-        todo += children.get(pid, [])
-
-
 def wall(overrides: list[str], seeds: int, runs: Path) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the command and its workers: /proc polled every 0.2 s, so a
-    process that lives shorter than that is missed; the workers live for the whole run)."""
+    """(wall seconds, CPU seconds of the command and its workers; :func:`timing.timed`)."""
     cmd = [sys.executable, "-m", "lnbench", "compare", str(REPO / "configs/compare.yaml"), "--runs-dir", str(runs)]
     cmd += ["--jobs", "2", "--set", f"seeds=[{','.join(map(str, range(seeds)))}]"]
     for o in overrides:
         cmd += ["--set", o]
-    seen: dict[int, float] = {}
-    t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=REPO)
-        while proc.poll() is None:
-            _tree_cpu(proc.pid, seen)
-            time.sleep(0.2)
-        elapsed = time.perf_counter() - t0
-        if proc.returncode:
-            err.seek(0)
-            raise SystemExit(f"{' '.join(cmd)} failed:\n{err.read().decode()}")
-    return elapsed, sum(seen.values())
+    return timed(cmd, REPO)
 
 
 if __name__ == "__main__":
