@@ -456,7 +456,8 @@ def claims(
     overrides = list(set_ or [])
     if num_seeds is not None:  # after --set: the number of seeds wins over a seeds list given there
         first = seed if seed is not None else 0
-        overrides.append(f"seeds=[{', '.join(str(first + k) for k in range(num_seeds))}]")
+        overrides += [f"seed={first}", f"seeds=[{', '.join(str(first + k) for k in range(num_seeds))}]"]
+        seed = None  # --seed is the first of them here; passed on, it would replace the list with [seed]
     try:
         spec = claims_spec(only, presets, overrides, seed, everything=all_)
     except ConfigError as exc:
