@@ -7,6 +7,7 @@ claims need once per regime (all seeds) and gives each claim a verdict from the 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,7 +93,16 @@ class Claims(Experiment):
         return cells
 
     def baselines(self, spec: ClaimsSpec) -> Any:
-        return {name: super(Claims, self).baselines(cfg) for name, cfg in spec.regimes.items()}
+        """The baselines of each regime's data; regimes with the same data and seeds (``default``,
+        ``separate_placement``, ...) share one fit (a copy each)."""
+        fitted: dict[tuple, Any] = {}
+        out = {}
+        for name, cfg in spec.regimes.items():
+            key = (cfg.data.model_dump_json(), tuple(cfg.seed_list))
+            if key not in fitted:
+                fitted[key] = super().baselines(cfg)
+            out[name] = copy.deepcopy(fitted[key])
+        return out
 
     def analyse(self, spec: ClaimsSpec, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:
         regime_of_row = [cell.group for cell in cells for _ in cell.cfgs]
