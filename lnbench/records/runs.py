@@ -197,7 +197,8 @@ def git_state(directory: str | Path) -> dict[str, Any]:
     root = _git(directory, "rev-parse", "--show-toplevel")
     diff = _git(directory, "diff", "HEAD", "--binary", "--no-color", "--no-ext-diff")
     tracked = _git(directory, "diff", "HEAD", "--name-only", "-z")  # names only: no diff tool runs
-    untracked = _git(directory, "ls-files", "--others", "--exclude-standard", "--full-name", "-z")
+    # ":/": the whole checkout (ls-files lists only the current folder's files; diff the whole tree)
+    untracked = _git(directory, "ls-files", "--others", "--exclude-standard", "--full-name", "-z", ":/")
     if root is None or diff is None or tracked is None or untracked is None:
         return state
     state["git_commit"] = head.decode().strip() or None

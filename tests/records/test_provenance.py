@@ -38,7 +38,7 @@ def test_the_diff_hash_is_sha256_of_the_plain_binary_diff_then_each_new_files_pa
     (repo / "data.bin").write_bytes(b"\x00\x01\x03")  # changed and staged: still a change from HEAD
     git(repo, "add", "data.bin")
     (repo / "pkg" / "new.py").write_text("y = 1\n")
-    (repo / "pkg" / "z.txt").write_text("zz\n")
+    (repo / "z.txt").write_text("zz\n")  # outside the folder asked about: part of the checkout too
     (repo / "runs").mkdir()
     (repo / "runs" / "out.json").write_text("{}\n")  # ignored: not a change
     plain = git(repo, "diff", "HEAD", "--binary")  # what git prints without colour or an external tool
@@ -52,12 +52,12 @@ def test_the_diff_hash_is_sha256_of_the_plain_binary_diff_then_each_new_files_pa
     assert git(repo, "diff", "HEAD", "--binary") != plain
 
     state = runs.git_state(repo / "pkg")  # from a subfolder: paths are from the checkout's root
-    expected = hashlib.sha256(plain + b"\0pkg/new.py\0y = 1\n" + b"\0pkg/z.txt\0zz\n").hexdigest()
+    expected = hashlib.sha256(plain + b"\0pkg/new.py\0y = 1\n" + b"\0z.txt\0zz\n").hexdigest()
     assert state == {
         "git_commit": head,
         "git_dirty": True,
         "git_diff_sha256": expected,
-        "git_changed_files": ["data.bin", "pkg/a.py", "pkg/new.py", "pkg/z.txt"],
+        "git_changed_files": ["data.bin", "pkg/a.py", "pkg/new.py", "z.txt"],
     }
 
 
