@@ -62,6 +62,9 @@ class BatchNorm1d(Norm):
         running_mean, running_var: buffers of shape ``(H,)``, initialised to 0 and 1.
         use_batch_stats_in_eval: when True, eval mode normalizes with batch statistics and
             still updates nothing (see :func:`batch_statistics`).
+        batch_group: with ``use_batch_stats_in_eval``, None (the whole batch is one batch) or g:
+            the batch is read as consecutive groups of g examples, each normalized with its own
+            statistics (see :func:`batch_statistics`).
 
     Shape:
         Input: ``(B, H)`` or ``(B, T, H)`` (ensemble: a leading S), any floating dtype. Output:
@@ -87,6 +90,7 @@ class BatchNorm1d(Norm):
         self.register_buffer("running_mean", torch.zeros(self.param_shape))
         self.register_buffer("running_var", torch.ones(self.param_shape))
         self.use_batch_stats_in_eval = False
+        self.batch_group: int | None = None
 
     def reset_running_stats(self) -> None:
         """running_mean to 0, running_var to 1 (``torch.nn.BatchNorm1d.reset_running_stats``)."""
@@ -109,12 +113,27 @@ class BatchNorm1d(Norm):
             mean, var = (self._per_member(s, x) for s in self._running_stats(t))
             rstd = torch.rsqrt(var + self.eps)
             return ((x - mean) * rstd * gamma + beta).to(x.dtype)
+        if not self.training and self.batch_group is not None:
+            return self._normalize_groups(x, gamma, beta, self.batch_group)
         dims = tuple(range(self.batch_axis, x.dim() - 1))  # every axis but the members' and the features
         y, mean, var = NormalizeAffine.apply(x, gamma, beta, self.eps, dims)
         n = math.prod(x.shape[d] for d in dims)  # values per feature (per member)
         if self.training and n > 0:  # an empty batch updates nothing (as PyTorch)
             self._track(mean.view(self.param_shape), var.view(self.param_shape), n, t)
         return y
+
+    def _normalize_groups(self, x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, g: int) -> torch.Tensor:
+        """Eval with batch statistics, each run of g consecutive examples of the batch its own
+        batch: ``(.., B, [T,] H)`` viewed as ``(.., B / g, g, [T,] H)``, the statistics over the g
+        (and T) axes. Nothing is tracked."""
+        b = self.batch_axis
+        if x.shape[b] % g:
+            raise ValueError(f"{type(self).__name__}: batch of {x.shape[b]} is not a whole number of groups of {g}")
+        groups = x.unflatten(b, (x.shape[b] // g, g))
+        if self.members is not None:  # (S, 1, [1,] H) -> (S, 1, 1, [1,] H): one more axis to broadcast over
+            gamma, beta = (p.view(self.members, *[1] * (groups.dim() - 2), self.features) for p in (gamma, beta))
+        y, _, _ = NormalizeAffine.apply(groups, gamma, beta, self.eps, tuple(range(b + 1, groups.dim() - 1)))
+        return y.flatten(b, b + 1)
 
     def _per_member(self, stat: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """An ensemble's ``(S, 1, H)`` tensor viewed as ``(S, 1, 1, H)`` for an ``(S, B, T, H)`` input."""
@@ -154,7 +173,7 @@ class BatchNorm1d(Norm):
 
 
 @contextlib.contextmanager
-def batch_statistics(model: nn.Module) -> Iterator[None]:
+def batch_statistics(model: nn.Module, group_size: int | None = None) -> Iterator[None]:
     """Within the block, every norm of ``model`` that ``uses_batch_statistics`` (the BatchNorms)
     normalizes with the statistics of the batch it is given, even in eval mode, without touching
     its running statistics.
@@ -163,20 +182,35 @@ def batch_statistics(model: nn.Module) -> Iterator[None]:
     accuracy with running statistics. No PyTorch counterpart (``torch.nn.BatchNorm1d`` with
     ``track_running_stats=False`` is the closest).
 
+    With ``group_size`` g, a batch of B = k * g examples is k batches of g in one pass: each run
+    of g consecutive examples is normalized with its own statistics, as if the k batches had
+    been given one after another (the same statistics, up to float rounding; at g = 1 each
+    example is its own batch). The probes at batch size 1 take one pass instead of N.
+
     Args:
         model: any module; the flag is set on its submodules that use batch statistics.
+        group_size: g >= 1, or None (the whole batch is one batch). Default: None.
 
     Yields:
         None; the flags are reset on exit, also after an exception.
+
+    Raises:
+        ValueError: if ``group_size < 1``; in the block, a batch that is not a multiple of g.
     """
+    if group_size is not None and group_size < 1:
+        raise ValueError(f"group_size must be >= 1, got {group_size}")
     norms = [m for m in model.modules() if isinstance(m, Norm) and m.uses_batch_statistics]
     for norm in norms:
         norm.use_batch_stats_in_eval = True
+        if isinstance(norm, BatchNorm1d):
+            norm.batch_group = group_size
     try:
         yield
     finally:
         for norm in norms:
             norm.use_batch_stats_in_eval = False
+            if isinstance(norm, BatchNorm1d):
+                norm.batch_group = None
 
 
 class RecurrentBatchNorm1d(BatchNorm1d):

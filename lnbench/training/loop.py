@@ -49,7 +49,7 @@ from lnbench.records.schema import Metrics
 from lnbench.training.checkpoints import restore
 from lnbench.training.data import TrendData
 from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, layer_names, per_member
-from lnbench.training.probes import probe_members
+from lnbench.training.probes import probe_members, probe_passes
 
 EXPLODED_LOSS_FACTOR = 100.0
 
@@ -57,14 +57,17 @@ EXPLODED_LOSS_FACTOR = 100.0
 @torch.no_grad()
 def correct_with_batch_stats(model: nn.Module, X: torch.Tensor, y: torch.Tensor, batch_size: int) -> list[list[int]]:
     """Per member, per-example correctness (0/1) with every BatchNorm normalizing by the
-    statistics of its test mini-batch of ``batch_size``; running statistics untouched.
-    ``X (S, N, T, I)``, ``y (S, N)``."""
+    statistics of its test mini-batch of ``batch_size`` (consecutive examples; the last one
+    smaller when N is not a multiple); running statistics untouched. ``X (S, N, T, I)``, ``y (S, N)``.
+
+    The whole mini-batches go through in one pass (:func:`lnbench.nn.batchnorm.batch_statistics`
+    with ``group_size``), the remainder in a second."""
     model.eval()
     out = []
-    with batch_statistics(model):
-        for i in range(0, X.shape[1], batch_size):
-            logits = forward(model, X[:, i : i + batch_size])
-            out.append((logits.argmax(dim=-1) == y[:, i : i + batch_size]).to(torch.int64))
+    for i, j, group in probe_passes(X.shape[1], batch_size):
+        with batch_statistics(model, group):
+            logits = forward(model, X[:, i:j])
+        out.append((logits.argmax(dim=-1) == y[:, i:j]).to(torch.int64))
     return torch.cat(out, dim=1).tolist()
 
 

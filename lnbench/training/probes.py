@@ -26,6 +26,7 @@ Hidden states are the RNN's and the LSTM's h_t, or the Transformer's residual st
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from contextlib import nullcontext
 
 import torch
@@ -56,6 +57,21 @@ def _spearman(a: list[float], b: list[float]) -> float | None:
     return None if not math.isfinite(rho) else float(rho)
 
 
+def probe_passes(n: int, batch_size: int) -> list[tuple[int, int, int]]:
+    """The passes that give each of ``n`` examples the batch statistics of its mini-batch of
+    ``batch_size`` consecutive examples: ``(start, stop, group_size)`` for
+    :func:`lnbench.nn.batchnorm.batch_statistics`, the whole mini-batches in one pass and the
+    remainder (``n % batch_size`` examples, its own smaller batch) in a second.
+
+    >>> probe_passes(1000, 64)
+    [(0, 960, 64), (960, 1000, 40)]
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    full = n - n % batch_size
+    return [(i, j, j - i if j - i < batch_size else batch_size) for i, j in ((0, full), (full, n)) if j > i]
+
+
 def probe_members(
     model: nn.Module, X: torch.Tensor, y: torch.Tensor, scale: torch.Tensor, batch_size: int | None = None
 ) -> list[dict]:
@@ -63,7 +79,8 @@ def probe_members(
 
     The model is put in eval mode. With ``batch_size``, every BatchNorm normalizes with the
     statistics of consecutive probe mini-batches of that size (the network as in training;
-    running statistics untouched); without it BatchNorm uses its running statistics.
+    running statistics untouched; the whole mini-batches in one pass, :func:`probe_passes`);
+    without it BatchNorm uses its running statistics.
 
     Args:
         model: a plain model (S = 1) or an ensemble (``model.members == S``).
@@ -78,15 +95,16 @@ def probe_members(
     """
     S, N, T = X.shape[0], X.shape[1], X.shape[2]
     model.eval()
-    has_bn = has_batch_norm(model)
-    step = batch_size if (batch_size and has_bn) else N
-    context = batch_statistics(model) if batch_size and has_bn else nullcontext()
+    passes: Sequence[tuple[int, int, int | None]] = [(0, N, None)]  # one pass; BatchNorm: running statistics
+    if batch_size and has_batch_norm(model):  # batch statistics: the whole mini-batches in one pass, each its own
+        passes = probe_passes(N, batch_size)
     ensemble = is_ensemble(model)
     norms, saturated, logits_all = [], [], []
     grad_sq = torch.zeros(S, 2)  # per member: sum of squares of dL/dh_1 and dL/dh_T
-    with context, torch.enable_grad():
-        for i in range(0, N, step):
-            Xc, yc = X[:, i : i + step], y[:, i : i + step]
+    for i, j, group in passes:
+        context = nullcontext() if group is None else batch_statistics(model, group)
+        with context, torch.enable_grad():
+            Xc, yc = X[:, i:j], y[:, i:j]
             if isinstance(model, RecurrentClassifier):
                 units: list[torch.Tensor] = []  # the LSTM's gates on tanh's scale, per step
                 if isinstance(model, LSTM):

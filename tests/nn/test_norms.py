@@ -201,3 +201,70 @@ def test_layer_norm_over_one_feature_warns_once():
         _w.simplefilter("error")
         ln(torch.randn(4, 1))  # once per module
         _LN(2)(torch.randn(4, 2))
+
+
+# ---- batch statistics in groups: k mini-batches in one pass (the probes at small batch sizes) ----
+
+
+def _chunked_oracle(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, g: int) -> torch.Tensor:
+    """torch.nn.functional.batch_norm in training mode on each run of g examples, one at a
+    time: (B, H) or (B, T, H) (the latter as PyTorch's (B, H, T)). One value per feature (which
+    PyTorch refuses): x_hat = 0, so y = beta."""
+    out = []
+    for chunk in x.split(g):
+        if chunk.dim() == 2 and chunk.shape[0] == 1:
+            out.append((beta + 0 * chunk).to(chunk.dtype))  # beta, still a function of x (gradient 0)
+            continue
+        layout = chunk if chunk.dim() == 2 else chunk.transpose(1, 2)
+        y = torch.nn.functional.batch_norm(layout, None, None, gamma, beta, training=True, eps=1e-5)
+        out.append(y if chunk.dim() == 2 else y.transpose(1, 2))
+    return torch.cat(out)
+
+
+@pytest.mark.parametrize("shape", [(12, 5), (12, 3, 5)])
+@pytest.mark.parametrize("g", [1, 3, 4, 12])
+def test_grouped_batch_statistics_match_torch_one_group_at_a_time(shape, g):
+    """Forward and the gradient wrt x: each run of g consecutive examples is its own batch."""
+    gen = torch.Generator().manual_seed(0)
+    x = (torch.randn(shape, generator=gen, dtype=torch.float64) * 3 + 2).requires_grad_()
+    bn = BatchNorm1d(5).double().eval()
+    gamma, beta = torch.randn(2, 5, generator=gen, dtype=torch.float64)
+    with torch.no_grad():
+        bn.gamma.copy_(gamma), bn.beta.copy_(beta)
+    with batch_statistics(bn, group_size=g):
+        y = bn(x)
+    x_ref = x.detach().clone().requires_grad_()
+    y_ref = _chunked_oracle(x_ref, gamma, beta, g)
+    torch.testing.assert_close(y, y_ref)
+    w = torch.randn(shape, generator=gen, dtype=torch.float64)
+    (gx,) = torch.autograd.grad((y * w).sum(), x)
+    (gx_ref,) = torch.autograd.grad((y_ref * w).sum(), x_ref)
+    torch.testing.assert_close(gx, gx_ref)
+    assert bn.batch_group is None and not bn.use_batch_stats_in_eval  # reset on exit
+    assert torch.equal(bn.running_mean, torch.zeros(5, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("shape", [(2, 8, 5), (2, 8, 3, 5)])
+def test_grouped_batch_statistics_per_member_of_an_ensemble(shape):
+    """(S, B, [T,] H): member s, group k normalized with its own statistics and its own gamma, beta."""
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(shape, generator=gen, dtype=torch.float64) * 2 + 1
+    bn = BatchNorm1d(5, members=2).double().eval()
+    with torch.no_grad():
+        bn.gamma.copy_(torch.randn(2, 1, 5, generator=gen)), bn.beta.copy_(torch.randn(2, 1, 5, generator=gen))
+    with batch_statistics(bn, group_size=2):
+        y = bn(x)
+    for s in range(2):
+        torch.testing.assert_close(y[s], _chunked_oracle(x[s], bn.gamma[s, 0].detach(), bn.beta[s, 0].detach(), 2))
+
+
+def test_grouped_batch_statistics_refuse_a_partial_group():
+    bn = BatchNorm1d(3).eval()
+    with (
+        batch_statistics(bn, group_size=4),
+        pytest.raises(ValueError, match="batch of 6 is not a whole number of groups of 4"),
+    ):
+        bn(torch.randn(6, 3))
+    assert bn.batch_group is None
+    with pytest.raises(ValueError, match="group_size must be >= 1, got 0"), batch_statistics(bn, group_size=0):
+        pass

@@ -90,3 +90,24 @@ def test_rnn_per_timestep_gets_seq_len_from_build_model():
 
     model = build_model(ModelConfig(norm="batch", hidden_size=H, batch_norm_stats="per_timestep"), H, 7)
     assert model.cell.norm.running_mean.shape == (7, H) and model.cell.norm.stats == "per_timestep"
+
+
+def test_grouped_batch_statistics_per_timestep_ensemble():
+    """The recurrent form in an ensemble (S, B, H) at timestep t: groups of 1 give beta exactly
+    (x_hat = 0), groups of 3 match torch's batch_norm per group; running statistics untouched."""
+    gen = torch.Generator().manual_seed(2)
+    bn = RecurrentBatchNorm1d(4, stats="per_timestep", seq_len=3, members=2).eval()
+    with torch.no_grad():
+        bn.beta.copy_(torch.randn(2, 1, 4, generator=gen)), bn.gamma.copy_(torch.randn(2, 1, 4, generator=gen))
+    x = torch.randn(2, 6, 4, generator=gen)
+    with batch_statistics(bn, group_size=1):
+        assert torch.equal(bn(x, 1), bn.beta.detach().expand(2, 6, 4))
+    with batch_statistics(bn, group_size=3):
+        y = bn(x, 2)
+    for s in range(2):
+        for k in range(2):
+            ref = torch.nn.functional.batch_norm(
+                x[s, 3 * k : 3 * k + 3], None, None, bn.gamma[s, 0].detach(), bn.beta[s, 0].detach(), training=True
+            )
+            torch.testing.assert_close(y[s, 3 * k : 3 * k + 3], ref)
+    assert torch.equal(bn.running_mean, torch.zeros(3, 2, 1, 4)) and torch.equal(bn.running_var, torch.ones(3, 2, 1, 4))

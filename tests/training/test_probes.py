@@ -172,3 +172,43 @@ def test_scale_spearman_is_of_the_last_hidden_state():
         model.cell.W_hh.zero_()
     (p,) = probe_members(model, X, y, s)
     assert p["scale_spearman"] > 0.95
+
+
+# ---- batch statistics: the whole mini-batches in one pass, the remainder in another ----------
+
+
+def test_probe_passes_cover_every_example_once():
+    from lnbench.training.probes import probe_passes
+
+    assert probe_passes(1000, 64) == [(0, 960, 64), (960, 1000, 40)]
+    assert probe_passes(1000, 1) == [(0, 1000, 1)]
+    assert probe_passes(10, 5) == [(0, 10, 5)]
+    assert probe_passes(3, 8) == [(0, 3, 3)]  # fewer examples than a batch: one smaller batch
+    assert probe_passes(0, 4) == []
+    with pytest.raises(ValueError, match="batch_size must be >= 1, got 0"):
+        probe_passes(10, 0)
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 7])
+def test_batch_statistics_probes_match_one_mini_batch_at_a_time(batch_size):
+    """The accuracy with batch statistics and the initial probes (batch mode) of a BatchNorm RNN
+    ensemble equal a loop over consecutive mini-batches of batch_size (N = 40: a remainder at 3, 7)."""
+    from lnbench.nn.norms import batch_statistics
+    from lnbench.training.loop import correct_with_batch_stats
+
+    X, y, s = _scaled_inputs()
+    models = [_rnn("batch", "joint", seed=k) for k in range(2)]
+    model = SimpleRNN.stack(models).eval()
+    Xs, ys, ss = torch.cat([X, 0.5 * X]), torch.cat([y, 1 - y]), torch.cat([s, s])  # (2, 40, ...): a member each
+    correct = correct_with_batch_stats(model, Xs, ys, batch_size)
+    probes = probe_members(model, Xs, ys, ss, batch_size=batch_size)
+    for k, solo in enumerate(models):
+        logits, hidden = [], []
+        for i in range(0, 40, batch_size):
+            with torch.no_grad(), batch_statistics(solo):
+                out, h = solo(Xs[k, i : i + batch_size], return_hidden=True)
+            logits.append(out), hidden.append(h)
+        expected = (torch.cat(logits).argmax(-1) == ys[k]).long().tolist()
+        assert correct[k] == expected
+        torch.testing.assert_close(torch.tensor(probes[k]["hidden_norm"]), torch.cat(hidden).norm(dim=-1).mean(0))
+    assert all(m.batch_group is None for m in model.modules() if hasattr(m, "batch_group"))
