@@ -391,7 +391,8 @@ class Run:
             self.write_manifest()
             recorded = True
         except OSError:
-            if exc is None:
+            if exc is None:  # the run's end could not be recorded: the caller gets the error, the lock goes
+                self.unlock()
                 raise
             recorded = False
         if exc is not None:

@@ -145,3 +145,15 @@ def test_an_experiment_holds_its_folder_from_creation_until_its_report_is_writte
     result = driver.run(exp, load_config(None, TINY), tmp_path)
     assert seen["figures"]["pid"] == seen["report"]["pid"] == os.getpid()
     assert holder_of(result.path) is None and not (result.path / LOCK_NAME).exists()
+
+
+def test_a_run_whose_end_cannot_be_written_still_releases_its_lock(tmp_path, monkeypatch):
+    """A full disk at __exit__ (run.json not written): the OSError reaches the caller and the
+    folder is not left locked by this process (kept or not)."""
+    for keep in (False, True):
+        run = Run(tmp_path, f"full{keep}", None, 0, "compare", keep_lock=keep, lock=True)
+        with pytest.raises(OSError, match="No space left"):
+            with run:
+                monkeypatch.setattr(run, "write_manifest", lambda: (_ for _ in ()).throw(OSError(28, "No space left")))
+        assert holder_of(run.path) is None
+        FolderLock(run.path).acquire().release()  # free for the next run
