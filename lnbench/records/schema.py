@@ -127,13 +127,13 @@ METRICS_DOCS: dict[str, str] = {
     "scale_spearman": "Per epoch: Spearman correlation of ||h_T|| with s over the test set (1: the state's size "
     "follows the input's scale; 0: it does not); null when undefined.",
     "scale_spearman_init": "The same at initialisation.",
-    "saturation": "RNN only, per epoch: fraction of tanh units with |h| > 0.99 over the test set's samples, "
-    "timesteps and units; null for the Transformer.",
-    "saturation_by_scale": "RNN only, per epoch, 4 values: `saturation` per input-scale quartile.",
-    "saturation_init": "RNN only: `saturation` at initialisation.",
-    "grad_ratio": "RNN only, per epoch: ||dL/dh_1|| / ||dL/dh_T|| on the test set (total derivatives through "
-    "the recurrence); << 1: the gradient vanishes going back in time, >> 1: it explodes.",
-    "grad_ratio_init": "RNN only: `grad_ratio` at initialisation.",
+    "saturation": "RNN and LSTM, per epoch: fraction of tanh units with |h| > 0.99 over the test set's samples, "
+    "timesteps and units (LSTM: of its gate units, sigmoids on tanh's scale); null for the Transformer.",
+    "saturation_by_scale": "RNN and LSTM, per epoch, 4 values: `saturation` per input-scale quartile.",
+    "saturation_init": "RNN and LSTM: `saturation` at initialisation.",
+    "grad_ratio": "RNN and LSTM, per epoch: ||dL/dh_1|| / ||dL/dh_T|| on the test set (total derivatives through "
+    "the recurrence); << 1: the gradient vanishes going back in time, >> 1: it explodes; null for the Transformer.",
+    "grad_ratio_init": "RNN and LSTM: `grad_ratio` at initialisation.",
     "grad_norm_layer": "{layer: per epoch}: `grad_norm` per layer (all tensors of one Linear or norm, e.g. "
     "`head`, `cell.norm`; an RNN's `cell.W_hh` and `cell.W_xh` are layers of their own).",
     "epoch_seconds": "Per epoch: wall time in seconds (a member of a seed ensemble reports the ensemble's).",
