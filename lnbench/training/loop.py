@@ -140,7 +140,7 @@ def train_members(
     X_test = torch.stack([d.X_test for d in datas])
     y_test = torch.stack([d.y_test for d in datas])
     gens = [torch.Generator().manual_seed(seed) for seed in seeds]
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, foreach=True)  # one op per step for all tensors: same values
     params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     layer_of = layer_names(model)
     layers = list(dict.fromkeys(layer_of[n] for n, _ in params))
