@@ -118,7 +118,9 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, p
         for c, d in zip(cfgs, datas):
             torch.manual_seed(c.seed)
             models.append(build_model(c.model, d.input_size, d.seq_len))
-        model = type(models[0]).stack(models) if mechanism == "native" else models[0]  # SimpleRNN or LSTM
+        model = (
+            type(models[0]).stack(models) if mechanism == "native" else models[0]
+        )  # an RNN, LSTM or Transformer ensemble
 
         hashes = [run.manifest["config_hash"] for run in runs]
         states = checkpoints.resumable(previous, hashes, epochs)

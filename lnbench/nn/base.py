@@ -15,6 +15,7 @@ testing which norm they hold. The registry of norm kinds is :mod:`lnbench.nn.reg
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import ClassVar, Self
 
 import torch
@@ -159,3 +160,21 @@ class Norm(nn.Module):
     def extra_repr(self) -> str:
         members = "" if self.members is None else f", members={self.members}"
         return f"{self.features}, eps={self.eps}{members}"
+
+
+@torch.no_grad()
+def copy_members(ensemble: nn.Module, models: Sequence[nn.Module]) -> None:
+    """Copy ``models[s]``'s parameters and buffers into member s of ``ensemble`` (same names,
+    one more axis): each tensor is stacked along the member axis its module names
+    (:meth:`Norm.member_axis` for a norm, 0 for the others), then viewed as the ensemble's shape,
+    e.g. (S, 1, H) from S tensors of shape (H,).
+
+    Raises:
+        KeyError: a model lacks one of the ensemble's tensors; RuntimeError: shapes disagree.
+    """
+    solo = [dict(m.named_parameters()) | dict(m.named_buffers()) for m in models]
+    for name, t in list(ensemble.named_parameters()) + list(ensemble.named_buffers()):
+        owner, _, attr = name.rpartition(".")
+        module = ensemble.get_submodule(owner)
+        axis = module.member_axis(attr) if isinstance(module, Norm) else 0
+        t.copy_(torch.stack([s[name] for s in solo], dim=axis).view(t.shape))

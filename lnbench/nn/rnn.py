@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from lnbench.config import ModelConfig
-from lnbench.nn.base import Norm
+from lnbench.nn.base import Norm, copy_members
 from lnbench.nn.registry import norm_kind
 from lnbench.nn.weightnorm import row_norms, weight_normalize
 
@@ -33,28 +33,37 @@ RECURRENT_INITS = ("uniform", "orthogonal")
 
 class EnsembleLinear(nn.Module):
     """S independent ``nn.Linear`` layers applied to S inputs at once: ``y[s] = x[s] W[s]^T + b[s]``
-    (``torch.baddbmm``; each member as ``torch.nn.functional.linear``).
+    (``torch.baddbmm``, or ``torch.bmm`` without a bias; each member as
+    ``torch.nn.functional.linear`` on its own input, up to float rounding).
 
     Args:
         members: S.
         in_features, out_features: as ``nn.Linear``.
+        bias: as ``nn.Linear``. Default: True.
 
     Attributes:
-        weight: ``(S, out, in)``; bias: ``(S, 1, out)``, zeros until :meth:`SimpleRNN.stack` fills them.
+        weight: ``(S, out, in)``; bias: ``(S, 1, out)`` or None, zeros until a ``stack`` fills them.
 
     Shape:
-        ``(S, B, in_features)`` -> ``(S, B, out_features)``, float32.
+        ``(S, *, in_features)`` -> ``(S, *, out_features)``, float32.
     """
 
     grouped_as_layer = True  # weight and bias are one layer in grad_norm_layer
 
-    def __init__(self, members: int, in_features: int, out_features: int) -> None:
+    def __init__(self, members: int, in_features: int, out_features: int, bias: bool = True) -> None:
         super().__init__()
         self.weight = nn.Parameter(torch.zeros(members, out_features, in_features))
-        self.bias = nn.Parameter(torch.zeros(members, 1, out_features))
+        self.bias: nn.Parameter | None
+        if bias:
+            self.bias = nn.Parameter(torch.zeros(members, 1, out_features))
+        else:
+            self.register_parameter("bias", None)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.baddbmm(self.bias, x, self.weight.transpose(1, 2))  # (S, B, out)
+        flat = x.reshape(x.shape[0], -1, x.shape[-1])  # (S, N, in)
+        weight = self.weight.transpose(1, 2)
+        y = torch.bmm(flat, weight) if self.bias is None else torch.baddbmm(self.bias, flat, weight)  # (S, N, out)
+        return y.view(*x.shape[:-1], y.shape[-1])
 
 
 class RNNCellWithNorm(nn.Module):
@@ -220,12 +229,7 @@ class RecurrentClassifier(nn.Module):
         """
         first = models[0]
         ensemble = cls(first.cfg, first.input_size, first.num_classes, first.seq_len, members=len(models))
-        solo = [dict(m.named_parameters()) | dict(m.named_buffers()) for m in models]
-        for name, t in list(ensemble.named_parameters()) + list(ensemble.named_buffers()):
-            owner, _, attr = name.rpartition(".")
-            module = ensemble.get_submodule(owner)
-            axis = module.member_axis(attr) if isinstance(module, Norm) else 0
-            t.copy_(torch.stack([s[name] for s in solo], dim=axis).view(t.shape))  # e.g. (S, 1, H) from S (H,)
+        copy_members(ensemble, models)
         return ensemble
 
     def forward_states(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:

@@ -7,19 +7,54 @@
 Every norm position holds the layer the registry (:mod:`lnbench.nn.registry`) builds for the model's
 norm; a norm that re-parametrizes weights (weight norm) makes every Linear weight-normalized and
 leaves the norm positions the identity. Shapes: B batch, T seq_len, D d_model (the config's
-``hidden_size``), C num_classes.
+``hidden_size``), C num_classes, S members.
+
+A seed ensemble (``members=S``, built by :meth:`TransformerClassifier.stack`) runs S models on
+``(S, B, T, I)`` at once: every Linear an :class:`lnbench.nn.rnn.EnsembleLinear`, every norm
+with ``(S, 1, D)`` parameters applied to the ``(S, B * T, D)`` view of the stream. Each member
+computes its plain model (up to float rounding), and its training does not depend on how many
+other members it has, bit for bit with one torch thread (``tests/nn/test_transformer_ensemble.py``).
+It pays at small batches, where a step's cost is per-op overhead
+(:func:`lnbench.experiments.base.ensemble_mechanism`).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Self
 
 import torch
 from torch import nn
 
 from lnbench.config import ModelConfig
+from lnbench.nn.base import Norm, copy_members
 from lnbench.nn.registry import norm_kind
+from lnbench.nn.rnn import EnsembleLinear
 from lnbench.nn.weightnorm import linear
+
+#: the norms a Transformer seed ensemble supports (weight norm's Linear has no member axis)
+ENSEMBLE_NORMS = ("none", "batch", "layer", "rms")
+
+
+def _linear(in_features: int, out_features: int, cfg: ModelConfig, members: int | None, bias: bool = True) -> nn.Module:
+    """The model's Linear: :func:`lnbench.nn.weightnorm.linear`, or for an ensemble an
+    :class:`lnbench.nn.rnn.EnsembleLinear`."""
+    wn = norm_kind(cfg.norm).reparametrizes_weights
+    if members is None:
+        return linear(in_features, out_features, wn, bias)
+    if cfg.norm not in ENSEMBLE_NORMS:
+        raise ValueError(f"a Transformer seed ensemble supports norm {', '.join(ENSEMBLE_NORMS)}; got {cfg.norm!r}")
+    return EnsembleLinear(members, in_features, out_features, bias)
+
+
+def _normalize(norm: nn.Module, z: torch.Tensor, members: int | None) -> torch.Tensor:
+    """``norm(z)``; for an ensemble, a norm over the features (LayerNorm, RMSNorm) sees the
+    ``(S, B, T, D)`` stream as ``(S, B * T, D)``, the layout its ``(S, 1, D)`` parameters
+    broadcast over; BatchNorm takes ``(S, B, T, D)`` itself (statistics over B and T per member)."""
+    if members is None or not isinstance(norm, Norm) or norm.uses_batch_statistics:
+        return norm(z)
+    return norm(z.flatten(1, -2)).view(z.shape)
+
 
 POS_EMBS = ("sinusoidal", "learned")
 
@@ -32,22 +67,24 @@ class SelfAttention(nn.Module):
         cfg: the model's :class:`lnbench.config.ModelConfig`: ``hidden_size`` D, and ``norm``
             (weight-normalized ``qkv`` and ``proj`` if its kind re-parametrizes weights).
 
+        members: S for an ensemble. Default: None.
+
     Shape:
-        ``(B, T, D)`` -> ``(B, T, D)``, the model's dtype.
+        ``(B, T, D)`` -> ``(B, T, D)`` (ensemble: a leading S), the model's dtype.
 
     Raises:
         ValueError: for an unknown ``norm``.
     """
 
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelConfig, members: int | None = None) -> None:
         super().__init__()
-        D, wn = cfg.hidden_size, norm_kind(cfg.norm).reparametrizes_weights
-        self.qkv = linear(D, 3 * D, wn)
-        self.proj = linear(D, D, wn)
+        D = cfg.hidden_size
+        self.qkv = _linear(D, 3 * D, cfg, members)
+        self.proj = _linear(D, D, cfg, members)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        q, k, v = self.qkv(x).chunk(3, dim=-1)  # each (B, T, D)
-        att = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (B, T, T)
+        q, k, v = self.qkv(x).chunk(3, dim=-1)  # each ([S,] B, T, D)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # ([S,] B, T, T)
         return self.proj(att.softmax(dim=-1) @ v)  # (B, T, D)
 
 
@@ -58,28 +95,30 @@ class TransformerBlock(nn.Module):
         cfg: the model's :class:`lnbench.config.ModelConfig`: ``hidden_size`` D (the width of the
             residual stream), ``norm`` (BatchNorm takes statistics over (B, T)), ``d_ff`` (the
             feed-forward width; None: ``4 * D``).
+        members: S for an ensemble. Default: None.
 
     Shape:
-        ``(B, T, D)`` -> ``(B, T, D)``, the model's dtype.
+        ``(B, T, D)`` -> ``(B, T, D)`` (ensemble: a leading S), the model's dtype.
 
     Raises:
         ValueError: for an unknown ``norm``.
     """
 
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelConfig, members: int | None = None) -> None:
         super().__init__()
         spec = norm_kind(cfg.norm)
         D = cfg.hidden_size
         d_ff = 4 * D if cfg.d_ff is None else cfg.d_ff
-        wn = spec.reparametrizes_weights  # every Linear weight-normalized; the norm positions are the identity
-        self.norm_1 = spec.build(D)
-        self.attn = SelfAttention(cfg)
-        self.norm_2 = spec.build(D)
-        self.mlp = nn.Sequential(linear(D, d_ff, wn), nn.GELU(), linear(d_ff, D, wn))
+        # weight norm: every Linear weight-normalized; the norm positions are the identity
+        self.members = members
+        self.norm_1 = spec.build(D, members)
+        self.attn = SelfAttention(cfg, members)
+        self.norm_2 = spec.build(D, members)
+        self.mlp = nn.Sequential(_linear(D, d_ff, cfg, members), nn.GELU(), _linear(d_ff, D, cfg, members))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + self.attn(self.norm_1(x))
-        return x + self.mlp(self.norm_2(x))
+        x = x + self.attn(_normalize(self.norm_1, x, self.members))
+        return x + self.mlp(_normalize(self.norm_2, x, self.members))
 
 
 def sinusoidal_positions(seq_len: int, d_model: int) -> torch.Tensor:
@@ -122,43 +161,69 @@ class TransformerClassifier(nn.Module):
         input_size: features per timestep of the input.
         seq_len: T, the number of positions.
         num_classes: C. Default: 2.
+        members: S for a seed ensemble of S independent models trained at once (build it with
+            :meth:`stack`; norms :data:`ENSEMBLE_NORMS`); every tensor then has a leading member
+            axis. Default: None.
 
     Shape:
-        Input: ``(B, T, input_size)``, the model's dtype. Output: logits ``(B, C)``; with
-        ``return_hidden=True`` also the residual stream after the last block, ``(B, T, D)``.
+        Input: ``(B, T, input_size)`` (ensemble: ``(S, B, T, input_size)``), the model's dtype.
+        Output: logits ``(B, C)`` (``(S, B, C)``); with ``return_hidden=True`` also the residual
+        stream after the last block, ``(B, T, D)`` (``(S, B, T, D)``).
 
     Raises:
-        ValueError: for an unknown ``norm`` or ``pos_emb``; in forward, for T > ``seq_len``.
+        ValueError: for an unknown ``norm`` or ``pos_emb``, an ensemble with weight norm; in
+            forward, for T > ``seq_len``.
     """
 
-    def __init__(self, cfg: ModelConfig, input_size: int, seq_len: int, num_classes: int = 2) -> None:
+    def __init__(
+        self, cfg: ModelConfig, input_size: int, seq_len: int, num_classes: int = 2, members: int | None = None
+    ) -> None:
         super().__init__()
         if cfg.pos_emb not in POS_EMBS:
             raise ValueError(f"pos_emb: unknown {cfg.pos_emb!r}; allowed: {', '.join(POS_EMBS)}")
         spec = norm_kind(cfg.norm)
-        D, wn = cfg.hidden_size, spec.reparametrizes_weights
+        D = cfg.hidden_size
+        self.cfg, self.input_size, self.seq_len, self.num_classes = cfg, input_size, seq_len, num_classes
+        self.members = members
+        lead = () if members is None else (members,)
         normed_input = cfg.input_norm and spec.normalizes_activations
-        self.input_proj = linear(input_size, D, wn, bias=not normed_input)
-        self.input_norm = spec.build(D) if normed_input else None
+        self.input_proj = _linear(input_size, D, cfg, members, bias=not normed_input)
+        self.input_norm = spec.build(D, members) if normed_input else None
         if cfg.pos_emb == "learned":
-            self.pos_emb = nn.Parameter(torch.randn(seq_len, D) * cfg.pos_emb_std)
+            self.pos_emb = nn.Parameter(torch.randn(*lead, seq_len, D) * cfg.pos_emb_std)
         else:
-            self.register_buffer("pos_emb", sinusoidal_positions(seq_len, D))
-        self.blocks = nn.ModuleList(TransformerBlock(cfg) for _ in range(cfg.num_layers))
-        self.norm_f = spec.build(D)
-        self.head = linear(D, num_classes, wn)
+            self.register_buffer("pos_emb", sinusoidal_positions(seq_len, D).expand(*lead, seq_len, D).clone())
+        self.blocks = nn.ModuleList(TransformerBlock(cfg, members) for _ in range(cfg.num_layers))
+        self.norm_f = spec.build(D, members)
+        self.head = _linear(D, num_classes, cfg, members)
+
+    @classmethod
+    @torch.no_grad()
+    def stack(cls, models: list[Self]) -> Self:
+        """One ensemble whose member s starts as ``models[s]`` (parameters and buffers copied):
+        trained by :func:`lnbench.training.loop.train_members`, member s follows the arithmetic of
+        ``models[s]`` in an ensemble of one. Each tensor is stacked along the member axis its
+        module names (0 but for per-timestep statistics, which a Transformer has none of).
+
+        Raises:
+            IndexError: for an empty list; ValueError: for weight norm (no ensemble form).
+        """
+        first = models[0]
+        ensemble = cls(first.cfg, first.input_size, first.seq_len, first.num_classes, members=len(models))
+        copy_members(ensemble, models)
+        return ensemble
 
     def forward(self, x: torch.Tensor, return_hidden: bool = False):
-        T = x.shape[1]
-        if T > self.pos_emb.shape[0]:
-            raise ValueError(f"sequence length {T} exceeds the model's seq_len {self.pos_emb.shape[0]}")
-        z = self.input_proj(x)  # (B, T, D)
+        T, S = x.shape[-2], self.members
+        if T > self.pos_emb.shape[-2]:
+            raise ValueError(f"sequence length {T} exceeds the model's seq_len {self.pos_emb.shape[-2]}")
+        z = self.input_proj(x)  # ([S,] B, T, D)
         if self.input_norm is not None:
-            z = self.input_norm(z)
-        z = z + self.pos_emb[:T]
+            z = _normalize(self.input_norm, z, S)
+        z = z + (self.pos_emb[:T] if S is None else self.pos_emb[:, None, :T])
         for block in self.blocks:
             z = block(z)
-        logits = self.head(self.norm_f(z).mean(dim=1))  # (B, C)
+        logits = self.head(_normalize(self.norm_f, z, S).mean(dim=-2))  # ([S,] B, C)
         if return_hidden:
             return logits, z
         return logits

@@ -113,7 +113,8 @@ def test_compare_writes_children_plots_summary_and_table(tmp_path):
         and ensemble["rnn"]["members"] == 5
         and ensemble["rnn"]["seeds"] == [0, 1, 2, 3, 4]
     )
-    assert ensemble["transformer"]["mechanism"] == "sequential" and ensemble["transformer"]["members"] == 1
+    # batch size 16: a Transformer cell's seeds train as one ensemble too (sequential above 16)
+    assert ensemble["transformer"]["mechanism"] == "native" and ensemble["transformer"]["members"] == 5
     assert {(r["family"], r["norm"]) for r in summary["rows"]} == {
         (f, n) for f in ("rnn", "transformer") for n in ("none", "batch", "layer")
     }
@@ -714,7 +715,8 @@ def test_resuming_a_finished_experiment_keeps_everything_and_stays_completed(tmp
     again = runner.invoke(app, ["compare", str(run / "config.yaml"), "--resume", str(run), "--jobs", "2"])
     assert again.exit_code == 0, again.output
     manifest = json.loads((run / "run.json").read_text())
-    assert manifest["status"] == "completed" and manifest["resumed"][0]["cells_kept"] == 3
+    # two cells: the RNN's and the Transformer's seeds, each one ensemble (batch size 16)
+    assert manifest["status"] == "completed" and manifest["resumed"][0]["cells_kept"] == 2
 
 
 def test_resume_reruns_a_cell_whose_runs_were_made_under_another_config(tmp_path):
