@@ -9,6 +9,10 @@
    ``lnbench.nn.kernels``, and the Python autograd Function ``NormalizeAffine``; both the hand-written
    x-hat backward), with ``torch.nn.LayerNorm``, and with the same formula left to autograd
    (unfused, ~8 graph nodes per call). Reported as time / ``torch.nn.LayerNorm``.
+4. Transformer seeds per cell: one epoch of the default Transformer (200 training sequences,
+   n_test 200) for 5 seeds, trained as one ensemble (``TransformerClassifier.stack``) / one after
+   another, at batch sizes 1, 16 and 64, for each norm: the measurement behind
+   :data:`lnbench.experiments.base.TRANSFORMER_ENSEMBLE_MAX_BATCH` (CPU time of the process).
 
 Timings of 1 and 3 use ``torch.utils.benchmark`` (warm-up, repeats, one thread).
 
@@ -33,7 +37,7 @@ from torch.utils import benchmark
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a plain checkout too
 from lnbench import experiments  # noqa: E402
 from lnbench.config import ModelConfig, TrainConfig, load_config  # noqa: E402
-from lnbench.nn.models import SimpleRNN, build_model  # noqa: E402
+from lnbench.nn.models import SimpleRNN, TransformerClassifier, build_model  # noqa: E402
 from lnbench.nn.norms import LayerNorm  # noqa: E402
 from lnbench.training.data import make_trend_data  # noqa: E402
 from lnbench.training.loop import train_members  # noqa: E402
@@ -121,6 +125,38 @@ def layernorm_forms(min_run_time: float) -> dict[str, float]:
     return {k: v / times["torch.nn.LayerNorm"] for k, v in times.items()}
 
 
+def transformer_seeds(repeats: int) -> list[tuple[str, dict[int, float]]]:
+    datas = [make_trend_data(n_train=200, n_test=200, seed=s) for s in range(5)]
+    d = datas[0]
+    out = []
+    for norm in ("none", "batch", "layer"):
+        cfg = ModelConfig(family="transformer", norm=norm)
+
+        def model(seed: int) -> TransformerClassifier:
+            torch.manual_seed(seed)
+            return build_model(cfg, d.input_size, d.seq_len)
+
+        ratios = {}
+        for bs in (1, 16, 64):
+            train = TrainConfig(epochs=1, batch_size=bs)
+
+            def cpu(fn) -> float:  # the best of `repeats` runs: the least disturbed by other work
+                best = float("inf")
+                for _ in range(repeats):
+                    t0 = time.process_time()
+                    fn()
+                    best = min(best, time.process_time() - t0)
+                return best
+
+            ensemble = cpu(
+                lambda: train_members(TransformerClassifier.stack([model(s) for s in range(5)]), datas, train, range(5))
+            )
+            one_by_one = cpu(lambda: [train_members(model(s), datas[s : s + 1], train, [s]) for s in range(5)])
+            ratios[bs] = ensemble / one_by_one
+        out.append((norm, ratios))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="shorter timings (noisier)")
@@ -138,6 +174,10 @@ def main() -> None:
     print("3. one Adam step of the default LayerNorm RNN (time / torch.nn.LayerNorm)")
     for name, ratio in layernorm_forms(t).items():
         print(f"   {name:<36} {ratio:5.2f}x")
+    print("4. Transformer, 5 seeds as one ensemble / one after another (one epoch, CPU time)")
+    print("   norm     bs 1   bs 16   bs 64")
+    for norm, r in transformer_seeds(1 if args.quick else 3):
+        print(f"   {norm:<6} {r[1]:6.2f} {r[16]:7.2f} {r[64]:7.2f}")
 
 
 if __name__ == "__main__":
