@@ -344,11 +344,11 @@ def describe_in_words(c: Comparison) -> str:
     if c.metric == "mean_train_loss":
         size = f"mean train loss {diff:+.3f} nats [unadjusted 95% CI {lo:+.3f}, {hi:+.3f}]"
         claim = f"{a}'s train loss fell faster than {b}'s"
-        alike = f"{a} and {b} trained equally fast as far as {c.n_seeds} seeds can tell"
+        alike = f"{a} and {b} are not distinguishable in training speed with {c.n_seeds} seeds"
     else:
         size = f"final test accuracy {_points(diff)} points [unadjusted 95% CI {_points(lo)}, {_points(hi)}]"
         claim = f"{a} is more accurate than {b}"
-        alike = f"{a} and {b} are not distinguishable in accuracy"
+        alike = f"{a} and {b} are not distinguishable in accuracy with {c.n_seeds} seeds"
     numbers = f"{size}, {c.test}, Holm p = {c.p_adjusted:.2g}"
     return f"{claim if c.significant else alike} ({numbers})."
 

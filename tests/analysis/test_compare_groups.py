@@ -95,7 +95,7 @@ def comparison(metric, diff, lo, hi, significant, a="none", b="layer"):
         ),
         (
             comparison("final_test_acc", 0.01, -0.02, 0.04, False),
-            "NoNorm and LayerNorm are not distinguishable in accuracy (final test accuracy +1.0 points "
+            "NoNorm and LayerNorm are not distinguishable in accuracy with 5 seeds (final test accuracy +1.0 points "
             "[unadjusted 95% CI -2.0, +4.0], paired t-test over 5 seeds, Holm p = 0.003).",
         ),
     ],
