@@ -12,7 +12,7 @@
 4. Transformer seeds per cell: one epoch of the default Transformer (200 training sequences,
    n_test 200) for 5 seeds, trained as one ensemble (``TransformerClassifier.stack``) / one after
    another, at batch sizes 1, 16 and 64, for each norm: the measurement behind
-   :data:`lnbench.experiments.base.TRANSFORMER_ENSEMBLE_MAX_BATCH` (CPU time of the process).
+   :data:`lnbench.names.TRANSFORMER_ENSEMBLE_MAX_BATCH` (CPU time of the process).
 
 Timings of 1 and 3 use ``torch.utils.benchmark`` (warm-up, repeats, one thread).
 

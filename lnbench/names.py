@@ -1,4 +1,5 @@
-"""The names of model families and norm kinds, and how tables and figures show them.
+"""The names of model families and norm kinds, how tables and figures show them, and which
+cells train their seeds as one ensemble.
 
 Pure data, no torch: the config schema and the command line read it without importing the
 models (``lnbench --help`` answers at once). :data:`lnbench.nn.norms.NORMS` adds each kind's layer.
@@ -44,3 +45,21 @@ def norm_color(kind: str) -> str | None:
 def plural(n: int, word: str) -> str:
     """``"1 run"``, ``"2 runs"``."""
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+#: The norms a Transformer seed ensemble has (weight norm has no member-axis form).
+TRANSFORMER_ENSEMBLE_NORMS = ("none", "batch", "layer", "rms")
+
+#: The largest batch size at which a Transformer cell trains its seeds as one ensemble: above it a
+#: step is compute, not per-op overhead, and an ensemble does not pay (docs/speed.md).
+TRANSFORMER_ENSEMBLE_MAX_BATCH = 16
+
+
+def seeds_train_together(family: str, norm: str, batch_size: int) -> bool:
+    """Whether the seeds of a cell of this family, norm and batch size train as one ensemble
+    (one model with a member axis): always for the RNN and the LSTM; for the Transformer up to
+    batch size :data:`TRANSFORMER_ENSEMBLE_MAX_BATCH` with a norm in
+    :data:`TRANSFORMER_ENSEMBLE_NORMS`. See :func:`lnbench.experiments.base.ensemble_mechanism`."""
+    if family in ("rnn", "lstm"):
+        return True
+    return batch_size <= TRANSFORMER_ENSEMBLE_MAX_BATCH and norm in TRANSFORMER_ENSEMBLE_NORMS

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from lnbench.config import RunConfig
 from lnbench.config.checks import check_memory, check_seeds
+from lnbench.names import seeds_train_together
 from lnbench.records.schema import SummaryRow, read_metrics, summary_row
 
 EpochCallback = Callable[..., None]  # (label, epoch, epochs, acc=None)
@@ -68,10 +69,6 @@ class Cell:
     tensorboard: bool = False  # also write TensorBoard event files into each run folder (--tensorboard)
 
 
-#: the largest batch size at which a Transformer cell trains its seeds as one ensemble
-TRANSFORMER_ENSEMBLE_MAX_BATCH = 16
-
-
 def ensemble_mechanism(cfgs: Sequence[RunConfig]) -> str:
     """How the seeds of one cell train: ``native`` (one ensemble with a member axis) or
     ``sequential`` (one model after another).
@@ -80,18 +77,14 @@ def ensemble_mechanism(cfgs: Sequence[RunConfig]) -> str:
     ensemble 3-4x, so they are always ``native``. A Transformer step is per-op overhead at small
     batches and compute at large ones: an ensemble of 5 costs 0.35-0.6x of training them one
     after another at batch size 1, 0.7-0.9x at 16 and 1.0-1.2x at 64 (CPU time), so a
-    Transformer cell is ``native`` up to batch size :data:`TRANSFORMER_ENSEMBLE_MAX_BATCH` (with
-    the norms :data:`lnbench.nn.transformer.ENSEMBLE_NORMS`), ``sequential`` above.
+    Transformer cell is ``native`` up to batch size 16 (with the norms that have an ensemble form),
+    ``sequential`` above: :func:`lnbench.names.seeds_train_together`.
 
     A ``native`` cell trains as an ensemble even alone (one member): a member's arithmetic does
     not depend on how many others it has, so re-running one seed of a cell reproduces it bit for bit."""
-    from lnbench.nn.transformer import ENSEMBLE_NORMS  # torch: not at start-up
-
     model = cfgs[0].model
-    if model.family in ("rnn", "lstm"):
-        return "native"
-    small = cfgs[0].train.batch_size <= TRANSFORMER_ENSEMBLE_MAX_BATCH
-    return "native" if small and model.norm in ENSEMBLE_NORMS else "sequential"
+    together = seeds_train_together(model.family, model.norm, cfgs[0].train.batch_size)
+    return "native" if together else "sequential"
 
 
 def seed_cells(

@@ -27,13 +27,14 @@ import torch
 from torch import nn
 
 from lnbench.config import ModelConfig
+from lnbench.names import TRANSFORMER_ENSEMBLE_NORMS
 from lnbench.nn.base import Norm, copy_members
 from lnbench.nn.registry import norm_kind
 from lnbench.nn.rnn import EnsembleLinear
 from lnbench.nn.weightnorm import linear
 
 #: the norms a Transformer seed ensemble supports (weight norm's Linear has no member axis)
-ENSEMBLE_NORMS = ("none", "batch", "layer", "rms")
+ENSEMBLE_NORMS = TRANSFORMER_ENSEMBLE_NORMS
 
 
 def _linear(in_features: int, out_features: int, cfg: ModelConfig, members: int | None, bias: bool = True) -> nn.Module:

@@ -15,7 +15,7 @@ from rich.text import Text
 from lnbench.analysis import stats
 from lnbench.analysis.aggregate import condition_label
 from lnbench.analysis.verdicts import METRICS_SHORT, Comparison
-from lnbench.names import family_label, model_label, norm_label, plural
+from lnbench.names import family_label, model_label, norm_label, plural, seeds_train_together
 from lnbench.records.schema import SummaryRow
 
 
@@ -58,8 +58,8 @@ def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep:
             f"test acc: eval mode (BatchNorm with running statistics), n_test = {n_test}, Wilson 95% interval; "
             "a diverged run has no final values"
         )
-        if seeds and any(r.family in ("rnn", "lstm") for r in rows):  # only then did seeds train together
-            table.caption += "; the seeds of an RNN or LSTM cell train as one ensemble and each shows its time"
+        if seeds and any(seeds_train_together(r.family, r.norm, r.batch_size) for r in rows):
+            table.caption += "; the seeds of a cell that trains as one ensemble each show the ensemble's time"
     return table
 
 

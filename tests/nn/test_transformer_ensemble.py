@@ -7,7 +7,8 @@ import torch
 from torch.nn import functional as F
 
 from lnbench.config import ModelConfig, RunConfig, TrainConfig
-from lnbench.experiments.base import TRANSFORMER_ENSEMBLE_MAX_BATCH, ensemble_mechanism
+from lnbench.experiments.base import ensemble_mechanism
+from lnbench.names import TRANSFORMER_ENSEMBLE_MAX_BATCH
 from lnbench.nn.models import TransformerClassifier, build_model
 from lnbench.nn.rnn import EnsembleLinear
 from lnbench.nn.transformer import ENSEMBLE_NORMS
@@ -94,6 +95,25 @@ def test_member_weights_load_into_the_plain_model():
         plain = _models("layer", 1)[0]
         plain.load_state_dict(weights)
         assert all(torch.equal(a, b) for a, b in zip(plain.state_dict().values(), models[s].state_dict().values()))
+
+
+def test_batchnorm_running_statistics_are_each_members_own():
+    """After a training step on different data per member, each member's running mean and
+    variance are its plain model's: eval mode then matches per member, and member_weights hands
+    the plain model those buffers."""
+    models = _models("batch")
+    ensemble = TransformerClassifier.stack(models).train()
+    gen = torch.Generator().manual_seed(2)
+    x = torch.randn(3, 4, T, FEATURES, generator=gen) * torch.tensor([0.5, 2.0, 5.0]).view(3, 1, 1, 1)
+    ensemble(x)
+    for s, model in enumerate(models):
+        model.train()(x[s])
+    x_eval = torch.randn(3, 2, T, FEATURES, generator=gen)
+    logits = ensemble.eval()(x_eval)
+    for s, (model, weights) in enumerate(zip(models, member_weights(ensemble, models[0]))):
+        torch.testing.assert_close(logits[s], model.eval()(x_eval[s]), atol=1e-5, rtol=1e-5)
+        for name, value in model.state_dict().items():
+            torch.testing.assert_close(weights[name], value, atol=1e-6, rtol=1e-6, msg=name)
 
 
 def test_weight_norm_has_no_ensemble():

@@ -199,7 +199,7 @@ def test_the_report_shows_the_lstm_as_a_recurrent_model():
     assert by_scale.get_ylabel() == "mean ||h_t|| (L2)"
     assert "saturated gate units: 25.0%" in by_scale.texts[0].get_text()
     table = runs_table("t", [summary_row(m, 0.9, f"lstm_layer_seed{m.seed}") for m in runs], 0.9)
-    assert "the seeds of an RNN or LSTM cell train as one ensemble" in str(table.caption)
+    assert "the seeds of a cell that trains as one ensemble" in str(table.caption)
 
 
 @pytest.mark.parametrize("norm", ["batch", "layer"])
