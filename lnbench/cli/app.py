@@ -408,7 +408,7 @@ def claims(
         bool,
         typer.Option(
             "--all",
-            help="Evaluate every claim, the LSTM's too (a plain run leaves them out for their cost: ~17 min more).",
+            help="Evaluate every claim, the LSTM's too (a plain run leaves them out for their cost: ~6 min more).",
         ),
     ] = False,
     list_: Annotated[bool, typer.Option("--list", help="List the claims and their regimes, then exit.")] = False,
