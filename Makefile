@@ -19,8 +19,11 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/lnbench compare
 
+# the suite on TEST_WORKERS processes (pytest-xdist), each test file on one of them, so a file's
+# module fixtures (a trained compare) are built once: ~3 min on 2 cores instead of ~4 one by one
+TEST_WORKERS ?= 2
 test: lint
-	MPLBACKEND=Agg $(PY) -m pytest
+	MPLBACKEND=Agg $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # the unit tests alone (no training, no run folders): seconds
 test-unit: $(STAMP)

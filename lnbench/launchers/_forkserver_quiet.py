@@ -1,11 +1,15 @@
 """Preloaded first by lnbench's forkserver (:class:`lnbench.launchers.executors.PoolExecutor`): the
 forkserver process ignores SIGINT while it imports lnbench and torch, so a Ctrl-C sent to the
 whole process group (a terminal, or ``timeout -s INT``) does not print a traceback from it; the
-parent decides what a Ctrl-C does. It acts only inside a forkserver process (started as
-``python -c 'from multiprocessing.forkserver import main; ...'``)."""
+parent decides what a Ctrl-C does. It acts only inside a forkserver process, told by its command
+line (``python -c 'from multiprocessing.forkserver import main; main(...)'``, CPython's
+``multiprocessing.forkserver.ForkServer.ensure_running``): another ``python -c`` process that has
+imported ``multiprocessing.forkserver`` (a pytest-xdist worker, a notebook kernel) keeps its Ctrl-C."""
 
 import signal
 import sys
 
-if sys.argv[:1] == ["-c"] and "multiprocessing.forkserver" in sys.modules:
+FORKSERVER_CMD = "from multiprocessing.forkserver import main"
+
+if any(arg.startswith(FORKSERVER_CMD) for arg in sys.orig_argv):
     signal.signal(signal.SIGINT, signal.SIG_IGN)

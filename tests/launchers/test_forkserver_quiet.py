@@ -8,9 +8,10 @@ import sys
 
 import pytest
 
-# the child starts from Python's default Ctrl-C handling whatever it inherited, then imports the module
+# the child's `-c` code begins as {setup} (a forkserver's begins with its import of main), starts
+# from Python's default Ctrl-C handling whatever it inherited, then imports the module
 CHILD = (
-    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); {setup}"
+    "{setup}import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
     "import lnbench.launchers._forkserver_quiet; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
 )
 
@@ -19,7 +20,8 @@ CHILD = (
     "setup,ignored",
     [
         ("", "False"),  # a plain `python -c` keeps Ctrl-C
-        ("import multiprocessing.forkserver; ", "True"),  # as multiprocessing starts its forkserver
+        ("import multiprocessing.forkserver; ", "False"),  # one that imported the module (an xdist worker)
+        ("from multiprocessing.forkserver import main; ", "True"),  # as multiprocessing starts its forkserver
     ],
 )
 def test_only_a_forkserver_ignores_sigint(setup, ignored):

@@ -58,6 +58,7 @@ def test_a_signal_inside_a_deferred_block_is_raised_when_the_block_ends():
 
 def test_after_the_first_interrupt_further_signals_are_ignored():
     cleaned = False
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever pytest started with
     with pytest.raises(KeyboardInterrupt):
         with interrupts.handling():
             try:
@@ -70,6 +71,7 @@ def test_after_the_first_interrupt_further_signals_are_ignored():
                 cleaned = True
     assert cleaned
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the previous handler is back
+    signal.signal(signal.SIGINT, before)
 
 
 def test_sigterm_is_named():
