@@ -65,6 +65,18 @@ def check_keys_apply(cfg: RunConfig, families: Iterable[str]) -> None:
         )
 
 
+def check_not_overridden(cfg: RunConfig, owned: dict[str, str]) -> None:
+    """Raise :class:`ConfigError` if the config gives a model key that the experiment sets itself
+    in every child (``owned``: ``{"norm": "compare.norms", ...}``) a value other than its default:
+    the value would be ignored without a word, e.g. ``compare --set model.norm=rms`` trains
+    ``compare.norms``. (The default is let through: an experiment's own config.yaml, read back by
+    ``--resume``, spells out every key.)"""
+    defaults = ModelConfig()
+    for key, owner in owned.items():
+        if getattr(cfg.model, key) != getattr(defaults, key):
+            raise ConfigError(f"model.{key}: this experiment sets it from {owner} in every run; set {owner} instead")
+
+
 def check_grid_keys_apply(cfg: RunConfig) -> None:
     """For ``lnbench sweep``: raise :class:`ConfigError` if a model key set in the config or swept
     in ``sweep.grid`` applies to no family the sweep trains (the grid's ``model.family`` values,

@@ -478,6 +478,24 @@ def test_memory_estimate_grows_with_the_data_and_the_seeds():
     assert 1e6 < memory_needed(small) < 2e9  # the default config: tens of MB, not GB
 
 
+@pytest.mark.parametrize(
+    "command,key,owner",
+    [
+        ("compare", "model.norm=rms", "compare.norms"),
+        ("compare", "model.family=lstm", "compare.families"),
+        ("batchsize-sweep", "model.norm=batch", "sweep.norms"),
+        ("batchsize-sweep", "model.family=transformer", "sweep.family"),
+    ],
+)
+def test_a_model_key_the_experiment_sets_itself_is_refused(tmp_path, command, key, owner):
+    """A new user's trial: compare --set model.norm=rms trained compare.norms without a word."""
+    result = runner.invoke(app, [command, "--runs-dir", str(tmp_path / "r"), "--set", key, "--dry-run"])
+    name = key.split("=")[0]
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert f"{name}: this experiment sets it from {owner} in every run; set {owner} instead" in result.output
+    assert not (tmp_path / "r").exists()
+
+
 def test_model_keys_that_apply_to_no_trained_family_are_refused(tmp_path):
     """Issue 10 (14): model.num_layers for an RNN was accepted and recorded as if used."""
     result = runner.invoke(
