@@ -30,7 +30,7 @@ import numpy as np
 
 from lnbench.analysis import stats
 from lnbench.config import ConfigError, RunConfig, load_config
-from lnbench.config.checks import check_keys_apply, check_memory, check_seeds
+from lnbench.config.checks import check_keys_apply, check_memory_of_families, check_seeds
 from lnbench.names import family_label, norm_label
 from lnbench.records.schema import SummaryRow
 
@@ -351,8 +351,9 @@ def load_regimes(
         cfg = load_config(path, list(overrides), seed)
         try:
             check_seeds(cfg)
-            check_keys_apply(cfg, {c.family for c in claims if c.regime == name})
-            check_memory(cfg, len(cfg.seed_list))
+            families = {c.family for c in claims if c.regime == name}
+            check_keys_apply(cfg, families)
+            check_memory_of_families(cfg, sorted(families))
         except ConfigError as exc:
             raise ConfigError("\n".join(f"{path}: {line}" for line in str(exc).splitlines())) from None
         if len(cfg.seed_list) < 2:

@@ -405,9 +405,9 @@ def compare_verdicts(
             over = f"mean over {n_seeds} seeds" if n_seeds > 1 else "one seed"
             group_cmp = [c for c in comparisons if c.family == f"{group}/{metric}"]
             if not shown:
-                verdicts.append(
-                    f"{fam}, {METRICS[metric]}: no run finished without diverging, so there is nothing to compare."
-                )
+                ended = sorted({r.status for rs in by_norm.values() for r in rs if not r.ok})
+                how = " or ".join("failed (see run.json)" if e == "failed" else e for e in ended) or "stopped"
+                verdicts.append(f"{fam}, {METRICS[metric]}: every run {how}, so there is nothing to compare.")
                 continue
             line = f"{fam}, {METRICS[metric]} ({over}): {shown}."
             if group_cmp:

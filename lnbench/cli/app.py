@@ -244,6 +244,9 @@ def _launch(
         console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False, soft_wrap=True)
         if (result.path / "report.html").exists():
             console.print(f"Report: {result.path / 'report.html'}", highlight=False, soft_wrap=True)
+    if result.status == "failed":  # what finished is kept and reported above; the command did not succeed
+        error = (driver.read_json(result.path / "run.json") or {}).get("error") or "a run failed"
+        fail(f"{error}; run folder: {result.path} (status: failed)", code=1)
 
 
 def _print_plan(cells: list, n_cells: int, resume: Optional[Path]) -> None:

@@ -158,13 +158,27 @@ def check_memory(cfg: RunConfig, members: int = 1) -> None:
     """Raise :class:`ConfigError` if :func:`memory_needed` exceeds the available memory."""
     need, have = memory_needed(cfg, members), available_memory()
     if have is not None and need > have:
-        d = cfg.data
+        d, m = cfg.data, cfg.model
+        model = f"{m.family}, model.hidden_size {m.hidden_size}"
+        keys = "data.seq_len or model.hidden_size"
+        if m.family == "transformer":
+            model += f", model.d_ff {m.d_ff or 4 * m.hidden_size}, model.num_layers {m.num_layers}"
+            keys = "data.seq_len, model.hidden_size, model.d_ff or model.num_layers"
         raise ConfigError(
             f"data and model: this config needs about {need / 2**30:.1f} GiB of memory "
-            f"({d.n_train} + {d.n_test} sequences of {d.seq_len} x {d.features} values, model.hidden_size {cfg.model.hidden_size}, "
+            f"({d.n_train} + {d.n_test} sequences of {d.seq_len} x {d.features} values, {model}, "
             f"{plural(members, 'seed')} at once), more than the {have / 2**30:.1f} GiB available; lower data.n_train, data.n_test, "
-            "data.seq_len or model.hidden_size"
+            + keys
         )
+
+
+def check_memory_of_families(cfg: RunConfig, families: Iterable[str], batch_sizes: Iterable[int] = ()) -> None:
+    """:func:`check_memory` for each model family an experiment trains from ``cfg`` (and its
+    largest batch size), with all its seeds at once: ``model.family`` is not what a compare,
+    a batch-size sweep or a claims regime trains."""
+    batch = max([cfg.train.batch_size, *batch_sizes])
+    for family in families:
+        check_memory(cfg.with_changes(model__family=family, train__batch_size=batch), len(cfg.seed_list))
 
 
 def _flatten(node, prefix: str = "") -> dict:

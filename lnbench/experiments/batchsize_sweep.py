@@ -19,7 +19,7 @@ from rich.table import Table
 from lnbench.analysis import grid, verdicts
 from lnbench.analysis.aggregate import aggregate_over_seeds
 from lnbench.config import RunConfig
-from lnbench.config.checks import check_keys_apply, check_not_overridden, check_sweep
+from lnbench.config.checks import check_keys_apply, check_memory_of_families, check_not_overridden, check_sweep
 from lnbench.experiments import driver
 from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, rows_of, seed_cells
 from lnbench.experiments.compare import printed_tables
@@ -35,6 +35,7 @@ class BatchSizeSweep(Experiment):
         check_sweep(spec)
         check_keys_apply(spec, [spec.sweep.family])
         check_not_overridden(spec, {"family": "sweep.family", "norm": "sweep.norms"})
+        check_memory_of_families(spec, [spec.sweep.family], spec.sweep.batch_sizes)
 
     def plan(self, spec: RunConfig, parent: Path) -> list[Cell]:
         settings = grid.check_grid(spec.with_changes(sweep__grid=grid.batch_size_grid(spec)))

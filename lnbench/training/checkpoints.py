@@ -21,6 +21,7 @@ ensemble bit for bit (:func:`member_states`, :func:`restore`).
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -154,8 +155,17 @@ def restore(
 
 
 def save(path: str | Path, obj: Any) -> Path:
-    """``torch.save`` ``obj`` to ``path`` atomically (:func:`lnbench.records.runs.atomic_write`)."""
-    return atomic_write(path, lambda f: torch.save(obj, f))
+    """``torch.save`` ``obj`` to ``path`` atomically (:func:`lnbench.records.runs.atomic_write`).
+
+    The bytes are made in memory first, then written: torch's zip writer turns the file's OSError
+    (a full disk) into ``RuntimeError: unexpected pos ...``; written by us, it stays an OSError.
+
+    Raises:
+        lnbench.records.runs.WriteError: the file could not be written (ENOSPC, EROFS, ...).
+    """
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    return atomic_write(path, lambda f: f.write(buffer.getbuffer()))
 
 
 def load(path: str | Path) -> Any:

@@ -397,9 +397,15 @@ def test_compare_verdicts_in_full():
     ]
     dead = verdicts.compare_verdicts([row("none", 0, status="diverged"), row("none", 1, status="diverged")], [], 5, 0.9)
     assert dead[-2:] == [
-        "RNN, final test accuracy: no run finished without diverging, so there is nothing to compare.",
-        "RNN, mean train loss (area under the loss curve): no run finished without diverging, so there is nothing to compare.",
+        "RNN, final test accuracy: every run diverged, so there is nothing to compare.",
+        "RNN, mean train loss (area under the loss curve): every run diverged, so there is nothing to compare.",
     ]
+    failed = row("none", 0, None, None, status="failed")  # as failed_row: no final values
+    broken = verdicts.compare_verdicts([failed, row("layer", 1, status="diverged")], [], 5, 0.9)
+    assert broken[-1] == (
+        "RNN, mean train loss (area under the loss curve): every run diverged or failed (see run.json),"
+        " so there is nothing to compare."
+    )
 
 
 # ---------------------------------------------------------------- the memoryless baseline as a condition

@@ -466,6 +466,17 @@ def test_a_config_too_big_for_memory_is_refused_before_any_folder(tmp_path):
         app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "runs"), "--set", "model.hidden_size=200000"]
     )
     assert result.exit_code == 2 and "model.hidden_size 200000" in result.output
+    # a compare, a sweep or a claims regime is checked for the families it trains, not model.family
+    # (a bad-input attack: a Transformer of seq_len 8000 or a huge d_ff passed, then tried to allocate 13 GB)
+    transformer = [
+        ["compare", "--set", "compare.families=[transformer]"],
+        ["batchsize-sweep", "--set", "sweep.family=transformer"],
+        ["claims", "--only", "tf_faster"],
+    ]
+    for cmd in transformer:
+        result = runner.invoke(app, [*cmd, "--runs-dir", str(tmp_path / "runs"), "--set", "model.d_ff=1000000000"])
+        assert result.exit_code == 2 and "GiB of memory" in result.output, result.output
+        assert " values, transformer, model.hidden_size 64, model.d_ff 1000000000, model.num_layers 1," in result.output
     assert not (tmp_path / "runs").exists()
 
 

@@ -159,3 +159,38 @@ def test_compare_on_a_real_full_disk_then_resume_once_there_is_space(small_disk)
     assert result.exit_code == 0, result.output
     assert json.loads((folder / "run.json").read_text())["status"] == "completed"
     assert (folder / "report.html").exists() and len(list(folder.glob("*.png"))) == 5  # the figures of a compare
+
+
+def test_a_checkpoint_on_a_full_disk_is_a_write_error_naming_the_file(small_disk):
+    """torch's zip writer turned ENOSPC into 'RuntimeError: unexpected pos ...' (a bad-input attack)."""
+    import torch
+
+    from lnbench.training import checkpoints
+
+    path = small_disk / "checkpoint.pt"
+    with pytest.raises(WriteError) as exc:
+        checkpoints.save(path, {"w": torch.zeros(200_000)})  # 800 kB on a 300 kB disk
+    assert exc.value.errno == errno.ENOSPC and "could not write checkpoint.pt" in str(exc.value)
+    assert list(small_disk.iterdir()) == []  # no partial file, no temporary
+    checkpoints.save(path, {"w": torch.arange(3.0)})  # a small one still fits
+    assert torch.equal(torch.load(path)["w"], torch.arange(3.0))
+
+
+def test_a_compare_whose_cells_failed_exits_1_naming_the_error(tmp_path, monkeypatch):
+    """It printed its tables and 'status: failed' but exited 0 (a bad-input attack)."""
+    from lnbench.experiments import driver
+    from lnbench.experiments.base import ExperimentResult
+
+    folder = tmp_path / "runs" / "x_compare"
+
+    def execute(*args, **kwargs):
+        folder.mkdir(parents=True)
+        write_json_atomic(folder / "run.json", {"status": "failed", "error": "cells failed: rnn_layer: WriteError: w"})
+        return ExperimentResult(folder, "failed")
+
+    monkeypatch.setattr(driver, "execute", execute)
+    tiny = set_args([*TINY_OVERRIDES, "compare.families=[rnn]"])
+    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path / "runs"), *tiny])
+    assert result.exit_code == 1, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last == f"lnbench: error: cells failed: rnn_layer: WriteError: w; run folder: {folder} (status: failed)"
