@@ -555,6 +555,7 @@ def report_cmd(
     for d in run_dirs:
         if not (d / "run.json").is_file():
             fail(f"{d}: not a run folder (no run.json)")
+        _check_json_objects(d)
     if len(run_dirs) > 1 and out is None:
         fail("--out: several run folders need an output file, e.g. --out comparison.html")
     if out is not None and (out.is_dir() or not out.absolute().parent.is_dir()):
@@ -562,11 +563,34 @@ def report_cmd(
     from lnbench.experiments import redraw, report
 
     with guarded(epochs=False):
-        for d in run_dirs:
-            drawn = redraw(d)
-            console.print(f"{d}: {plural(len(drawn), 'figure')} drawn", highlight=False)
-        path = report(list(run_dirs), out)
+        where = ", ".join(map(str, run_dirs))
+        try:
+            for d in run_dirs:
+                where = str(d)
+                drawn = redraw(d)
+                console.print(f"{d}: {plural(len(drawn), 'figure')} drawn", highlight=False)
+            where = ", ".join(map(str, run_dirs))
+            path = report(list(run_dirs), out)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a file that is not what lnbench wrote
+            fail(f"{where}: cannot read a file of this run folder (edited or damaged?): {type(exc).__name__}: {exc}")
     console.print(f"Report: {path}", highlight=False, soft_wrap=True)
+
+
+def _check_json_objects(folder: Path) -> None:
+    """Exit 2 (one line) unless the folder's run.json, and its summary.json if there is one, are
+    JSON objects: a damaged one would be drawn as an empty run and overwrite report.html."""
+    import json
+
+    for name in ("run.json", "summary.json"):
+        path = folder / name
+        if name == "summary.json" and not path.exists():
+            continue
+        try:
+            body = json.loads(path.read_bytes().decode("utf-8"))
+        except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            fail(f"{path}: cannot read it as JSON ({exc}); was it edited or cut short?")
+        if not isinstance(body, dict):
+            fail(f"{path}: not a JSON object (a {type(body).__name__}); was it edited?")
 
 
 def _parse_shape(text: str) -> tuple[int, ...]:

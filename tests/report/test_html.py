@@ -119,3 +119,30 @@ def test_the_report_renders_in_a_browser_with_every_figure_and_no_console_error(
         if "CONSOLE" in line and ("Error" in line or "Uncaught" in line)
     ]
     assert errors == []
+
+
+@pytest.mark.parametrize(
+    "damage,message",
+    [
+        ("run.json=[1, 2, 3]", "run.json: not a JSON object (a list)"),
+        ('run.json={"status": "comp', "run.json: cannot read it as JSON"),
+        ("summary.json=[1, 2, 3]", "summary.json: not a JSON object (a list)"),
+        ("summary.json=\xff\xfe", "summary.json: cannot read it as JSON"),
+        ("child metrics.json={", "cannot read a file of this run folder (edited or damaged?): SchemaError"),
+    ],
+)
+def test_report_on_a_damaged_folder_is_one_line_and_keeps_report_html(compare_run, tmp_path, damage, message):
+    """A bad-input attack: tracebacks, or exit 0 and a report.html without results written over the old one."""
+    import shutil
+
+    folder = tmp_path / compare_run.name
+    shutil.copytree(compare_run, folder)
+    before = (folder / "report.html").read_bytes()
+    name, text = damage.split("=", 1)
+    target = next(folder.glob("*/metrics.json")) if name == "child metrics.json" else folder / name
+    target.write_bytes(text.encode("latin-1"))
+    result = runner.invoke(app, ["report", str(folder)])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert message in lines[-1] and lines[-1].startswith("lnbench: error: ") and "Traceback" not in result.output
+    assert (folder / "report.html").read_bytes() == before
