@@ -42,7 +42,8 @@ def prepare(
     """
     exp.check(spec)
     try:
-        check_launcher(jobs, launcher)
+        launcher_cfg = getattr(spec, "launcher", None)
+        check_launcher(jobs, launcher, launcher_cfg.cluster if launcher_cfg is not None else "local")
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     if resume is not None:

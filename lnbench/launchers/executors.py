@@ -311,11 +311,12 @@ def _job_outcome(job):
 LAUNCHERS = ("local", "submitit")
 
 
-def check_launcher(jobs: int, launcher: str = "local") -> None:
+def check_launcher(jobs: int, launcher: str = "local", cluster: str = "local") -> None:
     """The one check of ``--jobs`` and ``--launcher``, before anything runs.
 
     Raises:
-        ValueError: ``jobs < 1``, an unknown launcher, or submitit not installed (one line each).
+        ValueError: ``jobs < 1``, an unknown launcher, submitit not installed, or Slurm asked for
+            (``launcher.cluster: slurm``) where its ``sbatch`` is not on PATH (one line each).
     """
     if jobs < 1:
         raise ValueError(f"--jobs: must be >= 1, got {jobs}")
@@ -327,6 +328,13 @@ def check_launcher(jobs: int, launcher: str = "local") -> None:
         if importlib.util.find_spec("submitit") is None:
             raise ValueError(
                 "--launcher submitit: submitit is not installed; pip install 'lnbench[slurm]' (or pip install submitit)"
+            )
+        import shutil
+
+        if cluster == "slurm" and shutil.which("sbatch") is None:
+            raise ValueError(
+                "--launcher submitit: launcher.cluster is slurm, but Slurm's sbatch is not on PATH here; run it on a "
+                "Slurm login node, or try the same path with local processes: --set launcher.cluster=local"
             )
 
 

@@ -138,3 +138,29 @@ def test_a_failing_submitit_job_is_a_failed_outcome_and_the_others_go_on(tmp_pat
     out = ex.run(dict.get, [{"a": 1}, 3], None, lambda k, o: done.append(k))
     assert out[0] is None and isinstance(out[1], Failed) and "descriptor 'get'" in out[1].error
     assert sorted(done) == [0, 1]
+
+
+def test_slurm_without_sbatch_is_refused_before_anything_runs(tmp_path, monkeypatch):
+    """A bad-input attack: --launcher submitit off a Slurm node was a traceback
+    (RuntimeError: Could not detect "srun") and a failed run folder."""
+    from lnbench.launchers.executors import check_launcher
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ValueError, match="launcher.cluster is slurm, but Slurm's sbatch is not on PATH"):
+        check_launcher(1, "submitit", "slurm")
+    check_launcher(1, "submitit", "local")  # the local cluster needs no Slurm
+    sbatch = tmp_path / "sbatch"
+    sbatch.write_text("#!/bin/sh\n")
+    sbatch.chmod(0o755)
+    check_launcher(1, "submitit", "slurm")  # found on PATH
+
+
+def test_compare_with_slurm_off_a_slurm_node_is_one_line_and_no_folder(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from lnbench.cli.app import app
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    result = CliRunner().invoke(app, ["compare", "--launcher", "submitit", "--runs-dir", str(tmp_path / "runs")])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert "--set launcher.cluster=local" in result.output and not (tmp_path / "runs").exists()
