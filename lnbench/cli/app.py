@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, NoReturn, Optional
 
 import typer
 from rich.table import Table
@@ -500,7 +500,7 @@ def invariance(
         try:
             cells, path = experiments.invariance(seed, draws, runs_dir, json_path)
         except OSError as exc:
-            fail(f"--json {json_path}: cannot write the report ({exc.strerror})")
+            _report_write_failed(exc, json_path)
         stop.folder = None if json_path is not None or path is None else path.parent
         print_table(tables.invariance_table([c.to_dict() for c in cells], draws))
         _print_written(path, json_path)
@@ -593,6 +593,14 @@ def _check_json_objects(folder: Path) -> None:
             fail(f"{path}: not a JSON object (a {type(body).__name__}); was it edited?")
 
 
+def _report_write_failed(exc: OSError, json_path: Optional[Path]) -> NoReturn:
+    """A check's report could not be written: --json's file (exit 2: the user names it), or a file
+    of the run folder (exit 1: a full or read-only disk), one line naming the file."""
+    if json_path is not None:
+        fail(f"--json {json_path}: cannot write the report ({exc.strerror or exc})")
+    fail(str(exc), code=1)
+
+
 def _parse_shape(text: str) -> tuple[int, ...]:
     try:
         shape = tuple(int(part) for part in text.split(","))
@@ -633,7 +641,7 @@ def gradcheck(
         except ValueError as exc:
             fail(str(exc))
         except OSError as exc:
-            fail(f"--json {json_path}: cannot write the report ({exc.strerror})")
+            _report_write_failed(exc, json_path)
         stop.folder = None if json_path is not None or path is None else path.parent
         report = {"dtype": dtype, "shape": list(shape_tuple), "seed": seed, "checks": [c.to_dict() for c in checks]}
         print_table(gradcheck_table(report))

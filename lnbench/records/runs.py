@@ -15,6 +15,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -332,6 +333,10 @@ class Run:
             if self.config_yaml is not None:
                 write_text_atomic(self.path / "config.yaml", self.config_yaml)
         except BaseException:  # e.g. a full disk: __exit__ will not run, so record it here
+            if not (self.path / "run.json").exists():  # nothing of the run was written: leave no empty folder
+                self.unlock()
+                shutil.rmtree(self.path, ignore_errors=True)
+                raise
             self.__exit__(*sys.exc_info())
             raise
         return self

@@ -7,6 +7,7 @@ Simulated (``ENOSPC`` after the first bytes of a write) everywhere, and for real
 where this machine lets the test mount one (root).
 """
 
+import contextlib
 import errno
 import json
 import os
@@ -194,3 +195,16 @@ def test_a_compare_whose_cells_failed_exits_1_naming_the_error(tmp_path, monkeyp
     assert result.exit_code == 1, result.output
     last = result.output.strip().splitlines()[-1]
     assert last == f"lnbench: error: cells failed: rnn_layer: WriteError: w; run folder: {folder} (status: failed)"
+
+
+@pytest.mark.parametrize("command", [["invariance"], ["train", str(REPO / "configs/train.yaml")], ["compare"]])
+def test_a_disk_too_full_for_run_json_leaves_no_folder_and_one_line(small_disk, command):
+    """A bad-input attack: an empty run folder stayed behind, and invariance blamed '--json None'."""
+    with open(small_disk / "fill", "wb") as f:
+        with contextlib.suppress(OSError):
+            f.write(b"\0" * 400_000)  # fills the 300 kB disk
+    result = runner.invoke(app, [*command, "--runs-dir", str(small_disk)])
+    assert result.exit_code == 1, result.output
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("lnbench: error: could not write run.json in ") and line.endswith("No space left on device")
+    assert [p.name for p in small_disk.iterdir()] == ["fill"]
