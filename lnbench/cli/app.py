@@ -457,8 +457,12 @@ def claims(
     if all_ and only:
         fail("--all and --only: give one of them (--all evaluates every claim, --only the ones named)")
     overrides = list(set_ or [])
-    if num_seeds is not None:  # after --set: the number of seeds wins over a seeds list given there
+    if num_seeds is not None:
+        if any(o.replace(" ", "").startswith(("seeds=", "seed=")) for o in overrides):
+            fail("--num-seeds and --set seeds/seed: give one (--num-seeds N with --seed S trains seeds S .. S + N - 1)")
         first = seed if seed is not None else 0
+        if first + num_seeds - 1 > MAX_SEED:
+            fail(f"--seed {first} --num-seeds {num_seeds}: the last seed, {first + num_seeds - 1}, exceeds {MAX_SEED}")
         overrides += [f"seed={first}", f"seeds=[{', '.join(str(first + k) for k in range(num_seeds))}]"]
         seed = None  # --seed is the first of them here; passed on, it would replace the list with [seed]
     try:

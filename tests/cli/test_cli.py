@@ -852,4 +852,13 @@ def test_num_seeds_trains_that_many_seeds_from_seed(tmp_path):
     assert seeds("--seed", "5", "--num-seeds", "10") == list(range(5, 15))
     assert seeds("--num-seeds", "3") == [0, 1, 2]
     assert seeds("--seed", "7") == [7, 8, 9, 10, 11]  # the preset's 5 seeds from --seed
+    # a bad-input attack: --set seeds was dropped without a word, and a range past the largest seed
+    # was blamed on 'seeds.1 ... (with --set)' in four lines
+    for args, message in [
+        (["--num-seeds", "3", "--set", "seeds=[7,9]"], "--num-seeds and --set seeds/seed: give one"),
+        (["--num-seeds", "5", "--seed", "4294967295"], "the last seed, 4294967299, exceeds 4294967295"),
+    ]:
+        result = runner.invoke(app, ["claims", *args, "--dry-run", "--runs-dir", str(tmp_path)])
+        (line,) = result.output.strip().splitlines()
+        assert result.exit_code == 2 and line.startswith("lnbench: error: ") and message in line
     assert not tmp_path.exists() or not any(tmp_path.iterdir())
