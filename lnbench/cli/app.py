@@ -683,9 +683,13 @@ def export_cmd(
         fail(f"--format {fmt}: allowed: csv, parquet")
     if fmt == "parquet" and importlib.util.find_spec("pyarrow") is None:
         fail("--format parquet: needs pyarrow: pip install 'lnbench[parquet]' (or use --format csv)")
+    from lnbench.records.index import run_folders
+
     for d in run_dirs:
         if not d.is_dir():
             fail(f"{d}: no such folder")
+        if not run_folders(d):
+            fail(f"{d}: neither a run folder (no run.json) nor a folder of run folders; nothing to export")
     if out.exists() and not out.is_dir():
         fail(f"--out {out}: is a file; give a folder")
     from lnbench.records.tidy import export, load
@@ -784,6 +788,8 @@ def show_cmd(
     if exp is None:
         fail(f"{run_dir}: unknown kind {manifest.get('kind')!r} (a newer lnbench?)")
     summary = read_json(run_dir / "summary.json")
+    if summary is None and (run_dir / "summary.json").exists():
+        fail(f"{run_dir / 'summary.json'}: cannot read it as a JSON object; was it edited or cut short?")
     if summary is None and exp.seeded:
         console.print(f"[dim]note: {run_dir} has no summary.json yet: it stopped before its first cell finished[/]")
     elif summary is not None and not summary.get("complete", True):

@@ -264,3 +264,20 @@ def test_the_readme_seaborn_example_redraws_the_accuracy_curves(mixed_runs, tmp_
     drawn = sorted(tuple(line.get_ydata()) for line in lines if len(line.get_ydata()) == 2)
     assert drawn == sorted(tuple(means[n, f]) for n, f in {(n, f) for n, f, _ in means.index})
     assert sns.__version__
+
+
+def test_export_of_a_folder_without_runs_and_show_of_a_damaged_summary_are_one_line(mixed_runs, tmp_path):
+    """A bad-input attack: export wrote 9 empty CSVs and exited 0; show called a completed run with
+    a damaged summary.json one that 'stopped before its first cell finished'."""
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = CliRunner().invoke(app, ["export", str(empty), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "neither a run folder" in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+    folder = tmp_path / "damaged"
+    shutil.copytree(mixed_runs["compare"], folder)
+    (folder / "summary.json").write_text('{"rows": [')
+    result = CliRunner().invoke(app, ["show", str(folder)])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert "summary.json: cannot read it as a JSON object" in result.output
