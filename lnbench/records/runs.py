@@ -158,17 +158,24 @@ def create_run_dir(parent: str | Path, name: str) -> Path:
 
     Two runs started in the same microsecond get two folders (the second retries with a new
     timestamp); an existing folder is never reused.
+
+    Raises:
+        WriteError: the folder could not be created, naming it.
     """
     parent = Path(parent)
-    parent.mkdir(parents=True, exist_ok=True)
-    while True:
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S_%fZ")
-        path = parent / f"{stamp}_{name}"
-        try:
-            path.mkdir()  # exist_ok=False: never an existing folder
-            return path
-        except FileExistsError:
-            time.sleep(1e-6)
+    path = parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S_%fZ")
+            path = parent / f"{stamp}_{name}"
+            try:
+                path.mkdir()  # exist_ok=False: never an existing folder
+                return path
+            except FileExistsError:
+                time.sleep(1e-6)
+    except OSError as exc:  # e.g. a folder that takes no new entries (/proc), a full disk
+        raise WriteError(exc.errno or 0, exc.strerror or str(exc), str(path)) from None
 
 
 def _git(directory: Path, *args: str) -> bytes | None:

@@ -208,3 +208,15 @@ def test_a_disk_too_full_for_run_json_leaves_no_folder_and_one_line(small_disk, 
     (line,) = result.output.strip().splitlines()
     assert line.startswith("lnbench: error: could not write run.json in ") and line.endswith("No space left on device")
     assert [p.name for p in small_disk.iterdir()] == ["fill"]
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_runs_dir_that_takes_no_new_folder_is_one_line():
+    """A bad-input attack: --runs-dir /proc passed the writability check, then was a traceback."""
+    result = runner.invoke(app, ["compare", "--runs-dir", "/proc", *set_args(TINY_OVERRIDES)])
+    (line,) = result.output.strip().splitlines()
+    assert (
+        result.exit_code == 1
+        and line.startswith("lnbench: error: could not write ")
+        and line.endswith(" in /proc: No such file or directory")
+    )
