@@ -159,15 +159,21 @@ def _config_help(default: str, what: str = "") -> str:
     return f"YAML config{' ' + what if what else ''} (default: {default}; with --resume: the folder's own config.yaml)."
 
 
-def _config_of(config: Optional[Path], resume: Optional[Path], default: str) -> Path:
+def _config_of(config: Optional[Path], resume: Optional[Path], default: str, kind: str) -> Path:
     """The config file of a command: CONFIG if given; else, with ``--resume DIR``, the folder's
-    own config.yaml (the one it was run with); else ``default``."""
+    own config.yaml (the one it was run with), once its run.json says it is a ``kind`` folder
+    (a compare's config read as a sweep's would fail on a key, not on the kind); else ``default``."""
     if config is not None:
         return config
     if resume is None:
         return Path(default)
     if not (resume / "config.yaml").is_file():
         fail(f"--resume {resume}: not an experiment folder (no config.yaml)")
+    from lnbench.experiments.base import read_json
+
+    found = (read_json(resume / "run.json") or {}).get("kind")
+    if found != kind:
+        fail(f"--resume {resume}: a {found!r} folder, not {kind!r}; resume it with lnbench {found}")
     return resume / "config.yaml"
 
 
@@ -335,7 +341,7 @@ def compare(
     tensorboard: TensorBoardOption = False,
 ) -> None:
     """Train every model family x norm x seed on identical data; plot, tabulate and test them."""
-    config = _config_of(config, resume, "configs/compare.yaml")
+    config = _config_of(config, resume, "configs/compare.yaml", "compare")
     cfg = _load(config, set_, seed)
     source = _source(config, set_)
     _launch("compare", cfg, source, runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)
@@ -358,7 +364,7 @@ def batchsize_sweep(
     tensorboard: TensorBoardOption = False,
 ) -> None:
     """Train each norm at each batch size x seed (same data, weights and epochs per seed); plot, tabulate, test."""
-    config = _config_of(config, resume, "configs/batchsize_sweep.yaml")
+    config = _config_of(config, resume, "configs/batchsize_sweep.yaml", "batchsize-sweep")
     cfg = _load(config, set_, seed)
     source = _source(config, set_)
     _launch("batchsize-sweep", cfg, source, runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)
@@ -384,7 +390,7 @@ def sweep(
     grid: GridOption = None,
 ) -> None:
     """Train every cell of sweep.grid (the product of its values) x seed; tabulate, test each norm vs NoNorm, plot."""
-    config = _config_of(config, resume, "configs/sweep.yaml")
+    config = _config_of(config, resume, "configs/sweep.yaml", "sweep")
     cfg = _load(config, set_, seed)
     if grid:
         from lnbench.config.grid_args import parse_grid_args, with_grid

@@ -862,3 +862,17 @@ def test_num_seeds_trains_that_many_seeds_from_seed(tmp_path):
         (line,) = result.output.strip().splitlines()
         assert result.exit_code == 2 and line.startswith("lnbench: error: ") and message in line
     assert not tmp_path.exists() or not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("command", ["sweep", "batchsize-sweep"])
+def test_resuming_a_folder_of_another_kind_names_the_kind(tmp_path, command):
+    """A bad-input attack: `sweep --resume <compare folder>` read the compare's config as a sweep's
+    and said 'sweep.grid: empty'."""
+    folder = tmp_path / "20260101T000000_000000Z_compare"
+    folder.mkdir()
+    (folder / "config.yaml").write_text(Path("configs/compare.yaml").read_text())
+    (folder / "run.json").write_text(json.dumps({"kind": "compare", "status": "interrupted"}))
+    result = runner.invoke(app, [command, "--resume", str(folder)])
+    assert result.exit_code == 2 and result.output.strip().splitlines() == [
+        f"lnbench: error: --resume {folder}: a 'compare' folder, not '{command}'; resume it with lnbench compare"
+    ]
