@@ -793,9 +793,8 @@ def show_cmd(
     exp = experiment_of(run_dir)
     if exp is None:
         fail(f"{run_dir}: unknown kind {manifest.get('kind')!r} (a newer lnbench?)")
+    _check_json_objects(run_dir)
     summary = read_json(run_dir / "summary.json")
-    if summary is None and (run_dir / "summary.json").exists():
-        fail(f"{run_dir / 'summary.json'}: cannot read it as a JSON object; was it edited or cut short?")
     if summary is None and exp.seeded:
         console.print(f"[dim]note: {run_dir} has no summary.json yet: it stopped before its first cell finished[/]")
     elif summary is not None and not summary.get("complete", True):

@@ -172,13 +172,16 @@ def check_memory(cfg: RunConfig, members: int = 1) -> None:
         )
 
 
-def check_memory_of_families(cfg: RunConfig, families: Iterable[str], batch_sizes: Iterable[int] = ()) -> None:
-    """:func:`check_memory` for each model family an experiment trains from ``cfg`` (and its
-    largest batch size), with all its seeds at once: ``model.family`` is not what a compare,
-    a batch-size sweep or a claims regime trains."""
+def check_memory_of_families(
+    cfg: RunConfig, families: Iterable[str], batch_sizes: Iterable[int] = (), members: int | None = None
+) -> None:
+    """:func:`check_memory` for each model family an experiment trains from ``cfg`` at its
+    largest batch size, with ``members`` seeds at once (default: all of ``cfg``'s): a compare, a
+    batch-size sweep or a claims regime does not train ``model.family``."""
     batch = max([cfg.train.batch_size, *batch_sizes])
+    members = len(cfg.seed_list) if members is None else members
     for family in families:
-        check_memory(cfg.with_changes(model__family=family, train__batch_size=batch), len(cfg.seed_list))
+        check_memory(cfg.with_changes(model__family=family, train__batch_size=batch), members)
 
 
 def _flatten(node, prefix: str = "") -> dict:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from lnbench.config import RunConfig
-from lnbench.config.checks import check_memory, check_seeds
+from lnbench.config.checks import check_memory_of_families, check_seeds
 from lnbench.names import seeds_train_together
 from lnbench.records.schema import SummaryRow, read_metrics, summary_row
 
@@ -193,7 +193,13 @@ class Experiment:
         if self.seeded:
             check_seeds(spec)
         for cfg in self.configs(spec).values():
-            check_memory(cfg, len(cfg.seed_list) if self.seeded else 1)
+            families, batch_sizes = self.trained(cfg)
+            check_memory_of_families(cfg, families, batch_sizes, len(cfg.seed_list) if self.seeded else 1)
+
+    def trained(self, cfg: RunConfig) -> tuple[list[str], list[int]]:
+        """The model families and batch sizes the experiment trains from ``cfg`` (what the memory
+        check sizes): ``model.family`` and ``train.batch_size`` unless the experiment sets them."""
+        return [cfg.model.family], []
 
     def plan(self, spec: Any, parent: Path) -> list[Cell]:
         """The cells to train, in the order their rows appear in summary.json."""

@@ -19,7 +19,7 @@ from rich.table import Table
 from lnbench.analysis import grid, verdicts
 from lnbench.analysis.aggregate import aggregate_over_seeds
 from lnbench.config import RunConfig
-from lnbench.config.checks import check_keys_apply, check_memory_of_families, check_not_overridden, check_sweep
+from lnbench.config.checks import check_keys_apply, check_not_overridden, check_sweep
 from lnbench.experiments import driver
 from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, rows_of, seed_cells
 from lnbench.experiments.compare import printed_tables
@@ -31,11 +31,13 @@ class BatchSizeSweep(Experiment):
     kind = "batchsize-sweep"
 
     def check(self, spec: RunConfig) -> None:
+        check_sweep(spec)  # first: the memory check sizes the largest of sweep.batch_sizes
         super().check(spec)
-        check_sweep(spec)
         check_keys_apply(spec, [spec.sweep.family])
         check_not_overridden(spec, {"family": "sweep.family", "norm": "sweep.norms"})
-        check_memory_of_families(spec, [spec.sweep.family], spec.sweep.batch_sizes)
+
+    def trained(self, cfg: RunConfig) -> tuple[list[str], list[int]]:
+        return [cfg.sweep.family], list(cfg.sweep.batch_sizes)
 
     def plan(self, spec: RunConfig, parent: Path) -> list[Cell]:
         settings = grid.check_grid(spec.with_changes(sweep__grid=grid.batch_size_grid(spec)))

@@ -16,7 +16,7 @@ from rich.table import Table
 from lnbench.analysis import verdicts
 from lnbench.analysis.aggregate import aggregate_over_seeds
 from lnbench.config import RunConfig
-from lnbench.config.checks import check_keys_apply, check_memory_of_families, check_not_overridden
+from lnbench.config.checks import check_keys_apply, check_not_overridden
 from lnbench.experiments import driver
 from lnbench.experiments.base import (
     Cell,
@@ -65,7 +65,9 @@ class Compare(Experiment):
         super().check(spec)
         check_keys_apply(spec, spec.compare.families)
         check_not_overridden(spec, {"family": "compare.families", "norm": "compare.norms"})
-        check_memory_of_families(spec, spec.compare.families)
+
+    def trained(self, cfg: RunConfig) -> tuple[list[str], list[int]]:
+        return list(cfg.compare.families), []
 
     def plan(self, spec: RunConfig, parent: Path) -> list[Cell]:
         """Every family x norm (an RNN in each of ``compare.placements``), all seeds; children are

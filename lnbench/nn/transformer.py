@@ -33,9 +33,6 @@ from lnbench.nn.registry import norm_kind
 from lnbench.nn.rnn import EnsembleLinear
 from lnbench.nn.weightnorm import linear
 
-#: the norms a Transformer seed ensemble supports (weight norm's Linear has no member axis)
-ENSEMBLE_NORMS = TRANSFORMER_ENSEMBLE_NORMS
-
 
 def _linear(in_features: int, out_features: int, cfg: ModelConfig, members: int | None, bias: bool = True) -> nn.Module:
     """The model's Linear: :func:`lnbench.nn.weightnorm.linear`, or for an ensemble an
@@ -43,8 +40,10 @@ def _linear(in_features: int, out_features: int, cfg: ModelConfig, members: int 
     wn = norm_kind(cfg.norm).reparametrizes_weights
     if members is None:
         return linear(in_features, out_features, wn, bias)
-    if cfg.norm not in ENSEMBLE_NORMS:
-        raise ValueError(f"a Transformer seed ensemble supports norm {', '.join(ENSEMBLE_NORMS)}; got {cfg.norm!r}")
+    if cfg.norm not in TRANSFORMER_ENSEMBLE_NORMS:
+        raise ValueError(
+            f"a Transformer seed ensemble supports norm {', '.join(TRANSFORMER_ENSEMBLE_NORMS)}; got {cfg.norm!r}"
+        )
     return EnsembleLinear(members, in_features, out_features, bias)
 
 
@@ -163,7 +162,7 @@ class TransformerClassifier(nn.Module):
         seq_len: T, the number of positions.
         num_classes: C. Default: 2.
         members: S for a seed ensemble of S independent models trained at once (build it with
-            :meth:`stack`; norms :data:`ENSEMBLE_NORMS`); every tensor then has a leading member
+            :meth:`stack`; norms :data:`lnbench.names.TRANSFORMER_ENSEMBLE_NORMS`); every tensor then has a leading member
             axis. Default: None.
 
     Shape:

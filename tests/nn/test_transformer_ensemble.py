@@ -8,10 +8,9 @@ from torch.nn import functional as F
 
 from lnbench.config import ModelConfig, RunConfig, TrainConfig
 from lnbench.experiments.base import ensemble_mechanism
-from lnbench.names import TRANSFORMER_ENSEMBLE_MAX_BATCH
+from lnbench.names import TRANSFORMER_ENSEMBLE_MAX_BATCH, TRANSFORMER_ENSEMBLE_NORMS
 from lnbench.nn.models import TransformerClassifier, build_model
 from lnbench.nn.rnn import EnsembleLinear
-from lnbench.nn.transformer import ENSEMBLE_NORMS
 from lnbench.training.checkpoints import member_weights
 from lnbench.training.data import make_trend_data
 from lnbench.training.loop import train_members
@@ -39,7 +38,7 @@ def _models(norm, n=3, **options):
     return out
 
 
-@pytest.mark.parametrize("norm", ENSEMBLE_NORMS)
+@pytest.mark.parametrize("norm", TRANSFORMER_ENSEMBLE_NORMS)
 @pytest.mark.parametrize("options", [{}, {"pos_emb": "learned", "input_norm": False, "num_layers": 2}])
 @pytest.mark.parametrize("training", [False, True])
 def test_each_member_computes_its_plain_model(norm, options, training):

@@ -280,4 +280,4 @@ def test_export_of_a_folder_without_runs_and_show_of_a_damaged_summary_are_one_l
     (folder / "summary.json").write_text('{"rows": [')
     result = CliRunner().invoke(app, ["show", str(folder)])
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
-    assert "summary.json: cannot read it as a JSON object" in result.output
+    assert "summary.json: cannot read it as JSON" in result.output
