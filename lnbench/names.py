@@ -26,10 +26,28 @@ def family_label(family: str) -> str:
     return FAMILIES.get(family, family)
 
 
-def model_label(family: str, norm_placement: str | None = None) -> str:
+def model_label(family: str, norm_placement: str | None = None, norm_gain_init: float | None = None) -> str:
     """The group a row is compared in: ``"RNN (separate)"`` for an RNN with its placement, else
-    :func:`family_label` (``"Transformer (pre-norm)"``)."""
-    return f"{family_label(family)} ({norm_placement})" if norm_placement and family == "rnn" else family_label(family)
+    :func:`family_label` (``"Transformer (pre-norm)"``); with a set ``model.norm_gain_init``
+    ``"LSTM, gains 0.1"`` (None: each paper's gains, not named)."""
+    label = f"{family_label(family)} ({norm_placement})" if norm_placement and family == "rnn" else family_label(family)
+    return label if norm_gain_init is None else f"{label}, gains {norm_gain_init:g}"
+
+
+def model_group_of(family: str, norm_placement: str | None = None, norm_gain_init: float | None = None) -> str:
+    """The group a row is compared in: its model family, for an RNN its norm placement
+    (``"rnn-separate"``), and a set initial gain (``"lstm@0.1"``); each group is compared on its
+    own, with its own Holm family (norms are compared at one initial gain)."""
+    group = f"{family}-{norm_placement}" if family == "rnn" and norm_placement else family
+    return group if norm_gain_init is None else f"{group}@{norm_gain_init:g}"
+
+
+def group_label(group: str) -> str:
+    """:func:`model_label` of a :func:`model_group_of` key: ``"rnn-separate@0.1"`` ->
+    ``"RNN (separate), gains 0.1"``; ``"transformer"`` -> ``"Transformer (pre-norm)"``."""
+    base, _, gain = group.partition("@")
+    family, _, placement = base.partition("-")
+    return model_label(family, placement or None, float(gain) if gain else None)
 
 
 def norm_label(kind: str) -> str:

@@ -15,9 +15,10 @@ def condition_label(family: str, norm: str, batch_norm_stats: str | None) -> str
 
 
 def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
-    """One entry per (family, norm placement, norm, batch size) over its seeds.
+    """One entry per (family, norm placement, initial gain, norm, batch size) over its seeds.
 
-    Keys: ``family``, ``norm_placement`` (RNN; else None), ``norm``, ``batch_norm_stats``, ``batch_size``, ``n_seeds``,
+    Keys: ``family``, ``norm_placement`` (RNN; else None), ``norm_gain_init`` (as set; None: each
+    paper's), ``initial_gain`` (the value the gains started at), ``norm``, ``batch_norm_stats``, ``batch_size``, ``n_seeds``,
     ``n_diverged``; over the seeds that did not diverge: ``mean_final_test_acc``,
     ``std_final_test_acc`` (None for one seed), ``ci95_final_test_acc`` (t interval of the mean
     over >= 2 seeds, clipped to [0, 1]; Wilson interval on the test set for one seed), ``min_``/``max_final_test_acc``,
@@ -28,9 +29,9 @@ def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
     """
     groups: dict[tuple, list[SummaryRow]] = {}
     for r in rows:
-        groups.setdefault((r.family, r.norm_placement, r.norm, r.batch_size), []).append(r)
+        groups.setdefault((r.family, r.norm_placement, r.norm_gain_init, r.norm, r.batch_size), []).append(r)
     out = []
-    for (family, placement, norm, batch_size), rs in groups.items():
+    for (family, placement, gain, norm, batch_size), rs in groups.items():
         ok = [r for r in rs if r.ok]
         accs = [r.final_test_acc for r in ok if r.final_test_acc is not None]  # ok implies a value: accs[i] is ok[i]'s
         if len(accs) > 1:
@@ -47,6 +48,8 @@ def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
             {
                 "family": family,
                 "norm_placement": placement,
+                "norm_gain_init": gain,
+                "initial_gain": rs[0].initial_gain,
                 "norm": norm,
                 "batch_norm_stats": rs[0].batch_norm_stats,
                 "batch_size": batch_size,

@@ -141,23 +141,63 @@ def paired_over_seeds(
     d = xa - xb
     tol = _EQUAL_RTOL * max(np.abs(xa).max(), np.abs(xb).max())
     mean = float(d.mean())
-    spread = np.ptp(d) > tol
+    spread = bool(np.ptp(d) > tol)
     if resolution is None and not spread:
         if abs(mean) <= tol:
             return PairedResult(0.0, (0.0, 0.0), 1.0, f"no test over {n} seeds (all differences zero)", n)
         p = float(_scipy_stats().binomtest(n, n, 0.5).pvalue)
         return PairedResult(mean, (mean, mean), p, f"sign test over {n} seeds (all differences equal)", n)
     # from here on sd > 0: there is a spread (above tol >= 0), or a resolution that floors it
-    sd = float(d.std(ddof=1))
-    floor = resolution / np.sqrt(6) if resolution is not None else 0.0
+    sd = paired_sd(xa, xb, resolution)
     test = f"paired t-test over {n} seeds"
-    if sd < floor:
-        sd, test = floor, test + " (sd floored at the resolution)"
+    if float(d.std(ddof=1)) < sd:
+        test += " (sd floored at the resolution)"
     se = sd / np.sqrt(n)
     t = mean / se
     p = float(2 * _scipy_stats().t.sf(abs(t), n - 1))
     half = float(_scipy_stats().t.ppf(0.975, n - 1) * se)
     return PairedResult(mean, (mean - half, mean + half), p, test, n)
+
+
+def paired_sd(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, resolution: float | None = None) -> float:
+    """The sd of the paired differences ``a - b`` that :func:`paired_over_seeds` tests with.
+
+    The sample sd (ddof 1) of d = a - b, floored at ``resolution / sqrt(6)`` when a resolution is
+    given (see :func:`paired_over_seeds`); 0.0 when the differences are equal up to round-off (a
+    spread of at most 1e-6 of the data's largest magnitude) and there is no resolution. Needs >= 2
+    finite pairs (NaN otherwise). Every "how many seeds" estimate uses this sd, so it asks about
+    the test that will be run, not a spread the test never sees.
+    """
+    xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if xa.size < 2:
+        return float("nan")
+    d = xa - xb
+    spread = np.ptp(d) > _EQUAL_RTOL * max(np.abs(xa).max(), np.abs(xb).max())
+    sd = float(d.std(ddof=1)) if spread else 0.0
+    floor = resolution / np.sqrt(6) if resolution is not None else 0.0
+    return max(sd, floor)
+
+
+#: A decision counts as *borderline* when it would differ at either of these levels instead of
+#: :data:`ALPHA` (for an interval: at 90% or 99% confidence instead of 95%): the p-value (or the
+#: interval's edge) is within a factor of ~2-5 of its threshold, where another machine's rounding,
+#: one more seed or a rerun can move it across.
+BORDERLINE_ALPHAS = (0.01, 0.1)
+
+
+def is_borderline(p_adjusted: float | None) -> bool:
+    """Whether a test decided at :data:`ALPHA` would be decided otherwise at 0.01 or at 0.1:
+    ``0.01 <= p_adjusted < 0.1`` (a Holm-adjusted p-value; None: not tested, not borderline)."""
+    low, high = BORDERLINE_ALPHAS
+    return p_adjusted is not None and low <= p_adjusted < high
+
+
+def interval_at(mean: float, ci95: Sequence[float], n: int, confidence: float) -> tuple[float, float]:
+    """The t interval of a paired mean at ``confidence``, from its 95% interval over ``n`` pairs:
+    the half-width scaled by t_{(1+confidence)/2, n-1} / t_{0.975, n-1} (same sd, same df)."""
+    t = _scipy_stats().t
+    scale = float(t.ppf(0.5 + confidence / 2, n - 1) / t.ppf(0.975, n - 1))
+    return mean - (mean - ci95[0]) * scale, mean + (ci95[1] - mean) * scale
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -239,15 +279,18 @@ def seeds_for_power(
     return None
 
 
-def seeds_for_interval(effect: float, sd: float, margin: float, max_n: int = 1000) -> int | None:
-    """The fewest seeds at which the 95% t interval of a mean difference ``effect`` (sd ``sd`` of
-    the differences) fits inside +-``margin``: t_{0.975, n-1} sd / sqrt(n) < margin - |effect|.
+def seeds_for_interval(
+    effect: float, sd: float, margin: float, max_n: int = 1000, confidence: float = 0.95
+) -> int | None:
+    """The fewest seeds at which the t interval (``confidence``, default 95%) of a mean difference
+    ``effect`` (sd ``sd`` of the differences) fits inside +-``margin``:
+    t_{(1+confidence)/2, n-1} sd / sqrt(n) < margin - |effect|.
     None when ``|effect| >= margin`` (no number of seeds can) or more than ``max_n`` are needed."""
     room = margin - abs(effect)
     if room <= 0 or not np.isfinite(sd):
         return None
     t = _scipy_stats().t
     for n in range(2, max_n + 1):
-        if t.ppf(0.975, n - 1) * sd / np.sqrt(n) < room:
+        if t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n) < room:
             return n
     return None

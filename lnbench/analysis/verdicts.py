@@ -13,6 +13,11 @@ in ``compare``; all comparisons of one sweep) is corrected with Holm-Bonferroni;
 either run diverged is left out of that pair (see :mod:`lnbench.records.schema`), and the sentence says
 how many seeds diverged. Effects are reported in points (percentage points of accuracy) or nats,
 with their 95% interval.
+
+A comparison is ``borderline`` when its Holm p-value is in [0.01, 0.1) (:func:`lnbench.analysis.stats.is_borderline`):
+the decision would differ at alpha 0.01 or 0.1, and per-seed numbers are bit-exact only on the same kind of
+CPU, so another machine's rounding can flip it. Its sentence says so, with ``seeds_to_settle``: the seeds at
+which the observed effect would reach Holm p < 0.01 with 80% power.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from math import nan
 
 from lnbench.analysis import stats
-from lnbench.names import NORM_KINDS, model_label, norm_label, plural
+from lnbench.names import NORM_KINDS, group_label, model_group_of, norm_label, plural
 from lnbench.records.schema import SummaryRow
 
 METRICS = {
@@ -44,7 +50,10 @@ class Comparison:
     ``mean_diff`` is a minus b (accuracy: a fraction, 0.02 = 2 points; loss: nats); ``ci95`` its
     95% interval; ``p_adjusted`` the Holm-adjusted p-value within ``family``. ``condition_a`` /
     ``condition_b`` say what else differs when the norms are the same (a batch size, an
-    evaluation mode).
+    evaluation mode). ``borderline``: ``0.01 <= p_adjusted < 0.1`` (:func:`lnbench.analysis.stats.is_borderline`);
+    ``seeds_to_settle``: for a borderline t-test, the seeds at which the observed effect would come out
+    at Holm p < 0.01 with 80% power (:func:`seeds_to_settle`), None when not borderline, not more
+    than ``n_seeds`` or not computable (one seed, McNemar).
     """
 
     family: str
@@ -60,6 +69,8 @@ class Comparison:
     significant: bool
     condition_a: str = ""
     condition_b: str = ""
+    borderline: bool = False
+    seeds_to_settle: int | None = None
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -75,25 +86,18 @@ def paired_test(pairs: Sequence[Pair], metric: str) -> stats.PairedResult | None
 
     ``final_test_acc`` with one pair: exact McNemar on ``test_correct``. ``batch_stats_vs_eval``:
     the same row's ``test_correct_batch_stats`` against its ``test_correct``. Any metric with
-    >= 2 pairs: :func:`lnbench.analysis.stats.paired_over_seeds`, accuracies with their resolution
-    1 / n_test. None when nothing can be tested (no
+    >= 2 pairs: :func:`lnbench.analysis.stats.paired_over_seeds` of :func:`seed_values`,
+    accuracies with their resolution 1 / n_test. None when nothing can be tested (no
     pair, or one pair of a metric without per-example results).
     """
     if not pairs:
         return None
-    if metric == "batch_stats_vs_eval":
-        if len(pairs) == 1:
-            a = pairs[0][0]
+    if len(pairs) == 1:
+        a, b = pairs[0]
+        if metric == "batch_stats_vs_eval":
             if a.test_correct and a.test_correct_batch_stats is not None:
                 return stats.mcnemar_exact(a.test_correct_batch_stats, a.test_correct)
             return None
-        return stats.paired_over_seeds(
-            [a.final_test_acc_batch_stats for a, _ in pairs],
-            [a.final_test_acc for a, _ in pairs],
-            resolution=1 / pairs[0][0].n_test,
-        )
-    if len(pairs) == 1:
-        a, b = pairs[0]
         if (
             metric == "final_test_acc"
             and a.test_correct
@@ -102,11 +106,32 @@ def paired_test(pairs: Sequence[Pair], metric: str) -> stats.PairedResult | None
         ):
             return stats.mcnemar_exact(a.test_correct, b.test_correct)
         return None
-    n_test = pairs[0][0].n_test  # 0: an older file without it
-    resolution = 1 / n_test if metric == "final_test_acc" and n_test else None  # accuracy steps
-    return stats.paired_over_seeds(
-        [getattr(a, metric) for a, _ in pairs], [getattr(b, metric) for _, b in pairs], resolution
-    )
+    return stats.paired_over_seeds(*seed_values(pairs, metric))
+
+
+def seed_values(pairs: Sequence[Pair], metric: str) -> tuple[list[float], list[float], float | None]:
+    """What :func:`paired_test` compares over >= 1 seeds: a's and b's value of ``metric`` per pair
+    (``batch_stats_vs_eval``: the row's batch-statistics accuracy and its eval-mode accuracy; a
+    missing value as NaN) and the resolution the sd is floored at (an accuracy: 1 / n_test; a
+    loss, or an older file without n_test: None)."""
+    if metric == "batch_stats_vs_eval":
+        a = [r.final_test_acc_batch_stats for r, _ in pairs]
+        b = [r.final_test_acc for r, _ in pairs]
+        resolution: float | None = 1 / pairs[0][0].n_test
+    else:
+        a = [getattr(r, metric) for r, _ in pairs]
+        b = [getattr(r, metric) for _, r in pairs]
+        n_test = pairs[0][0].n_test  # 0: an older file without it
+        resolution = 1 / n_test if metric == "final_test_acc" and n_test else None  # accuracy steps
+    return [nan if x is None else x for x in a], [nan if x is None else x for x in b], resolution
+
+
+def pair_spec(pairs: Sequence[Pair], metric: str, **fields: str) -> dict:
+    """The ``dict`` :func:`holm_family` takes beside a :func:`paired_test` of ``pairs``: ``metric``,
+    ``n_seeds``, ``paired_sd`` (the sd that test uses, :func:`lnbench.analysis.stats.paired_sd`;
+    None for one pair) and ``fields`` (norm_a, norm_b, condition_a, condition_b)."""
+    sd = stats.paired_sd(*seed_values(pairs, metric)) if len(pairs) >= 2 else None
+    return {**fields, "metric": metric, "n_seeds": len(pairs), "paired_sd": sd}
 
 
 def _has(r: SummaryRow, metric: str) -> bool:
@@ -127,7 +152,8 @@ def pair_by_seed(rows_a: Iterable[SummaryRow], rows_b: Iterable[SummaryRow], met
 
 
 def holm_family(family: str, tests: list[tuple[dict, stats.PairedResult]]) -> list[Comparison]:
-    """Holm-correct one family of tests; each ``dict`` holds norm_a, norm_b, metric, conditions."""
+    """Holm-correct one family of tests; each ``dict`` holds norm_a, norm_b, metric, n_seeds,
+    conditions and (:func:`pair_spec`) ``paired_sd``, without which ``seeds_to_settle`` is None."""
     adjusted = stats.holm([t.p_value for _, t in tests])
     return [
         Comparison(
@@ -144,9 +170,25 @@ def holm_family(family: str, tests: list[tuple[dict, stats.PairedResult]]) -> li
             test=t.test,
             n_seeds=spec["n_seeds"],
             significant=p_adj < stats.ALPHA,
+            borderline=stats.is_borderline(p_adj),
+            seeds_to_settle=seeds_to_settle(t, p_adj, spec["n_seeds"], spec.get("paired_sd")),
         )
         for (spec, t), p_adj in zip(tests, adjusted)
     ]
+
+
+def seeds_to_settle(t: stats.PairedResult, p_adjusted: float, n_seeds: int, sd: float | None) -> int | None:
+    """For a borderline comparison (:func:`lnbench.analysis.stats.is_borderline`) over >= 2 seeds: the
+    seeds at which a paired t-test of its observed effect ``t.mean_diff`` with ``sd`` (the test's
+    :func:`lnbench.analysis.stats.paired_sd`) has 80% power at the raw level
+    ``0.01 * p_value / p_adjusted``, the level that gives Holm p < 0.01 with this family's multiplier.
+    None when not borderline, one seed (McNemar), no sd, or the number is not above ``n_seeds``
+    (or beyond :func:`lnbench.analysis.stats.seeds_for_power`'s reach)."""
+    if not stats.is_borderline(p_adjusted) or n_seeds < 2 or sd is None or t.p_value <= 0:
+        return None
+    alpha = stats.BORDERLINE_ALPHAS[0] * t.p_value / p_adjusted
+    n = stats.seeds_for_power(t.mean_diff, sd, alpha=alpha)
+    return n if n is not None and n > n_seeds else None
 
 
 def _group(rows: Iterable[SummaryRow], *keys: str) -> dict[tuple, list[SummaryRow]]:
@@ -156,21 +198,9 @@ def _group(rows: Iterable[SummaryRow], *keys: str) -> dict[tuple, list[SummaryRo
     return out
 
 
-def model_group_of(family: str, norm_placement: str | None) -> str:
-    """The group a compare row belongs to: its model family, and for an RNN its norm placement
-    (``"rnn-separate"``); each group is compared on its own, with its own Holm family."""
-    return f"{family}-{norm_placement}" if family == "rnn" and norm_placement else family
-
-
 def model_group(row: SummaryRow) -> str:
-    """:func:`model_group_of` a row."""
-    return model_group_of(row.family, row.norm_placement)
-
-
-def group_label(group: str) -> str:
-    """``"rnn-separate"`` -> ``"RNN (separate)"``; ``"transformer"`` -> ``"Transformer (pre-norm)"``."""
-    family, _, placement = group.partition("-")
-    return model_label(family, placement or None)
+    """:func:`lnbench.names.model_group_of` a row: family, RNN placement, a set initial gain."""
+    return model_group_of(row.family, row.norm_placement, row.norm_gain_init)
 
 
 def compare_comparisons(rows: Sequence[SummaryRow]) -> list[Comparison]:
@@ -190,7 +220,7 @@ def compare_comparisons(rows: Sequence[SummaryRow]) -> list[Comparison]:
                     pairs = pair_by_seed(by_norm[a], by_norm[b], metric)
                     result = paired_test(pairs, metric)
                     if result is not None:
-                        tests.append(({"norm_a": a, "norm_b": b, "metric": metric, "n_seeds": len(pairs)}, result))
+                        tests.append((pair_spec(pairs, metric, norm_a=a, norm_b=b), result))
             out += holm_family(f"{group}/{metric}", tests)
     return out
 
@@ -211,14 +241,7 @@ def sweep_comparisons(rows: Sequence[SummaryRow], reference_batch_size: int) -> 
         pairs = pair_by_seed(rows_a, rows_b, metric)
         result = paired_test(pairs, metric)
         if result is not None:
-            spec = {
-                "norm_a": norm_a,
-                "norm_b": norm_b,
-                "metric": metric,
-                "n_seeds": len(pairs),
-                "condition_a": cond_a,
-                "condition_b": cond_b,
-            }
+            spec = pair_spec(pairs, metric, norm_a=norm_a, norm_b=norm_b, condition_a=cond_a, condition_b=cond_b)
             tests.append((spec, result))
 
     for norm in norms:
@@ -285,9 +308,12 @@ def memoryless_tests(rows: Sequence[SummaryRow], baselines: Sequence[dict] | Non
     seeds; McNemar on the test examples for one seed), Holm over all the groups' tests.
 
     Returns:
-        ``{(group, norm): {"diff", "ci95", "p_value", "p_adjusted", "test", "n_seeds",
-        "learned"}}``: ``learned`` when the Holm-adjusted test is significant and the model is
-        above the baseline; groups with no finished run or no baseline are left out.
+        ``{(group, norm): {"diff", "ci95", "p_value", "p_adjusted", "test", "n_seeds", "learned",
+        "did_not_learn", "borderline", "seeds_to_settle"}}``: ``learned`` when the Holm-adjusted
+        test is significant and the model is above the baseline; ``did_not_learn``
+        (:func:`did_not_learn`) only when the data show it; neither: not shown either way.
+        ``borderline`` and ``seeds_to_settle`` as in :class:`Comparison`. Groups with no finished
+        run or no baseline are left out.
     """
     base = memoryless_rows(baselines)
     tests = []
@@ -295,21 +321,33 @@ def memoryless_tests(rows: Sequence[SummaryRow], baselines: Sequence[dict] | Non
         pairs = pair_by_seed(rs, base, "final_test_acc")
         result = paired_test(pairs, "final_test_acc")
         if result is not None:
-            tests.append(
-                (
-                    {"norm_a": norm, "norm_b": "memoryless", "metric": "final_test_acc", "n_seeds": len(pairs)},
-                    result,
-                    group,
-                )
-            )
+            tests.append((pair_spec(pairs, "final_test_acc", norm_a=norm, norm_b="memoryless"), result, group))
     comparisons = holm_family("memoryless", [(spec, r) for spec, r, _ in tests])
-    return {
-        (group, c.norm_a): {
+    out = {}
+    for (_, _, group), c in zip(tests, comparisons):
+        learned = c.significant and c.mean_diff > 0
+        out[(group, c.norm_a)] = {
             "diff": c.mean_diff, "ci95": list(c.ci95), "p_value": c.p_value, "p_adjusted": c.p_adjusted,
-            "test": c.test, "n_seeds": c.n_seeds, "learned": c.significant and c.mean_diff > 0,
-        }
-        for (_, _, group), c in zip(tests, comparisons)
-    }  # fmt: skip
+            "test": c.test, "n_seeds": c.n_seeds, "learned": learned,
+            "did_not_learn": not learned and did_not_learn(c.mean_diff, c.ci95, c.p_adjusted),
+            "borderline": c.borderline, "seeds_to_settle": c.seeds_to_settle,
+        }  # fmt: skip
+    return out
+
+
+#: The equivalence margin of "did not learn": a model whose whole unadjusted 95% interval of the
+#: difference from the memoryless baseline lies within +-2 points of it did no better than forgetting.
+MEMORYLESS_MARGIN = 0.02
+
+
+def did_not_learn(diff: float, ci95: Sequence[float], p_adjusted: float) -> bool:
+    """Whether the data show that a model did not learn the memory task: significantly below the
+    memoryless baseline (Holm p < :data:`lnbench.analysis.stats.ALPHA`, ``diff < 0``), or the whole
+    unadjusted 95% interval of ``diff`` within +-:data:`MEMORYLESS_MARGIN` of it. A test that is
+    merely not significant shows neither (80.5% against a 67% baseline, +13.2 [+0.6, +25.8],
+    Holm p = 0.18: not shown to learn, not "did not learn")."""
+    below = p_adjusted < stats.ALPHA and diff < 0
+    return below or -MEMORYLESS_MARGIN < ci95[0] <= ci95[1] < MEMORYLESS_MARGIN
 
 
 def _by_group_norm(rows: Iterable[SummaryRow]) -> dict[tuple[str, str], list[SummaryRow]]:
@@ -319,23 +357,48 @@ def _by_group_norm(rows: Iterable[SummaryRow]) -> dict[tuple[str, str], list[Sum
     return out
 
 
+_BORDERLINE = f"Holm p between {stats.BORDERLINE_ALPHAS[0]:g} and {stats.BORDERLINE_ALPHAS[1]:g}"
+
+
+def _settle(seeds: int | None) -> str:
+    return f"; about {seeds} seeds would settle it" if seeds else ""
+
+
 def describe_memoryless(test: dict) -> str:
-    """``at the memoryless baseline (+0.6 points [-2.1, +3.3], ...): did not learn the memory task``
-    (``above`` when the model learned more; ``below`` when it is significantly worse)."""
+    """Where a model stands against the memoryless baseline, with the effect, its interval and
+    Holm p: ``above the memoryless baseline (...): it learned more than the last input``;
+    ``below the memoryless baseline (...)`` (significantly) or ``within 2 points of the memoryless
+    baseline (...)`` (the whole interval): ``did not learn the memory task``; otherwise ``not
+    significantly above the memoryless baseline (...): not shown to learn the memory task with N
+    seeds``. A borderline test (:class:`Comparison`) adds ``(borderline: Holm p between 0.01 and
+    0.1, another machine's rounding can flip it; about N seeds would settle it)``."""
     effect = (
         f"{_points(test['diff'])} points [unadjusted 95% CI {_points(test['ci95'][0])}, {_points(test['ci95'][1])}], "
         f"{test['test']}, Holm p = {test['p_adjusted']:.2g}"
     )
     if test["learned"]:
-        return f"above the memoryless baseline ({effect}): it learned more than the last input"
-    where = "below" if test["p_adjusted"] < stats.ALPHA and test["diff"] < 0 else "at"
-    return f"{where} the memoryless baseline ({effect}): did not learn the memory task"
+        text = f"above the memoryless baseline ({effect}): it learned more than the last input"
+    elif test.get("did_not_learn", did_not_learn(test["diff"], test["ci95"], test["p_adjusted"])):
+        below = test["p_adjusted"] < stats.ALPHA and test["diff"] < 0
+        where = "below" if below else f"within {100 * MEMORYLESS_MARGIN:g} points of"
+        text = f"{where} the memoryless baseline ({effect}): did not learn the memory task"
+    else:
+        seeds = f" with {plural(test['n_seeds'], 'seed')}" if "n_seeds" in test else ""
+        text = f"not significantly above the memoryless baseline ({effect}): not shown to learn the memory task{seeds}"
+    if test.get("borderline", stats.is_borderline(test["p_adjusted"])):
+        text += (
+            f" (borderline: {_BORDERLINE}, another machine's rounding can flip it"
+            f"{_settle(test.get('seeds_to_settle'))})"
+        )
+    return text
 
 
 def describe_in_words(c: Comparison) -> str:
     """One tested pair as a sentence that says which is faster or more accurate (or that they
     are not distinguishable), with the effect of the first named minus the second, its interval,
-    the test and the Holm-adjusted p-value."""
+    the test and the Holm-adjusted p-value; a borderline one (:class:`Comparison`) adds
+    ``Borderline (Holm p between 0.01 and 0.1): another machine's rounding can flip it; about N
+    seeds would settle it.``"""
     a, b = norm_label(c.norm_a), norm_label(c.norm_b)
     diff, lo, hi = c.mean_diff, c.ci95[0], c.ci95[1]
     first_better = diff < 0 if c.metric == "mean_train_loss" else diff > 0
@@ -350,7 +413,10 @@ def describe_in_words(c: Comparison) -> str:
         claim = f"{a} is more accurate than {b}"
         alike = f"{a} and {b} are not distinguishable in accuracy with {c.n_seeds} seeds"
     numbers = f"{size}, {c.test}, Holm p = {c.p_adjusted:.2g}"
-    return f"{claim if c.significant else alike} ({numbers})."
+    text = f"{claim if c.significant else alike} ({numbers})."
+    if c.borderline:
+        text += f" Borderline ({_BORDERLINE}): another machine's rounding can flip it{_settle(c.seeds_to_settle)}."
+    return text
 
 
 def compare_verdicts(

@@ -188,6 +188,14 @@ class ModelConfig(_Section):
         "start at 0), for every norm. 1 (Gers et al. 2000; Jozefowicz et al. 2015; Cooijmans et al. 2016) keeps "
         "c_{t-1} at the start; 0 is torch.nn.LSTM's expected value.",
     )
+    norm_gain_init: float | None = Field(
+        None,
+        gt=0,
+        description="The initial value of every norm layer's gain gamma (the paper's g), in every family and "
+        "norm position; null: each model's paper (1, and 0.1 for the BN-LSTM's gains: Cooijmans et al. 2016, "
+        "section 4.2). Set it to compare norms at equal initial gains (model.norm_gain_init: 0.1). No effect with "
+        "norm none or weight (weight norm's g starts at the rows' norms).",
+    )
     input_norm: StrictBool = Field(
         True,
         description="Transformer only: apply the model's norm to the input projection W_in x_t before the "
@@ -273,6 +281,13 @@ class CompareConfig(_Section):
         "(joint = norm(W_hh h + W_xh x), Ba et al. eq. 4; separate = norm(W_hh h) + norm(W_xh x), the form of "
         "the paper's LN-LSTM); null: model.norm_placement only. The Transformer has no placement.",
     )
+    norm_gain_inits: list[Annotated[float, Field(gt=0)] | None] | None = Field(
+        None,
+        min_length=1,
+        description="compare: the initial gains trained (model.norm_gain_init for each; null in the list: each "
+        "model's paper, 1 and the BN-LSTM's 0.1), each value its own group with its own Holm family, so norms are "
+        "compared at equal initial gains; null: model.norm_gain_init only. E.g. [0.1, 1].",
+    )
     target_acc: float = Field(
         0.9,
         gt=0,
@@ -286,6 +301,8 @@ class CompareConfig(_Section):
         _unique(self.families, "families"), _unique(self.norms, "norms")
         if self.placements is not None:
             _unique(self.placements, "placements")
+        if self.norm_gain_inits is not None:
+            _unique(self.norm_gain_inits, "norm_gain_inits")
         return self
 
 

@@ -18,7 +18,7 @@ import torch
 from lnbench.config import RunConfig
 from lnbench.experiments.base import Cell, EpochCallback, config_hash, ensemble_mechanism
 from lnbench.experiments.tensorboard import TensorBoard
-from lnbench.nn.models import build_model
+from lnbench.nn.models import build_model, initial_gain
 from lnbench.nn.norms import SingleValueWarning
 from lnbench.records.runs import Run, mark_unfinished
 from lnbench.records.schema import Metrics, SummaryRow, summary_row
@@ -38,6 +38,8 @@ def metrics_for(cfg: RunConfig) -> Metrics:
         n_test=cfg.data.n_test,
         batch_norm_stats=bn_stats,
         norm_placement=cfg.model.norm_placement if cfg.model.family == "rnn" else None,
+        norm_gain_init=cfg.model.norm_gain_init,
+        initial_gain=initial_gain(cfg.model),
     )
 
 

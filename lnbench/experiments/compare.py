@@ -28,7 +28,7 @@ from lnbench.experiments.base import (
     run_name,
     seed_cells,
 )
-from lnbench.names import plural
+from lnbench.names import model_group_of, plural
 from lnbench.records.schema import SummaryRow
 from lnbench.report import tables
 
@@ -70,18 +70,23 @@ class Compare(Experiment):
         return list(cfg.compare.families), []
 
     def plan(self, spec: RunConfig, parent: Path) -> list[Cell]:
-        """Every family x norm (an RNN in each of ``compare.placements``), all seeds; children are
-        named ``<family>_<norm>_seed<k>`` or, with placements, ``rnn-<placement>_<norm>_seed<k>``."""
+        """Every family x norm (an RNN in each of ``compare.placements``; each family at each of
+        ``compare.norm_gain_inits``), all seeds; children are named ``<family>_<norm>_seed<k>``, with
+        placements ``rnn-<placement>_<norm>_seed<k>``, with gains ``lstm-gain0.1_<norm>_seed<k>``."""
         placements = spec.compare.placements
+        gains = spec.compare.norm_gain_inits
         settings: list[dict] = []
         for family in spec.compare.families:
             for placement in placements if family == "rnn" and placements else [None]:
-                extra = {} if placement is None else {"model__norm_placement": placement}
-                settings += [{"model__family": family, **extra, "model__norm": n} for n in spec.compare.norms]
+                for gain in gains or [spec.model.norm_gain_init]:
+                    extra: dict[str, object] = {} if placement is None else {"model__norm_placement": placement}
+                    extra |= {} if gains is None else {"model__norm_gain_init": gain}
+                    settings += [{"model__family": family, **extra, "model__norm": n} for n in spec.compare.norms]
 
         def name(c: dict) -> str:
             placement = c.get("model__norm_placement")
-            return f"{c['model__family']}{'-' + placement if placement else ''}_{c['model__norm']}"
+            gain = f"-gain{c['model__norm_gain_init']:g}" if c.get("model__norm_gain_init") is not None else ""
+            return f"{c['model__family']}{'-' + placement if placement else ''}{gain}_{c['model__norm']}"
 
         return seed_cells(spec, settings, parent, spec.compare.target_acc, name)
 
@@ -93,7 +98,7 @@ class Compare(Experiment):
         sentences += verdicts.compare_verdicts(rows, comparisons, spec.train.epochs, target, memoryless)
         aggregate = aggregate_over_seeds(rows)
         for entry in aggregate:
-            group = verdicts.model_group_of(entry["family"], entry["norm_placement"])
+            group = model_group_of(entry["family"], entry["norm_placement"], entry["norm_gain_init"])
             entry["vs_memoryless"] = memoryless.get((group, entry["norm"]))
         return {
             "target_acc": target,

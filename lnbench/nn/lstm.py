@@ -25,6 +25,9 @@ kind can do; the LSTM asks it, not the kind's name):
   (:class:`lnbench.nn.batchnorm.RecurrentBatchNorm1d` with ``per_timestep``), those of the last
   trained timestep beyond ``seq_len`` (their section 4). Every gamma starts at 0.1 (their
   section 4.2: a gain of 1 saturates the tanh and stops the gradient).
+
+Every norm's gain starts at ``model.norm_gain_init`` when it is set (the same value for every norm
+kind, so LN and BN can be compared at equal initial gains); null keeps each paper's (above).
 - ``rms``: RMSNorm (Zhang & Sennrich 2019) in LayerNorm's three places; it has no beta, so (1)'s
   b is the only bias and (3) has none.
 - ``weight``: weight normalization (Salimans & Kingma 2016) of W_h and W_x, each row with its own
@@ -54,6 +57,14 @@ from lnbench.nn.weightnorm import row_norms, weight_normalize
 
 GATES = ("i", "f", "o", "g")  # the slices of the 4H summed inputs, in this order
 BATCH_NORM_GAIN = 0.1  # Cooijmans et al. 2016, section 4.2: every BN-LSTM gamma starts here
+
+
+def gain_init(cfg: ModelConfig) -> float:
+    """The initial value of the LSTM's norm gains: ``model.norm_gain_init``, or when it is null each
+    model's paper: 0.1 for the BN-LSTM (Cooijmans et al. 2016, section 4.2), 1 otherwise (Ba et al. 2016)."""
+    if cfg.norm_gain_init is not None:
+        return cfg.norm_gain_init
+    return BATCH_NORM_GAIN if norm_kind(cfg.norm).uses_batch_statistics else 1.0
 
 
 class LSTMCellWithNorm(nn.Module):
@@ -104,15 +115,15 @@ class LSTMCellWithNorm(nn.Module):
             with torch.no_grad():
                 self.g_h, self.g_x = nn.Parameter(row_norms(self.W_h)), nn.Parameter(row_norms(self.W_x))
 
+        gain = gain_init(cfg)
+
         def make_norm(features: int) -> nn.Module:
-            return spec.build(features, members, recurrent=True, seq_len=seq_len, batch_norm_stats="per_timestep")
+            return spec.build(
+                features, members, recurrent=True, seq_len=seq_len, batch_norm_stats="per_timestep", gain_init=gain
+            )
 
         self.norm_h, self.norm_x, self.norm_c = make_norm(4 * H), make_norm(4 * H), make_norm(H)
         if spec.uses_batch_statistics:  # Cooijmans et al.'s BN-LSTM
-            for norm in self.norms:
-                assert isinstance(norm, Norm)
-                with torch.no_grad():
-                    norm.gamma.fill_(BATCH_NORM_GAIN)
             for norm in (self.norm_h, self.norm_x):  # beta_h = beta_x = 0, not learned: b is their bias
                 assert isinstance(norm, Norm) and norm.beta is not None
                 norm.beta.requires_grad_(False)

@@ -16,6 +16,8 @@ from torch import nn
 from lnbench.config import ModelConfig
 from lnbench.names import FAMILIES, family_label
 from lnbench.nn.lstm import LSTM, LSTMCellWithNorm
+from lnbench.nn.lstm import gain_init as lstm_gain_init
+from lnbench.nn.registry import norm_kind
 from lnbench.nn.rnn import (
     PLACEMENTS,
     RECURRENT_INITS,
@@ -47,9 +49,21 @@ __all__ = [
     "TransformerBlock",
     "TransformerClassifier",
     "build_model",
+    "initial_gain",
     "family_label",
     "sinusoidal_positions",
 ]
+
+
+def initial_gain(model_cfg: ModelConfig) -> float | None:
+    """The value every norm gain of this model starts at: ``model.norm_gain_init``, or its paper's
+    when null (1; the BN-LSTM's 0.1); None for a norm without a gain on activations (none, weight).
+    Recorded in metrics.json (``initial_gain``) so a table can say which gains were compared."""
+    if not norm_kind(model_cfg.norm).normalizes_activations:
+        return None
+    if model_cfg.family == "lstm":
+        return lstm_gain_init(model_cfg)
+    return 1.0 if model_cfg.norm_gain_init is None else model_cfg.norm_gain_init
 
 
 def build_model(model_cfg: ModelConfig, input_size: int, seq_len: int, num_classes: int = 2) -> nn.Module:

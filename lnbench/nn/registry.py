@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import torch
 from torch import nn
 
 from lnbench.names import NORM_KINDS, NORM_NAMES
@@ -99,6 +100,7 @@ class NormKind:
         recurrent: bool = False,
         seq_len: int | None = None,
         batch_norm_stats: str = "pooled",
+        gain_init: float = 1.0,
     ) -> nn.Module:
         """The layer for ``features`` D (``nn.Identity`` where this kind has none).
 
@@ -108,11 +110,17 @@ class NormKind:
             recurrent: inside a recurrence (see ``recurrent_layer``). Default: False.
             seq_len, batch_norm_stats: the model's options, for a layer that needs them
                 (:meth:`lnbench.nn.base.Norm.from_options`).
+            gain_init: the initial value of every entry of gamma (``model.norm_gain_init``; the
+                models resolve its null to their paper's value). Default: 1.0, PyTorch's.
         """
         layer = self.layer_class(recurrent)
         if layer is None:
             return nn.Identity()
-        return layer.from_options(features, members=members, seq_len=seq_len, batch_norm_stats=batch_norm_stats)
+        built = layer.from_options(features, members=members, seq_len=seq_len, batch_norm_stats=batch_norm_stats)
+        if gain_init != 1.0:
+            with torch.no_grad():
+                built.gamma.fill_(gain_init)
+        return built
 
 
 #: The one registry of norm kinds (names and colours: :mod:`lnbench.names`); config, models,

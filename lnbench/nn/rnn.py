@@ -139,8 +139,12 @@ class RNNCellWithNorm(nn.Module):
                 else:
                     self.g_hh, self.g_xh = nn.Parameter(row_norms(self.W_hh)), nn.Parameter(row_norms(self.W_xh))
 
+        gain = 1.0 if cfg.norm_gain_init is None else cfg.norm_gain_init  # Ba et al.: gains start at 1
+
         def make_norm() -> nn.Module:
-            return spec.build(H, members, recurrent=True, seq_len=seq_len, batch_norm_stats=cfg.batch_norm_stats)
+            return spec.build(
+                H, members, recurrent=True, seq_len=seq_len, batch_norm_stats=cfg.batch_norm_stats, gain_init=gain
+            )
 
         self.norm = make_norm()  # joint: on the sum; separate: on W_hh h
         self.norm_x = make_norm() if placement == "separate" else None

@@ -47,6 +47,11 @@ def _linear(in_features: int, out_features: int, cfg: ModelConfig, members: int 
     return EnsembleLinear(members, in_features, out_features, bias)
 
 
+def _gain(cfg: ModelConfig) -> float:
+    """The initial gain of every norm: ``model.norm_gain_init``, or 1 (Ba et al.; torch.nn.LayerNorm)."""
+    return 1.0 if cfg.norm_gain_init is None else cfg.norm_gain_init
+
+
 def _normalize(norm: nn.Module, z: torch.Tensor, members: int | None) -> torch.Tensor:
     """``norm(z)``; for an ensemble, a norm over the features (LayerNorm, RMSNorm) sees the
     ``(S, B, T, D)`` stream as ``(S, B * T, D)``, the layout its ``(S, 1, D)`` parameters
@@ -111,9 +116,9 @@ class TransformerBlock(nn.Module):
         d_ff = 4 * D if cfg.d_ff is None else cfg.d_ff
         # weight norm: every Linear weight-normalized; the norm positions are the identity
         self.members = members
-        self.norm_1 = spec.build(D, members)
+        self.norm_1 = spec.build(D, members, gain_init=_gain(cfg))
         self.attn = SelfAttention(cfg, members)
-        self.norm_2 = spec.build(D, members)
+        self.norm_2 = spec.build(D, members, gain_init=_gain(cfg))
         self.mlp = nn.Sequential(_linear(D, d_ff, cfg, members), nn.GELU(), _linear(d_ff, D, cfg, members))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -188,13 +193,13 @@ class TransformerClassifier(nn.Module):
         lead = () if members is None else (members,)
         normed_input = cfg.input_norm and spec.normalizes_activations
         self.input_proj = _linear(input_size, D, cfg, members, bias=not normed_input)
-        self.input_norm = spec.build(D, members) if normed_input else None
+        self.input_norm = spec.build(D, members, gain_init=_gain(cfg)) if normed_input else None
         if cfg.pos_emb == "learned":
             self.pos_emb = nn.Parameter(torch.randn(*lead, seq_len, D) * cfg.pos_emb_std)
         else:
             self.register_buffer("pos_emb", sinusoidal_positions(seq_len, D).expand(*lead, seq_len, D).clone())
         self.blocks = nn.ModuleList(TransformerBlock(cfg, members) for _ in range(cfg.num_layers))
-        self.norm_f = spec.build(D, members)
+        self.norm_f = spec.build(D, members, gain_init=_gain(cfg))
         self.head = _linear(D, num_classes, cfg, members)
 
     @classmethod

@@ -9,12 +9,15 @@ Layout (see README, "Run folder")::
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import hashlib
+import importlib
 import json
 import math
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -233,11 +236,92 @@ def _git_state_of_lnbench() -> dict[str, Any]:
     return git_state(Path(__file__).resolve().parent)
 
 
+#: The vector instruction sets whose kernels round differently (x86 ``flags``, aarch64 ``Features``
+#: in /proc/cpuinfo): :func:`cpu_info` records which of them the CPU has.
+VECTOR_ISA_FLAGS = frozenset(
+    {
+        *("sse4_1", "sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni"),
+        *("avx512_bf16", "amx_tile", "amx_bf16", "asimd", "sve", "sve2"),
+    }
+)
+_CPUINFO = "/proc/cpuinfo"
+
+
+def _or_none(get: Callable[[], Any]) -> Any:
+    """``get()``, or None when it raises: a machine description never stops a run."""
+    try:
+        return get()
+    except Exception:
+        return None
+
+
+def _cpuinfo() -> dict[str, str]:
+    """The first value of each key of /proc/cpuinfo (the first CPU's), {} when it cannot be read."""
+    try:
+        with open(_CPUINFO, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return {}
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, colon, value = line.partition(":")
+        if colon:
+            fields.setdefault(key.strip(), value.strip())
+    return fields
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_info() -> dict[str, Any]:
+    """The CPU a process runs on, once per process: ``model`` (/proc/cpuinfo's ``model name``, else
+    ``platform.processor()``), ``isa`` (the sorted :data:`VECTOR_ISA_FLAGS` it has),
+    ``torch_capability`` (``torch.backends.cpu.get_cpu_capability()``: the ISA torch's kernels
+    dispatch to, e.g. ``AVX2`` or ``AVX512``) and ``count`` (``os.cpu_count()``). Per-seed numbers
+    are bit-exact only on the same kind of CPU. A field that cannot be found is None."""
+    fields = _cpuinfo()
+    flags = fields.get("flags", fields.get("Features"))
+
+    def capability() -> str:
+        import torch
+
+        return torch.backends.cpu.get_cpu_capability()
+
+    return {
+        "model": fields.get("model name") or _or_none(platform.processor) or None,
+        "isa": None if flags is None else sorted(VECTOR_ISA_FLAGS.intersection(flags.split())),
+        "torch_capability": _or_none(capability),
+        "count": _or_none(os.cpu_count),
+    }
+
+
+def _setting(text: str | None, pattern: str) -> str | None:
+    """The first group of ``pattern`` in ``text`` (multiline), None when absent or empty."""
+    found = None if text is None else re.search(pattern, text, re.MULTILINE)
+    return (found.group(1).strip() or None) if found else None
+
+
+@functools.lru_cache(maxsize=1)
+def torch_build() -> dict[str, Any]:
+    """How torch was built, once per process: ``blas`` and ``lapack`` (``BLAS_INFO`` and
+    ``LAPACK_INFO`` of ``torch.__config__.show()``, e.g. ``mkl`` or ``open``), ``mkldnn``
+    (``torch.backends.mkldnn.is_available()``) and ``parallel`` (the ``ATen parallel backend`` of
+    ``torch.__config__.parallel_info()``, e.g. ``OpenMP``). A field that cannot be found is None."""
+    torch = _or_none(lambda: importlib.import_module("torch"))
+    show = _or_none(lambda: torch.__config__.show())
+    parallel = _or_none(lambda: torch.__config__.parallel_info())
+    return {
+        "blas": _setting(show, r"\bBLAS_INFO=([^,\n]*)"),
+        "lapack": _setting(show, r"\bLAPACK_INFO=([^,\n]*)"),
+        "mkldnn": _or_none(lambda: bool(torch.backends.mkldnn.is_available())),
+        "parallel": _setting(parallel, r"^ATen parallel backend:(.*)$"),
+    }
+
+
 class Run:
     """One run folder and its manifest.
 
     The manifest records where the code came from: ``git_commit``, ``git_dirty``,
-    ``git_diff_sha256`` and ``git_changed_files`` (:func:`git_state`).
+    ``git_diff_sha256`` and ``git_changed_files`` (:func:`git_state`), and the machine that ran
+    it: ``cpu`` (:func:`cpu_info`) and ``torch_build`` (:func:`torch_build`).
 
     Use as a context manager: on entry the folder is created with ``config.yaml`` and a
     ``run.json`` whose status is ``running``; on exit the status becomes ``completed``,
@@ -302,6 +386,8 @@ class Run:
                 "numpy": np.__version__,
             },
             "platform": platform.platform(),
+            "cpu": copy.deepcopy(cpu_info()),  # bit-exact per-seed numbers need the same kind of CPU
+            "torch_build": copy.deepcopy(torch_build()),
             **_git_state_of_lnbench(),
             "start_time": None,
             "end_time": None,

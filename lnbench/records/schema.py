@@ -41,6 +41,8 @@ class Metrics:
     n_test: int = 0
     batch_norm_stats: str | None = None  # RNN with BatchNorm: "pooled" or "per_timestep"
     norm_placement: str | None = None  # RNN: "joint" or "separate"; None for the Transformer (or older files)
+    norm_gain_init: float | None = None  # model.norm_gain_init as set (None: each paper's)
+    initial_gain: float | None = None  # the value the norm gains started at (None: no gain, or an older file)
     status: str = "running"
     epochs: list[int] = field(default_factory=list)
     train_loss: list[float] = field(default_factory=list)
@@ -104,6 +106,9 @@ METRICS_DOCS: dict[str, str] = {
     "n_test": "Number of test sequences.",
     "batch_norm_stats": "RNN with BatchNorm: `pooled` or `per_timestep` running statistics; otherwise null.",
     "norm_placement": "RNN: where the norm sits, `joint` (Ba et al. eq. 4) or `separate`; null for the Transformer.",
+    "norm_gain_init": "`model.norm_gain_init` as set: the initial value of every norm gain; null: each model's paper's.",
+    "initial_gain": "The value the norm gains started at (resolved: 1, or the BN-LSTM's 0.1, when `norm_gain_init` is "
+    "null); null for norm none or weight.",
     "status": "`running` while training, then `completed` or `diverged` (`interrupted` / `failed` if stopped).",
     "epochs": "The epochs completed, 1..E.",
     "train_loss": "Per epoch: mean cross-entropy over the epoch's mini-batches (nats).",
@@ -195,6 +200,8 @@ class SummaryRow:
     n_test: int
     batch_norm_stats: str | None = None
     norm_placement: str | None = None
+    norm_gain_init: float | None = None
+    initial_gain: float | None = None
     final_scale_spearman: float | None = None
     final_saturation: float | None = None
     final_grad_ratio: float | None = None
@@ -234,6 +241,10 @@ SUMMARY_ROW_DOCS: dict[str, str] = {
     "n_test": "Number of test sequences.",
     "batch_norm_stats": "RNN with BatchNorm: `pooled` or `per_timestep`; otherwise null.",
     "norm_placement": "RNN: `joint` or `separate` (the group this row is compared in); null for the Transformer.",
+    "norm_gain_init": "`model.norm_gain_init` as set (a set value is part of the group the row is compared in); "
+    "null: each model's paper's gains.",
+    "initial_gain": "The value the norm gains started at (1, the BN-LSTM's 0.1, or `norm_gain_init`); null for none "
+    "and weight.",
     "final_scale_spearman": "Probe after the last epoch: Spearman correlation of ||h_T|| with the input scale s.",
     "final_saturation": "Probe after the last epoch (RNN): fraction of saturated tanh units.",
     "final_grad_ratio": "Probe after the last epoch (RNN): ||dL/dh_1|| / ||dL/dh_T||.",
@@ -272,6 +283,8 @@ def summary_row(
         n_test=m.n_test,
         batch_norm_stats=m.batch_norm_stats,
         norm_placement=m.norm_placement,
+        norm_gain_init=m.norm_gain_init,
+        initial_gain=m.initial_gain,
         final_scale_spearman=last(m.scale_spearman),
         final_saturation=last(m.saturation),
         final_grad_ratio=last(m.grad_ratio),

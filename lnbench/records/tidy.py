@@ -19,7 +19,7 @@ is its own):
 - ``aggregate``: one row per aggregate entry of summary.json (``aggregate``, a sweep's ``cells``);
 - ``comparisons``, ``claims``, ``baselines``: summary.json's lists, one row each.
 
-The identity columns ``family``, ``norm``, ``norm_placement``, ``batch_size``, ``seed`` (and
+The identity columns ``family``, ``norm``, ``norm_placement``, ``norm_gain_init``, ``batch_size``, ``seed`` (and
 ``regime``) are repeated in the per-epoch tables so that a plot needs no join.
 """
 
@@ -38,7 +38,7 @@ import yaml
 from lnbench.records.index import read_json, run_folders
 from lnbench.records.schema import SchemaError, read_metrics, summary_row
 
-IDENTITY = ("family", "norm", "norm_placement", "batch_size", "seed")
+IDENTITY = ("family", "norm", "norm_placement", "norm_gain_init", "batch_size", "seed")
 PER_EPOCH = (
     "train_loss",
     "test_loss",

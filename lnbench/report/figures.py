@@ -22,7 +22,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 
-from lnbench.names import NORM_KINDS, family_label, model_label, norm_color, norm_label
+from lnbench.names import NORM_KINDS, family_label, group_label, model_group_of, norm_color, norm_label
 from lnbench.records.runs import atomic_write
 from lnbench.records.schema import Metrics, read_metrics
 
@@ -62,18 +62,16 @@ def _mean_band(runs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 def _by_family_norm(metrics: Sequence[Metrics]) -> dict[str, dict[str, list[Metrics]]]:
-    """Runs by model group (the family, and an RNN's norm placement: ``"rnn-separate"``), then norm."""
+    """Runs by model group (:func:`lnbench.names.model_group_of`: ``"rnn-separate"``, ``"lstm@0.1"``), then norm."""
     out: dict[str, dict[str, list[Metrics]]] = defaultdict(lambda: defaultdict(list))
     for m in metrics:
-        group = f"{m.family}-{m.norm_placement}" if m.family == "rnn" and m.norm_placement else m.family
-        out[group][m.norm].append(m)
+        out[model_group_of(m.family, m.norm_placement, m.norm_gain_init)][m.norm].append(m)
     return out
 
 
 def _title(group: str) -> str:
-    """A model group's panel title: ``"RNN (separate)"``, ``"Transformer (pre-norm)"``."""
-    family, _, placement = group.partition("-")
-    return model_label(family, placement or None)
+    """A model group's panel title: ``"RNN (separate)"``, ``"Transformer (pre-norm)"``, ``"LSTM, gains 0.1"``."""
+    return group_label(group)
 
 
 def _norm_label(norm: str, runs: list[Metrics], suffix: str = "") -> str:

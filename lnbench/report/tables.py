@@ -27,12 +27,20 @@ def _num(x: float | None, fmt: str = ".3g") -> str:
     return "-" if x is None else format(x, fmt)
 
 
+def _gains_differ(gains: Sequence[float | None]) -> bool:
+    """Whether the rows' norms started at different gains (a column then says which)."""
+    return len({g for g in gains if g is not None}) > 1
+
+
 def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep: bool = False) -> Table:
-    """One line per run: final test accuracy with its Wilson 95% interval over the test set."""
+    """One line per run: final test accuracy with its Wilson 95% interval over the test set; an
+    ``initial gain`` column when the rows' norm gains started at different values."""
     seeds = len({r.seed for r in rows}) > 1
     has_bn = any(r.final_test_acc_batch_stats is not None for r in rows)
+    gains = _gains_differ([r.initial_gain for r in rows])
     table = Table(title=title, title_justify="left", caption_justify="left")
-    columns = ["model", "norm"] + (["batch"] if sweep else []) + (["seed"] if seeds else [])
+    columns = ["model", "norm"] + (["initial gain"] if gains else []) + (["batch"] if sweep else [])
+    columns += ["seed"] if seeds else []
     columns += ["test acc [95% CI]"] + (["BN acc, batch stats"] if has_bn else []) + ["train loss", "mean train loss"]
     columns += [] if sweep else [f"1st epoch >= {target_acc:.0%}"]
     columns += ["seconds", "status"]
@@ -43,7 +51,11 @@ def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep:
         if r.final_test_acc is not None and r.n_test:
             lo, hi = stats.accuracy_interval(r.final_test_acc, r.n_test)
             acc += f" [{lo:.1%}, {hi:.1%}]"
-        cells = [model_label(r.family, r.norm_placement), condition_label(r.family, r.norm, r.batch_norm_stats)]
+        cells = [
+            model_label(r.family, r.norm_placement, r.norm_gain_init),
+            condition_label(r.family, r.norm, r.batch_norm_stats),
+        ]
+        cells += [_num(r.initial_gain, "g")] if gains else []
         cells += [str(r.batch_size)] if sweep else []
         cells += [str(r.seed)] if seeds else []
         cells += [acc] + ([_pct(r.final_test_acc_batch_stats)] if has_bn else [])
@@ -67,7 +79,8 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
     """The aggregate over seeds (see :func:`lnbench.analysis.aggregate.aggregate_over_seeds`) as a table."""
     n = max((e["n_seeds"] for e in entries), default=0)
     table = Table(title=f"over {plural(n, 'seed')}", title_justify="left", caption_justify="left")
-    columns = ["model", "norm"] + (["batch"] if sweep else [])
+    gains = _gains_differ([e.get("initial_gain") for e in entries])
+    columns = ["model", "norm"] + (["initial gain"] if gains else []) + (["batch"] if sweep else [])
     has_bn = any(e["mean_final_test_acc_batch_stats"] is not None for e in entries)
     columns += ["test acc mean ± sd", "95% CI of mean", "range"] + (["BN batch stats"] if has_bn else [])
     columns += ["mean train loss"] + ([] if sweep else [f"reached {target_acc:.0%}"]) + ["diverged"]
@@ -82,9 +95,11 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
         if e["median_first_epoch_at_target"] is not None:
             reach += f", median {e['median_first_epoch_at_target']:g} ({e['min_first_epoch_at_target']}-{e['max_first_epoch_at_target']})"
         cells = [
-            model_label(e["family"], e.get("norm_placement")),
+            model_label(e["family"], e.get("norm_placement"), e.get("norm_gain_init")),
             condition_label(e["family"], e["norm"], e["batch_norm_stats"]),
-        ] + ([str(e["batch_size"])] if sweep else [])
+        ]
+        cells += [_num(e.get("initial_gain"), "g")] if gains else []
+        cells += [str(e["batch_size"])] if sweep else []
         cells += [_pct(e["mean_final_test_acc"]) + std, f"{ci[0]:.1%} - {ci[1]:.1%}" if ci else "-"]
         cells += [f"{_pct(e['min_final_test_acc'])} - {_pct(e['max_final_test_acc'])}"]
         if has_bn:

@@ -1,14 +1,22 @@
 """Where the code of a run came from (issue 19, D): ``git_state`` against git's own plain output
 and SHA-256 computed by hand, in a checkout whose git config would colour the diff or hand it to
-an external diff tool, and what it records when git is absent, fails or hangs."""
+an external diff tool, and what it records when git is absent, fails or hangs. And the machine
+that ran it (issue 28, F): run.json's ``cpu`` and ``torch_build`` against /proc/cpuinfo and torch
+read here, and nulls when they cannot be read."""
 
 import hashlib
+import json
 import os
+import platform
+import re
 import subprocess
+import sys
 
 import pytest
+import torch
 
 from lnbench.records import runs
+from lnbench.records.runs import Run
 
 UNKNOWN = {"git_commit": None, "git_dirty": None, "git_diff_sha256": None, "git_changed_files": []}
 
@@ -117,3 +125,87 @@ def test_any_git_command_that_fails_leaves_the_provenance_unknown(repo, monkeypa
 
     monkeypatch.setattr(runs.subprocess, "run", one_fails)
     assert runs.git_state(repo) == UNKNOWN
+
+
+KNOWN_ISA = {"sse4_1", "sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni"}
+KNOWN_ISA |= {"avx512_bf16", "amx_tile", "amx_bf16", "asimd", "sve", "sve2"}  # the last three: aarch64
+
+
+def cpuinfo_line(key):
+    """The value of the first ``key`` line of /proc/cpuinfo, read here by hand (None without it)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    return next((line.split(":", 1)[1].strip() for line in lines if line.split(":")[0].strip() == key), None)
+
+
+@pytest.fixture
+def fresh_machine_caches():
+    runs.cpu_info.cache_clear(), runs.torch_build.cache_clear()
+    yield
+    runs.cpu_info.cache_clear(), runs.torch_build.cache_clear()
+
+
+def test_run_json_names_the_cpu_and_the_torch_build(tmp_path, fresh_machine_caches):
+    with Run(tmp_path, "one", None, 0, "train") as run:
+        pass
+    m = json.loads((run.path / "run.json").read_text())
+    cpu, build = m["cpu"], m["torch_build"]
+    assert list(cpu) == ["model", "isa", "torch_capability", "count"]
+    assert list(build) == ["blas", "lapack", "mkldnn", "parallel"]
+    if sys.platform == "linux" and platform.machine() == "x86_64":
+        assert cpu["model"] == cpuinfo_line("model name") and cpu["model"]
+    flags = cpuinfo_line("flags") or cpuinfo_line("Features")
+    if flags is not None:
+        present = KNOWN_ISA & set(flags.split())
+        assert set(cpu["isa"]) <= KNOWN_ISA and set(cpu["isa"]) == present and cpu["isa"] == sorted(present)
+        if platform.machine() == "x86_64":
+            assert {"sse4_1", "sse4_2"} <= set(cpu["isa"])  # every x86-64 torch runs on has them
+    assert cpu["torch_capability"] == torch.backends.cpu.get_cpu_capability() and cpu["count"] == os.cpu_count()
+    show = torch.__config__.show()
+    assert build["blas"] == re.search(r"BLAS_INFO=(\w+)", show).group(1)
+    assert build["lapack"] == re.search(r"LAPACK_INFO=(\w+)", show).group(1)
+    assert build["mkldnn"] is torch.backends.mkldnn.is_available()
+    backend = re.search(r"ATen parallel backend: (.+)", torch.__config__.parallel_info()).group(1).strip()
+    assert build["parallel"] == backend and backend in ("OpenMP", "native thread pool", "TBB")
+    assert runs.cpu_info() is runs.cpu_info()  # computed once per process
+
+
+def test_without_cpuinfo_or_torch_the_machine_fields_are_null(tmp_path, monkeypatch, fresh_machine_caches):
+    monkeypatch.setattr(runs, "_CPUINFO", str(tmp_path / "no-such-file"))
+    monkeypatch.setattr(runs.platform, "processor", lambda: "")
+    assert runs.cpu_info()["model"] is None and runs.cpu_info()["isa"] is None
+    runs.cpu_info.cache_clear()
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("no")
+
+    monkeypatch.setattr(runs.platform, "processor", fails)
+    monkeypatch.setattr(runs.os, "cpu_count", fails)
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", fails)
+    monkeypatch.setattr(torch.__config__, "show", fails)
+    monkeypatch.setattr(torch.__config__, "parallel_info", fails)
+    monkeypatch.setattr(torch.backends.mkldnn, "is_available", fails)
+    assert runs.cpu_info() == {"model": None, "isa": None, "torch_capability": None, "count": None}
+    assert runs.torch_build() == {"blas": None, "lapack": None, "mkldnn": None, "parallel": None}
+    runs.torch_build.cache_clear()
+    monkeypatch.setitem(sys.modules, "torch", None)  # torch cannot be imported
+    assert runs.torch_build() == {"blas": None, "lapack": None, "mkldnn": None, "parallel": None}
+    with Run(tmp_path, "one", None, 0, "train") as run:
+        pass
+    m = json.loads((run.path / "run.json").read_text())
+    assert m["cpu"]["isa"] is None and m["torch_build"]["blas"] is None
+
+
+def test_a_cpuinfo_without_the_lines_or_with_an_empty_flags_line(tmp_path, monkeypatch, fresh_machine_caches):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nflags\t\t:\n\nprocessor\t: 1\nmodel name\t: Later CPU\nflags\t: avx2\n")
+    monkeypatch.setattr(runs, "_CPUINFO", str(info))
+    monkeypatch.setattr(runs.platform, "processor", lambda: "x86_64")
+    cpu = runs.cpu_info()
+    assert cpu["model"] == "Later CPU" and cpu["isa"] == []  # the first CPU's flags: none of the known
+    runs.cpu_info.cache_clear()
+    info.write_text("Features\t: fp asimd evtstrm sve sve2 sha3\n")  # aarch64
+    assert runs.cpu_info()["isa"] == ["asimd", "sve", "sve2"] and runs.cpu_info()["model"] == "x86_64"
