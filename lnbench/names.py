@@ -65,6 +65,19 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+#: The norm kinds without a gain on activations: ``model.norm_gain_init`` changes nothing in them.
+GAINLESS_NORMS = ("none", "weight")
+
+
+def paper_gain_init(family: str, norm: str) -> float | None:
+    """The initial gain of a model's norms in its paper (what ``model.norm_gain_init: null`` gives):
+    0.1 for the BN-LSTM (Cooijmans et al. 2016, section 4.2), 1 otherwise (Ba et al. 2016;
+    PyTorch's); None for a norm without a gain (:data:`GAINLESS_NORMS`)."""
+    if norm in GAINLESS_NORMS:
+        return None
+    return 0.1 if (family, norm) == ("lstm", "batch") else 1.0
+
+
 #: The norms a Transformer seed ensemble has (weight norm has no member-axis form).
 TRANSFORMER_ENSEMBLE_NORMS = ("none", "batch", "layer", "rms")
 

@@ -31,7 +31,7 @@ import numpy as np
 from lnbench.analysis import stats
 from lnbench.config import ConfigError, RunConfig, load_config
 from lnbench.config.checks import check_keys_apply, check_memory_of_families, check_seeds
-from lnbench.names import family_label, norm_label
+from lnbench.names import GAINLESS_NORMS, family_label, norm_label, paper_gain_init
 from lnbench.records.schema import SummaryRow
 
 VERDICTS = ("held", "not held", "inconclusive")
@@ -57,13 +57,43 @@ def metric_value(row: SummaryRow, metric: str) -> float | None:
 
 @dataclass(frozen=True)
 class Condition:
-    """One side of a claim: a norm, and a batch size (None: the regime's ``train.batch_size``)."""
+    """One side of a claim: a norm, a batch size (None: the regime's ``train.batch_size``) and an
+    initial gain of the norms (``model.norm_gain_init``; None: the regime's, by default each paper's)."""
 
     norm: str
     batch_size: int | None = None
+    gain: float | None = None
 
     def label(self) -> str:
-        return norm_label(self.norm) + (f" at batch size {self.batch_size}" if self.batch_size is not None else "")
+        return (
+            norm_label(self.norm)
+            + (f" (gains {self.gain:g})" if self.gain is not None else "")
+            + (f" at batch size {self.batch_size}" if self.batch_size is not None else "")
+        )
+
+    def batch_size_in(self, regime: RunConfig) -> int:
+        """Its batch size in ``regime``."""
+        return self.batch_size if self.batch_size is not None else regime.train.batch_size
+
+    def gain_in(self, family: str, regime: RunConfig) -> float | None:
+        """Its ``model.norm_gain_init`` in ``regime``: its gain, or the regime's; None (the paper's)
+        where that is the same model (a gain equal to the paper's, or a norm without a gain), so
+        that the same model is trained once."""
+        if self.gain is None or self.norm in GAINLESS_NORMS:
+            return None if self.norm in GAINLESS_NORMS else regime.model.norm_gain_init
+        if regime.model.norm_gain_init is None and self.gain == paper_gain_init(family, self.norm):
+            return None
+        return self.gain
+
+    def setting(self, family: str, regime_name: str, regime: RunConfig) -> tuple:
+        """The key of its rows (:func:`setting_key`)."""
+        return setting_key(regime_name, family, self.norm, self.batch_size_in(regime), self.gain_in(family, regime))
+
+
+def setting_key(regime: str, family: str, norm: str, batch_size: int, norm_gain_init: float | None) -> tuple:
+    """The key of a setting's rows: ``(regime, family, norm, batch size)``, and its
+    ``model.norm_gain_init`` when one is set (``(..., 64, 0.1)``)."""
+    return (regime, family, norm, batch_size) + (() if norm_gain_init is None else (norm_gain_init,))
 
 
 @dataclass(frozen=True)
@@ -81,6 +111,21 @@ class Claim:
     direction: str  # "less" (a < b) or "equal" (|a - b| < margin)
     margin: float
     why: str = ""  # why this regime is where the claim can show
+    #: a difference in differences: the effect is (a - b) - (net[0] - net[1]), seed by seed, e.g.
+    #: [LN(1) - LN(64)] - [none(1) - none(64)]: what a norm adds beyond what the other conditions
+    #: (the optimizer's step count) already do to every model. None: the effect is a - b.
+    net: tuple[Condition, Condition] | None = None
+
+    @property
+    def conditions(self) -> tuple[Condition, ...]:
+        """Every condition it needs trained: a, b and those of ``net``."""
+        return (self.a, self.b) + (self.net or ())
+
+    @property
+    def references(self) -> tuple[Condition, ...]:
+        """The conditions an accuracy is measured against (b, and net's second): at chance, nothing
+        can degrade from them."""
+        return (self.b,) + ((self.net[1],) if self.net else ())
 
 
 #: The claims ``lnbench claims`` evaluates, in table order.
@@ -123,7 +168,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "rnn_separate_ln_vs_bn",
-        "In the separate placement LayerNorm is as accurate as BatchNorm",
+        "In the separate placement LayerNorm is as accurate as BatchNorm (both gains start at 1)",
         "separate_placement",
         "rnn",
         "final_test_acc",
@@ -131,7 +176,19 @@ CLAIMS: tuple[Claim, ...] = (
         Condition("batch"),
         "equal",
         0.02,
-        "the default task, separate placement, batch size 64",
+        "the default task, separate placement, batch size 64; equal initial gains (1, both papers')",
+    ),
+    Claim(
+        "rnn_separate_ln_vs_bn_gain01",
+        "In the separate placement LayerNorm is as accurate as BatchNorm with both gains starting at 0.1",
+        "separate_placement",
+        "rnn",
+        "final_test_acc",
+        Condition("layer", gain=0.1),
+        Condition("batch", gain=0.1),
+        "equal",
+        0.02,
+        "the default task, separate placement, batch size 64; equal initial gains 0.1 (the BN-LSTM's)",
     ),
     Claim(
         "rnn_faster_unstable",
@@ -159,7 +216,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "rnn_ln_batch_size",
-        "LayerNorm's accuracy does not depend on batch size",
+        "LayerNorm adds no batch-size dependence of its own (batch size 1 vs 64, net of NoNorm's)",
         "small_batches",
         "rnn",
         "final_test_acc",
@@ -167,11 +224,12 @@ CLAIMS: tuple[Claim, ...] = (
         Condition("layer", 64),
         "equal",
         0.02,
-        "batch size 1 vs 64, same samples seen",
+        "[LN(1) - LN(64)] - [NoNorm(1) - NoNorm(64)], same samples seen; every batch size trains the same epochs, so batch size 1 takes 64x the steps of 64: NoNorm's own change, net of which LayerNorm's is measured, is the step count's",
+        net=(Condition("none", 1), Condition("none", 64)),
     ),
     Claim(
         "rnn_bn_batch_size_1",
-        "BatchNorm degrades at batch size 1",
+        "BatchNorm degrades at batch size 1 beyond NoNorm's change (batch size 1 vs 64)",
         "small_batches",
         "rnn",
         "final_test_acc",
@@ -179,7 +237,8 @@ CLAIMS: tuple[Claim, ...] = (
         Condition("batch", 64),
         "less",
         0.02,
-        "batch size 1 vs 64, same samples seen",
+        "[BN(1) - BN(64)] - [NoNorm(1) - NoNorm(64)], same samples seen; the step count's effect is NoNorm's",
+        net=(Condition("none", 1), Condition("none", 64)),
     ),
     Claim(
         "tf_faster",
@@ -219,7 +278,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "tf_ln_batch_size",
-        "LayerNorm's accuracy does not depend on batch size",
+        "LayerNorm adds no batch-size dependence of its own (batch size 1 vs 64, net of NoNorm's)",
         "small_batches_transformer",
         "transformer",
         "final_test_acc",
@@ -227,11 +286,12 @@ CLAIMS: tuple[Claim, ...] = (
         Condition("layer", 64),
         "equal",
         0.02,
-        "batch size 1 vs 64, same samples seen",
+        "[LN(1) - LN(64)] - [NoNorm(1) - NoNorm(64)], same samples seen; every batch size trains the same epochs, so batch size 1 takes 64x the steps of 64: NoNorm's own change, net of which LayerNorm's is measured, is the step count's",
+        net=(Condition("none", 1), Condition("none", 64)),
     ),
     Claim(
         "tf_bn_batch_size_1",
-        "BatchNorm degrades at batch size 1",
+        "BatchNorm degrades at batch size 1 beyond NoNorm's change (batch size 1 vs 64)",
         "small_batches_transformer",
         "transformer",
         "final_test_acc",
@@ -239,7 +299,8 @@ CLAIMS: tuple[Claim, ...] = (
         Condition("batch", 64),
         "less",
         0.02,
-        "batch size 1 vs 64, same samples seen",
+        "[BN(1) - BN(64)] - [NoNorm(1) - NoNorm(64)], same samples seen; the step count's effect is NoNorm's",
+        net=(Condition("none", 1), Condition("none", 64)),
     ),
     Claim(
         "lstm_faster",
@@ -267,7 +328,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "lstm_ln_vs_bn",
-        "In the LSTM, LayerNorm is as accurate as BatchNorm (Cooijmans et al.'s BN-LSTM)",
+        "In the LSTM, LayerNorm is as accurate as BatchNorm, each at its paper's initial gains (LN 1, BN 0.1)",
         "lstm",
         "lstm",
         "final_test_acc",
@@ -275,7 +336,45 @@ CLAIMS: tuple[Claim, ...] = (
         Condition("batch"),
         "equal",
         0.02,
-        "the default task at batch size 64",
+        "the default task at batch size 64; Ba et al.'s LN-LSTM (gains 1) vs Cooijmans et al.'s BN-LSTM (gains 0.1): "
+        "the norm and the initial gain differ",
+    ),
+    Claim(
+        "lstm_ln_vs_bn_gain01",
+        "At equal initial gains (0.1) the LN-LSTM is as accurate as the BN-LSTM: the BN-LSTM's advantage is its gain",
+        "lstm",
+        "lstm",
+        "final_test_acc",
+        Condition("layer", gain=0.1),
+        Condition("batch", gain=0.1),
+        "equal",
+        0.02,
+        "the default task at batch size 64; only the norm differs (every gain starts at 0.1, Cooijmans et al.'s)",
+    ),
+    Claim(
+        "lstm_ln_vs_bn_gain1",
+        "At equal initial gains (1) the LN-LSTM is as accurate as the BN-LSTM",
+        "lstm",
+        "lstm",
+        "final_test_acc",
+        Condition("layer", gain=1.0),
+        Condition("batch", gain=1.0),
+        "equal",
+        0.02,
+        "the default task at batch size 64; only the norm differs (every gain starts at 1, Ba et al.'s)",
+    ),
+    Claim(
+        "lstm_ln_gain01_more_accurate",
+        "The LN-LSTM with gains starting at 0.1 is more accurate than with gains starting at 1",
+        "lstm",
+        "lstm",
+        "final_test_acc",
+        Condition("layer", gain=1.0),
+        Condition("layer", gain=0.1),
+        "less",
+        0.02,
+        "the default task at batch size 64; only the initial gain differs (Cooijmans et al. section 4.2: a gain of "
+        "1 saturates the tanh)",
     ),
     Claim(
         "lstm_ln_faster_than_bn",
@@ -288,11 +387,23 @@ CLAIMS: tuple[Claim, ...] = (
         "less",
         0.02,
         "the default task at batch size 64; Ba et al. 2016, section 6.2 (the attentive reader): LN-LSTM trained "
-        "faster than BN-LSTM",
+        "faster than BN-LSTM; each at its paper's initial gains",
+    ),
+    Claim(
+        "lstm_ln_faster_than_bn_gain01",
+        "In the LSTM, LayerNorm converges faster than BatchNorm at equal initial gains (0.1)",
+        "lstm",
+        "lstm",
+        "mean_train_loss",
+        Condition("layer", gain=0.1),
+        Condition("batch", gain=0.1),
+        "less",
+        0.02,
+        "the default task at batch size 64; only the norm differs (every gain starts at 0.1)",
     ),
     Claim(
         "lstm_ln_batch_size",
-        "LayerNorm's accuracy does not depend on batch size",
+        "LayerNorm adds no batch-size dependence of its own (batch size 1 vs 64, net of NoNorm's)",
         "lstm_small_batches",
         "lstm",
         "final_test_acc",
@@ -300,11 +411,12 @@ CLAIMS: tuple[Claim, ...] = (
         Condition("layer", 64),
         "equal",
         0.02,
-        "batch size 1 vs 64, same samples seen",
+        "[LN(1) - LN(64)] - [NoNorm(1) - NoNorm(64)], same samples seen; every batch size trains the same epochs, so batch size 1 takes 64x the steps of 64: NoNorm's own change, net of which LayerNorm's is measured, is the step count's",
+        net=(Condition("none", 1), Condition("none", 64)),
     ),
     Claim(
         "lstm_bn_batch_size_1",
-        "BatchNorm degrades at batch size 1",
+        "BatchNorm degrades at batch size 1 beyond NoNorm's change (batch size 1 vs 64)",
         "lstm_small_batches",
         "lstm",
         "final_test_acc",
@@ -312,7 +424,8 @@ CLAIMS: tuple[Claim, ...] = (
         Condition("batch", 64),
         "less",
         0.02,
-        "batch size 1 vs 64, same samples seen; BatchNorm of one value is its beta (0 for the two terms)",
+        "[BN(1) - BN(64)] - [NoNorm(1) - NoNorm(64)], same samples seen; the step count's effect is NoNorm's; BatchNorm of one value is its beta (0 for the two terms)",
+        net=(Condition("none", 1), Condition("none", 64)),
     ),
 )
 CLAIM_IDS = tuple(c.id for c in CLAIMS)
@@ -361,7 +474,7 @@ def load_regimes(
                 f"{path}: seeds: a claim's verdict is a paired test over seeds and needs at least 2 (got {cfg.seed_list})"
             )
         for c in claims:
-            for cond in (c.a, c.b):
+            for cond in c.conditions:
                 if c.regime == name and cond.batch_size is not None and cond.batch_size > cfg.data.n_train:
                     raise ConfigError(
                         f"{path}: claim {c.id} needs batch size {cond.batch_size} > data.n_train ({cfg.data.n_train})"
@@ -380,21 +493,29 @@ def regimes_yaml(regimes: dict[str, RunConfig]) -> str:
 
 def cells_needed(claims: Sequence[Claim], regimes: dict[str, RunConfig]) -> list[tuple[str, dict]]:
     """Every (regime, changes) setting the claims need, each once: ``changes`` are
-    ``section__key`` values (family, norm, batch size) for :meth:`RunConfig.with_changes`."""
+    ``section__key`` values (family, norm, batch size, and an initial gain a condition sets) for
+    :meth:`RunConfig.with_changes`."""
     out: dict[tuple, tuple[str, dict]] = {}
     for c in claims:
-        for cond in (c.a, c.b):
-            bs = cond.batch_size if cond.batch_size is not None else regimes[c.regime].train.batch_size
-            key = (c.regime, c.family, cond.norm, bs)
-            out.setdefault(
-                key, (c.regime, {"model__family": c.family, "model__norm": cond.norm, "train__batch_size": bs})
-            )
+        regime = regimes[c.regime]
+        for cond in c.conditions:
+            changes: dict = {
+                "model__family": c.family,
+                "model__norm": cond.norm,
+                "train__batch_size": cond.batch_size_in(regime),
+            }
+            if cond.gain_in(c.family, regime) is not None:
+                changes["model__norm_gain_init"] = cond.gain_in(c.family, regime)
+            out.setdefault(cond.setting(c.family, c.regime, regime), (c.regime, changes))
     return list(out.values())
 
 
 def setting_name(regime: str, changes: dict) -> str:
-    """The child-run name prefix of a setting: ``unstable_recurrence_rnn_layer_bs64``."""
-    return f"{regime}_{changes['model__family']}_{changes['model__norm']}_bs{changes['train__batch_size']}"
+    """The child-run name prefix of a setting: ``unstable_recurrence_rnn_layer_bs64``, with a set
+    initial gain ``lstm_lstm_layer_gain0.1_bs64``."""
+    gain = changes.get("model__norm_gain_init")
+    gain_part = "" if gain is None else f"_gain{gain:g}"
+    return f"{regime}_{changes['model__family']}_{changes['model__norm']}{gain_part}_bs{changes['train__batch_size']}"
 
 
 @dataclass
@@ -410,7 +531,7 @@ class ClaimResult:
     b: str
     direction: str
     margin: float
-    effect: float | None  # mean over seeds of a - b (accuracy: a fraction)
+    effect: float | None  # mean over seeds of a - b (accuracy: a fraction); of (a - b) - (c - d) for net
     ci95: list[float] | None
     p_value: float | None
     p_adjusted: float | None
@@ -423,6 +544,11 @@ class ClaimResult:
     runs: list[str] = field(default_factory=list)
     why: str = ""  # why the claim is tested in this regime
     seeds_needed: int | None = None  # inconclusive: seeds that would decide it (:func:`seeds_needed`)
+    #: the verdict would differ at level 0.01 or 0.1 (99% or 90% intervals): another machine's rounding can flip it
+    borderline: bool = False
+    seeds_to_settle: int | None = None  # borderline: seeds that would decide it at level 0.01 (99% intervals)
+    #: each condition's mean over the paired seeds, by its label (a difference in differences shows its four)
+    means: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         from dataclasses import asdict
@@ -430,51 +556,123 @@ class ClaimResult:
         return asdict(self)
 
 
-def seeds_needed(claim: Claim, effect: float, a: Sequence[float | None], b: Sequence[float | None]) -> int | None:
-    """How many seeds would decide an inconclusive claim, if the paired differences a - b (the
-    claim's metric of a and of b, seed by seed) keep the mean ``effect`` and the spread (sample sd)
-    observed now:
+def _alpha_for(p_value: float | None, p_adjusted: float | None, level: float) -> float:
+    """The raw level a p-value must pass for its Holm-adjusted value to pass ``level``: ``level``
+    times this test's Holm multiplier as it stands (p / p_adjusted; 1 without an adjustment)."""
+    if p_value is None or p_adjusted is None or p_adjusted <= 0 or p_value <= 0:
+        return level
+    return level * min(1.0, p_value / p_adjusted)
 
-    - a directional claim: the seeds at which a paired t-test (two-sided, alpha 0.05) of that
-      effect has 80 % power (:func:`lnbench.analysis.stats.seeds_for_power`);
-    - an equivalence claim: the seeds at which the 95 % interval fits inside the margin
+
+def seeds_needed(
+    claim: Claim,
+    effect: float,
+    a: Sequence[float | None],
+    b: Sequence[float | None],
+    resolution: float | None = None,
+    alpha: float = stats.ALPHA,
+    confidence: float = 0.95,
+) -> int | None:
+    """How many seeds would decide a claim, if the paired differences a - b (the claim's metric
+    of a and of b, seed by seed) keep the mean ``effect`` and the spread the test uses now
+    (:func:`lnbench.analysis.stats.paired_sd`: the sample sd floored at ``resolution / sqrt(6)``,
+    as :func:`lnbench.analysis.stats.paired_over_seeds` floors it):
+
+    - a directional claim: the seeds at which a paired t-test (two-sided, level ``alpha``: pass
+      the raw level that Holm needs, :func:`_alpha_for`) of that effect has 80 % power
+      (:func:`lnbench.analysis.stats.seeds_for_power`);
+    - an equivalence claim: the seeds at which the ``confidence`` interval fits inside the margin
       (:func:`lnbench.analysis.stats.seeds_for_interval`).
 
     None when no number of seeds would (no spread, no effect, an effect past the margin of an
-    equivalence claim), more than 1000 are needed, or a value is None (NaN, as in paired_over_seeds). Differences equal up to round-off have no
-    spread: judged as :func:`lnbench.analysis.stats.paired_over_seeds` judges them (a spread of at
-    most 1e-6 of the data's largest magnitude), which tested them with a sign test, not a t-test.
+    equivalence claim), more than 1000 are needed, a value is None (NaN, as in paired_over_seeds),
+    or the answer is no more seeds than were run (a run of that many did not decide it: no hint).
     """
     xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if xa.size < 2:
         return None
-    d = xa - xb
-    spread = np.ptp(d) > stats._EQUAL_RTOL * max(np.abs(xa).max(), np.abs(xb).max())
-    sd = float(d.std(ddof=1)) if spread else 0.0
+    sd = stats.paired_sd(xa, xb, resolution)
+    if not np.isfinite(sd):
+        return None
     if claim.direction == "equal":
-        return stats.seeds_for_interval(effect, sd, claim.margin)
-    return stats.seeds_for_power(effect, sd)
+        n = stats.seeds_for_interval(effect, sd, claim.margin, confidence=confidence)
+    else:
+        n = stats.seeds_for_power(effect, sd, alpha=alpha)
+    return n if n is not None and n > xa.size else None
 
 
-def _verdict(claim: Claim, effect: float, ci: Sequence[float], p_adj: float | None) -> tuple[str, str]:
+def _verdict(
+    claim: Claim, effect: float, ci: Sequence[float], p_adj: float | None, alpha: float = stats.ALPHA
+) -> tuple[str, str]:
+    """The verdict and its reason from the effect, its interval and Holm p, decided at ``alpha``
+    (the interval is the matching 1 - alpha interval)."""
     lo, hi, m = ci[0], ci[1], claim.margin
     band = "+-" + format_amount(claim.metric, m, signed=False)
+    level = f"{1 - alpha:.0%}"
     if claim.direction == "equal":
         if -m < lo and hi < m:
-            return "held", f"the 95% interval lies within {band}"
+            return "held", f"the {level} interval lies within {band}"
         if lo >= m or hi <= -m:
-            return "not held", f"the 95% interval lies outside {band}"
-        return "inconclusive", f"the 95% interval reaches past {band}"
-    significant = p_adj is not None and p_adj < stats.ALPHA
+            return "not held", f"the {level} interval lies outside {band}"
+        return "inconclusive", f"the {level} interval reaches past {band}"
+    significant = p_adj is not None and p_adj < alpha
     if significant and effect <= -m:
-        return "held", f"Holm p < {stats.ALPHA:g}, a below b by at least {band[2:]}"
+        return "held", f"Holm p < {alpha:g}, a below b by at least {band[2:]}"
     if significant and effect < 0:
-        return "not held", f"Holm p < {stats.ALPHA:g} but the effect is smaller than {band[2:]}: negligible"
+        return "not held", f"Holm p < {alpha:g} but the effect is smaller than {band[2:]}: negligible"
     if significant and effect > 0:
-        return "not held", f"Holm p < {stats.ALPHA:g}, a above b: the opposite"
+        return "not held", f"Holm p < {alpha:g}, a above b: the opposite"
     if -m < lo and hi < m:
-        return "not held", f"no effect: the 95% interval lies within {band}"
+        return "not held", f"no effect: the {level} interval lies within {band}"
     return "inconclusive", "not significant, and the interval does not rule out an effect"
+
+
+def _borderline(claim: Claim, r: stats.PairedResult, p_adj: float | None, verdict: str) -> bool:
+    """Whether the verdict at 0.05 (95% intervals) would differ at 0.01 (99%) or 0.1 (90%): the
+    data sit near the claim's threshold, where another machine's rounding or a rerun can flip it."""
+    bound = BOUNDS.get(claim.metric)
+    for alpha in stats.BORDERLINE_ALPHAS:
+        lo, hi = stats.interval_at(r.mean_diff, r.ci95, r.n, 1 - alpha)
+        if bound is not None:
+            lo, hi = max(-bound, lo), min(bound, hi)
+        if _verdict(claim, r.mean_diff, (lo, hi), p_adj, alpha)[0] != verdict:
+            return True
+    return False
+
+
+def _paired_values(
+    claim: Claim, regime: RunConfig, rows_by_setting: dict[tuple, list[SummaryRow]]
+) -> tuple[list[dict[Condition, SummaryRow]], list[SummaryRow]]:
+    """Per seed with a finished run and a value in every condition: the rows by condition; and
+    every row of the claim's conditions (its runs)."""
+    rows = {
+        cond: rows_by_setting.get(cond.setting(claim.family, claim.regime, regime), []) for cond in claim.conditions
+    }
+    by_seed = {cond: {r.seed: r for r in rs} for cond, rs in rows.items()}
+    seeds = [r.seed for r in rows[claim.a]]
+    matched = []
+    for seed in seeds:
+        here = {cond: by_seed[cond].get(seed) for cond in claim.conditions}
+        if all(r is not None and r.ok and metric_value(r, claim.metric) is not None for r in here.values()):
+            matched.append({cond: r for cond, r in here.items() if r is not None})
+    return matched, [r for rs in rows.values() for r in rs]
+
+
+def _sides(claim: Claim, matched: Sequence[dict[Condition, SummaryRow]]) -> tuple[list[float], list[float]]:
+    """The per-seed values the paired test compares: a and b, or (a - b) and net's difference."""
+
+    def value(seed_rows: dict[Condition, SummaryRow], cond: Condition) -> float:
+        v = metric_value(seed_rows[cond], claim.metric)
+        assert v is not None  # matched rows have a value
+        return v
+
+    if claim.net is None:
+        return [value(m, claim.a) for m in matched], [value(m, claim.b) for m in matched]
+    c, d = claim.net
+    return (
+        [value(m, claim.a) - value(m, claim.b) for m in matched],
+        [value(m, c) - value(m, d) for m in matched],
+    )
 
 
 def evaluate_claims(
@@ -485,40 +683,32 @@ def evaluate_claims(
 ) -> list[ClaimResult]:
     """Test every claim on its rows (paired by seed, diverged seeds dropped) and give verdicts.
 
-    An accuracy claim whose reference condition b is within the margin of chance is
-    ``inconclusive`` whatever the test says: nothing can degrade from chance, and two models at
-    chance are "equal" for no reason that concerns the claim.
+    An accuracy claim whose reference condition (b, and a difference in differences' second net
+    condition) is within the margin of chance is ``inconclusive`` whatever the test says: nothing
+    can degrade from chance, and two models at chance are "equal" for no reason that concerns the
+    claim. A difference in differences of accuracies has the resolution of four accuracies: its
+    sd is floored at ``sqrt(2) / n_test / sqrt(6)`` (four rounding errors, not two).
 
     Args:
         claims: the claims.
-        rows_by_setting: ``(regime, family, norm, batch_size)`` -> the rows of its seeds.
-        regimes: the regime configs (for the default batch size).
+        rows_by_setting: :func:`setting_key` -> the rows of its seeds.
+        regimes: the regime configs (for the default batch size and gain).
         chance: regime -> chance accuracy on its test sets (the ``chance`` baseline); None: not checked.
 
     Returns:
         One :class:`ClaimResult` per claim, in order; Holm over the directional claims' p-values.
     """
-    tested: list[tuple[Claim, list, stats.PairedResult | None, str, list[str]]] = []
+    tested: list[tuple[Claim, list, stats.PairedResult | None, str, list[str], float | None]] = []
     for c in claims:
-        bs = lambda cond: cond.batch_size if cond.batch_size is not None else regimes[c.regime].train.batch_size  # noqa: E731
-        rows_a = rows_by_setting.get((c.regime, c.family, c.a.norm, bs(c.a)), [])
-        rows_b = rows_by_setting.get((c.regime, c.family, c.b.norm, bs(c.b)), [])
-        b_by_seed = {r.seed: r for r in rows_b}
-        pairs = [
-            (a, b)
-            for a in rows_a
-            if (b := b_by_seed.get(a.seed)) is not None
-            and a.ok
-            and b.ok
-            and metric_value(a, c.metric) is not None
-            and metric_value(b, c.metric) is not None
-        ]
-        runs = [r.run_dir for r in (*rows_a, *rows_b)]
-        result, why = None, ""
-        if len(pairs) < 2:
-            diverged = sum(r.status == "diverged" for r in (*rows_a, *rows_b))
-            undefined = sum(r.ok and metric_value(r, c.metric) is None for r in (*rows_a, *rows_b))
-            why = f"{len(pairs)} of {len(rows_a)} seeds have a value for both runs" + (
+        matched, all_rows = _paired_values(c, regimes[c.regime], rows_by_setting)
+        runs = [r.run_dir for r in all_rows]
+        result, why, resolution = None, "", None
+        if len(matched) < 2:
+            n_a = len(rows_by_setting.get(c.a.setting(c.family, c.regime, regimes[c.regime]), []))
+            diverged = sum(r.status == "diverged" for r in all_rows)
+            undefined = sum(r.ok and metric_value(r, c.metric) is None for r in all_rows)
+            what = "for both runs" if c.net is None else f"for all {len(c.conditions)} runs"
+            why = f"{len(matched)} of {n_a} seeds have a value {what}" + (
                 f" ({diverged} runs diverged)" if diverged else ""
             )
             if undefined:
@@ -529,34 +719,52 @@ def evaluate_claims(
                 )
             why += "; a paired test needs 2"
         else:
-            resolution = 1 / pairs[0][0].n_test if c.metric == "final_test_acc" else None
-            result = stats.paired_over_seeds(
-                [metric_value(a, c.metric) for a, _ in pairs], [metric_value(b, c.metric) for _, b in pairs], resolution
-            )
+            if c.metric == "final_test_acc":
+                resolution = 1 / matched[0][c.a].n_test * (np.sqrt(2) if c.net is not None else 1.0)
+            xa, xb = _sides(c, matched)
+            result = stats.paired_over_seeds(xa, xb, resolution)
             bound = BOUNDS.get(c.metric)  # a difference of accuracies (correlations) lies in [-1, 1] ([-2, 2])
             if bound is not None:
+                bound *= 2 if c.net is not None else 1  # a difference of two such differences
                 result = replace(result, ci95=(max(-bound, result.ci95[0]), min(bound, result.ci95[1])))
-        tested.append((c, pairs, result, why, runs))
-    directional = {k: r.p_value for k, (c, _, r, _, _) in enumerate(tested) if r is not None and c.direction == "less"}
+        tested.append((c, matched, result, why, runs, resolution))
+    directional = {k: t[2].p_value for k, t in enumerate(tested) if t[2] is not None and t[0].direction == "less"}
     adjusted = dict(zip(directional, stats.holm(list(directional.values()))))
     out = []
-    for k, (c, pairs, r, why, runs) in enumerate(tested):
+    for k, (c, matched, r, why, runs, resolution) in enumerate(tested):
         mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
-        mean_b = mean([metric_value(b, c.metric) for _, b in pairs])
+        means = {
+            cond.label(): float(np.mean([metric_value(m[cond], c.metric) for m in matched]))
+            for cond in c.conditions
+            if matched
+        }
+        xa, xb = _sides(c, matched) if matched else ([], [])
         level = None if chance is None or c.metric != "final_test_acc" else chance.get(c.regime)
+        at_chance = [
+            cond
+            for cond in c.references
+            if level is not None and cond.label() in means and means[cond.label()] < level + c.margin
+        ]
+        borderline, settle, needed = False, None, None
         if r is None:
             verdict, reason = "inconclusive", why
-        elif level is not None and mean_b is not None and mean_b < level + c.margin:
+        elif at_chance:
             verdict, reason = (
                 "inconclusive",
-                f"{c.b.label()} is at chance ({mean_b:.1%}) in this regime: the claim cannot show",
+                f"{at_chance[0].label()} is at chance ({means[at_chance[0].label()]:.1%}) in this regime: "
+                "the claim cannot show",
             )
         else:
-            verdict, reason = _verdict(c, r.mean_diff, r.ci95, adjusted.get(k))
-        needed = None
-        if r is not None and verdict == "inconclusive" and not reason.endswith("the claim cannot show"):
-            xa, xb = [metric_value(a, c.metric) for a, _ in pairs], [metric_value(b, c.metric) for _, b in pairs]
-            needed = seeds_needed(c, r.mean_diff, xa, xb)
+            p_adj = adjusted.get(k)
+            verdict, reason = _verdict(c, r.mean_diff, r.ci95, p_adj)
+            borderline = _borderline(c, r, p_adj, verdict)
+            if verdict == "inconclusive":
+                needed = seeds_needed(c, r.mean_diff, xa, xb, resolution, _alpha_for(r.p_value, p_adj, stats.ALPHA))
+            if borderline:
+                low = stats.BORDERLINE_ALPHAS[0]
+                settle = seeds_needed(
+                    c, r.mean_diff, xa, xb, resolution, _alpha_for(r.p_value, p_adj, low), confidence=1 - low
+                )
         out.append(
             ClaimResult(
                 id=c.id,
@@ -564,8 +772,8 @@ def evaluate_claims(
                 regime=c.regime,
                 family=c.family,
                 metric=c.metric,
-                a=c.a.label(),
-                b=c.b.label(),
+                a=c.a.label() if c.net is None else f"({c.a.label()} minus {c.b.label()})",
+                b=c.b.label() if c.net is None else f"({c.net[0].label()} minus {c.net[1].label()})",
                 direction=c.direction,
                 margin=c.margin,
                 effect=None if r is None else r.mean_diff,
@@ -573,14 +781,17 @@ def evaluate_claims(
                 p_value=None if r is None else r.p_value,
                 p_adjusted=adjusted.get(k),
                 test="" if r is None else r.test,
-                n_seeds=len(pairs),
-                mean_a=mean([metric_value(a, c.metric) for a, _ in pairs]),
-                mean_b=mean_b,
+                n_seeds=len(matched),
+                mean_a=mean(xa),
+                mean_b=mean(xb),
                 verdict=verdict,
                 reason=reason,
                 runs=runs,
                 why=c.why,
                 seeds_needed=needed,
+                borderline=borderline,
+                seeds_to_settle=settle,
+                means=means,
             )
         )
     return out
@@ -634,12 +845,21 @@ def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:
         if r.verdict == "inconclusive" and r.seeds_needed is not None:
             what = "an effect this size at 80% power" if r.direction == "less" else "an interval inside the margin"
             more = (
-                f" About {r.seeds_needed} seeds would decide it ({what}, from the observed sd of the paired "
-                f"differences): lnbench claims --only {r.id} --num-seeds {r.seeds_needed}."
+                f" About {r.seeds_needed} seeds would decide it ({what}, from the sd of the paired differences "
+                f"the test uses): lnbench claims --only {r.id} --num-seeds {r.seeds_needed}."
             )
+        if r.borderline:
+            settle = f"; about {r.seeds_to_settle} seeds would settle it" if r.seeds_to_settle is not None else ""
+            more += (
+                " BORDERLINE: the verdict differs at level 0.01 or 0.1 (99% or 90% intervals), so another "
+                f"machine's rounding can flip it{settle}."
+            )
+        if r.means and len(r.means) > 2:  # a difference in differences: its four conditions
+            levels = ", ".join(f"{label} {format_level(r.metric, v)}" for label, v in r.means.items())
+        else:
+            levels = f"{r.a} {format_level(r.metric, r.mean_a)}, {r.b} {format_level(r.metric, r.mean_b)}"
         out.append(
             f"{family_label(r.family)}, {r.claim} ({r.regime}): {METRICS[r.metric][0]}, {r.a} minus {r.b} = {format_effect(r)}"
-            f"{p}, {r.n_seeds} seeds ({r.a} {format_level(r.metric, r.mean_a)}, {r.b} {format_level(r.metric, r.mean_b)}):"
-            f" {r.verdict.upper()} ({r.reason}).{more}"
+            f"{p}, {r.n_seeds} seeds ({levels}): {r.verdict.upper()} ({r.reason}).{more}"
         )
     return out

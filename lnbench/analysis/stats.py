@@ -159,7 +159,9 @@ def paired_over_seeds(
     return PairedResult(mean, (mean - half, mean + half), p, test, n)
 
 
-def paired_sd(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, resolution: float | None = None) -> float:
+def paired_sd(
+    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, resolution: float | None = None
+) -> float:
     """The sd of the paired differences ``a - b`` that :func:`paired_over_seeds` tests with.
 
     The sample sd (ddof 1) of d = a - b, floored at ``resolution / sqrt(6)`` when a resolution is

@@ -323,16 +323,15 @@ def memoryless_tests(rows: Sequence[SummaryRow], baselines: Sequence[dict] | Non
         if result is not None:
             tests.append((pair_spec(pairs, "final_test_acc", norm_a=norm, norm_b="memoryless"), result, group))
     comparisons = holm_family("memoryless", [(spec, r) for spec, r, _ in tests])
-    out = {}
-    for (_, _, group), c in zip(tests, comparisons):
-        learned = c.significant and c.mean_diff > 0
-        out[(group, c.norm_a)] = {
+    return {
+        (group, c.norm_a): {
             "diff": c.mean_diff, "ci95": list(c.ci95), "p_value": c.p_value, "p_adjusted": c.p_adjusted,
-            "test": c.test, "n_seeds": c.n_seeds, "learned": learned,
-            "did_not_learn": not learned and did_not_learn(c.mean_diff, c.ci95, c.p_adjusted),
+            "test": c.test, "n_seeds": c.n_seeds, "learned": c.significant and c.mean_diff > 0,
+            "did_not_learn": did_not_learn(c.mean_diff, c.ci95, c.p_adjusted),
             "borderline": c.borderline, "seeds_to_settle": c.seeds_to_settle,
-        }  # fmt: skip
-    return out
+        }
+        for (_, _, group), c in zip(tests, comparisons)
+    }  # fmt: skip
 
 
 #: The equivalence margin of "did not learn": a model whose whole unadjusted 95% interval of the
@@ -345,9 +344,11 @@ def did_not_learn(diff: float, ci95: Sequence[float], p_adjusted: float) -> bool
     memoryless baseline (Holm p < :data:`lnbench.analysis.stats.ALPHA`, ``diff < 0``), or the whole
     unadjusted 95% interval of ``diff`` within +-:data:`MEMORYLESS_MARGIN` of it. A test that is
     merely not significant shows neither (80.5% against a 67% baseline, +13.2 [+0.6, +25.8],
-    Holm p = 0.18: not shown to learn, not "did not learn")."""
-    below = p_adjusted < stats.ALPHA and diff < 0
-    return below or -MEMORYLESS_MARGIN < ci95[0] <= ci95[1] < MEMORYLESS_MARGIN
+    Holm p = 0.18: not shown to learn, not "did not learn"). Significantly above it is never "did
+    not learn", however small the gain: that model learned (a little) more than the last input."""
+    if p_adjusted < stats.ALPHA and diff != 0:
+        return diff < 0
+    return -MEMORYLESS_MARGIN < ci95[0] <= ci95[1] < MEMORYLESS_MARGIN
 
 
 def _by_group_norm(rows: Iterable[SummaryRow]) -> dict[tuple[str, str], list[SummaryRow]]:

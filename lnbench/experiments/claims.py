@@ -108,7 +108,8 @@ class Claims(Experiment):
         regime_of_row = [cell.group for cell in cells for _ in cell.cfgs]
         by_setting: dict[tuple, list[SummaryRow]] = {}
         for row, regime in zip(rows, regime_of_row):
-            by_setting.setdefault((regime, row.family, row.norm, row.batch_size), []).append(row)
+            key = claim_rules.setting_key(regime, row.family, row.norm, row.batch_size, row.norm_gain_init)
+            by_setting.setdefault(key, []).append(row)
         chance = {name: next(b["mean"] for b in bl if b["name"] == "chance") for name, bl in baselines.items()}
         results = claim_rules.evaluate_claims(spec.selected, by_setting, spec.regimes, chance)
         return {

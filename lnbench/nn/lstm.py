@@ -64,7 +64,7 @@ def gain_init(cfg: ModelConfig) -> float:
     model's paper: 0.1 for the BN-LSTM (Cooijmans et al. 2016, section 4.2), 1 otherwise (Ba et al. 2016)."""
     if cfg.norm_gain_init is not None:
         return cfg.norm_gain_init
-    return BATCH_NORM_GAIN if norm_kind(cfg.norm).uses_batch_statistics else 1.0
+    return BATCH_NORM_GAIN if norm_kind(cfg.norm).uses_batch_statistics else 1.0  # names.paper_gain_init
 
 
 class LSTMCellWithNorm(nn.Module):

@@ -116,17 +116,25 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
     if has_memoryless:
         table.caption += (
             "; vs memoryless baseline: test accuracy minus a linear readout of x_T alone, paired on the same seeds and "
-            "test sets (95% CI, Holm over the rows); 'did not learn': not significantly above it"
+            "test sets (95% CI, Holm over the rows); 'did not learn': significantly below it or the whole interval "
+            "within 2 points of it; 'not shown': neither of the two; borderline: 0.01 <= Holm p < 0.1"
         )
     return table
 
 
 def _memoryless_cell(test: dict | None) -> str:
-    """``+18.4 [+9.5, +27.3] learned`` or ``+0.6 [-2.1, +3.3] did not learn`` (points)."""
+    """``+18.4 [+9.5, +27.3] learned``, ``+0.6 [-1.1, +1.3] did not learn`` or ``+13.2 [+0.6, +25.8]
+    not shown`` (points; :func:`lnbench.analysis.verdicts.memoryless_tests`), ``, borderline`` when
+    its Holm p is in [0.01, 0.1)."""
     if not test:
         return "-"
     effect = f"{100 * test['diff']:+.1f} [{100 * test['ci95'][0]:+.1f}, {100 * test['ci95'][1]:+.1f}]"
-    return f"{effect} learned" if test["learned"] else f"[bold yellow]{effect} did not learn[/]"
+    borderline = ", borderline" if test.get("borderline") else ""
+    if test["learned"]:
+        return f"{effect} learned{borderline}"
+    if test.get("did_not_learn"):
+        return f"[bold yellow]{effect} did not learn{borderline}[/]"
+    return f"{effect} not shown{borderline}"
 
 
 def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired comparisons") -> Table:
@@ -141,7 +149,7 @@ def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired co
             eff = f"{100 * c.mean_diff:+.1f} [{100 * c.ci95[0]:+.1f}, {100 * c.ci95[1]:+.1f}] pts"
         a = norm_label(c.norm_a) + (f" {c.condition_a}" if c.condition_a else "")
         b = norm_label(c.norm_b) + (f" {c.condition_b}" if c.condition_b else "")
-        verdict = "[bold]differs[/]" if c.significant else "n.s."
+        verdict = ("[bold]differs[/]" if c.significant else "n.s.") + (", borderline" if c.borderline else "")
         table.add_row(
             family_label(c.family.split("/")[0]),
             a,
@@ -154,6 +162,9 @@ def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired co
             verdict,
         )
     table.caption = f"Holm-Bonferroni within each family; differs: Holm p < {stats.ALPHA:g}"
+    if any(c.borderline for c in comparisons):
+        low, high = stats.BORDERLINE_ALPHAS
+        table.caption += f"; borderline: {low:g} <= Holm p < {high:g}, another machine's rounding can flip it"
     return table
 
 

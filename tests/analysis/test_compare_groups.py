@@ -3,10 +3,14 @@ the task?" against the memoryless baseline. Hand-made rows; every number compute
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from scipy.stats import t as t_dist
 
 from lnbench.analysis import verdicts
 from lnbench.analysis.aggregate import aggregate_over_seeds
+from lnbench.analysis.stats import seeds_for_power
 from lnbench.analysis.verdicts import Comparison, describe_in_words, memoryless_tests
 from lnbench.records.schema import SummaryRow
 from lnbench.report.tables import aggregate_table
@@ -111,6 +115,8 @@ def test_a_row_at_the_memoryless_baseline_is_marked_and_one_above_it_is_not():
     tests = memoryless_tests(rows, baselines(base))
     none, layer = tests[("rnn-joint", "none")], tests[("rnn-joint", "layer")]
     assert none["diff"] == pytest.approx(0.0) and not none["learned"]
+    # none: diffs +1, -2, 0, +2, -1 points; sd sqrt(2.5) = 1.581, half-width 2.776 x 1.581 / sqrt(5) = 1.96 < 2 points
+    assert none["ci95"] == pytest.approx([-0.0196, 0.0196], abs=1e-4) and none["did_not_learn"]
     # layer: diffs 15, 20, 12, 18, 16 points; mean 16.2, sd sqrt(9.2) = 3.033; t(4) 2.776 x 3.033 / sqrt(5) = 3.77
     assert layer["diff"] == pytest.approx(0.162)
     assert layer["ci95"] == pytest.approx([0.162 - 0.0377, 0.162 + 0.0377], abs=2e-4)
@@ -129,7 +135,7 @@ def test_a_row_at_the_memoryless_baseline_is_marked_and_one_above_it_is_not():
     assert "+16.2 [+12.4, +20.0] learned" in layer_line and "did not" not in layer_line
     sentences = verdicts.compare_verdicts(rows, verdicts.compare_comparisons(rows), 10, 0.9, tests)
     learned = next(s for s in sentences if "did it learn the memory task?" in s)
-    assert "NoNorm at the memoryless baseline" in learned and "did not learn the memory task" in learned
+    assert "NoNorm within 2 points of the memoryless baseline" in learned and "did not learn the memory task" in learned
     assert "LayerNorm above the memoryless baseline (+16.2 points" in learned
 
 
@@ -146,3 +152,100 @@ def test_one_seed_is_compared_with_the_baseline_on_the_same_test_examples():
 
 def test_no_baseline_means_no_mark():
     assert memoryless_tests([row("none", 0, 0.7)], None) == {}
+
+
+def _t(d):
+    """Mean, two-sided p and 95% half-width of a paired t-test of the differences ``d``, by hand."""
+    n, m = len(d), sum(d) / len(d)
+    se = math.sqrt(sum((x - m) ** 2 for x in d) / (n - 1)) / math.sqrt(n)
+    return m, 2 * t_dist.sf(abs(m) / se, n - 1), t_dist.ppf(0.975, n - 1) * se
+
+
+BASE = [0.66, 0.68, 0.67, 0.65, 0.69]  # the memoryless baseline on 5 seeds: 67.0% on average
+DIFFS = {  # each model minus the baseline, per seed
+    "none": [0.01, -0.02, 0.00, 0.02, -0.01],  # +0.0 [-2.0, +2.0]: inside the 2-point margin
+    "batch": [-0.09, -0.11, -0.10, -0.12, -0.08],  # -10.0, significantly below
+    "layer": [0.02, -0.02, 0.00, 0.02, -0.02],  # +0.0 [-2.5, +2.5]: not inside the margin, not significant
+    "rms": [0.26, 0.01, 0.13, 0.21, 0.05],  # 80.2% on average: +13.2 [+0.2, +26.2], p = 0.048, Holm x 3
+}
+
+
+def test_did_not_learn_only_where_the_data_show_it():
+    rows = [row(n, s, b + d) for n, ds in DIFFS.items() for s, (b, d) in enumerate(zip(BASE, ds))]
+    tests = {n: t for (_, n), t in memoryless_tests(rows, baselines(BASE)).items()}
+    by_hand = {n: _t(d) for n, d in DIFFS.items()}
+    assert by_hand["batch"][1] < by_hand["rms"][1] < 0.05 and by_hand["none"][1] == by_hand["layer"][1] == 1.0
+    holm = {"batch": 4 * by_hand["batch"][1], "rms": 3 * by_hand["rms"][1], "none": 1.0, "layer": 1.0}
+    for n, (m, p, half) in by_hand.items():
+        assert tests[n]["diff"] == pytest.approx(m, abs=1e-12) and tests[n]["p_value"] == pytest.approx(p)
+        assert tests[n]["ci95"] == pytest.approx([m - half, m + half]) and tests[n]["p_adjusted"] == pytest.approx(
+            holm[n]
+        )
+    assert by_hand["none"][2] < 0.02 < by_hand["layer"][2]  # half-widths 1.96 and 2.48 points
+    assert holm["rms"] == pytest.approx(0.1447, abs=1e-4)  # not significant, and not borderline
+    flags = {n: (t["learned"], t["did_not_learn"], t["borderline"], t["seeds_to_settle"]) for n, t in tests.items()}
+    assert flags == {
+        "none": (False, True, False, None),
+        "batch": (False, True, False, None),
+        "layer": (False, False, False, None),
+        "rms": (False, False, False, None),
+    }
+
+    def effect(n):
+        m, _, half = by_hand[n]
+        pts = lambda x: f"{100 * x:+.1f}"  # noqa: E731
+        return (
+            f"{pts(m)} points [unadjusted 95% CI {pts(m - half)}, {pts(m + half)}], paired t-test over 5 seeds,"
+            f" Holm p = {holm[n]:.2g}"
+        )
+
+    assert effect("rms") == "+13.2 points [unadjusted 95% CI +0.2, +26.2], paired t-test over 5 seeds, Holm p = 0.14"
+    said = {n: verdicts.describe_memoryless(t) for n, t in tests.items()}
+    assert said == {
+        "batch": f"below the memoryless baseline ({effect('batch')}): did not learn the memory task",
+        "none": f"within 2 points of the memoryless baseline ({effect('none')}): did not learn the memory task",
+        "layer": f"not significantly above the memoryless baseline ({effect('layer')}): not shown to learn the memory"
+        " task with 5 seeds",
+        "rms": f"not significantly above the memoryless baseline ({effect('rms')}): not shown to learn the memory"
+        " task with 5 seeds",
+    }
+    agg = aggregate_over_seeds(rows)
+    for e in agg:
+        e["vs_memoryless"] = tests[e["norm"]]
+    from rich.console import Console
+
+    console = Console(width=250, record=True)
+    console.print(aggregate_table(agg, 0.9))
+    lines = console.export_text().splitlines()
+    cell = {n: next(line for line in lines if f" {n} " in line) for n in DIFFS}
+    assert "-10.0 [-12.0, -8.0] did not learn" in cell["batch"] and "+0.0 [-2.0, +2.0] did not learn" in cell["none"]
+    assert "+13.2 [+0.2, +26.2] not shown" in cell["rms"] and "+0.0 [-2.5, +2.5] not shown" in cell["layer"]
+
+
+def test_a_borderline_test_against_the_baseline_says_so_with_the_seeds_that_would_settle_it():
+    rows = [row("rms", s, b + d) for s, (b, d) in enumerate(zip(BASE, DIFFS["rms"]))]
+    ((_, test),) = memoryless_tests(rows, baselines(BASE)).items()  # alone: Holm p = p = 0.048, significant
+    m, p, half = _t(DIFFS["rms"])
+    sd = math.sqrt(sum((x - m) ** 2 for x in DIFFS["rms"]) / 4)  # 10.5 points, above the floor 0.01 / sqrt(6)
+    settle = seeds_for_power(m, sd, alpha=0.01 * p / p)  # family of one: Holm p < 0.01 needs p < 0.01
+    assert test["p_adjusted"] == pytest.approx(p) and test["learned"] and test["borderline"]
+    assert test["seeds_to_settle"] == settle and settle > 5
+    assert verdicts.describe_memoryless(test) == (
+        "above the memoryless baseline (+13.2 points [unadjusted 95% CI +0.2, +26.2], paired t-test over 5 seeds,"
+        " Holm p = 0.048): it learned more than the last input (borderline: Holm p between 0.01 and 0.1, another"
+        f" machine's rounding can flip it; about {settle} seeds would settle it)"
+    )
+
+
+def test_a_borderline_comparison_in_words():
+    c = comparison("final_test_acc", 0.03, 0.005, 0.055, True)
+    c.p_adjusted, c.borderline, c.seeds_to_settle = 0.03, True, 9
+    assert describe_in_words(c) == (
+        "NoNorm is more accurate than LayerNorm (final test accuracy +3.0 points [unadjusted 95% CI +0.5, +5.5],"
+        " paired t-test over 5 seeds, Holm p = 0.03). Borderline (Holm p between 0.01 and 0.1): another machine's"
+        " rounding can flip it; about 9 seeds would settle it."
+    )
+    c.seeds_to_settle = None
+    assert describe_in_words(c).endswith(
+        "Holm p = 0.03). Borderline (Holm p between 0.01 and 0.1): another machine's rounding can flip it."
+    )

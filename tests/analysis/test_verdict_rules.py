@@ -6,11 +6,11 @@ significance exactly at alpha, and which sentence each decision gives."""
 import math
 
 import pytest
-from scipy.stats import binomtest
+from scipy.stats import binomtest, nct
 from scipy.stats import t as t_dist
 
 from lnbench.analysis import verdicts
-from lnbench.analysis.stats import holm
+from lnbench.analysis.stats import holm, seeds_for_power
 from lnbench.analysis.verdicts import Comparison, holm_family, pair_by_seed, paired_test
 from lnbench.records.schema import SummaryRow
 
@@ -183,6 +183,87 @@ def test_holm_family_marks_significant_below_alpha_only():
     assert [c.significant for c in two] == [True, True]
     assert (two[0].condition_a, two[1].condition_a, two[1].condition_b) == ("", "x", "")
     assert two[0].to_dict()["ci95"] == [0.0, pytest.approx(0.02)] and two[0].to_dict()["family"] == "f"
+
+
+# ---------------------------------------------------------------- borderline comparisons (issue 28 F)
+
+
+def _loss_rows_at(p, n=3, sd=0.01):
+    """NoNorm and LayerNorm rows whose mean train losses differ by d = m + sd * (-1, 0, +1) (n = 3): a
+    paired t-test with t = m / (sd / sqrt(3)) = t_{1 - p/2, 2}, i.e. p-value ``p``; the accuracies are equal."""
+    m = t_dist.isf(p / 2, n - 1) * sd / math.sqrt(n)
+    d = [m - sd, m, m + sd]
+    return [row("none", s, 0.8, loss=0.5) for s in range(n)] + [row("layer", s, 0.8, loss=0.5 + d[s]) for s in range(n)]
+
+
+@pytest.mark.parametrize("p,borderline", [(0.009, False), (0.03, True), (0.07, True), (0.11, False)])
+def test_a_comparison_is_borderline_when_its_holm_p_is_between_1_and_10_percent(p, borderline):
+    loss = [c for c in verdicts.compare_comparisons(_loss_rows_at(p)) if c.metric == "mean_train_loss"]
+    (c,) = loss  # a family of one: Holm p = p
+    assert c.p_adjusted == pytest.approx(p) and c.borderline is borderline
+    assert c.significant is (p < 0.05) and c.to_dict()["borderline"] is borderline
+    assert ("Borderline (Holm p between 0.01 and 0.1)" in verdicts.describe_in_words(c)) is borderline
+
+
+def test_borderline_at_exactly_its_edges():
+    spec = {"norm_a": "layer", "norm_b": "none", "metric": "final_test_acc", "n_seeds": 5}
+    edges = [holm_family("f", [(spec, _result(p))])[0].borderline for p in (0.0099, 0.01, 0.0999, 0.1)]
+    assert edges == [False, True, True, False]
+
+
+def test_seeds_to_settle_is_the_power_at_the_level_that_gives_holm_p_below_1_percent():
+    # 3 norms, 4 seeds, n_test = 200: LayerNorm +0.5 points above NoNorm and RMSNorm on every seed (RMSNorm = NoNorm).
+    # The sd of the differences is 0, floored at the resolution: (1/200) / sqrt(6) = 0.00204; t = 0.005 / (0.00204 / 2)
+    # = 4.90, df 3: p = 0.0163 for both LayerNorm pairs, Holm over 3 (tied, both x 3) = 0.0488: borderline
+    accs = [0.80, 0.70, 0.75, 0.72]
+    rows = [
+        row(n, s, a + (0.005 if n == "layer" else 0.0)) for n in ("none", "layer", "rms") for s, a in enumerate(accs)
+    ]
+    acc = {(c.norm_a, c.norm_b): c for c in verdicts.compare_comparisons(rows) if c.metric == "final_test_acc"}
+    sd = (1 / 200) / math.sqrt(6)
+    _, p, _ = _t_by_hand([-0.005] * 4, floor=sd)
+    c = acc[("none", "layer")]
+    assert c.p_value == pytest.approx(p) and c.p_adjusted == pytest.approx(3 * p) and c.borderline
+    # the raw level that Holm (x 3) takes below 0.01: 0.01 * p / p_adj = 0.01 / 3; power 80% with the floored sd
+    by_hand = seeds_for_power(-0.005, sd, alpha=0.01 * c.p_value / c.p_adjusted)
+    assert by_hand == 7 and c.seeds_to_settle == 7 and acc[("layer", "rms")].seeds_to_settle == 7
+    crit = [t_dist.ppf(1 - 0.01 / 3 / 2, n - 1) for n in (6, 7)]  # noncentral t at 6 and 7 seeds: 0.71 < 0.8 <= 0.88
+    power = [
+        nct.sf(k, n - 1, 0.005 / sd * math.sqrt(n)) + nct.sf(k, n - 1, -0.005 / sd * math.sqrt(n))
+        for k, n in zip(crit, (6, 7))
+    ]
+    assert power[0] < 0.8 <= power[1]
+    assert acc[("none", "rms")].borderline is False and acc[("none", "rms")].seeds_to_settle is None  # p = 1
+    assert verdicts.describe_in_words(c) == (
+        # significant at 0.05 (t(3) 3.182 x 0.00102 = 0.33 points of half-width), not at 0.01
+        "LayerNorm is more accurate than NoNorm (final test accuracy +0.5 points [unadjusted 95% CI +0.2, +0.8],"
+        " paired t-test over 4 seeds (sd floored at the resolution), Holm p = 0.049). Borderline (Holm p between"
+        " 0.01 and 0.1): another machine's rounding can flip it; about 7 seeds would settle it."
+    )
+    assert c.to_dict()["seeds_to_settle"] == 7
+
+
+def test_seeds_to_settle_is_none_when_no_more_seeds_are_needed_or_it_cannot_be_computed():
+    spec = {"norm_a": "layer", "norm_b": "none", "metric": "final_test_acc", "paired_sd": 0.01}
+    family = [
+        ({**spec, "n_seeds": 5}, _result(0.03, 0.02)),
+        ({**spec, "n_seeds": 5, "condition_a": "x"}, _result(0.01, 0.02)),
+    ]
+    first, second = holm_family("f", family)  # Holm: 0.03 (x 1: raw level 0.01), 0.02 (x 2: raw level 0.005)
+    assert (first.p_adjusted, second.p_adjusted) == pytest.approx((0.03, 0.02))
+    assert first.seeds_to_settle == seeds_for_power(0.02, 0.01, alpha=0.01) == 7
+    assert second.seeds_to_settle == seeds_for_power(0.02, 0.01, alpha=0.005) == 8
+    ran_7 = holm_family("f", [({**s, "n_seeds": 7}, r) for s, r in family])
+    assert [c.seeds_to_settle for c in ran_7] == [None, 8]  # 7 seeds already run: 7 would not settle it
+    no_sd = holm_family("f", [({**spec, "n_seeds": 5, "paired_sd": None}, _result(0.03, 0.02))])
+    assert no_sd[0].borderline and no_sd[0].seeds_to_settle is None
+    # one seed: McNemar, b = 7 and c = 1 of 20: p = 2 (1 + 8) / 256 = 0.0703, borderline, no seed count
+    a, b = vectors(7, 1, both_right=10, both_wrong=2)
+    (one,) = verdicts.compare_comparisons([row("layer", correct=a, acc=0.85), row("none", correct=b, acc=0.55)])
+    assert one.p_adjusted == pytest.approx(18 / 256) and one.borderline and one.seeds_to_settle is None
+    assert verdicts.describe_in_words(one).endswith(
+        "Holm p = 0.07). Borderline (Holm p between 0.01 and 0.1): another machine's rounding can flip it."
+    )
 
 
 # ---------------------------------------------------------------- the sweep's comparisons and verdicts
@@ -431,31 +512,96 @@ def test_the_memoryless_baseline_as_rows_and_its_tests_by_hand():
     tests = verdicts.memoryless_tests(rows, _baselines([0.6, 0.7, 0.65]))
     m, p, half = _t_by_hand([0.2, 0.2, 0.21])
     layer = tests[("rnn", "layer")]
-    assert set(layer) == {"diff", "ci95", "p_value", "p_adjusted", "test", "n_seeds", "learned"}
+    assert set(layer) == {
+        "diff", "ci95", "p_value", "p_adjusted", "test", "n_seeds", "learned", "did_not_learn", "borderline",
+        "seeds_to_settle",
+    }  # fmt: skip
     assert layer["diff"] == pytest.approx(m) and layer["p_value"] == pytest.approx(p) and layer["n_seeds"] == 3
     assert layer["ci95"] == pytest.approx([m - half, m + half]) and layer["learned"] is True
+    assert (layer["did_not_learn"], layer["borderline"], layer["seeds_to_settle"]) == (False, False, None)
     none = tests[("rnn", "none")]
     assert none["learned"] is False and none["diff"] == pytest.approx(0.0)
+    # d = +1, 0, -1 points: sd 1 point, half-width t(2) 4.303 / sqrt(3) = 2.48 points, past the 2-point margin
+    assert none["ci95"] == pytest.approx([-0.0248, 0.0248], abs=1e-4) and none["did_not_learn"] is False
     assert [layer["p_adjusted"], none["p_adjusted"]] == pytest.approx(holm([layer["p_value"], none["p_value"]]))
 
 
+NOTE = "borderline: Holm p between 0.01 and 0.1, another machine's rounding can flip it"
+
+
 @pytest.mark.parametrize(
-    "diff,p_adjusted,learned,where",
+    "diff,ci95,p_adjusted,learned,did_not_learn,verdict",
     [
-        (-0.05, 0.01, False, "below"),
-        (-0.05, 0.05, False, "at"),  # not significant at exactly alpha
-        (0.0, 0.01, False, "at"),
-        (0.05, 0.01, True, "above"),
+        (
+            -0.05,
+            [-0.06, -0.04],
+            0.001,
+            False,
+            True,
+            "below the memoryless baseline ({}): did not learn the memory task",
+        ),
+        (  # the interval is well below, but the test is not significant at exactly alpha: not shown either way
+            -0.05,
+            [-0.06, -0.04],
+            0.05,
+            False,
+            False,
+            "not significantly above the memoryless baseline ({}): not shown to learn the memory task with 5 seeds"
+            f" ({NOTE})",
+        ),
+        (  # significantly below and inside the margin: "below" comes first
+            -0.01,
+            [-0.015, -0.005],
+            0.02,
+            False,
+            True,
+            f"below the memoryless baseline ({{}}): did not learn the memory task ({NOTE})",
+        ),
+        (
+            0.0,
+            [-0.0199, 0.0199],
+            0.5,
+            False,
+            True,
+            "within 2 points of the memoryless baseline ({}): did not learn the memory task",
+        ),
+        (  # an interval edge at exactly -2 points is not inside the margin
+            0.0,
+            [-0.02, 0.01],
+            0.5,
+            False,
+            False,
+            "not significantly above the memoryless baseline ({}): not shown to learn the memory task with 5 seeds",
+        ),
+        (  # significantly above by less than the margin: it learned (a little) more than the last input
+            0.01,
+            [0.005, 0.015],
+            0.001,
+            True,
+            False,
+            "above the memoryless baseline ({}): it learned more than the last input",
+        ),
+        (
+            0.05,
+            [0.04, 0.06],
+            0.001,
+            True,
+            False,
+            "above the memoryless baseline ({}): it learned more than the last input",
+        ),
     ],
 )
-def test_where_a_model_stands_against_the_memoryless_baseline(diff, p_adjusted, learned, where):
-    test = {"diff": diff, "ci95": [diff - 0.01, diff + 0.01], "p_adjusted": p_adjusted, "test": "t", "learned": learned}
-    text = verdicts.describe_memoryless(test)
-    effect = f"{100 * diff:+.1f} points [unadjusted 95% CI {100 * diff - 1:+.1f}, {100 * diff + 1:+.1f}], t, Holm p = {p_adjusted:.2g}"
-    if learned:
-        assert text == f"above the memoryless baseline ({effect}): it learned more than the last input"
-    else:
-        assert text == f"{where} the memoryless baseline ({effect}): did not learn the memory task"
+def test_where_a_model_stands_against_the_memoryless_baseline(diff, ci95, p_adjusted, learned, did_not_learn, verdict):
+    assert verdicts.did_not_learn(diff, ci95, p_adjusted) is did_not_learn
+    test = {
+        "diff": diff, "ci95": ci95, "p_adjusted": p_adjusted, "test": "t", "n_seeds": 5, "learned": learned,
+        "did_not_learn": did_not_learn, "borderline": 0.01 <= p_adjusted < 0.1, "seeds_to_settle": None,
+    }  # fmt: skip
+    effect = (
+        f"{100 * diff:+.1f} points [unadjusted 95% CI {100 * ci95[0]:+.1f}, {100 * ci95[1]:+.1f}], t,"
+        f" Holm p = {p_adjusted:.2g}"
+    )
+    assert verdicts.describe_memoryless(test) == verdict.format(effect)
 
 
 def test_a_sweep_verdict_for_a_norm_that_never_finished():
@@ -484,6 +630,9 @@ def test_compare_verdicts_join_several_items_and_count_seeds():
             "test": "t",
             "n_seeds": 2,
             "learned": True,
+            "did_not_learn": False,
+            "borderline": True,  # Holm p = 0.02
+            "seeds_to_settle": 6 if n == "layer" else None,
         }
         for n in ("layer", "batch")
     }
@@ -491,7 +640,8 @@ def test_compare_verdicts_join_several_items_and_count_seeds():
     effect = "+10.0 points [unadjusted 95% CI +5.0, +15.0], t, Holm p = 0.02"
     assert lines[0] == (
         f"RNN, did it learn the memory task? LayerNorm above the memoryless baseline ({effect}): it learned more than"
-        f" the last input; BatchNorm above the memoryless baseline ({effect}): it learned more than the last input."
+        f" the last input ({NOTE}; about 6 seeds would settle it); BatchNorm above the memoryless baseline ({effect}):"
+        f" it learned more than the last input ({NOTE})."
     )
     assert lines[2] == (
         "RNN, final test accuracy (mean over 2 seeds): NoNorm 61.0%, LayerNorm 83.0%, BatchNorm 72.5%. Holm over 3"

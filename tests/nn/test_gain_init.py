@@ -49,7 +49,9 @@ def test_every_gain_of_every_norm_starts_at_the_value_and_nothing_else_changes(f
 
 def test_null_keeps_each_papers_gains_and_a_value_overrides_the_bn_lstm():
     assert initial_gain(model("lstm", "batch", None)[0].model) == 0.1  # Cooijmans et al. 2016, section 4.2
-    assert all(float(n.gamma.detach().mean()) == pytest.approx(0.1) for n in norm_layers(model("lstm", "batch", None)[1]))
+    assert all(
+        float(n.gamma.detach().mean()) == pytest.approx(0.1) for n in norm_layers(model("lstm", "batch", None)[1])
+    )
     assert initial_gain(model("lstm", "layer", None)[0].model) == 1.0  # Ba et al. 2016
     _, bn_at_one = model("lstm", "batch", 1.0)
     assert all(torch.equal(n.gamma, torch.ones_like(n.gamma)) for n in norm_layers(bn_at_one))
@@ -78,7 +80,9 @@ def test_the_gain_reaches_each_child_config_name_and_metrics(tmp_path):
             "compare.norm_gain_inits=[null, 0.1]",
         ],
     )
-    children = [(c.name, c.model.norm, c.model.norm_gain_init) for cell in driver.prepare(COMPARE, cfg) for c in cell.cfgs]
+    children = [
+        (c.name, c.model.norm, c.model.norm_gain_init) for cell in driver.prepare(COMPARE, cfg) for c in cell.cfgs
+    ]
     assert children == [
         ("lstm_batch_seed0", "batch", None),
         ("lstm_layer_seed0", "layer", None),
