@@ -261,7 +261,7 @@ def claims_table() -> list[str]:
         lines.append(
             "| "
             + " | ".join(_cell(x) for x in row)
-            + f" | {_cell(c.a.label())} vs {_cell(c.b.label())} | {held} | "
+            + f" | {_cell(c.sides_label())} | {held} | "
             + ("default |" if in_default_run(c) else "`--all` |")
         )
     return lines

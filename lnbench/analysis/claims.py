@@ -116,6 +116,13 @@ class Claim:
     #: (the optimizer's step count) already do to every model. None: the effect is a - b.
     net: tuple[Condition, Condition] | None = None
 
+    def sides_label(self) -> str:
+        """``LayerNorm vs NoNorm``; a difference in differences
+        ``(LayerNorm at batch size 1 minus at 64) vs (NoNorm at batch size 1 minus at 64)``."""
+        if self.net is None:
+            return f"{self.a.label()} vs {self.b.label()}"
+        return f"({self.a.label()} minus {self.b.label()}) vs ({self.net[0].label()} minus {self.net[1].label()})"
+
     @property
     def conditions(self) -> tuple[Condition, ...]:
         """Every condition it needs trained: a, b and those of ``net``."""
