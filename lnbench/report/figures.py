@@ -652,7 +652,8 @@ def figure_claims(results: Sequence) -> Figure:
         ax.set_xlabel(f"{r.a} minus {r.b}: {METRICS[r.metric][0]} ({unit}); {claimed}", fontsize=8)
         ax.tick_params(axis="x", labelsize=8)
         ax.set_title(
-            f"{family_label(r.family)}, {r.claim} [{r.regime}]: {r.verdict.upper()}",
+            f"{family_label(r.family)}, {r.claim} [{r.regime}]: {r.verdict.upper()}"
+            + (" (borderline: another machine can flip it)" if r.borderline else ""),
             fontsize=9,
             loc="left",
             color=color,

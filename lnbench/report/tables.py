@@ -225,11 +225,12 @@ def claims_table(claims: Sequence[dict], title: str = "lnbench claims") -> Table
             claims_mod.format_effect(res),
             str(r["n_seeds"]),
             holm,
-            f"[{style[r['verdict']]}]{r['verdict']}[/]",
+            f"[{style[r['verdict']]}]{r['verdict']}[/]" + (", borderline" if r.get("borderline") else ""),
         )
     table.caption = (
         "a - b: mean over seeds of the paired difference; less-than claims: held if Holm p < 0.05 with the claimed sign "
-        "and the effect at least the margin; equivalence claims: held if the 95% CI lies within the margin (margins: lnbench claims --list)"
+        "and the effect at least the margin; equivalence claims: held if the 95% CI lies within the margin (margins: lnbench claims --list); "
+        "borderline: the verdict differs at level 0.01 or 0.1, so another machine's rounding can flip it"
     )
     return table
 
