@@ -84,43 +84,61 @@ def evaluate(c, a_values, b_values, chance=None, a_bs=64, b_bs=64, regimes=REGIM
 
 FASTER = "LayerNorm converges faster than NoNorm"
 STABLE = "LayerNorm stabilises hidden-state dynamics against input scale"
-BS_FREE = "LayerNorm's accuracy does not depend on batch size"
-BN_BS1 = "BatchNorm degrades at batch size 1"
+BS_FREE = "LayerNorm adds no batch-size dependence of its own (batch size 1 vs 64, net of NoNorm's)"
+BN_BS1 = "BatchNorm degrades at batch size 1 beyond NoNorm's change (batch size 1 vs 64)"
 SEPARATE = "Normalizing the recurrent and input terms separately lets the RNN learn the memory task that NoNorm cannot"
 JOINT = "In the joint placement LayerNorm does not let the RNN learn more than NoNorm"
-LN_BN = "In the separate placement LayerNorm is as accurate as BatchNorm"
-LSTM_LN_BN = "In the LSTM, LayerNorm is as accurate as BatchNorm (Cooijmans et al.'s BN-LSTM)"
-L, N, BN = ("layer", None), ("none", None), ("batch", None)
+LN_BN = "In the separate placement LayerNorm is as accurate as BatchNorm (both gains start at 1)"
+LN_BN01 = "In the separate placement LayerNorm is as accurate as BatchNorm with both gains starting at 0.1"
+LSTM_LN_BN = "In the LSTM, LayerNorm is as accurate as BatchNorm, each at its paper's initial gains (LN 1, BN 0.1)"
+LSTM_LN_BN01 = "At equal initial gains (0.1) the LN-LSTM is as accurate as the BN-LSTM: the BN-LSTM's advantage is its gain"
+LSTM_LN_BN1 = "At equal initial gains (1) the LN-LSTM is as accurate as the BN-LSTM"
+LSTM_GAIN = "The LN-LSTM with gains starting at 0.1 is more accurate than with gains starting at 1"
+LSTM_LN_BN_FAST = "In the LSTM, LayerNorm converges faster than BatchNorm"
+L, N, BN = ("layer", None, None), ("none", None, None), ("batch", None, None)
+L01, BN01, L1, BN1 = ("layer", None, 0.1), ("batch", None, 0.1), ("layer", None, 1.0), ("batch", None, 1.0)
+L_1, L_64, BN_1, BN_64 = ("layer", 1, None), ("layer", 64, None), ("batch", 1, None), ("batch", 64, None)
+NET = (("none", 1, None), ("none", 64, None))  # a difference in differences net of NoNorm's change from 64 to 1
 
-#: id, regime, family, metric, a (norm, batch size), b, direction, margin, text: the shipped claims, in table order
+#: id, regime, family, metric, a (norm, batch size, gain), b, direction, margin, text, net (None or its two
+#: conditions): the shipped claims, in table order
 SHIPPED = [
-    ("rnn_faster_default", "default", "rnn", "mean_train_loss", L, N, "less", 0.02, FASTER),
-    ("rnn_separate_learns", "separate_placement", "rnn", "final_test_acc", N, L, "less", 0.02, SEPARATE),
-    ("rnn_joint_does_not_learn", "default", "rnn", "final_test_acc", L, N, "equal", 0.02, JOINT),
-    ("rnn_separate_ln_vs_bn", "separate_placement", "rnn", "final_test_acc", L, BN, "equal", 0.02, LN_BN),
-    ("rnn_faster_unstable", "unstable_recurrence", "rnn", "mean_train_loss", L, N, "less", 0.02, FASTER),
-    ("rnn_scale_invariant", "large_input_scale", "rnn", "abs_scale_spearman", L, N, "less", 0.1, STABLE),
-    ("rnn_ln_batch_size", "small_batches", "rnn", "final_test_acc", ("layer", 1), ("layer", 64), "equal", 0.02, BS_FREE),
-    ("rnn_bn_batch_size_1", "small_batches", "rnn", "final_test_acc", ("batch", 1), ("batch", 64), "less", 0.02, BN_BS1),
-    ("tf_faster", "default", "transformer", "mean_train_loss", L, N, "less", 0.02, FASTER),
-    ("tf_scale_invariant", "default", "transformer", "abs_scale_spearman", L, N, "less", 0.1, STABLE),
-    ("tf_scale_invariant_prenorm_only", "transformer_no_input_norm", "transformer", "abs_scale_spearman", L, N, "less", 0.1, STABLE),
-    ("tf_ln_batch_size", "small_batches_transformer", "transformer", "final_test_acc", ("layer", 1), ("layer", 64), "equal", 0.02, BS_FREE),
-    ("tf_bn_batch_size_1", "small_batches_transformer", "transformer", "final_test_acc", ("batch", 1), ("batch", 64), "less", 0.02, BN_BS1),
-    ("lstm_faster", "lstm", "lstm", "mean_train_loss", L, N, "less", 0.02, "LayerNorm speeds up LSTM training"),
-    ("lstm_ln_more_accurate", "lstm", "lstm", "final_test_acc", N, L, "less", 0.02, "LayerNorm improves the LSTM's accuracy on the memory task"),
-    ("lstm_ln_vs_bn", "lstm", "lstm", "final_test_acc", L, BN, "equal", 0.02, LSTM_LN_BN),
-    ("lstm_ln_faster_than_bn", "lstm", "lstm", "mean_train_loss", L, BN, "less", 0.02, "In the LSTM, LayerNorm converges faster than BatchNorm"),
-    ("lstm_ln_batch_size", "lstm_small_batches", "lstm", "final_test_acc", ("layer", 1), ("layer", 64), "equal", 0.02, BS_FREE),
-    ("lstm_bn_batch_size_1", "lstm_small_batches", "lstm", "final_test_acc", ("batch", 1), ("batch", 64), "less", 0.02, BN_BS1),
+    ("rnn_faster_default", "default", "rnn", "mean_train_loss", L, N, "less", 0.02, FASTER, None),
+    ("rnn_separate_learns", "separate_placement", "rnn", "final_test_acc", N, L, "less", 0.02, SEPARATE, None),
+    ("rnn_joint_does_not_learn", "default", "rnn", "final_test_acc", L, N, "equal", 0.02, JOINT, None),
+    ("rnn_separate_ln_vs_bn", "separate_placement", "rnn", "final_test_acc", L, BN, "equal", 0.02, LN_BN, None),
+    ("rnn_separate_ln_vs_bn_gain01", "separate_placement", "rnn", "final_test_acc", L01, BN01, "equal", 0.02, LN_BN01, None),
+    ("rnn_faster_unstable", "unstable_recurrence", "rnn", "mean_train_loss", L, N, "less", 0.02, FASTER, None),
+    ("rnn_scale_invariant", "large_input_scale", "rnn", "abs_scale_spearman", L, N, "less", 0.1, STABLE, None),
+    ("rnn_ln_batch_size", "small_batches", "rnn", "final_test_acc", L_1, L_64, "equal", 0.02, BS_FREE, NET),
+    ("rnn_bn_batch_size_1", "small_batches", "rnn", "final_test_acc", BN_1, BN_64, "less", 0.02, BN_BS1, NET),
+    ("tf_faster", "default", "transformer", "mean_train_loss", L, N, "less", 0.02, FASTER, None),
+    ("tf_scale_invariant", "default", "transformer", "abs_scale_spearman", L, N, "less", 0.1, STABLE, None),
+    ("tf_scale_invariant_prenorm_only", "transformer_no_input_norm", "transformer", "abs_scale_spearman", L, N, "less", 0.1, STABLE, None),
+    ("tf_ln_batch_size", "small_batches_transformer", "transformer", "final_test_acc", L_1, L_64, "equal", 0.02, BS_FREE, NET),
+    ("tf_bn_batch_size_1", "small_batches_transformer", "transformer", "final_test_acc", BN_1, BN_64, "less", 0.02, BN_BS1, NET),
+    ("lstm_faster", "lstm", "lstm", "mean_train_loss", L, N, "less", 0.02, "LayerNorm speeds up LSTM training", None),
+    ("lstm_ln_more_accurate", "lstm", "lstm", "final_test_acc", N, L, "less", 0.02, "LayerNorm improves the LSTM's accuracy on the memory task", None),
+    ("lstm_ln_vs_bn", "lstm", "lstm", "final_test_acc", L, BN, "equal", 0.02, LSTM_LN_BN, None),
+    ("lstm_ln_vs_bn_gain01", "lstm", "lstm", "final_test_acc", L01, BN01, "equal", 0.02, LSTM_LN_BN01, None),
+    ("lstm_ln_vs_bn_gain1", "lstm", "lstm", "final_test_acc", L1, BN1, "equal", 0.02, LSTM_LN_BN1, None),
+    ("lstm_ln_gain01_more_accurate", "lstm", "lstm", "final_test_acc", L1, L01, "less", 0.02, LSTM_GAIN, None),
+    ("lstm_ln_faster_than_bn", "lstm", "lstm", "mean_train_loss", L, BN, "less", 0.02, LSTM_LN_BN_FAST, None),
+    ("lstm_ln_faster_than_bn_gain01", "lstm", "lstm", "mean_train_loss", L01, BN01, "less", 0.02, LSTM_LN_BN_FAST + " at equal initial gains (0.1)", None),
+    ("lstm_ln_batch_size", "lstm_small_batches", "lstm", "final_test_acc", L_1, L_64, "equal", 0.02, BS_FREE, NET),
+    ("lstm_bn_batch_size_1", "lstm_small_batches", "lstm", "final_test_acc", BN_1, BN_64, "less", 0.02, BN_BS1, NET),
 ]  # fmt: skip
 
 
+def _setting(c):
+    return (c.norm, c.batch_size, c.gain)
+
+
 def test_the_shipped_claims_are_pinned():
-    """A changed claim (its conditions, metric, direction, margin or words) must be a reviewed change of this table."""
+    """A changed claim (its conditions, gains, net, metric, direction, margin or words) must be a reviewed change of this table."""
     got = [
-        (c.id, c.regime, c.family, c.metric, (c.a.norm, c.a.batch_size), (c.b.norm, c.b.batch_size), c.direction)
-        + (c.margin, c.text)
+        (c.id, c.regime, c.family, c.metric, _setting(c.a), _setting(c.b), c.direction, c.margin, c.text)
+        + (None if c.net is None else tuple(_setting(x) for x in c.net),)
         for c in CLAIMS
     ]
     assert got == SHIPPED
@@ -441,6 +459,8 @@ def test_cells_needed_lists_each_setting_once_with_the_regimes_batch_size():
         ("default", {"model__family": "rnn", "model__norm": "none", "train__batch_size": 32}),
         ("small_batches", {"model__family": "rnn", "model__norm": "layer", "train__batch_size": 1}),
         ("small_batches", {"model__family": "rnn", "model__norm": "layer", "train__batch_size": 64}),
+        ("small_batches", {"model__family": "rnn", "model__norm": "none", "train__batch_size": 1}),
+        ("small_batches", {"model__family": "rnn", "model__norm": "none", "train__batch_size": 64}),
         ("small_batches", {"model__family": "rnn", "model__norm": "batch", "train__batch_size": 1}),
         ("small_batches", {"model__family": "rnn", "model__norm": "batch", "train__batch_size": 64}),
     ]
@@ -532,13 +552,13 @@ def test_an_inconclusive_claim_says_how_many_seeds_would_decide_it():
     assert r.verdict == "inconclusive" and r.seeds_needed == seeds_for_power(0.01, stdev(d)) == 101
     assert claim_sentences([r])[0].endswith(
         "INCONCLUSIVE (not significant, and the interval does not rule out an effect). About 101 seeds would decide it"
-        " (an effect this size at 80% power, from the observed sd of the paired differences):"
+        " (an effect this size at 80% power, from the sd of the paired differences the test uses):"
         " lnbench claims --only c --num-seeds 101."
     )
     eq = evaluate(claim("equal"), [b + x for b, x in zip(B, d)], B)
     assert eq.seeds_needed == seeds_for_interval(0.01, stdev(d), 0.02) and eq.seeds_needed is not None
     assert (
-        f"(an interval inside the margin, from the observed sd of the paired differences): lnbench claims --only c --num-seeds {eq.seeds_needed}."
+        f"(an interval inside the margin, from the sd of the paired differences the test uses): lnbench claims --only c --num-seeds {eq.seeds_needed}."
         in claim_sentences([eq])[0]
     )
     two = evaluate(claim(), [B[0] + 0.03, B[1] - 0.04], B[:2])  # two seeds are enough to estimate a spread
