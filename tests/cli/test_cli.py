@@ -46,6 +46,8 @@ METRIC_KEYS = {
     "test_correct_batch_stats",
     "batch_norm_stats",
     "norm_placement",
+    "norm_gain_init",
+    "initial_gain",
     "scale_quartile_edges",
     "hidden_norm_by_scale",
     "hidden_norm_by_scale_init",
@@ -60,6 +62,8 @@ METRIC_KEYS = {
 ROW_KEYS = {
     "batch_norm_stats",
     "norm_placement",
+    "norm_gain_init",
+    "initial_gain",
     "mean_train_loss",
     "family",
     "norm",

@@ -13,6 +13,8 @@ pytestmark = pytest.mark.e2e  # trains models and writes run folders
 
 TINY = TINY_OVERRIDES
 COMPARISON_KEYS = {
+    "borderline",
+    "seeds_to_settle",
     "family",
     "norm_a",
     "norm_b",
