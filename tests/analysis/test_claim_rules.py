@@ -91,7 +91,9 @@ JOINT = "In the joint placement LayerNorm does not let the RNN learn more than N
 LN_BN = "In the separate placement LayerNorm is as accurate as BatchNorm (both gains start at 1)"
 LN_BN01 = "In the separate placement LayerNorm is as accurate as BatchNorm with both gains starting at 0.1"
 LSTM_LN_BN = "In the LSTM, LayerNorm is as accurate as BatchNorm, each at its paper's initial gains (LN 1, BN 0.1)"
-LSTM_LN_BN01 = "At equal initial gains (0.1) the LN-LSTM is as accurate as the BN-LSTM: the BN-LSTM's advantage is its gain"
+LSTM_LN_BN01 = (
+    "At equal initial gains (0.1) the LN-LSTM is as accurate as the BN-LSTM: the BN-LSTM's advantage is its gain"
+)
 LSTM_LN_BN1 = "At equal initial gains (1) the LN-LSTM is as accurate as the BN-LSTM"
 LSTM_GAIN = "The LN-LSTM with gains starting at 0.1 is more accurate than with gains starting at 1"
 LSTM_LN_BN_FAST = "In the LSTM, LayerNorm converges faster than BatchNorm"

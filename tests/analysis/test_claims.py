@@ -186,7 +186,9 @@ def test_claims_command_writes_verdicts_runs_and_figure(tmp_path):
             "not held",
             "inconclusive",
         )
-        assert all((run / d / "metrics.json").exists() for d in c["runs"]) and len(c["runs"]) == 8  # a difference in differences: 4 settings x 2 seeds
+        assert all((run / d / "metrics.json").exists() for d in c["runs"]) and len(c["runs"]) == (
+            8 if c["id"] == "rnn_bn_batch_size_1" else 4
+        )  # a DiD: 4 settings
     assert set(summary["baselines"]) == {"unstable_recurrence", "small_batches"}
     assert {r["regime"] for r in summary["rows"]} == {"unstable_recurrence", "small_batches"}
     assert all(r["run_dir"].startswith(r["regime"]) for r in summary["rows"])
