@@ -633,7 +633,7 @@ def test_print_config_and_dry_run_write_nothing(tmp_path):
     result = runner.invoke(app, ["claims", "--dry-run", "--only", "rnn_bn_batch_size_1", "--runs-dir", str(runs)])
     assert (
         result.exit_code == 0
-        and "would start 10 runs" in result.output
+        and "would start 20 runs" in result.output
         and "small_batches_rnn_batch_bs1_seed4" in result.output
     )
     result = runner.invoke(app, ["train", "configs/train.yaml", "--print-config", "--runs-dir", str(runs)])
@@ -823,7 +823,7 @@ def test_a_plain_claims_run_leaves_the_lstm_claims_out_and_all_or_only_runs_them
 
     presets = Path("configs/claims")
     lstm = [c.id for c in CLAIMS if c.family == "lstm"]
-    assert len(lstm) == 6
+    assert len(lstm) == 10
     plain = [c.id for c in claims_spec(None, presets).selected]
     assert plain == [c.id for c in CLAIMS if c.family != "lstm"] and len(plain) == len(CLAIMS) - 6
     assert [c.id for c in claims_spec(None, presets, everything=True).selected] == [c.id for c in CLAIMS]
