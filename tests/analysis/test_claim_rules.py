@@ -639,3 +639,236 @@ def test_load_regimes_checks_memory_for_all_seeds_and_names_every_line(tmp_path,
         load_regimes(select_claims(["rnn_faster_default"]), tmp_path)
     lines = str(err.value).splitlines()
     assert len(lines) == 2 and all(line.startswith(f"{tmp_path / 'default.yaml'}: model.") for line in lines)
+
+
+# ---------------------------------------------------------------- issue 28: differences in differences
+
+BN_1, BN_64, NONE_1, NONE_64 = (
+    Condition("batch", 1),
+    Condition("batch", 64),
+    Condition("none", 1),
+    Condition("none", 64),
+)
+
+
+def did_claim(direction="less", margin=0.02):
+    """[BN(1) - BN(64)] - [NoNorm(1) - NoNorm(64)] on accuracy, as the shipped batch-size claims."""
+    return Claim(
+        "did", "BN degrades", "r", "rnn", "final_test_acc", BN_1, BN_64, direction, margin, net=(NONE_1, NONE_64)
+    )
+
+
+def evaluate_did(c, values, chance=None, n_test=200):
+    """The claim's one result on rows of its four settings: ``values`` maps each condition to its seeds' accuracies."""
+    rows = {
+        ("r", "rnn", cond.norm, cond.batch_size): [
+            row(cond.norm, s, "final_test_acc", v, bs=cond.batch_size, n_test=n_test) for s, v in enumerate(vs)
+        ]
+        for cond, vs in values.items()
+    }
+    (result,) = evaluate_claims([c], rows, REGIMES, chance)
+    return result
+
+
+D64 = [0.80, 0.82, 0.78, 0.85, 0.81]  # NoNorm at 64
+B64 = [0.84, 0.86, 0.83, 0.88, 0.85]  # BatchNorm at 64
+
+
+def _did_values(bn_change, none_change, b64=B64, d64=D64):
+    return {
+        BN_1: [b + x for b, x in zip(b64, bn_change)],
+        BN_64: list(b64),
+        NONE_1: [d + x for d, x in zip(d64, none_change)],
+        NONE_64: list(d64),
+    }
+
+
+def test_a_difference_in_differences_from_four_settings_by_hand():
+    bn, none = [-0.10, -0.12, -0.09, -0.11, -0.105], [-0.02, -0.01, -0.03, -0.02, -0.015]
+    values = _did_values(bn, none)
+    r = evaluate_did(did_claim(), values)
+    did = [x - y for x, y in zip(bn, none)]  # -0.08, -0.11, -0.06, -0.09, -0.09
+    mean = sum(did) / 5
+    sd = math.sqrt(sum((x - mean) ** 2 for x in did) / 4)  # 0.018166 > the floor sqrt(2)/200/sqrt(6) = 0.00289
+    se = sd / math.sqrt(5)
+    half = t_dist.ppf(0.975, 4) * se
+    assert r.effect == pytest.approx(-0.086) and r.ci95 == pytest.approx([-0.086 - half, -0.086 + half])
+    assert r.p_value == pytest.approx(2 * t_dist.sf(0.086 / se, 4)) and r.test == "paired t-test over 5 seeds"
+    # the paired test is on xa = A - B against xb = C - D, seed by seed
+    assert r.mean_a == pytest.approx(sum(bn) / 5) and r.mean_b == pytest.approx(sum(none) / 5)
+    assert r.a == "(BatchNorm at batch size 1 minus BatchNorm at batch size 64)"
+    assert r.b == "(NoNorm at batch size 1 minus NoNorm at batch size 64)"
+    assert r.means == pytest.approx({c.label(): sum(v) / 5 for c, v in values.items()})
+    assert list(r.means) == [c.label() for c in (BN_1, BN_64, NONE_1, NONE_64)]
+    assert (r.verdict, r.n_seeds, len(r.runs)) == ("held", 5, 20)  # 4 settings x 5 seeds
+    text = claim_sentences([r])[0]
+    # the sentence gives the four conditions' levels: 0.852 - 0.105, 0.852, 0.812 - 0.019, 0.812
+    assert (
+        "5 seeds (BatchNorm at batch size 1 74.7%, BatchNorm at batch size 64 85.2%, NoNorm at batch size 1 79.3%,"
+        " NoNorm at batch size 64 81.2%): HELD" in text
+    )
+
+
+def test_a_difference_in_differences_of_accuracies_floors_its_sd_at_four_rounding_errors():
+    """Every seed the same DiD (-0.08): the sd is floored at sqrt(2) / n_test / sqrt(6), not 1 / n_test / sqrt(6)."""
+    r = evaluate_did(did_claim(), _did_values([-0.10] * 5, [-0.02] * 5))
+    floor = math.sqrt(2) / 200 / math.sqrt(6)
+    se = floor / math.sqrt(5)
+    assert r.test == "paired t-test over 5 seeds (sd floored at the resolution)"
+    assert r.effect == pytest.approx(-0.08)
+    assert r.p_value == pytest.approx(2 * t_dist.sf(0.08 / se, 4), rel=1e-6)
+    half = t_dist.ppf(0.975, 4) * se
+    assert r.ci95 == pytest.approx([-0.08 - half, -0.08 + half], rel=1e-6)
+    eq = evaluate_did(did_claim("equal"), _did_values([-0.02] * 5, [-0.02] * 5))  # the same change: DiD 0
+    assert eq.effect == pytest.approx(0.0, abs=1e-12) and eq.ci95 == pytest.approx([-half, half], rel=1e-6)
+    assert eq.verdict == "held"
+
+
+def test_a_reference_of_a_difference_in_differences_at_chance_makes_it_inconclusive():
+    bn, none = [-0.10] * 5, [-0.02, -0.01, -0.03, -0.02, -0.015]
+    low = [0.51, 0.505, 0.51, 0.515, 0.51]  # below chance 0.5 + the margin 0.02
+    r = evaluate_did(did_claim(), _did_values(bn, none, d64=low), {"r": 0.5})  # net[1], NoNorm at 64, at chance
+    assert r.verdict == "inconclusive" and r.effect is not None
+    assert r.reason == "NoNorm at batch size 64 is at chance (51.0%) in this regime: the claim cannot show"
+    r = evaluate_did(did_claim(), _did_values(bn, none, b64=low), {"r": 0.5})  # b, BatchNorm at 64, at chance
+    assert r.verdict == "inconclusive"
+    assert r.reason == "BatchNorm at batch size 64 is at chance (51.0%) in this regime: the claim cannot show"
+    # a, BatchNorm at 1, collapsing to chance is the claim holding, not a reason to withhold it
+    collapsed = _did_values(bn, none)
+    collapsed[BN_1] = [0.5, 0.505, 0.5, 0.495, 0.5]
+    r = evaluate_did(did_claim(), collapsed, {"r": 0.5})
+    assert r.verdict == "held" and r.means["BatchNorm at batch size 1"] == pytest.approx(0.5)
+
+
+# ---------------------------------------------------------------- issue 28: seeds needed from the floored sd
+
+
+def test_equal_differences_over_two_seeds_ask_for_more_than_two_seeds_for_an_interval():
+    from lnbench.analysis.stats import seeds_for_interval
+
+    c = claim("equal", "final_test_acc", 0.05)
+    r = evaluate(c, [0.72, 0.82], [0.70, 0.80], n_test=50)  # every seed +0.02: raw sd 0
+    assert r.verdict == "inconclusive" and r.effect == pytest.approx(0.02)
+    assert seeds_for_interval(r.effect, 0.0, 0.05) == 2  # the old hint, from the raw sd: the 2 seeds just run
+    floor = (1 / 50) / math.sqrt(6)
+    # room 0.03: n = 3 gives 4.303 x 0.00816 / sqrt(3) = 0.0203 < 0.03; n = 2: 12.71 x 0.00816 / sqrt(2) = 0.073
+    assert r.seeds_needed == seeds_for_interval(r.effect, floor, 0.05) == 3
+    assert r.seeds_needed > 2
+
+
+def test_equal_differences_over_two_seeds_plan_a_directional_test_at_the_holm_level():
+    from lnbench.analysis.stats import seeds_for_power
+
+    c1 = claim(metric="final_test_acc", id="c1")  # layer - none: -0.02 on both seeds (raw sd 0)
+    c2 = claim(metric="final_test_acc", a=Condition("batch"), id="c2")  # batch - none: +0.04, -0.02
+    none = [0.70, 0.80]
+    rows = {
+        ("r", "rnn", "layer", 64): [row("layer", s, "final_test_acc", v - 0.02, n_test=50) for s, v in enumerate(none)],
+        ("r", "rnn", "batch", 64): [
+            row("batch", s, "final_test_acc", v + x, n_test=50) for s, (v, x) in enumerate(zip(none, [0.04, -0.02]))
+        ],
+        ("r", "rnn", "none", 64): [row("none", s, "final_test_acc", v, n_test=50) for s, v in enumerate(none)],
+    }
+    r1, r2 = evaluate_claims([c1, c2], rows, REGIMES)
+    floor = (1 / 50) / math.sqrt(6)
+    assert r1.p_value == pytest.approx(2 * t_dist.sf(0.02 / (floor / math.sqrt(2)), 1))  # 0.179
+    assert r1.p_value < r2.p_value and r1.p_adjusted == pytest.approx(2 * r1.p_value)  # Holm's multiplier 2
+    assert r1.verdict == "inconclusive"
+    alpha = 0.05 * r1.p_value / r1.p_adjusted  # 0.025: the raw level Holm needs
+    assert alpha == pytest.approx(0.025)
+    assert r1.seeds_needed == seeds_for_power(r1.effect, floor, alpha=alpha) == 5  # the raw sd 0 gave None
+    assert seeds_for_power(r1.effect, floor) == 4  # at 0.05 without Holm: fewer
+
+
+def test_a_hint_of_no_more_seeds_than_were_run_is_none():
+    from statistics import stdev
+
+    from lnbench.analysis.claims import seeds_needed
+    from lnbench.analysis.stats import seeds_for_power
+
+    dev = [0.0, 0.01, -0.01, 0.02, -0.02]
+    exactly = [-0.05 + 1.5 * x for x in dev]  # 80% power at exactly 5 seeds, the 5 run: no hint
+    assert seeds_for_power(-0.05, stdev(exactly)) == 5
+    assert seeds_needed(claim(), -0.05, [0.5 + x for x in exactly], [0.5] * 5) is None
+    fewer = [-0.05 + 0.5 * x for x in dev]  # 3 would have done: no hint either
+    assert (
+        seeds_for_power(-0.05, stdev(fewer)) == 3
+        and seeds_needed(claim(), -0.05, [0.5 + x for x in fewer], [0.5] * 5) is None
+    )
+    more = [-0.05 + 1.9 * x for x in dev]  # 6 seeds: one more than were run
+    assert seeds_needed(claim(), -0.05, [0.5 + x for x in more], [0.5] * 5) == seeds_for_power(-0.05, stdev(more)) == 6
+
+
+# ---------------------------------------------------------------- issue 28: borderline verdicts
+
+DEV = [0.0, 0.01, -0.01, 0.02, -0.02]
+
+
+def test_a_directional_verdict_near_its_level_is_borderline():
+    from statistics import stdev
+
+    from lnbench.analysis.stats import seeds_for_power
+
+    d = [-0.05 + 2.14 * x for x in DEV]
+    r = evaluate(claim(), [b + x for b, x in zip(B, d)], B)
+    assert r.p_adjusted == pytest.approx(0.0298, abs=1e-3) and r.verdict == "held" and r.borderline
+    # to settle it: the seeds for 80% power at level 0.01
+    assert r.seeds_to_settle == seeds_for_power(-0.05, stdev(d), alpha=0.01) == 9
+    firm = [-0.05 + 0.8 * x for x in DEV]
+    r = evaluate(claim(), [b + x for b, x in zip(B, firm)], B)
+    assert r.p_adjusted == pytest.approx(0.0009, abs=1e-4) and r.verdict == "held"
+    assert not r.borderline and r.seeds_to_settle is None
+    assert "BORDERLINE" not in claim_sentences([r])[0]
+
+
+def test_an_equivalence_interval_just_inside_the_margin_is_borderline():
+    from statistics import stdev
+
+    from lnbench.analysis.stats import seeds_for_interval
+
+    r = evaluate(claim("equal"), [b + x for b, x in zip(B, DEV)], B)
+    sd = stdev(DEV)
+    half95, half99 = (t_dist.ppf(q, 4) * sd / math.sqrt(5) for q in (0.975, 0.995))
+    assert half95 < 0.02 < half99  # 0.0196 inside the margin of 0.02; the 99% interval, 0.0326, past it
+    assert r.ci95 == pytest.approx([-half95, half95]) and r.verdict == "held" and r.borderline
+    assert r.seeds_to_settle == seeds_for_interval(r.effect, sd, 0.02, confidence=0.99) == 8
+    (text,) = claim_sentences([r])
+    assert text.endswith(
+        "HELD (the 95% interval lies within +-0.020 nats). BORDERLINE: the verdict differs at level 0.01 or 0.1"
+        " (99% or 90% intervals), so another machine's rounding can flip it; about 8 seeds would settle it."
+    )
+    narrow = evaluate(claim("equal"), [b + 0.3 * x for b, x in zip(B, DEV)], B)
+    assert narrow.verdict == "held" and not narrow.borderline
+
+
+# ---------------------------------------------------------------- issue 28: initial gains
+
+
+def test_a_conditions_gain_is_none_where_it_is_the_papers_model():
+    paper = RunConfig()  # model.norm_gain_init null: each paper's gains
+    assert paper.model.norm_gain_init is None
+    assert Condition("layer", gain=1.0).gain_in("rnn", paper) is None  # Ba et al.'s 1: the paper's model
+    assert Condition("batch", gain=0.1).gain_in("lstm", paper) is None  # Cooijmans et al.'s 0.1
+    assert Condition("batch", gain=1.0).gain_in("lstm", paper) == 1.0
+    assert Condition("layer", gain=0.1).gain_in("lstm", paper) == 0.1
+    assert Condition("none", gain=0.1).gain_in("rnn", paper) is None  # no gain to set
+    assert Condition("layer").gain_in("rnn", paper) is None
+    set_half = RunConfig().with_changes(model__norm_gain_init=0.5)  # a regime that sets a gain: not the paper's
+    assert Condition("layer").gain_in("rnn", set_half) == 0.5
+    assert Condition("layer", gain=1.0).gain_in("rnn", set_half) == 1.0
+    assert Condition("none").gain_in("rnn", set_half) is None
+    assert Condition("batch", gain=0.1).setting("lstm", "lstm", paper) == ("lstm", "lstm", "batch", 64)
+    assert Condition("layer", gain=0.1).setting("lstm", "lstm", paper) == ("lstm", "lstm", "layer", 64, 0.1)
+
+
+def test_cells_needed_sets_a_gain_only_where_it_differs_from_the_papers():
+    regimes = {"lstm": RunConfig()}
+    needed = cells_needed(select_claims(["lstm_ln_vs_bn", "lstm_ln_vs_bn_gain01", "lstm_ln_vs_bn_gain1"]), regimes)
+    base = {"model__family": "lstm", "train__batch_size": 64}
+    assert needed == [
+        ("lstm", {**base, "model__norm": "layer"}),  # also LayerNorm at gain 1 (lstm_ln_vs_bn_gain1)
+        ("lstm", {**base, "model__norm": "batch"}),  # also BatchNorm at gain 0.1 (lstm_ln_vs_bn_gain01)
+        ("lstm", {**base, "model__norm": "layer", "model__norm_gain_init": 0.1}),
+        ("lstm", {**base, "model__norm": "batch", "model__norm_gain_init": 1.0}),
+    ]
+    assert [setting_name(*n) for n in needed[2:]] == ["lstm_lstm_layer_gain0.1_bs64", "lstm_lstm_batch_gain1_bs64"]
