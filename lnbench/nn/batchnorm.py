@@ -148,7 +148,9 @@ class BatchNorm1d(Norm):
         self._update_running_stats(mean, var, n)
 
     @torch.no_grad()
-    def _update_running_stats(self, mean: torch.Tensor, var: torch.Tensor, n: int, row: int | None = None) -> None:
+    def _update_running_stats(
+        self, mean: torch.Tensor, var: torch.Tensor, n: int, row: int | slice | None = None
+    ) -> None:
         """PyTorch's rule, ``running = (1 - m) running + m batch`` with the unbiased variance of
         n values, on the buffers (or on their ``row``); with n = 1 the variance is left alone,
         with n = 0 (an empty batch) nothing is updated (as PyTorch)."""
@@ -317,6 +319,58 @@ class RecurrentBatchNorm1d(BatchNorm1d):
     def end_sequence(self) -> None:
         """:meth:`update_running_stats`: one update per training step (a no-op in eval)."""
         self.update_running_stats()
+
+    # The whole sequence at once (the fused recurrence, lnbench.nn.fused): the same statistics
+    # and the same running-statistics updates as T calls of forward(x_t, t) and end_sequence().
+
+    def running_rows(self, T: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The running mean and variance eval mode normalizes timesteps 0 .. T-1 with, each
+        ``(T, *param_shape)`` (pooled: the same row T times; per_timestep: row min(t, seq_len - 1))."""
+        if self.stats == "pooled":
+            return (s.unsqueeze(0).expand(T, *s.shape) for s in (self.running_mean, self.running_var))  # type: ignore[return-value]
+        rows = torch.arange(T).clamp_(max=self.running_mean.shape[0] - 1)
+        return self.running_mean[rows], self.running_var[rows]
+
+    @torch.no_grad()
+    def track_sequence(self, mean: torch.Tensor, var: torch.Tensor, n: int) -> None:
+        """Take in a training sequence's per-timestep batch statistics, ``(T, *param_shape)`` means
+        and biased variances of n values each, as T calls of :meth:`forward` and one
+        :meth:`end_sequence` would: pooled, one update with their means over t; per_timestep, row t
+        updated with timestep t's (the timesteps beyond ``seq_len`` one after another on the last row)."""
+        self._pending.clear()
+        if self.stats == "pooled":
+            self._update_running_stats(mean.mean(dim=0), var.mean(dim=0), n)
+            return
+        rows = min(mean.shape[0], self.running_mean.shape[0])
+        self._update_running_stats(mean[:rows], var[:rows], n, slice(0, rows))
+        for t in range(rows, mean.shape[0]):
+            self._update_running_stats(mean[t], var[t], n, rows - 1)
+
+    def forward_sequence(self, x: torch.Tensor) -> torch.Tensor:
+        """Every timestep of ``x`` ``(B, T, H)`` (ensemble ``(S, B, T, H)``) normalized as
+        :meth:`forward` normalizes ``x[:, t]`` at timestep t (training: the batch's statistics at
+        each t, tracked as :meth:`track_sequence`; eval: the running statistics of each t, or with
+        batch statistics each group of ``batch_group`` examples on its own). Output: x's shape."""
+        b = self.batch_axis
+        T = x.shape[b + 1]
+        if x.dim() != b + 3 or x.shape[-1] != self.features:
+            raise ValueError(f"{type(self).__name__}: expected (B, T, {self.features}), got {tuple(x.shape)}")
+        lead = () if self.members is None else (self.members, 1)
+        gamma, beta = (p.view(*lead, 1, self.features) for p in (self.gamma, self.beta))  # (.., 1, 1, H)
+        if not self.training and not self.use_batch_stats_in_eval:
+            mean, var = self.running_rows(T)  # (T, *param_shape)
+            mean, var = (s.reshape(T, *lead, self.features).movedim(0, -2) for s in (mean, var))  # (.., 1, T, H)
+            return ((x - mean) * torch.rsqrt(var + self.eps) * gamma + beta).to(x.dtype)
+        g = x.shape[b] if self.training or self.batch_group is None else self.batch_group
+        if x.shape[b] % g:
+            raise ValueError(f"{type(self).__name__}: batch of {x.shape[b]} is not a whole number of groups of {g}")
+        groups = x.unflatten(b, (x.shape[b] // g, g))  # (.., B/g, g, T, H)
+        y, mean, var = NormalizeAffine.apply(groups, gamma.unsqueeze(b), beta.unsqueeze(b), self.eps, (b + 1,))
+        if self.training and g > 0:
+            # (.., 1, 1, T, H) -> (T, *param_shape)
+            mean, var = (s.reshape(*lead, T, self.features).movedim(-2, 0).reshape(T, *self.param_shape) for s in (mean, var))
+            self.track_sequence(mean, var, g)
+        return y.flatten(b, b + 1)
 
     def member_axis(self, name: str) -> int:
         """Per-timestep running statistics have the timestep first: ``(T, S, 1, H)``, members on axis 1."""

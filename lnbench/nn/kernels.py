@@ -1,15 +1,20 @@
-"""The compiled LayerNorm kernel (``lnbench/nn/csrc/layernorm.cpp``), built once and cached.
+"""lnbench's compiled kernels (``lnbench/nn/csrc/``), each built once and cached.
 
-:class:`lnbench.nn.layernorm.LayerNorm` uses it for float32/float64 CPU tensors when it is available:
-the same formula and hand-written x-hat backward as :class:`lnbench.nn.layernorm.NormalizeAffine`, but
-as one C++ autograd node, so no Python runs per call (at the RNN's (64, 64) per timestep, the
-Python Function's per-call overhead made training 1.9x slower than ``torch.nn.LayerNorm``; the
-kernel brings it to ~1.1x, ``benchmarks/bench_training.py``).
+- ``layernorm.cpp``: LayerNorm over the last axis as one C++ autograd node.
+  :class:`lnbench.nn.layernorm.LayerNorm` uses it for float32/float64 CPU tensors: the same formula
+  and hand-written x-hat backward as :class:`lnbench.nn.layernorm.NormalizeAffine`, but no Python
+  runs per call (at the RNN's (64, 64) per timestep, the Python Function's per-call overhead made
+  training 1.9x slower than ``torch.nn.LayerNorm``; the kernel brings it to ~1.1x,
+  ``benchmarks/bench_training.py``).
+- ``recurrence.cpp``: a whole recurrence (the tanh RNN in either placement, or the LSTM, with any
+  built-in norm) over T timesteps, forward and backward through time, for one autograd node per
+  sequence (:mod:`lnbench.nn.fused`).
 
-It is built with ``torch.utils.cpp_extension.load`` (g++ and ninja) into torch's extension cache
-(``TORCH_EXTENSIONS_DIR``, default ``~/.cache/torch_extensions``), one build per checkout and source: ``make setup`` builds it, and
-otherwise the first use does (~30 s). Where it cannot be built, or with ``LNBENCH_KERNELS=0``,
-LayerNorm falls back to the Python autograd Function and says so once (a ``RuntimeWarning``).
+Each is built with ``torch.utils.cpp_extension.load`` (g++ and ninja) into torch's extension cache
+(``TORCH_EXTENSIONS_DIR``, default ``~/.cache/torch_extensions``), one build per checkout and
+source: ``make setup`` builds them, and otherwise the first use does (~30-60 s). Where one cannot
+be built, or with ``LNBENCH_KERNELS=0``, lnbench falls back to its Python code (the same
+arithmetic, slower) and says so once (a ``RuntimeWarning``).
 """
 
 from __future__ import annotations
@@ -20,39 +25,60 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-_SOURCE = Path(__file__).parent / "csrc" / "layernorm.cpp"
-_state: dict[str, Any] = {"tried": False, "module": None}
+_CSRC = Path(__file__).parent / "csrc"
+_SOURCES = {"layernorm": _CSRC / "layernorm.cpp", "recurrence": _CSRC / "recurrence.cpp"}
+_WHAT = {"layernorm": "C++ LayerNorm kernel", "recurrence": "C++ recurrence kernel (fused RNN and LSTM)"}
+_FALLBACK = {"layernorm": "the Python autograd Function", "recurrence": "the step-by-step Python recurrence"}
+_state: dict[str, dict[str, Any]] = {name: {"tried": False, "module": None} for name in _SOURCES}
 
 
-def _extension_name() -> str:
+def kernels_enabled() -> bool:
+    """False when ``LNBENCH_KERNELS=0`` asks for the Python code everywhere."""
+    return os.environ.get("LNBENCH_KERNELS", "1") != "0"
+
+
+def _extension_name(name: str) -> str:
     """One build per checkout and source: torch's cache is keyed by the extension's name, and its
     ninja file names the source path, so two checkouts sharing one name rebuilt each other's
     kernel (~30 s) whenever either ran, even while the other was loading it."""
-    key = hashlib.sha1(str(_SOURCE.resolve()).encode() + _SOURCE.read_bytes()).hexdigest()[:12]
-    return f"lnbench_layernorm_{key}"
+    source = _SOURCES[name]
+    key = hashlib.sha1(str(source.resolve()).encode() + source.read_bytes()).hexdigest()[:12]
+    return f"lnbench_{name}_{key}"
 
 
-def layernorm_kernel() -> Any | None:
-    """The built extension (with ``layer_norm(x, gamma, beta, eps)``), or None if unavailable."""
-    module = _state["module"]
-    if module is not None or _state["tried"]:
-        return module
-    _state["tried"] = True
-    if os.environ.get("LNBENCH_KERNELS", "1") == "0":
+def _load(name: str) -> Any | None:
+    state = _state[name]
+    if state["module"] is not None or state["tried"]:
+        return state["module"]
+    state["tried"] = True
+    if not kernels_enabled():
         return None
     try:
         from torch.utils.cpp_extension import load
 
-        _state["module"] = load(name=_extension_name(), sources=[str(_SOURCE)], extra_cflags=["-O3"], verbose=False)
-    except Exception as exc:  # noqa: BLE001  no compiler, no ninja, ...: the Python Function still works
-        warnings.warn(
-            f"lnbench: the C++ LayerNorm kernel is not available ({type(exc).__name__}: {exc}); "
-            "using the Python autograd Function (slower)",
-            RuntimeWarning,
-            stacklevel=2,
+        state["module"] = load(
+            name=_extension_name(name), sources=[str(_SOURCES[name])], extra_cflags=["-O3"], verbose=False
         )
-    return _state["module"]
+    except Exception as exc:  # noqa: BLE001  no compiler, no ninja, ...: the Python code still works
+        warnings.warn(
+            f"lnbench: the {_WHAT[name]} is not available ({type(exc).__name__}: {exc}); "
+            f"using {_FALLBACK[name]} (slower)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return state["module"]
 
 
-if __name__ == "__main__":  # python -m lnbench.nn.kernels: build it now (make setup does)
-    print("lnbench C++ LayerNorm kernel:", "ready" if layernorm_kernel() is not None else "NOT available")
+def layernorm_kernel() -> Any | None:
+    """The built LayerNorm extension (with ``layer_norm(x, gamma, beta, eps)``), or None if unavailable."""
+    return _load("layernorm")
+
+
+def recurrence_kernel() -> Any | None:
+    """The built recurrence extension (``recurrence_forward``, ``recurrence_backward``), or None."""
+    return _load("recurrence")
+
+
+if __name__ == "__main__":  # python -m lnbench.nn.kernels: build them now (make setup does)
+    for _name, _get in (("layernorm", layernorm_kernel), ("recurrence", recurrence_kernel)):
+        print(f"lnbench {_WHAT[_name]}:", "ready" if _get() is not None else "NOT available")

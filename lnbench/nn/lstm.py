@@ -51,6 +51,7 @@ from torch import nn
 
 from lnbench.config import ModelConfig
 from lnbench.nn.base import Norm
+from lnbench.nn.fused import Unrolled, unroll_fused
 from lnbench.nn.registry import norm_kind
 from lnbench.nn.rnn import EnsembleLinear, RecurrentClassifier
 from lnbench.nn.weightnorm import row_norms, weight_normalize
@@ -219,6 +220,20 @@ class LSTM(RecurrentClassifier):
         self.cell = LSTMCellWithNorm(cfg, input_size, seq_len, members)
         H = cfg.hidden_size
         self.head = nn.Linear(H, num_classes) if members is None else EnsembleLinear(members, H, num_classes)
+
+    def _unroll_fused(self, x: torch.Tensor, probe: bool) -> Unrolled | None:
+        cell = self.cell
+        return unroll_fused(
+            self,
+            x,
+            lstm=True,
+            inner=False,
+            norm_h=cell.norm_h,
+            norm_x=cell.norm_x,
+            norm_c=cell.norm_c,
+            bias=cell.bias,
+            probe=probe,
+        )
 
     def forward_states(
         self, x: torch.Tensor, units: list[torch.Tensor] | None = None

@@ -24,6 +24,7 @@ from torch import nn
 
 from lnbench.config import ModelConfig
 from lnbench.nn.base import Norm, copy_members
+from lnbench.nn.fused import Unrolled, kernel_covers, unroll_fused
 from lnbench.nn.registry import norm_kind
 from lnbench.nn.weightnorm import row_norms, weight_normalize
 
@@ -202,11 +203,17 @@ class RecurrentClassifier(nn.Module):
         members: S for a seed ensemble of S independent models trained at once (build it with
             :meth:`stack`); every tensor then has a leading member axis. Default: None.
 
+    Attributes:
+        use_kernel: run the recurrence as one autograd node in C++ (:mod:`lnbench.nn.fused`) where
+            the kernel covers it; False: always the step-by-step Python code. Default: True.
+
     Shape:
         Input: ``(B, T, input_size)`` (ensemble: ``(S, B, T, input_size)``), the model's dtype.
         Output: logits ``(B, C)`` (``(S, B, C)``); with ``return_hidden=True`` also the hidden
         states ``(B, T, H)`` (``(S, B, T, H)``).
     """
+
+    use_kernel: bool
 
     def __init__(
         self,
@@ -219,6 +226,7 @@ class RecurrentClassifier(nn.Module):
         super().__init__()
         self.cfg, self.input_size, self.num_classes, self.seq_len = cfg, input_size, num_classes, seq_len
         self.members = members
+        self.use_kernel = True
 
     @classmethod
     @torch.no_grad()
@@ -236,16 +244,41 @@ class RecurrentClassifier(nn.Module):
         copy_members(ensemble, models)
         return ensemble
 
-    def forward_states(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """Logits and the list of the T hidden states h_1 .. h_T as graph nodes of the
-        recurrence (so ``torch.autograd.grad(loss, states[0])`` is the total dL/dh_1)."""
+    def forward_states(
+        self, x: torch.Tensor, units: list[torch.Tensor] | None = None
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """The step-by-step Python recurrence: logits and the list of the T hidden states h_1 ..
+        h_T as graph nodes of the recurrence (so ``torch.autograd.grad(loss, states[0])`` is the
+        total dL/dh_1); ``units``, if given, receives each step's saturable units (the LSTM's)."""
         raise NotImplementedError
 
+    def _unroll_fused(self, x: torch.Tensor, probe: bool) -> Unrolled | None:
+        """The recurrence in the C++ kernel (:func:`lnbench.nn.fused.unroll_fused`), or None."""
+        return None
+
+    def unroll(self, x: torch.Tensor, probe: bool = False) -> Unrolled:
+        """Logits, hidden states and (``probe``) the saturable units and the total gradients of
+        h_1 and h_T (:class:`lnbench.nn.fused.Unrolled`): in the C++ kernel where it covers the
+        model (:func:`lnbench.nn.fused.kernel_covers`), else by :meth:`forward_states`."""
+        if kernel_covers(self, x):
+            fused = self._unroll_fused(x, probe)
+            if fused is not None:
+                return fused
+        units: list[torch.Tensor] | None = [] if probe else None
+        logits, states = self.forward_states(x, units)
+        hidden = (
+            torch.stack(states, dim=-2) if states else x.new_zeros(*x.shape[:-2], 0, self.cfg.hidden_size)
+        )  # (B, T, H) or (S, B, T, H)
+
+        def first_last_grads(loss: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            first, last = torch.autograd.grad(loss, [states[0], states[-1]])
+            return first, last
+
+        return Unrolled(logits, hidden, torch.stack(units, dim=-2) if units else None, first_last_grads)
+
     def forward(self, x: torch.Tensor, return_hidden: bool = False):
-        logits, states = self.forward_states(x)
-        if return_hidden:
-            return logits, torch.stack(states, dim=-2)  # (B, T, H) or (S, B, T, H)
-        return logits
+        out = self.unroll(x)
+        return (out.logits, out.hidden) if return_hidden else out.logits
 
 
 class SimpleRNN(RecurrentClassifier):
@@ -281,9 +314,26 @@ class SimpleRNN(RecurrentClassifier):
         H = cfg.hidden_size
         self.head = nn.Linear(H, num_classes) if members is None else EnsembleLinear(members, H, num_classes)
 
-    def forward_states(self, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    def _unroll_fused(self, x: torch.Tensor, probe: bool) -> Unrolled | None:
+        cell = self.cell
+        return unroll_fused(
+            self,
+            x,
+            lstm=False,
+            inner=cell.placement == "joint",
+            norm_h=cell.norm,
+            norm_x=cell.norm_x,
+            norm_c=None,
+            bias=cell.bias,
+            probe=probe,
+        )
+
+    def forward_states(
+        self, x: torch.Tensor, units: list[torch.Tensor] | None = None
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """Logits and the list of the T hidden states h_1 .. h_T as graph nodes of the
-        recurrence (so ``torch.autograd.grad(loss, states[0])`` is the total dL/dh_1)."""
+        recurrence (so ``torch.autograd.grad(loss, states[0])`` is the total dL/dh_1); the RNN's
+        saturable units are its h_t (``units`` is left empty)."""
         h = x.new_zeros(*x.shape[:-2], self.cell.hidden_size)  # (B, H) or (S, B, H)
         states = []
         weights = self.cell.recurrent_weights()  # once per sequence (weight norm computes them)

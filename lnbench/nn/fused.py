@@ -1,0 +1,331 @@
+"""A whole recurrence as one autograd node: the C++ kernel of ``lnbench/nn/csrc/recurrence.cpp``.
+
+:class:`lnbench.nn.rnn.SimpleRNN` and :class:`lnbench.nn.lstm.LSTM` unroll their cell step by step
+in Python, each step 15-25 ATen calls with their own autograd nodes. Here the same equations run
+over all T timesteps in C++, with a backward through time written by hand: one node per sequence,
+as ``torch.nn.LSTM``'s CPU kernel. The input terms (``W_x x_t``, and the separate placement's and
+the LSTM's ``norm_x``) do not depend on the recurrence, so the models compute them for every
+timestep at once before it, in torch ops (autograd takes their gradient from the node's).
+
+Which path a model takes (:func:`kernel_covers`): the kernel for a float32/float64 CPU input with
+a built-in norm (``none``, ``batch``, ``layer``, ``rms``, ``weight``), unless ``LNBENCH_KERNELS=0``,
+the model's ``use_kernel`` is False, or the kernel cannot be built; otherwise the step-by-step
+Python code, which stays the reference (``tests/nn/test_fused.py`` compares the two in float64 to
+1e-10: outputs, every gradient, the running statistics and the probes).
+
+Double backward (``create_graph=True``): the node's backward recomputes the recurrence with
+:func:`reference_recurrence`, the same equations in differentiable torch ops, and differentiates
+through it (as activation checkpointing does), so a gradient penalty works as on the Python path.
+
+Norm modes (one per norm position; ``MODES``): ``none``, ``layer``, ``rms``, ``batch`` (the
+statistics of each group of ``group`` consecutive examples of a member at this timestep: the
+batch's in training) and ``affine`` (BatchNorm in eval: ``scale_t x + shift_t`` from its running
+statistics). Shapes: T timesteps, S members (1 for one model), B batch, H hidden size, G = H
+(RNN) or 4H (LSTM).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from lnbench.nn.batchnorm import RecurrentBatchNorm1d
+from lnbench.nn.kernels import recurrence_kernel
+from lnbench.nn.layernorm import LayerNorm
+from lnbench.nn.rmsnorm import RMSNorm
+
+MODES = {"none": 0, "layer": 1, "rms": 2, "batch": 3, "affine": 4}
+KERNEL_DTYPES = frozenset((torch.float32, torch.float64))
+
+
+@dataclass(frozen=True)
+class Recurrence:
+    """What the kernel computes (see ``recurrence.cpp``).
+
+    Attributes:
+        lstm: the LSTM (else the tanh RNN).
+        inner: the input term is added inside norm_h (the joint RNN, Ba et al. eq. 4).
+        mode_h, mode_c: the norm modes (:data:`MODES`) on the recurrent (or summed) term, over G,
+            and on the LSTM's c_t, over H.
+        group: examples per BatchNorm statistic (``batch`` mode); B otherwise.
+        eps_h, eps_c: the norms' eps.
+    """
+
+    lstm: bool
+    inner: bool
+    mode_h: str
+    mode_c: str = "none"
+    group: int = 1
+    eps_h: float = 1e-5
+    eps_c: float = 1e-5
+
+
+class FusedRecurrence(torch.autograd.Function):
+    """The recurrence as one node. ``apply(spec, U, W_h, bias, gamma_h, beta_h, scale_h, shift_h,
+    gamma_c, beta_c, scale_c, shift_c, tap)``:
+
+    Args:
+        spec: a :class:`Recurrence`.
+        U: the input terms ``(T, S, B, G)``; W_h: ``(S, G, H)``; bias: ``(S, G)`` or None;
+        gamma_*, beta_*: ``(S, D)`` or None; scale_*, shift_*: ``(T, S, D)`` (``affine``) or None;
+        tap: ``(T, S, B, H)`` zeros or None: added to h_t, so its gradient is the total dL/dh_t.
+
+    Returns:
+        ``(H, ACT, TC, BM_h, BV_h, BM_c, BV_c)``: h_1 .. h_T ``(T, S, B, H)`` (differentiable); the
+        rest detached: ACT ``(T, S, B, G)`` the LSTM's i, f, o, g after their nonlinearities (the
+        RNN's tanh), TC the LSTM's tanh(norm_c(c_t)) ``(T, S, B, H)``, and ``batch`` mode's means
+        and biased variances ``(T, S, B / group, D)`` (empty tensors where absent).
+    """
+
+    @staticmethod
+    def forward(ctx, spec, U, W_h, bias, gamma_h, beta_h, scale_h, shift_h, gamma_c, beta_c, scale_c, shift_c, tap):
+        kernel = recurrence_kernel()
+        assert kernel is not None, "kernel_covers() is checked before"
+        out = kernel.recurrence_forward(
+            spec.lstm,
+            spec.inner,
+            MODES[spec.mode_h],
+            MODES[spec.mode_c],
+            spec.group,
+            spec.eps_h,
+            spec.eps_c,
+            U,
+            W_h,
+            bias,
+            gamma_h,
+            beta_h,
+            scale_h,
+            shift_h,
+            gamma_c,
+            beta_c,
+            scale_c,
+            shift_c,
+            tap,
+        )
+        ctx.spec = spec
+        ctx.kernel_saved = out
+        inputs = (U, W_h, bias, gamma_h, beta_h, scale_h, shift_h, gamma_c, beta_c, scale_c, shift_c, tap)
+        ctx.save_for_backward(*inputs)
+        empty = U.new_empty(0)
+        H, ACT, TC = out[0], out[1], out[3]
+        extras = [t if t is not None else empty for t in (ACT, TC, out[8], out[9], out[10], out[11])]
+        extras = [t.detach().clone() if t is H else t for t in extras]  # the RNN's ACT is H: not the same tensor
+        ctx.mark_non_differentiable(*extras)
+        return (H, *extras)
+
+    @staticmethod
+    def backward(ctx, gH, *_):
+        spec = ctx.spec
+        inputs = ctx.saved_tensors
+        want = list(ctx.needs_input_grad[1:])
+        if torch.is_grad_enabled():  # create_graph: differentiate the recurrence recomputed in torch ops
+            wanted = [x for x, w in zip(inputs, want, strict=True) if w]
+            with torch.enable_grad():
+                H = reference_recurrence(spec, *inputs)[0]
+            grads = iter(torch.autograd.grad(H, wanted, gH, create_graph=True, allow_unused=True))
+            return (None, *[next(grads) if w else None for w in want])
+        U, W_h, bias, gamma_h, beta_h, scale_h, shift_h, gamma_c, beta_c, scale_c, shift_c, tap = inputs
+        kernel = recurrence_kernel()
+        saved = [t if t is not None else U.new_empty(0) for t in ctx.kernel_saved]
+        present = [x is not None for x in inputs]
+        grads = kernel.recurrence_backward(
+            spec.lstm,
+            spec.inner,
+            MODES[spec.mode_h],
+            MODES[spec.mode_c],
+            spec.group,
+            gH,
+            W_h,
+            gamma_h,
+            scale_h,
+            gamma_c,
+            scale_c,
+            saved,
+            [w and p for w, p in zip(want, present, strict=True)],
+        )
+        return (None, *[g if w else None for g, w in zip(grads, want, strict=True)])
+
+
+def reference_recurrence(
+    spec: Recurrence,
+    U: torch.Tensor,
+    W_h: torch.Tensor,
+    bias: torch.Tensor | None,
+    gamma_h: torch.Tensor | None,
+    beta_h: torch.Tensor | None,
+    scale_h: torch.Tensor | None,
+    shift_h: torch.Tensor | None,
+    gamma_c: torch.Tensor | None,
+    beta_c: torch.Tensor | None,
+    scale_c: torch.Tensor | None,
+    shift_c: torch.Tensor | None,
+    tap: torch.Tensor | None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """The kernel's recurrence in differentiable torch ops (any order of derivatives): the same
+    arguments as :class:`FusedRecurrence`; returns ``(H, ACT, TC)`` (TC None for the RNN)."""
+    T, S, B, _ = U.shape
+    Hd = W_h.shape[-1]
+
+    def norm(mode: str, x, gamma, beta, scale, shift, eps, t):  # x (S, B, D)
+        if mode == "none":
+            return x
+        if mode == "affine":
+            return x * scale[t].unsqueeze(1) + shift[t].unsqueeze(1)
+        if mode == "batch":
+            g = x.unflatten(1, (B // spec.group, spec.group))  # (S, B/g, g, D)
+            mean = g.mean(dim=2, keepdim=True)
+            var = (g - mean).square().mean(dim=2, keepdim=True)
+            y = ((g - mean) * (var + eps).rsqrt()).flatten(1, 2)
+        elif mode == "layer":
+            mean = x.mean(dim=-1, keepdim=True)
+            y = (x - mean) * ((x - mean).square().mean(dim=-1, keepdim=True) + eps).rsqrt()
+        else:  # rms
+            y = x * (x.square().mean(dim=-1, keepdim=True) + eps).rsqrt()
+        y = y * gamma.unsqueeze(1)
+        return y if beta is None else y + beta.unsqueeze(1)
+
+    h = U.new_zeros(S, B, Hd)
+    c = U.new_zeros(S, B, Hd)
+    hs, acts, tcs = [], [], []
+    for t in range(T):
+        r = torch.bmm(h, W_h.transpose(1, 2))
+        if spec.inner:
+            pre = norm(spec.mode_h, r + U[t], gamma_h, beta_h, scale_h, shift_h, spec.eps_h, t)
+        else:
+            pre = norm(spec.mode_h, r, gamma_h, beta_h, scale_h, shift_h, spec.eps_h, t) + U[t]
+        if bias is not None:
+            pre = pre + bias.unsqueeze(1)
+        if not spec.lstm:
+            act = torch.tanh(pre)
+            h = act
+        else:
+            ifo, g = torch.sigmoid(pre[..., : 3 * Hd]), torch.tanh(pre[..., 3 * Hd :])
+            act = torch.cat([ifo, g], dim=-1)
+            c = ifo[..., Hd : 2 * Hd] * c + ifo[..., :Hd] * g
+            tc = torch.tanh(norm(spec.mode_c, c, gamma_c, beta_c, scale_c, shift_c, spec.eps_c, t))
+            tcs.append(tc)
+            h = ifo[..., 2 * Hd :] * tc
+        if tap is not None:
+            h = h + tap[t]
+        hs.append(h)
+        acts.append(act)
+    return torch.stack(hs), torch.stack(acts), torch.stack(tcs) if tcs else None
+
+
+@dataclass
+class Unrolled:
+    """A recurrence unrolled over a batch: what the models' forward and the probes read.
+
+    Attributes:
+        logits: ``(B, C)`` (ensemble ``(S, B, C)``).
+        hidden: h_1 .. h_T, ``(B, T, H)`` (``(S, B, T, H)``).
+        units: the LSTM's saturable units on tanh's scale, ``(B, T, 5H)``: ``2 sigmoid - 1`` of i, f,
+            o, then tanh(g) and tanh(norm_c(c_t)); None for the RNN (its units are h_t).
+        first_last_grads: ``loss -> (dL/dh_1, dL/dh_T)``, the total derivatives through the
+            recurrence, each like ``hidden[..., 0, :]``.
+    """
+
+    logits: torch.Tensor
+    hidden: torch.Tensor
+    units: torch.Tensor | None
+    first_last_grads: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+
+
+def per_member(t: torch.Tensor | None, S: int) -> torch.Tensor | None:
+    """A parameter (``(D,)``, ``(S, 1, D)``) as ``(S, D)``, the kernel's layout."""
+    return None if t is None else t.reshape(S, t.shape[-1])
+
+
+def _norm_mode(norm: nn.Module, T: int, S: int, B: int) -> tuple[str, list, float, int | None] | None:
+    """The kernel's mode for a norm layer, its ``[gamma, beta, scale, shift]`` and eps, and the
+    BatchNorm group; None for a norm the kernel does not know (a user's own: the Python path)."""
+    kind = type(norm)
+    if kind is nn.Identity:
+        return "none", [None] * 4, 1e-5, None
+    if kind is LayerNorm and norm.features > 1:  # features 1: the Python path, which warns
+        return "layer", [per_member(norm.gamma, S), per_member(norm.beta, S), None, None], norm.eps, None
+    if kind is RMSNorm:
+        return "rms", [per_member(norm.gamma, S), None, None, None], norm.eps, None
+    if kind is RecurrentBatchNorm1d:
+        if norm.training or norm.use_batch_stats_in_eval:
+            group = B if norm.training or norm.batch_group is None else norm.batch_group
+            return "batch", [per_member(norm.gamma, S), per_member(norm.beta, S), None, None], norm.eps, group
+        mean, var = norm.running_rows(T)  # (T, *param_shape)
+        scale = norm.gamma * torch.rsqrt(var + norm.eps)
+        shift = norm.beta - mean * scale
+        return "affine", [None, None, scale.reshape(T, S, -1), shift.reshape(T, S, -1)], norm.eps, None
+    return None
+
+
+def unroll_fused(
+    model: nn.Module,
+    x: torch.Tensor,
+    *,
+    lstm: bool,
+    inner: bool,
+    norm_h: nn.Module,
+    norm_x: nn.Module | None,
+    norm_c: nn.Module | None,
+    bias: torch.Tensor | None,
+    probe: bool = False,
+) -> Unrolled | None:
+    """Unroll ``model`` (a :class:`lnbench.nn.rnn.RecurrentClassifier`) on ``x`` with the kernel;
+    None when one of its norms is not one the kernel knows (the caller takes the Python path).
+
+    The input terms ``W_x x_t`` of every timestep are one matrix product, ``norm_x`` one call over
+    all of them; BatchNorm's running statistics are updated as the Python path updates them
+    (:meth:`lnbench.nn.batchnorm.RecurrentBatchNorm1d.track_sequence`)."""
+    solo = model.members is None
+    X = x.unsqueeze(0) if solo else x  # (S, B, T, I)
+    S, B, T, I = X.shape
+    modes = [_norm_mode(n, T, S, B) for n in (norm_h, norm_c if norm_c is not None else nn.Identity())]
+    if any(m is None for m in modes) or (norm_x is not None and _norm_mode(norm_x, T, S, B) is None):
+        return None
+    (mode_h, args_h, eps_h, group_h), (mode_c, args_c, eps_c, group_c) = modes  # type: ignore[misc]
+    W_h, W_x = model.cell.recurrent_weights()  # once per sequence (weight norm computes them)
+    W_h, W_x = W_h.reshape(S, *W_h.shape[-2:]), W_x.reshape(S, *W_x.shape[-2:])
+    G = W_h.shape[1]
+    terms = torch.bmm(X.reshape(S, B * T, I), W_x.transpose(1, 2))  # (S, B*T, G)
+    if norm_x is not None and type(norm_x) is not nn.Identity:
+        if isinstance(norm_x, RecurrentBatchNorm1d):  # the statistics of each timestep
+            terms = norm_x.forward_sequence(terms.view(S, B, T, G) if not solo else terms.view(B, T, G))
+        else:
+            terms = norm_x(terms if not solo else terms[0])
+    U = terms.reshape(S, B, T, G).permute(2, 0, 1, 3).contiguous()  # (T, S, B, G)
+    group = group_h or group_c or B
+    spec = Recurrence(lstm, inner, mode_h, mode_c, group, eps_h, eps_c)
+    tap = U.new_zeros(T, S, B, W_h.shape[-1], requires_grad=True) if probe else None
+    H, ACT, TC, BM_h, BV_h, BM_c, BV_c = FusedRecurrence.apply(
+        spec, U, W_h, per_member(bias, S), *args_h, *args_c, tap
+    )
+    for norm, mode, mean, var in ((norm_h, mode_h, BM_h, BV_h), (norm_c, mode_c, BM_c, BV_c)):
+        if mode == "batch" and norm.training:
+            norm.track_sequence(mean.reshape(T, *norm.param_shape), var.reshape(T, *norm.param_shape), B)
+    hidden = H.permute(1, 2, 0, 3)  # (S, B, T, H)
+    logits = model.head(H[-1] if not solo else H[-1, 0])
+    units = None
+    if lstm:
+        Hd = W_h.shape[-1]
+        units = torch.cat([2 * ACT[..., : 3 * Hd] - 1, ACT[..., 3 * Hd :], TC], dim=-1).permute(1, 2, 0, 3)
+    if solo:
+        hidden, units = hidden[0], None if units is None else units[0]
+
+    def first_last_grads(loss: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        assert tap is not None, "unroll(..., probe=True)"
+        (g,) = torch.autograd.grad(loss, tap)  # (T, S, B, H): the total dL/dh_t
+        return (g[0], g[-1]) if not solo else (g[0, 0], g[-1, 0])
+
+    return Unrolled(logits, hidden, units, first_last_grads)
+
+
+def kernel_covers(model: torch.nn.Module, x: torch.Tensor) -> bool:
+    """Whether ``model``'s recurrence on ``x`` runs in the kernel (see the module docstring)."""
+    if not getattr(model, "use_kernel", True) or x.dtype not in KERNEL_DTYPES or x.device.type != "cpu":
+        return False
+    if x.shape[-2] == 0 or x.shape[-3] == 0:  # no timesteps or an empty batch: the Python loop's edge cases
+        return False
+    return recurrence_kernel() is not None
+
