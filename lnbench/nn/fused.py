@@ -69,14 +69,15 @@ class FusedRecurrence(torch.autograd.Function):
 
     Args:
         spec: a :class:`Recurrence`.
-        U: the input terms ``(T, S, B, G)``; W_h: ``(S, G, H)``; bias: ``(S, G)`` or None;
+        U: the input terms ``(S, T, B, G)``; W_h: ``(S, G, H)``; bias: ``(S, G)`` or None;
         gamma_*, beta_*: ``(S, D)`` or None; scale_*, shift_*: ``(T, S, D)`` (``affine``) or None;
         tap: ``(T, S, B, H)`` zeros or None: added to h_t, so its gradient is the total dL/dh_t.
 
     Returns:
         ``(H, ACT, TC, BM_h, BV_h, BM_c, BV_c)``: h_1 .. h_T ``(T, S, B, H)`` (differentiable); the
-        rest detached: ACT ``(T, S, B, G)`` the LSTM's i, f, o, g after their nonlinearities (the
-        RNN's tanh), TC the LSTM's tanh(norm_c(c_t)) ``(T, S, B, H)``, and ``batch`` mode's means
+        rest detached: ACT the LSTM's i, f, o, g after their nonlinearities, per timestep
+        sigmoid(i, f, o) of every row ``(S*B, 3H)`` then tanh(g) ``(S*B, H)`` (the RNN's tanh,
+        ``(T, S, B, H)``), TC the LSTM's tanh(norm_c(c_t)) ``(T, S, B, H)``, and ``batch`` mode's means
         and biased variances ``(T, S, B / group, D)`` (empty tensors where absent).
     """
 
@@ -105,6 +106,7 @@ class FusedRecurrence(torch.autograd.Function):
             shift_c,
             tap,
         )
+        ctx.set_materialize_grads(False)  # only H has a gradient: no zero tensors for the others
         ctx.spec = spec
         ctx.kernel_saved = out
         inputs = (U, W_h, bias, gamma_h, beta_h, scale_h, shift_h, gamma_c, beta_c, scale_c, shift_c, tap)
@@ -119,6 +121,8 @@ class FusedRecurrence(torch.autograd.Function):
     @staticmethod
     def backward(ctx, gH, *_):
         spec = ctx.spec
+        if gH is None:
+            return (None,) * 13
         inputs = ctx.saved_tensors
         want = list(ctx.needs_input_grad[1:])
         if torch.is_grad_enabled():  # create_graph: differentiate the recurrence recomputed in torch ops
@@ -166,7 +170,7 @@ def reference_recurrence(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """The kernel's recurrence in differentiable torch ops (any order of derivatives): the same
     arguments as :class:`FusedRecurrence`; returns ``(H, ACT, TC)`` (TC None for the RNN)."""
-    T, S, B, _ = U.shape
+    S, T, B, _ = U.shape
     Hd = W_h.shape[-1]
 
     def norm(mode: str, x, gamma, beta, scale, shift, eps, t):  # x (S, B, D)
@@ -193,9 +197,9 @@ def reference_recurrence(
     for t in range(T):
         r = torch.bmm(h, W_h.transpose(1, 2))
         if spec.inner:
-            pre = norm(spec.mode_h, r + U[t], gamma_h, beta_h, scale_h, shift_h, spec.eps_h, t)
+            pre = norm(spec.mode_h, r + U[:, t], gamma_h, beta_h, scale_h, shift_h, spec.eps_h, t)
         else:
-            pre = norm(spec.mode_h, r, gamma_h, beta_h, scale_h, shift_h, spec.eps_h, t) + U[t]
+            pre = norm(spec.mode_h, r, gamma_h, beta_h, scale_h, shift_h, spec.eps_h, t) + U[:, t]
         if bias is not None:
             pre = pre + bias.unsqueeze(1)
         if not spec.lstm:
@@ -288,13 +292,16 @@ def unroll_fused(
     W_h, W_x = model.cell.recurrent_weights()  # once per sequence (weight norm computes them)
     W_h, W_x = W_h.reshape(S, *W_h.shape[-2:]), W_x.reshape(S, *W_x.shape[-2:])
     G = W_h.shape[1]
-    terms = torch.bmm(X.reshape(S, B * T, I), W_x.transpose(1, 2))  # (S, B*T, G)
+    X = X.transpose(1, 2).reshape(S, T * B, I)  # time-major rows per member (a copy of the small input)
+    terms = torch.bmm(X, W_x.transpose(1, 2))  # (S, T*B, G)
     if norm_x is not None and type(norm_x) is not nn.Identity:
-        if isinstance(norm_x, RecurrentBatchNorm1d):  # the statistics of each timestep
-            terms = norm_x.forward_sequence(terms.view(S, B, T, G) if not solo else terms.view(B, T, G))
+        if isinstance(norm_x, RecurrentBatchNorm1d):  # the statistics of each timestep, on a (.., B, T, G) view
+            by_batch = terms.view(S, T, B, G).transpose(1, 2)
+            terms = norm_x.forward_sequence(by_batch if not solo else by_batch[0])
+            terms = terms.reshape(S, B, T, G).transpose(1, 2)
         else:
             terms = norm_x(terms if not solo else terms[0])
-    U = terms.reshape(S, B, T, G).permute(2, 0, 1, 3).contiguous()  # (T, S, B, G)
+    U = terms.reshape(S, T, B, G).contiguous()  # (S, T, B, G): a view unless BatchNorm's output was strided
     group = group_h or group_c or B
     spec = Recurrence(lstm, inner, mode_h, mode_c, group, eps_h, eps_c)
     tap = U.new_zeros(T, S, B, W_h.shape[-1], requires_grad=True) if probe else None
@@ -307,9 +314,11 @@ def unroll_fused(
     hidden = H.permute(1, 2, 0, 3)  # (S, B, T, H)
     logits = model.head(H[-1] if not solo else H[-1, 0])
     units = None
-    if lstm:
+    if lstm and probe:  # ACT: per timestep sigmoid(i f o) of every row (S*B, 3H), then tanh(g) (S*B, H)
         Hd = W_h.shape[-1]
-        units = torch.cat([2 * ACT[..., : 3 * Hd] - 1, ACT[..., 3 * Hd :], TC], dim=-1).permute(1, 2, 0, 3)
+        ifo, g = ACT.reshape(T, -1).split([S * B * 3 * Hd, S * B * Hd], dim=1)
+        ifo, g = ifo.reshape(T, S, B, 3 * Hd), g.reshape(T, S, B, Hd)
+        units = torch.cat([2 * ifo - 1, g, TC], dim=-1).permute(1, 2, 0, 3)
     if solo:
         hidden, units = hidden[0], None if units is None else units[0]
 

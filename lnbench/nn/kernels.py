@@ -37,13 +37,37 @@ def kernels_enabled() -> bool:
     return os.environ.get("LNBENCH_KERNELS", "1") != "0"
 
 
+#: compiler flags per CPU capability (``torch.backends.cpu.get_cpu_capability()``): the vector
+#: instructions torch's own kernels use on this CPU; no FMA contraction, so the elementwise
+#: arithmetic is the same IEEE operations on every capability
+_ISA_FLAGS = {
+    "AVX512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx2", "-mfma"],
+    "AVX2": ["-mavx2", "-mfma"],
+}
+
+
+def _isa() -> str:
+    import torch
+
+    capability = torch.backends.cpu.get_cpu_capability()
+    return capability if capability in _ISA_FLAGS else "DEFAULT"
+
+
 def _extension_name(name: str) -> str:
-    """One build per checkout and source: torch's cache is keyed by the extension's name, and its
-    ninja file names the source path, so two checkouts sharing one name rebuilt each other's
-    kernel (~30 s) whenever either ran, even while the other was loading it."""
+    """One build per checkout, source and CPU capability: torch's cache is keyed by the
+    extension's name, and its ninja file names the source path, so two checkouts sharing one name
+    rebuilt each other's kernel (~30 s) whenever either ran, even while the other was loading it;
+    and a kernel built for AVX-512 would not run on an AVX2 node sharing the home directory."""
     source = _SOURCES[name]
     key = hashlib.sha1(str(source.resolve()).encode() + source.read_bytes()).hexdigest()[:12]
-    return f"lnbench_{name}_{key}"
+    suffix = "" if name == "layernorm" else f"_{_isa().lower()}"
+    return f"lnbench_{name}_{key}{suffix}"
+
+
+def _cflags(name: str) -> list[str]:
+    if name == "layernorm":
+        return ["-O3"]
+    return ["-O3", "-ffp-contract=off", *_ISA_FLAGS.get(_isa(), [])]
 
 
 def _load(name: str) -> Any | None:
@@ -57,7 +81,7 @@ def _load(name: str) -> Any | None:
         from torch.utils.cpp_extension import load
 
         state["module"] = load(
-            name=_extension_name(name), sources=[str(_SOURCES[name])], extra_cflags=["-O3"], verbose=False
+            name=_extension_name(name), sources=[str(_SOURCES[name])], extra_cflags=_cflags(name), verbose=False
         )
     except Exception as exc:  # noqa: BLE001  no compiler, no ninja, ...: the Python code still works
         warnings.warn(

@@ -6,7 +6,7 @@
 //
 // Layout: time-major, the member axis S of a seed ensemble next (S = 1 for one model), then the
 // batch B: every per-step slab is S*B contiguous rows; row r belongs to member r / B.
-//   U     (T, S, B, G)  the input terms, computed for every timestep before the recurrence:
+//   U     (S, T, B, G)  the input terms (member-major, as one matrix product per member gives them), computed for every timestep before the recurrence:
 //                       joint RNN: W_xh x_t (added inside the norm); separate RNN and LSTM:
 //                       norm_x(W_x x_t) (added after the norm)
 //   W_h   (S, G, H)     the (effective) recurrent weights; G = H (RNN) or 4H (LSTM, gates i f o g)
@@ -49,6 +49,59 @@ static bool has(const OptT& t) { return t.has_value() && t->defined() && t->nume
 template <typename T>
 static const T* cptr(const OptT& t) { return has(t) ? t->data_ptr<T>() : nullptr; }
 
+// Sums over a row in 8 fixed lanes, added in a fixed order: the compiler vectorizes them, and the
+// result is the same whatever the vector width (no -ffast-math, no contraction: -ffp-contract=off).
+static inline double fold(const double* a) { return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])); }
+
+template <typename T>
+static inline double row_sum(const T* __restrict__ x, int64_t D) {
+  double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 8 <= D; j += 8)
+    for (int l = 0; l < 8; ++l) a[l] += (double)x[j + l];
+  double s = fold(a);
+  for (; j < D; ++j) s += x[j];
+  return s;
+}
+
+template <typename T>
+static inline double row_sumsq(const T* __restrict__ x, double mean, int64_t D) {
+  double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 8 <= D; j += 8)
+    for (int l = 0; l < 8; ++l) {
+      double c = (double)x[j + l] - mean;
+      a[l] += c * c;
+    }
+  double s = fold(a);
+  for (; j < D; ++j) {
+    double c = (double)x[j] - mean;
+    s += c * c;
+  }
+  return s;
+}
+
+// sum_j dy_j gamma_j and sum_j dy_j gamma_j xh_j
+template <typename T>
+static inline void row_dots(const T* __restrict__ dy, const T* __restrict__ g, const T* __restrict__ xh, int64_t D,
+                            double& mg, double& mgx) {
+  double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 8 <= D; j += 8)
+    for (int l = 0; l < 8; ++l) {
+      double gj = (double)dy[j + l] * g[j + l];
+      a[l] += gj;
+      b[l] += gj * xh[j + l];
+    }
+  mg = fold(a);
+  mgx = fold(b);
+  for (; j < D; ++j) {
+    double gj = (double)dy[j] * g[j];
+    mg += gj;
+    mgx += gj * xh[j];
+  }
+}
+
 // The per-row statistics' size of a norm per timestep (rstd, or for BATCH rstd per group and feature).
 static int64_t rs_size(int64_t mode, int64_t S, int64_t B, int64_t D, int64_t group) {
   if (mode == LAYER || mode == RMS) return S * B;
@@ -72,26 +125,21 @@ static void norm_fwd(int64_t mode, const T* x, T* y, T* xh, T* rs, T* bm, T* bv,
     }
   } else if (mode == LAYER || mode == RMS) {
     for (int64_t r = 0; r < N; ++r) {
-      const T* xi = x + r * D;
-      const T* g = gamma + (r / B) * D;
-      const T* b = beta ? beta + (r / B) * D : nullptr;
-      double mean = 0;
-      if (mode == LAYER) {
-        for (int64_t j = 0; j < D; ++j) mean += xi[j];
-        mean /= D;
-      }
-      double var = 0;  // two-pass (LAYER); the mean square (RMS)
-      for (int64_t j = 0; j < D; ++j) {
-        double c = xi[j] - mean;
-        var += c * c;
-      }
-      var /= D;
-      T rr = (T)(1.0 / std::sqrt(var + eps));
+      const T* __restrict__ xi = x + r * D;
+      const T* __restrict__ g = gamma + (r / B) * D;
+      const T* __restrict__ b = beta ? beta + (r / B) * D : nullptr;
+      const double mean = mode == LAYER ? row_sum(xi, D) / D : 0.0;
+      const double var = row_sumsq(xi, mean, D) / D;  // two-pass (LAYER); the mean square (RMS)
+      const T rr = (T)(1.0 / std::sqrt(var + eps));
+      const T m = (T)mean;
       rs[r] = rr;
-      for (int64_t j = 0; j < D; ++j) {
-        T h = (T)((xi[j] - mean) * rr);
-        xh[r * D + j] = h;
-        y[r * D + j] = b ? h * g[j] + b[j] : h * g[j];
+      T* __restrict__ xhr = xh + r * D;
+      T* __restrict__ yr = y + r * D;
+      for (int64_t j = 0; j < D; ++j) xhr[j] = (xi[j] - m) * rr;
+      if (b) {
+        for (int64_t j = 0; j < D; ++j) yr[j] = xhr[j] * g[j] + b[j];
+      } else {
+        for (int64_t j = 0; j < D; ++j) yr[j] = xhr[j] * g[j];
       }
     }
   } else if (mode == BATCH) {
@@ -154,22 +202,18 @@ static void norm_bwd(int64_t mode, const T* dy, const T* xh, const T* rs, T* dx,
   } else if (mode == LAYER || mode == RMS) {
     for (int64_t r = 0; r < N; ++r) {
       const int64_t p = (r / B) * D;
-      const T* dyi = dy + r * D;
-      const T* xhi = xh + r * D;
-      double mg = 0, mgx = 0;
-      for (int64_t j = 0; j < D; ++j) {
-        double gj = (double)dyi[j] * gamma[p + j];
-        mg += gj;
-        mgx += gj * xhi[j];
-      }
-      mg = mode == LAYER ? mg / D : 0.0;
-      mgx /= D;
-      for (int64_t j = 0; j < D; ++j) {
-        double gj = (double)dyi[j] * gamma[p + j];
-        dx[r * D + j] = (T)(rs[r] * (gj - mg - xhi[j] * mgx));
-        if (dgamma) dgamma[p + j] += (double)dyi[j] * xhi[j];
-        if (dbeta) dbeta[p + j] += dyi[j];
-      }
+      const T* __restrict__ dyi = dy + r * D;
+      const T* __restrict__ xhi = xh + r * D;
+      const T* __restrict__ g = gamma + p;
+      double mg, mgx;
+      row_dots(dyi, g, xhi, D, mg, mgx);
+      const T a = (T)(mode == LAYER ? mg / D : 0.0), c = (T)(mgx / D), rr = rs[r];
+      T* __restrict__ dxi = dx + r * D;
+      for (int64_t j = 0; j < D; ++j) dxi[j] = rr * ((dyi[j] * g[j] - a) - xhi[j] * c);
+      if (dgamma)
+        for (int64_t j = 0; j < D; ++j) dgamma[p + j] += (double)dyi[j] * xhi[j];
+      if (dbeta)
+        for (int64_t j = 0; j < D; ++j) dbeta[p + j] += dyi[j];
     }
   } else if (mode == BATCH) {
     const int64_t ng = B / group;
@@ -215,17 +259,18 @@ static Tensor maybe_empty(bool want, at::IntArrayRef sizes, const at::TensorOpti
 }
 
 // Returns {H, ACT, C, TC, XH_h, RS_h, XH_c, RS_c, BM_h, BV_h, BM_c, BV_c}; undefined where absent.
-//   H (T,S,B,H): h_1 .. h_T;  ACT (T,S,B,G): the LSTM's i f o g after their nonlinearities, the
-//   RNN's tanh(pre);  C, TC (T,S,B,H): the LSTM's c_t and tanh(norm_c(c_t));  XH_*, RS_*: the
+//   H (T,S,B,H): h_1 .. h_T;  ACT (T, S*B*G): the LSTM's gates after their nonlinearities, per
+//   timestep in two blocks: sigmoid of i f o of every row (S*B, 3H), then tanh of g (S*B, H); the
+//   RNN's tanh(pre) (T,S,B,H);  C, TC (T,S,B,H): the LSTM's c_t and tanh(norm_c(c_t));  XH_*, RS_*: the
 //   norms' x-hat and rstd;  BM_*, BV_* (T,S,B/group,D): BATCH's means and biased variances.
 std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, int64_t mode_c, int64_t group,
                                        double eps_h, double eps_c, Tensor U, Tensor W_h, OptT bias, OptT gamma_h,
                                        OptT beta_h, OptT scale_h, OptT shift_h, OptT gamma_c, OptT beta_c,
                                        OptT scale_c, OptT shift_c, OptT tap) {
-  TORCH_CHECK(U.dim() == 4 && W_h.dim() == 3, "recurrence: U (T, S, B, G) and W_h (S, G, H)");
+  TORCH_CHECK(U.dim() == 4 && W_h.dim() == 3, "recurrence: U (S, T, B, G) and W_h (S, G, H)");
   U = U.contiguous();
   W_h = W_h.contiguous();
-  const int64_t T = U.size(0), S = U.size(1), B = U.size(2), G = U.size(3), H = W_h.size(2);
+  const int64_t S = U.size(0), T = U.size(1), B = U.size(2), G = U.size(3), H = W_h.size(2);
   TORCH_CHECK(W_h.size(0) == S && W_h.size(1) == G && G == (lstm ? 4 * H : H), "recurrence: W_h must be (S, G, H)");
   TORCH_CHECK(!inner || !lstm, "recurrence: the LSTM has no joint placement");
   TORCH_CHECK(group >= 1 && B % group == 0, "recurrence: a batch of ", B, " is not a whole number of groups of ", group);
@@ -244,6 +289,7 @@ std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, in
   Tensor R = torch::empty({S, B, G}, o), A = torch::empty({S, B, G}, o), P = torch::empty({S, B, G}, o);
   Tensor PRE = torch::empty({S, B, G}, o), NC = torch::empty({S, B, H}, o);
   Tensor W_hT = W_h.transpose(1, 2);
+  Tensor ACT_flat = ACT.defined() ? ACT.view({T, -1}) : Tensor();
   Tensor tapc = has(tap) ? tap->contiguous() : Tensor();
   const int64_t N = S * B;
   AT_DISPATCH_FLOATING_TYPES(U.scalar_type(), "recurrence_forward", [&] {
@@ -255,7 +301,8 @@ std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, in
     const T_* bc = cptr<T_>(beta_c);
     const T_* tap_p = tapc.defined() ? tapc.data_ptr<T_>() : nullptr;
     for (int64_t t = 0; t < T; ++t) {
-      const T_* u = U.data_ptr<T_>() + t * N * G;
+      const T_* U_p = U.data_ptr<T_>();
+      auto urow = [&](int64_t row) { return U_p + (((row / B) * T + t) * B + row % B) * G; };  // U[s, t, b]
       if (t == 0) {
         R.zero_();  // h_0 = 0
       } else {
@@ -265,26 +312,42 @@ std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, in
       const T_* x_in = r;
       if (inner) {
         T_* a = A.data_ptr<T_>();
-        for (int64_t e = 0; e < N * G; ++e) a[e] = r[e] + u[e];
+        for (int64_t row = 0; row < N; ++row) {
+          const T_* __restrict__ ur = urow(row);
+          for (int64_t j = 0; j < G; ++j) a[row * G + j] = r[row * G + j] + ur[j];
+        }
         x_in = a;
       }
       const T_* n = x_in;  // the norm's output (NONE: its input)
       if (mode_h != NONE) {
-        norm_fwd<T_>(mode_h, x_in, P.data_ptr<T_>(), XH_h[t].data_ptr<T_>(),
-                     RS_h.numel() ? RS_h[t].data_ptr<T_>() : nullptr,
-                     BM_h.defined() ? BM_h[t].data_ptr<T_>() : nullptr,
-                     BV_h.defined() ? BV_h[t].data_ptr<T_>() : nullptr, gh, bh,
+        norm_fwd<T_>(mode_h, x_in, P.data_ptr<T_>(), XH_h.data_ptr<T_>() + t * N * G,
+                     RS_h.numel() ? RS_h.data_ptr<T_>() + t * RS_h.size(1) : nullptr,
+                     BM_h.defined() ? BM_h.data_ptr<T_>() + t * S * ng * G : nullptr,
+                     BV_h.defined() ? BV_h.data_ptr<T_>() + t * S * ng * G : nullptr, gh, bh,
                      has(scale_h) ? scale_h->data_ptr<T_>() + t * S * G : nullptr,
                      has(shift_h) ? shift_h->data_ptr<T_>() + t * S * G : nullptr, S, B, G, group, eps_h);
         n = P.data_ptr<T_>();
       }
-      T_* pre = PRE.data_ptr<T_>();
+      // pre = n (+ U_t) (+ bias); the LSTM's in two blocks, i f o of every row (N, 3H), then g (N, H)
+      T_* __restrict__ pre = PRE.data_ptr<T_>();
       for (int64_t row = 0; row < N; ++row) {
-        const T_* bp = bias_p ? bias_p + (row / B) * G : nullptr;
-        for (int64_t j = 0; j < G; ++j) {
-          const int64_t e = row * G + j;
-          T_ v = inner ? n[e] : n[e] + u[e];
-          pre[e] = bp ? v + bp[j] : v;
+        const T_* __restrict__ nr = n + row * G;
+        const T_* __restrict__ ur = urow(row);
+        const T_* __restrict__ bp = bias_p ? bias_p + (row / B) * G : nullptr;
+        T_* __restrict__ p1 = lstm ? pre + row * 3 * H : pre + row * G;
+        const int64_t n1 = lstm ? 3 * H : G;
+        T_* __restrict__ p2 = pre + N * 3 * H + row * H;  // the LSTM's g
+        if (inner) {
+          for (int64_t j = 0; j < n1; ++j) p1[j] = nr[j];
+        } else {
+          for (int64_t j = 0; j < n1; ++j) p1[j] = nr[j] + ur[j];
+        }
+        if (bp)
+          for (int64_t j = 0; j < n1; ++j) p1[j] += bp[j];
+        if (lstm) {
+          for (int64_t j = 0; j < H; ++j) p2[j] = nr[3 * H + j] + ur[3 * H + j];
+          if (bp)
+            for (int64_t j = 0; j < H; ++j) p2[j] += bp[3 * H + j];
         }
       }
       T_* h = Hs[t].data_ptr<T_>();
@@ -301,42 +364,48 @@ std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, in
         }
         continue;
       }
-      Tensor act = ACT[t];  // (S, B, 4H): i f o | g
-      Tensor act_ifo = act.narrow(-1, 0, 3 * H), act_g = act.narrow(-1, 3 * H, H);
-      at::sigmoid_out(act_ifo, PRE.narrow(-1, 0, 3 * H));
-      at::tanh_out(act_g, PRE.narrow(-1, 3 * H, H));
+      // ACT_t in PRE's two blocks: sigmoid of i f o (N, 3H), then tanh of g (N, H)
+      Tensor act = ACT_flat[t], pre_flat = PRE.view({-1});
+      Tensor act_ifo = act.narrow(0, 0, N * 3 * H), act_g = act.narrow(0, N * 3 * H, N * H);
+      at::sigmoid_out(act_ifo, pre_flat.narrow(0, 0, N * 3 * H));
+      at::tanh_out(act_g, pre_flat.narrow(0, N * 3 * H, N * H));
       const T_* ac = act.data_ptr<T_>();
-      T_* c = C[t].data_ptr<T_>();
-      const T_* cp = t > 0 ? C[t - 1].data_ptr<T_>() : nullptr;
+      const T_* acg = ac + N * 3 * H;
+      T_* c = C.data_ptr<T_>() + t * N * H;
+      const T_* cp = t > 0 ? c - N * H : nullptr;
       for (int64_t row = 0; row < N; ++row) {
-        const T_* ar = ac + row * G;
-        for (int64_t j = 0; j < H; ++j) {
-          const T_ prev = cp ? cp[row * H + j] : (T_)0;
-          c[row * H + j] = ar[H + j] * prev + ar[j] * ar[3 * H + j];
+        const T_* __restrict__ ai = ac + row * 3 * H;
+        const T_* __restrict__ ag = acg + row * H;
+        T_* __restrict__ cr = c + row * H;
+        if (cp) {
+          const T_* __restrict__ pr = cp + row * H;
+          for (int64_t j = 0; j < H; ++j) cr[j] = ai[H + j] * pr[j] + ai[j] * ag[j];
+        } else {
+          for (int64_t j = 0; j < H; ++j) cr[j] = ai[j] * ag[j];
         }
       }
       const T_* nc = c;
       if (mode_c != NONE) {
-        norm_fwd<T_>(mode_c, c, NC.data_ptr<T_>(), XH_c[t].data_ptr<T_>(),
-                     RS_c.numel() ? RS_c[t].data_ptr<T_>() : nullptr,
-                     BM_c.defined() ? BM_c[t].data_ptr<T_>() : nullptr,
-                     BV_c.defined() ? BV_c[t].data_ptr<T_>() : nullptr, gc, bc,
+        norm_fwd<T_>(mode_c, c, NC.data_ptr<T_>(), XH_c.data_ptr<T_>() + t * N * H,
+                     RS_c.numel() ? RS_c.data_ptr<T_>() + t * RS_c.size(1) : nullptr,
+                     BM_c.defined() ? BM_c.data_ptr<T_>() + t * S * ng * H : nullptr,
+                     BV_c.defined() ? BV_c.data_ptr<T_>() + t * S * ng * H : nullptr, gc, bc,
                      has(scale_c) ? scale_c->data_ptr<T_>() + t * S * H : nullptr,
                      has(shift_c) ? shift_c->data_ptr<T_>() + t * S * H : nullptr, S, B, H, group, eps_c);
         nc = NC.data_ptr<T_>();
       }
       Tensor tc_t = TC[t];
-      at::tanh_out(tc_t, mode_c != NONE ? NC : C[t]);
+      at::tanh_out(tc_t, mode_c != NONE ? NC : C[t]);  // (S, B, H)
       (void)nc;
       const T_* tc = tc_t.data_ptr<T_>();
       const T_* tp = tap_p ? tap_p + t * N * H : nullptr;
       for (int64_t row = 0; row < N; ++row) {
-        const T_* ar = ac + row * G;
-        for (int64_t j = 0; j < H; ++j) {
-          const int64_t e = row * H + j;
-          T_ v = ar[2 * H + j] * tc[e];
-          h[e] = tp ? v + tp[e] : v;
-        }
+        const T_* __restrict__ og = ac + row * 3 * H + 2 * H;
+        const T_* __restrict__ tcr = tc + row * H;
+        T_* __restrict__ hr = h + row * H;
+        for (int64_t j = 0; j < H; ++j) hr[j] = og[j] * tcr[j];
+        if (tp)
+          for (int64_t j = 0; j < H; ++j) hr[j] += tp[row * H + j];
       }
     }
   });
@@ -353,7 +422,7 @@ static Tensor to_tensor(const std::vector<double>& v, at::IntArrayRef sizes, con
   return out;
 }
 
-// Returns {dU, dW_h, dbias, dgamma_h, dbeta_h, dscale_h, dshift_h, dgamma_c, dbeta_c, dscale_c,
+// Returns {dU (S, T, B, G), dW_h, dbias, dgamma_h, dbeta_h, dscale_h, dshift_h, dgamma_c, dbeta_c, dscale_c,
 // dshift_c, dtap}: undefined where the input is absent or wants no gradient (`want`, 12 flags in
 // that order, from the autograd Function's needs_input_grad).
 std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, int64_t mode_c, int64_t group,
@@ -367,7 +436,7 @@ std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, i
   const int64_t N = S * B;
   auto o = Hs.options();
   Tensor gHc = has(gH) ? gH->contiguous() : Tensor();
-  Tensor dU = torch::empty({T, S, B, G}, o);
+  Tensor dU = torch::empty({S, T, B, G}, o);
   Tensor dR_all = torch::empty({T, S, B, G}, o);
   Tensor dh = torch::zeros({S, B, H}, o), dh_rec = torch::zeros({S, B, H}, o);
   Tensor dc = torch::zeros({S, B, H}, o), dNC = torch::empty({S, B, H}, o), dCn = torch::empty({S, B, H}, o);
@@ -384,48 +453,68 @@ std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, i
       T_* d = dh.data_ptr<T_>();
       const T_* rec = dh_rec.data_ptr<T_>();
       const T_* g_out = gHc.defined() ? gHc.data_ptr<T_>() + t * N * H : nullptr;
-      for (int64_t e = 0; e < N * H; ++e) d[e] = (g_out ? g_out[e] : (T_)0) + (t < T - 1 ? rec[e] : (T_)0);
+      if (g_out && t < T - 1) {
+        for (int64_t e = 0; e < N * H; ++e) d[e] = g_out[e] + rec[e];
+      } else if (g_out) {
+        std::copy(g_out, g_out + N * H, d);
+      } else if (t < T - 1) {
+        std::copy(rec, rec + N * H, d);
+      } else {
+        std::fill(d, d + N * H, (T_)0);
+      }
       if (has_tap) std::copy(d, d + N * H, dtap.data_ptr<T_>() + t * N * H);
       T_* dp = dPRE.data_ptr<T_>();
-      const T_* ac = ACT[t].data_ptr<T_>();
+      const T_* ac = ACT.data_ptr<T_>() + t * N * G;
       if (!lstm) {
         for (int64_t e = 0; e < N * H; ++e) dp[e] = d[e] * (1 - ac[e] * ac[e]);
       } else {
-        const T_* tc = TC[t].data_ptr<T_>();
+        const T_* acg = ac + N * 3 * H;
+        const T_* tc = TC.data_ptr<T_>() + t * N * H;
         T_* dnc = dNC.data_ptr<T_>();
         for (int64_t row = 0; row < N; ++row) {
-          const T_* ar = ac + row * G;
+          const T_* __restrict__ og = ac + row * 3 * H + 2 * H;
+          const T_* __restrict__ dr = d + row * H;
+          const T_* __restrict__ tcr = tc + row * H;
+          T_* __restrict__ dncr = dnc + row * H;
+          T_* __restrict__ dpo = dp + row * G + 2 * H;
           for (int64_t j = 0; j < H; ++j) {
-            const int64_t e = row * H + j;
-            const T_ og = ar[2 * H + j];
-            dnc[e] = d[e] * og * (1 - tc[e] * tc[e]);
-            dp[row * G + 2 * H + j] = d[e] * tc[e] * og * (1 - og);
+            dncr[j] = dr[j] * og[j] * (1 - tcr[j] * tcr[j]);
+            dpo[j] = dr[j] * tcr[j] * og[j] * (1 - og[j]);
           }
         }
         const T_* dcn = dnc;
         if (mode_c != NONE) {
-          norm_bwd<T_>(mode_c, dnc, XH_c[t].data_ptr<T_>(), RS_c.numel() ? RS_c[t].data_ptr<T_>() : nullptr,
-                       dCn.data_ptr<T_>(), gc, has(scale_c) ? scale_c->data_ptr<T_>() + t * S * H : nullptr,
-                       want[7] ? dgc.data() : nullptr, want[8] ? dbc.data() : nullptr,
-                       want[9] ? dscc.data() + t * S * H : nullptr, want[10] ? dshc.data() + t * S * H : nullptr, S,
-                       B, H, group);
+          norm_bwd<T_>(mode_c, dnc, XH_c.data_ptr<T_>() + t * N * H,
+                       RS_c.numel() ? RS_c.data_ptr<T_>() + t * RS_c.size(1) : nullptr, dCn.data_ptr<T_>(), gc,
+                       has(scale_c) ? scale_c->data_ptr<T_>() + t * S * H : nullptr, want[7] ? dgc.data() : nullptr,
+                       want[8] ? dbc.data() : nullptr, want[9] ? dscc.data() + t * S * H : nullptr,
+                       want[10] ? dshc.data() + t * S * H : nullptr, S, B, H, group);
           dcn = dCn.data_ptr<T_>();
         }
         T_* dcc = dc.data_ptr<T_>();
-        const T_* cp = t > 0 ? C[t - 1].data_ptr<T_>() : nullptr;
+        const T_* cp = t > 0 ? C.data_ptr<T_>() + (t - 1) * N * H : nullptr;
         for (int64_t row = 0; row < N; ++row) {
-          const T_* ar = ac + row * G;
-          T_* dr = dp + row * G;
+          const T_* __restrict__ ai = ac + row * 3 * H;
+          const T_* __restrict__ af = ai + H;
+          const T_* __restrict__ ag = acg + row * H;
+          T_* __restrict__ di = dp + row * G;
+          T_* __restrict__ df = di + H;
+          T_* __restrict__ dg = di + 3 * H;
+          T_* __restrict__ dcr = dcc + row * H;
+          const T_* __restrict__ dcnr = dcn + row * H;
           for (int64_t j = 0; j < H; ++j) {
-            const int64_t e = row * H + j;
-            const T_ i = ar[j], f = ar[H + j], g = ar[3 * H + j];
-            const T_ dct = dcc[e] + dcn[e];
-            const T_ prev = cp ? cp[e] : (T_)0;
-            dr[j] = dct * g * i * (1 - i);
-            dr[H + j] = dct * prev * f * (1 - f);
-            dr[3 * H + j] = dct * i * (1 - g * g);
-            dcc[e] = dct * f;
+            const T_ dct = dcr[j] + dcnr[j];
+            di[j] = dct * ag[j] * ai[j] * (1 - ai[j]);
+            dg[j] = dct * ai[j] * (1 - ag[j] * ag[j]);
+            dcr[j] = dct;  // for df below
           }
+          if (cp) {
+            const T_* __restrict__ pr = cp + row * H;
+            for (int64_t j = 0; j < H; ++j) df[j] = dcr[j] * pr[j] * af[j] * (1 - af[j]);
+          } else {
+            for (int64_t j = 0; j < H; ++j) df[j] = 0;
+          }
+          for (int64_t j = 0; j < H; ++j) dcr[j] *= af[j];
         }
       }
       if (want[2])
@@ -433,20 +522,26 @@ std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, i
           double* db = dbias.data() + (row / B) * G;
           for (int64_t j = 0; j < G; ++j) db[j] += dp[row * G + j];
         }
-      T_* dr = dR_all[t].data_ptr<T_>();
-      T_* du = dU.data_ptr<T_>() + t * N * G;
-      if (!inner) std::copy(dp, dp + N * G, du);
-      norm_bwd<T_>(mode_h, dp, mode_h != NONE ? XH_h[t].data_ptr<T_>() : nullptr,
-                   RS_h.numel() ? RS_h[t].data_ptr<T_>() : nullptr, dr, gh,
+      Tensor dR_t = dR_all[t];
+      T_* dr = dR_t.data_ptr<T_>();
+      auto to_dU = [&](const T_* src) {  // (S*B, G) rows -> dU[:, t]
+        for (int64_t m = 0; m < S; ++m)
+          std::copy(src + m * B * G, src + (m + 1) * B * G, dU.data_ptr<T_>() + (m * T + t) * B * G);
+      };
+      if (!inner) to_dU(dp);
+      norm_bwd<T_>(mode_h, dp, mode_h != NONE ? XH_h.data_ptr<T_>() + t * N * G : nullptr,
+                   RS_h.numel() ? RS_h.data_ptr<T_>() + t * RS_h.size(1) : nullptr, dr, gh,
                    has(scale_h) ? scale_h->data_ptr<T_>() + t * S * G : nullptr, want[3] ? dgh.data() : nullptr,
                    want[4] ? dbh.data() : nullptr, want[5] ? dsch.data() + t * S * G : nullptr,
                    want[6] ? dshh.data() + t * S * G : nullptr, S, B, G, group);
-      if (inner) std::copy(dr, dr + N * G, du);
-      if (t > 0) at::bmm_out(dh_rec, dR_all[t], W_h);  // (S, B, G) x (S, G, H)
+      if (inner) to_dU(dr);
+      if (t > 0) at::bmm_out(dh_rec, dR_t, W_h);  // (S, B, G) x (S, G, H)
     }
   });
-  Tensor dW = torch::zeros({S, G, H}, o);
-  for (int64_t t = 1; t < T; ++t) dW.baddbmm_(dR_all[t].transpose(1, 2), Hs[t - 1]);  // dR_t^T h_{t-1}
+  // dW_h = sum_{t >= 1} dR_t^T h_{t-1}: one matrix product over the (T - 1) B rows of each member
+  Tensor dW = T > 1 ? at::bmm(dR_all.narrow(0, 1, T - 1).transpose(0, 1).reshape({S, (T - 1) * B, G}).transpose(1, 2),
+                              Hs.narrow(0, 0, T - 1).transpose(0, 1).reshape({S, (T - 1) * B, H}))
+                    : torch::zeros({S, G, H}, o);
   auto opt = [&](bool w, const std::vector<double>& v, at::IntArrayRef sizes) {
     return w ? to_tensor(v, sizes, o) : Tensor();
   };
