@@ -48,33 +48,35 @@ class Recurrence:
     Attributes:
         lstm: the LSTM (else the tanh RNN).
         inner: the input term is added inside norm_h (the joint RNN, Ba et al. eq. 4).
-        mode_h, mode_c: the norm modes (:data:`MODES`) on the recurrent (or summed) term, over G,
-            and on the LSTM's c_t, over H.
+        mode_h, mode_c, mode_x: the norm modes (:data:`MODES`) on the recurrent (or summed) term,
+            over G, on the LSTM's c_t, over H, and on the input term (separate RNN, LSTM), over G.
         group: examples per BatchNorm statistic (``batch`` mode); B otherwise.
-        eps_h, eps_c: the norms' eps.
+        eps_h, eps_c, eps_x: the norms' eps.
     """
 
     lstm: bool
     inner: bool
     mode_h: str
     mode_c: str = "none"
+    mode_x: str = "none"
     group: int = 1
     eps_h: float = 1e-5
     eps_c: float = 1e-5
+    eps_x: float = 1e-5
 
 
 class FusedRecurrence(torch.autograd.Function):
     """The recurrence as one node. ``apply(spec, U, W_h, bias, gamma_h, beta_h, scale_h, shift_h,
-    gamma_c, beta_c, scale_c, shift_c, tap)``:
+    gamma_c, beta_c, scale_c, shift_c, tap, gamma_x, beta_x, scale_x, shift_x)``:
 
     Args:
         spec: a :class:`Recurrence`.
-        U: the input terms ``(S, T, B, G)``; W_h: ``(S, G, H)``; bias: ``(S, G)`` or None;
+        U: the input terms ``W_x x_t``, ``(S, T, B, G)``; W_h: ``(S, G, H)``; bias: ``(S, G)`` or None;
         gamma_*, beta_*: ``(S, D)`` or None; scale_*, shift_*: ``(T, S, D)`` (``affine``) or None;
         tap: ``(T, S, B, H)`` zeros or None: added to h_t, so its gradient is the total dL/dh_t.
 
     Returns:
-        ``(H, ACT, TC, BM_h, BV_h, BM_c, BV_c)``: h_1 .. h_T ``(T, S, B, H)`` (differentiable); the
+        ``(H, ACT, TC, BM_h, BV_h, BM_c, BV_c, BM_x, BV_x)``: h_1 .. h_T ``(T, S, B, H)`` (differentiable); the
         rest detached: ACT the LSTM's i, f, o, g after their nonlinearities, per timestep
         sigmoid(i, f, o) of every row ``(S*B, 3H)`` then tanh(g) ``(S*B, H)`` (the RNN's tanh,
         ``(T, S, B, H)``), TC the LSTM's tanh(norm_c(c_t)) ``(T, S, B, H)``, and ``batch`` mode's means
@@ -82,7 +84,9 @@ class FusedRecurrence(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, spec, U, W_h, bias, gamma_h, beta_h, scale_h, shift_h, gamma_c, beta_c, scale_c, shift_c, tap):
+    def forward(
+        ctx, spec, U, W_h, bias, gamma_h, beta_h, scale_h, shift_h, gamma_c, beta_c, scale_c, shift_c, tap, *norm_x
+    ):
         kernel = recurrence_kernel()
         assert kernel is not None, "kernel_covers() is checked before"
         out = kernel.recurrence_forward(
@@ -90,9 +94,11 @@ class FusedRecurrence(torch.autograd.Function):
             spec.inner,
             MODES[spec.mode_h],
             MODES[spec.mode_c],
+            MODES[spec.mode_x],
             spec.group,
             spec.eps_h,
             spec.eps_c,
+            spec.eps_x,
             U,
             W_h,
             bias,
@@ -105,15 +111,16 @@ class FusedRecurrence(torch.autograd.Function):
             scale_c,
             shift_c,
             tap,
+            *norm_x,
         )
         ctx.set_materialize_grads(False)  # only H has a gradient: no zero tensors for the others
         ctx.spec = spec
         ctx.kernel_saved = out
-        inputs = (U, W_h, bias, gamma_h, beta_h, scale_h, shift_h, gamma_c, beta_c, scale_c, shift_c, tap)
+        inputs = (U, W_h, bias, gamma_h, beta_h, scale_h, shift_h, gamma_c, beta_c, scale_c, shift_c, tap, *norm_x)
         ctx.save_for_backward(*inputs)
         empty = U.new_empty(0)
         H, ACT, TC = out[0], out[1], out[3]
-        extras = [t if t is not None else empty for t in (ACT, TC, out[8], out[9], out[10], out[11])]
+        extras = [t if t is not None else empty for t in (ACT, TC, out[8], out[9], out[10], out[11], out[14], out[15])]
         extras = [t.detach().clone() if t is H else t for t in extras]  # the RNN's ACT is H: not the same tensor
         ctx.mark_non_differentiable(*extras)
         return (H, *extras)
@@ -122,7 +129,7 @@ class FusedRecurrence(torch.autograd.Function):
     def backward(ctx, gH, *_):
         spec = ctx.spec
         if gH is None:
-            return (None,) * 13
+            return (None,) * 17
         inputs = ctx.saved_tensors
         want = list(ctx.needs_input_grad[1:])
         if torch.is_grad_enabled():  # create_graph: differentiate the recurrence recomputed in torch ops
@@ -131,7 +138,7 @@ class FusedRecurrence(torch.autograd.Function):
                 H = reference_recurrence(spec, *inputs)[0]
             grads = iter(torch.autograd.grad(H, wanted, gH, create_graph=True, allow_unused=True))
             return (None, *[next(grads) if w else None for w in want])
-        U, W_h, bias, gamma_h, beta_h, scale_h, shift_h, gamma_c, beta_c, scale_c, shift_c, tap = inputs
+        U, W_h, bias, gamma_h, beta_h, scale_h, shift_h, gamma_c, beta_c, scale_c, shift_c, tap, gamma_x, _, scale_x, _ = inputs
         kernel = recurrence_kernel()
         saved = [t if t is not None else U.new_empty(0) for t in ctx.kernel_saved]
         present = [x is not None for x in inputs]
@@ -140,6 +147,7 @@ class FusedRecurrence(torch.autograd.Function):
             spec.inner,
             MODES[spec.mode_h],
             MODES[spec.mode_c],
+            MODES[spec.mode_x],
             spec.group,
             gH,
             W_h,
@@ -147,6 +155,8 @@ class FusedRecurrence(torch.autograd.Function):
             scale_h,
             gamma_c,
             scale_c,
+            gamma_x,
+            scale_x,
             saved,
             [w and p for w, p in zip(want, present, strict=True)],
         )
@@ -167,6 +177,10 @@ def reference_recurrence(
     scale_c: torch.Tensor | None,
     shift_c: torch.Tensor | None,
     tap: torch.Tensor | None,
+    gamma_x: torch.Tensor | None = None,
+    beta_x: torch.Tensor | None = None,
+    scale_x: torch.Tensor | None = None,
+    shift_x: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """The kernel's recurrence in differentiable torch ops (any order of derivatives): the same
     arguments as :class:`FusedRecurrence`; returns ``(H, ACT, TC)`` (TC None for the RNN)."""
@@ -199,7 +213,9 @@ def reference_recurrence(
         if spec.inner:
             pre = norm(spec.mode_h, r + U[:, t], gamma_h, beta_h, scale_h, shift_h, spec.eps_h, t)
         else:
-            pre = norm(spec.mode_h, r, gamma_h, beta_h, scale_h, shift_h, spec.eps_h, t) + U[:, t]
+            pre = norm(spec.mode_h, r, gamma_h, beta_h, scale_h, shift_h, spec.eps_h, t) + norm(
+                spec.mode_x, U[:, t], gamma_x, beta_x, scale_x, shift_x, spec.eps_x, t
+            )
         if bias is not None:
             pre = pre + bias.unsqueeze(1)
         if not spec.lstm:
@@ -279,37 +295,28 @@ def unroll_fused(
     """Unroll ``model`` (a :class:`lnbench.nn.rnn.RecurrentClassifier`) on ``x`` with the kernel;
     None when one of its norms is not one the kernel knows (the caller takes the Python path).
 
-    The input terms ``W_x x_t`` of every timestep are one matrix product, ``norm_x`` one call over
-    all of them; BatchNorm's running statistics are updated as the Python path updates them
+    The input terms ``W_x x_t`` of every timestep are one matrix product before the recurrence; the
+    kernel applies every norm (norm_h, norm_x, norm_c); BatchNorm's running statistics are updated as the Python path updates them
     (:meth:`lnbench.nn.batchnorm.RecurrentBatchNorm1d.track_sequence`)."""
     solo = model.members is None
     X = x.unsqueeze(0) if solo else x  # (S, B, T, I)
     S, B, T, I = X.shape
-    modes = [_norm_mode(n, T, S, B) for n in (norm_h, norm_c if norm_c is not None else nn.Identity())]
-    if any(m is None for m in modes) or (norm_x is not None and _norm_mode(norm_x, T, S, B) is None):
+    identity = nn.Identity()
+    norms = (norm_h, norm_c if norm_c is not None else identity, norm_x if norm_x is not None else identity)
+    modes = [_norm_mode(n, T, S, B) for n in norms]
+    if any(m is None for m in modes):
         return None
-    (mode_h, args_h, eps_h, group_h), (mode_c, args_c, eps_c, group_c) = modes  # type: ignore[misc]
+    (mode_h, args_h, eps_h, grp_h), (mode_c, args_c, eps_c, grp_c), (mode_x, args_x, eps_x, grp_x) = modes  # type: ignore[misc]
     W_h, W_x = model.cell.recurrent_weights()  # once per sequence (weight norm computes them)
     W_h, W_x = W_h.reshape(S, *W_h.shape[-2:]), W_x.reshape(S, *W_x.shape[-2:])
     G = W_h.shape[1]
     X = X.transpose(1, 2).reshape(S, T * B, I)  # time-major rows per member (a copy of the small input)
-    terms = torch.bmm(X, W_x.transpose(1, 2))  # (S, T*B, G)
-    if norm_x is not None and type(norm_x) is not nn.Identity:
-        if isinstance(norm_x, RecurrentBatchNorm1d):  # the statistics of each timestep, on a (.., B, T, G) view
-            by_batch = terms.view(S, T, B, G).transpose(1, 2)
-            terms = norm_x.forward_sequence(by_batch if not solo else by_batch[0])
-            terms = terms.reshape(S, B, T, G).transpose(1, 2)
-        else:
-            terms = norm_x(terms if not solo else terms[0])
-    U = terms.reshape(S, T, B, G).contiguous()  # (S, T, B, G): a view unless BatchNorm's output was strided
-    group = group_h or group_c or B
-    spec = Recurrence(lstm, inner, mode_h, mode_c, group, eps_h, eps_c)
+    U = torch.bmm(X, W_x.transpose(1, 2)).view(S, T, B, G)  # the input terms W_x x_t, (S, T, B, G)
+    spec = Recurrence(lstm, inner, mode_h, mode_c, mode_x, grp_h or grp_c or grp_x or B, eps_h, eps_c, eps_x)
     tap = U.new_zeros(T, S, B, W_h.shape[-1], requires_grad=True) if probe else None
-    H, ACT, TC, BM_h, BV_h, BM_c, BV_c = FusedRecurrence.apply(
-        spec, U, W_h, per_member(bias, S), *args_h, *args_c, tap
-    )
-    for norm, mode, mean, var in ((norm_h, mode_h, BM_h, BV_h), (norm_c, mode_c, BM_c, BV_c)):
-        if mode == "batch" and norm.training:
+    H, ACT, TC, *stats = FusedRecurrence.apply(spec, U, W_h, per_member(bias, S), *args_h, *args_c, tap, *args_x)
+    for norm, mode, mean, var in zip(norms, (mode_h, mode_c, mode_x), stats[0::2], stats[1::2], strict=True):
+        if mode == "batch" and norm.training:  # the running statistics, as the Python path updates them
             norm.track_sequence(mean.reshape(T, *norm.param_shape), var.reshape(T, *norm.param_shape), B)
     hidden = H.permute(1, 2, 0, 3)  # (S, B, T, H)
     logits = model.head(H[-1] if not solo else H[-1, 0])

@@ -7,18 +7,18 @@
 // Layout: time-major, the member axis S of a seed ensemble next (S = 1 for one model), then the
 // batch B: every per-step slab is S*B contiguous rows; row r belongs to member r / B.
 //   U     (S, T, B, G)  the input terms (member-major, as one matrix product per member gives them), computed for every timestep before the recurrence:
-//                       joint RNN: W_xh x_t (added inside the norm); separate RNN and LSTM:
-//                       norm_x(W_x x_t) (added after the norm)
+//                       W_x x_t; the joint RNN adds it inside norm_h, the separate RNN and the LSTM
+//                       add norm_x of it after
 //   W_h   (S, G, H)     the (effective) recurrent weights; G = H (RNN) or 4H (LSTM, gates i f o g)
 //   bias  (S, G)        added after the norm (absent: a norm with a beta is the joint RNN's bias)
 //   tap   (T, S, B, H)  optional, added to h_t: its gradient is the total dL/dh_t (the probes)
 // One step (inner = the joint RNN, eq. 4 of Ba et al. 2016):
 //   R = h_{t-1} W_h^T;  pre = norm_h(R + U_t) + bias          (inner)
-//                       pre = norm_h(R) + U_t + bias          (otherwise)
+//                       pre = norm_h(R) + norm_x(U_t) + bias  (otherwise)
 //   RNN:  h_t = tanh(pre)
 //   LSTM: i, f, o = sigmoid(pre_i, pre_f, pre_o), g = tanh(pre_g)
 //         c_t = f c_{t-1} + i g,  h_t = o tanh(norm_c(c_t))
-// A norm (norm_h over G, norm_c over H) is one of
+// A norm (norm_h and norm_x over G, norm_c over H) is one of
 //   NONE    the identity
 //   LAYER   y = gamma (x - mean) rstd + beta over the row (Ba et al. 2016, eq. 4)
 //   RMS     y = gamma x / sqrt(mean(x^2) + eps) over the row (Zhang & Sennrich 2019, eq. 4)
@@ -145,37 +145,53 @@ static void norm_fwd(int64_t mode, const T* x, T* y, T* xh, T* rs, T* bm, T* bv,
   } else if (mode == BATCH) {
     const int64_t ng = B / group;
     std::vector<double> mean(D), var(D);
+    std::vector<T> mt(D), rt(D);
     for (int64_t s = 0; s < S; ++s) {
-      const T* g = gamma + s * D;
-      const T* b = beta ? beta + s * D : nullptr;
+      const T* __restrict__ g = gamma + s * D;
+      const T* __restrict__ b = beta ? beta + s * D : nullptr;
       for (int64_t k = 0; k < ng; ++k) {
         const int64_t r0 = s * B + k * group;
-        std::fill(mean.begin(), mean.end(), 0.0);
-        std::fill(var.begin(), var.end(), 0.0);
-        for (int64_t q = 0; q < group; ++q)
-          for (int64_t j = 0; j < D; ++j) mean[j] += x[(r0 + q) * D + j];
-        for (int64_t j = 0; j < D; ++j) mean[j] /= group;
-        for (int64_t q = 0; q < group; ++q)
+        double* __restrict__ mp = mean.data();
+        double* __restrict__ vp = var.data();
+        std::fill(mp, mp + D, 0.0);
+        std::fill(vp, vp + D, 0.0);
+        for (int64_t q = 0; q < group; ++q) {
+          const T* __restrict__ xr = x + (r0 + q) * D;
+          for (int64_t j = 0; j < D; ++j) mp[j] += (double)xr[j];
+        }
+        for (int64_t j = 0; j < D; ++j) mp[j] /= group;
+        for (int64_t q = 0; q < group; ++q) {
+          const T* __restrict__ xr = x + (r0 + q) * D;
           for (int64_t j = 0; j < D; ++j) {
-            double c = x[(r0 + q) * D + j] - mean[j];
-            var[j] += c * c;
-          }
-        const int64_t idx = (s * ng + k) * D;
-        for (int64_t j = 0; j < D; ++j) {
-          var[j] /= group;
-          rs[idx + j] = (T)(1.0 / std::sqrt(var[j] + eps));
-          if (bm) {
-            bm[idx + j] = (T)mean[j];
-            bv[idx + j] = (T)var[j];
+            double c = (double)xr[j] - mp[j];
+            vp[j] += c * c;
           }
         }
-        for (int64_t q = 0; q < group; ++q)
+        const int64_t idx = (s * ng + k) * D;
+        for (int64_t j = 0; j < D; ++j) {
+          vp[j] /= group;
+          rt[j] = (T)(1.0 / std::sqrt(vp[j] + eps));
+          mt[j] = (T)mp[j];
+          rs[idx + j] = rt[j];
+        }
+        if (bm)
           for (int64_t j = 0; j < D; ++j) {
-            const int64_t e = (r0 + q) * D + j;
-            T h = (T)((x[e] - mean[j]) * rs[idx + j]);
-            xh[e] = h;
-            y[e] = b ? h * g[j] + b[j] : h * g[j];
+            bm[idx + j] = (T)mp[j];
+            bv[idx + j] = (T)vp[j];
           }
+        const T* __restrict__ m = mt.data();
+        const T* __restrict__ r = rt.data();
+        for (int64_t q = 0; q < group; ++q) {
+          const T* __restrict__ xr = x + (r0 + q) * D;
+          T* __restrict__ xhr = xh + (r0 + q) * D;
+          T* __restrict__ yr = y + (r0 + q) * D;
+          for (int64_t j = 0; j < D; ++j) xhr[j] = (xr[j] - m[j]) * r[j];
+          if (b) {
+            for (int64_t j = 0; j < D; ++j) yr[j] = xhr[j] * g[j] + b[j];
+          } else {
+            for (int64_t j = 0; j < D; ++j) yr[j] = xhr[j] * g[j];
+          }
+        }
       }
     }
   }
@@ -218,31 +234,40 @@ static void norm_bwd(int64_t mode, const T* dy, const T* xh, const T* rs, T* dx,
   } else if (mode == BATCH) {
     const int64_t ng = B / group;
     std::vector<double> mg(D), mgx(D);
+    std::vector<T> a(D), c(D);
     for (int64_t s = 0; s < S; ++s) {
       const int64_t p = s * D;
+      const T* __restrict__ g = gamma + p;
       for (int64_t k = 0; k < ng; ++k) {
         const int64_t r0 = s * B + k * group, idx = (s * ng + k) * D;
-        std::fill(mg.begin(), mg.end(), 0.0);
-        std::fill(mgx.begin(), mgx.end(), 0.0);
-        for (int64_t q = 0; q < group; ++q)
+        double* __restrict__ m1 = mg.data();
+        double* __restrict__ m2 = mgx.data();
+        std::fill(m1, m1 + D, 0.0);
+        std::fill(m2, m2 + D, 0.0);
+        for (int64_t q = 0; q < group; ++q) {
+          const T* __restrict__ dyr = dy + (r0 + q) * D;
+          const T* __restrict__ xhr = xh + (r0 + q) * D;
           for (int64_t j = 0; j < D; ++j) {
-            const int64_t e = (r0 + q) * D + j;
-            double gj = (double)dy[e] * gamma[p + j];
-            mg[j] += gj;
-            mgx[j] += gj * xh[e];
-            if (dgamma) dgamma[p + j] += (double)dy[e] * xh[e];
-            if (dbeta) dbeta[p + j] += dy[e];
+            double gj = (double)dyr[j] * g[j];
+            m1[j] += gj;
+            m2[j] += gj * xhr[j];
           }
-        for (int64_t j = 0; j < D; ++j) {
-          mg[j] /= group;
-          mgx[j] /= group;
+          if (dgamma)
+            for (int64_t j = 0; j < D; ++j) dgamma[p + j] += (double)dyr[j] * xhr[j];
+          if (dbeta)
+            for (int64_t j = 0; j < D; ++j) dbeta[p + j] += dyr[j];
         }
-        for (int64_t q = 0; q < group; ++q)
-          for (int64_t j = 0; j < D; ++j) {
-            const int64_t e = (r0 + q) * D + j;
-            double gj = (double)dy[e] * gamma[p + j];
-            dx[e] = (T)(rs[idx + j] * (gj - mg[j] - xh[e] * mgx[j]));
-          }
+        for (int64_t j = 0; j < D; ++j) {
+          a[j] = (T)(m1[j] / group);
+          c[j] = (T)(m2[j] / group);
+        }
+        const T* __restrict__ rr = rs + idx;
+        for (int64_t q = 0; q < group; ++q) {
+          const T* __restrict__ dyr = dy + (r0 + q) * D;
+          const T* __restrict__ xhr = xh + (r0 + q) * D;
+          T* __restrict__ dxr = dx + (r0 + q) * D;
+          for (int64_t j = 0; j < D; ++j) dxr[j] = rr[j] * ((dyr[j] * g[j] - a[j]) - xhr[j] * c[j]);
+        }
       }
     }
   }
@@ -258,21 +283,24 @@ static Tensor maybe_empty(bool want, at::IntArrayRef sizes, const at::TensorOpti
   return want ? torch::empty(sizes, o) : Tensor();
 }
 
-// Returns {H, ACT, C, TC, XH_h, RS_h, XH_c, RS_c, BM_h, BV_h, BM_c, BV_c}; undefined where absent.
+// Returns {H, ACT, C, TC, XH_h, RS_h, XH_c, RS_c, BM_h, BV_h, BM_c, BV_c, XH_x, RS_x, BM_x, BV_x};
+// undefined where absent.
 //   H (T,S,B,H): h_1 .. h_T;  ACT (T, S*B*G): the LSTM's gates after their nonlinearities, per
 //   timestep in two blocks: sigmoid of i f o of every row (S*B, 3H), then tanh of g (S*B, H); the
 //   RNN's tanh(pre) (T,S,B,H);  C, TC (T,S,B,H): the LSTM's c_t and tanh(norm_c(c_t));  XH_*, RS_*: the
 //   norms' x-hat and rstd;  BM_*, BV_* (T,S,B/group,D): BATCH's means and biased variances.
-std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, int64_t mode_c, int64_t group,
-                                       double eps_h, double eps_c, Tensor U, Tensor W_h, OptT bias, OptT gamma_h,
-                                       OptT beta_h, OptT scale_h, OptT shift_h, OptT gamma_c, OptT beta_c,
-                                       OptT scale_c, OptT shift_c, OptT tap) {
+std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, int64_t mode_c, int64_t mode_x,
+                                       int64_t group, double eps_h, double eps_c, double eps_x, Tensor U, Tensor W_h,
+                                       OptT bias, OptT gamma_h, OptT beta_h, OptT scale_h, OptT shift_h, OptT gamma_c,
+                                       OptT beta_c, OptT scale_c, OptT shift_c, OptT tap, OptT gamma_x, OptT beta_x,
+                                       OptT scale_x, OptT shift_x) {
   TORCH_CHECK(U.dim() == 4 && W_h.dim() == 3, "recurrence: U (S, T, B, G) and W_h (S, G, H)");
   U = U.contiguous();
   W_h = W_h.contiguous();
   const int64_t S = U.size(0), T = U.size(1), B = U.size(2), G = U.size(3), H = W_h.size(2);
   TORCH_CHECK(W_h.size(0) == S && W_h.size(1) == G && G == (lstm ? 4 * H : H), "recurrence: W_h must be (S, G, H)");
   TORCH_CHECK(!inner || !lstm, "recurrence: the LSTM has no joint placement");
+  TORCH_CHECK(!inner || mode_x == NONE, "recurrence: the joint placement has no norm_x");
   TORCH_CHECK(group >= 1 && B % group == 0, "recurrence: a batch of ", B, " is not a whole number of groups of ", group);
   const int64_t ng = B / group;
   auto o = U.options();
@@ -286,6 +314,10 @@ std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, in
   Tensor BM_h = maybe_empty(mode_h == BATCH, {T, S, ng, G}, o), BV_h = maybe_empty(mode_h == BATCH, {T, S, ng, G}, o);
   Tensor BM_c = maybe_empty(lstm && mode_c == BATCH, {T, S, ng, H}, o);
   Tensor BV_c = maybe_empty(lstm && mode_c == BATCH, {T, S, ng, H}, o);
+  Tensor XH_x = maybe_empty(mode_x != NONE, {T, S, B, G}, o);
+  Tensor RS_x = maybe_empty(rs_size(mode_x, S, B, G, group) > 0, {T, rs_size(mode_x, S, B, G, group)}, o);
+  Tensor BM_x = maybe_empty(mode_x == BATCH, {T, S, ng, G}, o), BV_x = maybe_empty(mode_x == BATCH, {T, S, ng, G}, o);
+  Tensor XU = torch::empty({S, B, G}, o), UX = torch::empty({S, B, G}, o);  // U[:, t] as rows, and norm_x of it
   Tensor R = torch::empty({S, B, G}, o), A = torch::empty({S, B, G}, o), P = torch::empty({S, B, G}, o);
   Tensor PRE = torch::empty({S, B, G}, o), NC = torch::empty({S, B, H}, o);
   Tensor W_hT = W_h.transpose(1, 2);
@@ -300,9 +332,23 @@ std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, in
     const T_* gc = cptr<T_>(gamma_c);
     const T_* bc = cptr<T_>(beta_c);
     const T_* tap_p = tapc.defined() ? tapc.data_ptr<T_>() : nullptr;
+    const T_* gx = cptr<T_>(gamma_x);
+    const T_* bx = cptr<T_>(beta_x);
     for (int64_t t = 0; t < T; ++t) {
       const T_* U_p = U.data_ptr<T_>();
-      auto urow = [&](int64_t row) { return U_p + (((row / B) * T + t) * B + row % B) * G; };  // U[s, t, b]
+      auto urow_raw = [&](int64_t row) { return U_p + (((row / B) * T + t) * B + row % B) * G; };  // U[s, t, b]
+      if (mode_x != NONE) {  // norm_x(U[:, t]): its rows gathered, then normalized like norm_h
+        T_* xu = XU.data_ptr<T_>();
+        for (int64_t m = 0; m < S; ++m) std::copy(urow_raw(m * B), urow_raw(m * B) + B * G, xu + m * B * G);
+        norm_fwd<T_>(mode_x, xu, UX.data_ptr<T_>(), XH_x.data_ptr<T_>() + t * N * G,
+                     RS_x.numel() ? RS_x.data_ptr<T_>() + t * RS_x.size(1) : nullptr,
+                     BM_x.defined() ? BM_x.data_ptr<T_>() + t * S * ng * G : nullptr,
+                     BV_x.defined() ? BV_x.data_ptr<T_>() + t * S * ng * G : nullptr, gx, bx,
+                     has(scale_x) ? scale_x->data_ptr<T_>() + t * S * G : nullptr,
+                     has(shift_x) ? shift_x->data_ptr<T_>() + t * S * G : nullptr, S, B, G, group, eps_x);
+      }
+      const T_* ux_p = UX.data_ptr<T_>();
+      auto urow = [&](int64_t row) { return mode_x != NONE ? ux_p + row * G : urow_raw(row); };
       if (t == 0) {
         R.zero_();  // h_0 = 0
       } else {
@@ -410,7 +456,7 @@ std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, in
     }
   });
   if (!lstm && !ACT.defined()) ACT = Hs;  // the RNN without a tap: h_t is tanh(pre)
-  return {Hs, ACT, C, TC, XH_h, RS_h, XH_c, RS_c, BM_h, BV_h, BM_c, BV_c};
+  return {Hs, ACT, C, TC, XH_h, RS_h, XH_c, RS_c, BM_h, BV_h, BM_c, BV_c, XH_x, RS_x, BM_x, BV_x};
 }
 
 static Tensor to_tensor(const std::vector<double>& v, at::IntArrayRef sizes, const at::TensorOptions& o) {
@@ -423,12 +469,14 @@ static Tensor to_tensor(const std::vector<double>& v, at::IntArrayRef sizes, con
 }
 
 // Returns {dU (S, T, B, G), dW_h, dbias, dgamma_h, dbeta_h, dscale_h, dshift_h, dgamma_c, dbeta_c, dscale_c,
-// dshift_c, dtap}: undefined where the input is absent or wants no gradient (`want`, 12 flags in
-// that order, from the autograd Function's needs_input_grad).
-std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, int64_t mode_c, int64_t group,
-                                        OptT gH, Tensor W_h, OptT gamma_h, OptT scale_h, OptT gamma_c, OptT scale_c,
+// dshift_c, dtap, dgamma_x, dbeta_x, dscale_x, dshift_x}: undefined where the input is absent or
+// wants no gradient (`want`, 16 flags in that order, from the autograd Function's needs_input_grad).
+std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, int64_t mode_c, int64_t mode_x,
+                                        int64_t group, OptT gH, Tensor W_h, OptT gamma_h, OptT scale_h,
+                                        OptT gamma_c, OptT scale_c, OptT gamma_x, OptT scale_x,
                                         std::vector<Tensor> saved, std::vector<bool> want) {
-  TORCH_CHECK(saved.size() == 12 && want.size() == 12, "recurrence_backward: 12 saved tensors and 12 flags");
+  TORCH_CHECK(saved.size() == 16 && want.size() == 16, "recurrence_backward: 16 saved tensors and 16 flags");
+  Tensor XH_x = saved[12], RS_x = saved[13];
   Tensor Hs = saved[0], ACT = saved[1], C = saved[2], TC = saved[3], XH_h = saved[4], RS_h = saved[5];
   Tensor XH_c = saved[6], RS_c = saved[7];
   W_h = W_h.contiguous();
@@ -437,18 +485,21 @@ std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, i
   auto o = Hs.options();
   Tensor gHc = has(gH) ? gH->contiguous() : Tensor();
   Tensor dU = torch::empty({S, T, B, G}, o);
-  Tensor dR_all = torch::empty({T, S, B, G}, o);
+  Tensor dR_all = torch::empty({S, T, B, G}, o), dR_t = torch::empty({S, B, G}, o);  // member-major, for dW
   Tensor dh = torch::zeros({S, B, H}, o), dh_rec = torch::zeros({S, B, H}, o);
   Tensor dc = torch::zeros({S, B, H}, o), dNC = torch::empty({S, B, H}, o), dCn = torch::empty({S, B, H}, o);
   Tensor dPRE = torch::empty({S, B, G}, o), dA = torch::empty({S, B, G}, o);
   Tensor dtap = want[11] ? torch::empty({T, S, B, H}, o) : Tensor();
   std::vector<double> dbias(S * G, 0.0), dgh(S * G, 0.0), dbh(S * G, 0.0), dgc(S * H, 0.0), dbc(S * H, 0.0);
   std::vector<double> dsch(T * S * G, 0.0), dshh(T * S * G, 0.0), dscc(T * S * H, 0.0), dshc(T * S * H, 0.0);
+  std::vector<double> dgx(S * G, 0.0), dbx(S * G, 0.0), dscx(T * S * G, 0.0), dshx(T * S * G, 0.0);
+  Tensor dUX = torch::empty({S, B, G}, o);
   const bool has_tap = want[11];
   AT_DISPATCH_FLOATING_TYPES(Hs.scalar_type(), "recurrence_backward", [&] {
     using T_ = scalar_t;
     const T_* gh = cptr<T_>(gamma_h);
     const T_* gc = cptr<T_>(gamma_c);
+    const T_* gx = cptr<T_>(gamma_x);
     for (int64_t t = T - 1; t >= 0; --t) {
       T_* d = dh.data_ptr<T_>();
       const T_* rec = dh_rec.data_ptr<T_>();
@@ -522,24 +573,36 @@ std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, i
           double* db = dbias.data() + (row / B) * G;
           for (int64_t j = 0; j < G; ++j) db[j] += dp[row * G + j];
         }
-      Tensor dR_t = dR_all[t];
       T_* dr = dR_t.data_ptr<T_>();
       auto to_dU = [&](const T_* src) {  // (S*B, G) rows -> dU[:, t]
         for (int64_t m = 0; m < S; ++m)
           std::copy(src + m * B * G, src + (m + 1) * B * G, dU.data_ptr<T_>() + (m * T + t) * B * G);
       };
-      if (!inner) to_dU(dp);
+      if (!inner && mode_x == NONE) {
+        to_dU(dp);
+      } else if (!inner) {  // through norm_x
+        norm_bwd<T_>(mode_x, dp, XH_x.data_ptr<T_>() + t * N * G,
+                     RS_x.numel() ? RS_x.data_ptr<T_>() + t * RS_x.size(1) : nullptr, dUX.data_ptr<T_>(), gx,
+                     has(scale_x) ? scale_x->data_ptr<T_>() + t * S * G : nullptr, want[12] ? dgx.data() : nullptr,
+                     want[13] ? dbx.data() : nullptr, want[14] ? dscx.data() + t * S * G : nullptr,
+                     want[15] ? dshx.data() + t * S * G : nullptr, S, B, G, group);
+        to_dU(dUX.data_ptr<T_>());
+      }
       norm_bwd<T_>(mode_h, dp, mode_h != NONE ? XH_h.data_ptr<T_>() + t * N * G : nullptr,
                    RS_h.numel() ? RS_h.data_ptr<T_>() + t * RS_h.size(1) : nullptr, dr, gh,
                    has(scale_h) ? scale_h->data_ptr<T_>() + t * S * G : nullptr, want[3] ? dgh.data() : nullptr,
                    want[4] ? dbh.data() : nullptr, want[5] ? dsch.data() + t * S * G : nullptr,
                    want[6] ? dshh.data() + t * S * G : nullptr, S, B, G, group);
       if (inner) to_dU(dr);
-      if (t > 0) at::bmm_out(dh_rec, dR_t, W_h);  // (S, B, G) x (S, G, H)
+      if (t > 0) {
+        at::bmm_out(dh_rec, dR_t, W_h);  // (S, B, G) x (S, G, H)
+        for (int64_t m = 0; m < S; ++m)
+          std::copy(dr + m * B * G, dr + (m + 1) * B * G, dR_all.data_ptr<T_>() + (m * T + t) * B * G);
+      }
     }
   });
   // dW_h = sum_{t >= 1} dR_t^T h_{t-1}: one matrix product over the (T - 1) B rows of each member
-  Tensor dW = T > 1 ? at::bmm(dR_all.narrow(0, 1, T - 1).transpose(0, 1).reshape({S, (T - 1) * B, G}).transpose(1, 2),
+  Tensor dW = T > 1 ? at::bmm(dR_all.narrow(1, 1, T - 1).reshape({S, (T - 1) * B, G}).transpose(1, 2),
                               Hs.narrow(0, 0, T - 1).transpose(0, 1).reshape({S, (T - 1) * B, H}))
                     : torch::zeros({S, G, H}, o);
   auto opt = [&](bool w, const std::vector<double>& v, at::IntArrayRef sizes) {
@@ -556,7 +619,11 @@ std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, i
           opt(want[8], dbc, {S, H}),
           opt(want[9], dscc, {T, S, H}),
           opt(want[10], dshc, {T, S, H}),
-          dtap};
+          dtap,
+          opt(want[12], dgx, {S, G}),
+          opt(want[13], dbx, {S, G}),
+          opt(want[14], dscx, {T, S, G}),
+          opt(want[15], dshx, {T, S, G})};
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
