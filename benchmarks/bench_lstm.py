@@ -1,8 +1,10 @@
 """The LSTM family's cost, as ratios measured in one run (issue 22, D).
 
 1. One epoch of the task at the default sizes (T = 20, D = 64, H = 64, B = 64, 1000 training and 200
-   test sequences; Adam on cross-entropy; one torch thread), against ``torch.nn.LSTM`` with a
-   linear head on h_T trained on the same batches (its fused CPU kernel; the reference, 1.00x):
+   test sequences; Adam on cross-entropy; one torch thread), against ``torch.nn.LSTM`` (for the
+   LSTM) or ``torch.nn.RNN`` (for the tanh RNN) with a linear head on h_T trained on the same
+   batches (their fused CPU kernels; the reference, 1.00x), each lnbench model with its fused
+   recurrence (issue 29, ``lnbench/nn/fused.py``) and on its step-by-step Python path:
 
    - ``steps``: the training steps alone (forward, backward, Adam step) of lnbench's LSTM, written
      from scratch, for each norm; the tanh RNN (LayerNorm, joint) for scale;
@@ -60,9 +62,24 @@ class TorchLSTMClassifier(nn.Module):
         return self.head(h_T[0])
 
 
-def _lnbench(family: str, norm: str, seed: int = 0) -> nn.Module:
+class TorchRNNClassifier(nn.Module):
+    """``torch.nn.RNN`` (tanh, one layer, batch first) and ``Linear(H, C)`` on h_T: the RNN's reference."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_classes: int = 2) -> None:
+        super().__init__()
+        self.rnn = nn.RNN(input_size, hidden_size, batch_first=True)
+        self.head = nn.Linear(hidden_size, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _, h_T = self.rnn(x)  # (1, B, H)
+        return self.head(h_T[0])
+
+
+def _lnbench(family: str, norm: str, seed: int = 0, placement: str = "joint", kernel: bool = True) -> nn.Module:
     torch.manual_seed(seed)
-    return build_model(ModelConfig(family=family, norm=norm), 64, 20)
+    model = build_model(ModelConfig(family=family, norm=norm, norm_placement=placement), 64, 20)
+    model.use_kernel = kernel  # type: ignore[assignment]
+    return model
 
 
 def _steps(model: nn.Module, data: TrendData, batch_size: int = 64) -> None:
@@ -82,27 +99,42 @@ def _time(fn, min_run_time: float) -> float:
     return timer.blocked_autorange(min_run_time=min_run_time).median
 
 
-def epoch_ratios(min_run_time: float) -> tuple[float, list[tuple[str, float, float, float]]]:
-    """The torch.nn.LSTM epoch's seconds, and per model (label, steps, epoch 1 seed, epoch per seed of 5)
-    as ratios to it."""
+MODELS = (
+    [("lstm", n, "separate") for n in NORMS] + [("rnn", n, "joint") for n in NORMS] + [("rnn", "layer", "separate")]
+)
+
+
+def epoch_ratios(min_run_time: float) -> tuple[dict[str, float], list[tuple[str, str, list[float]]]]:
+    """The torch.nn.LSTM's and torch.nn.RNN's training-step seconds per epoch, and per lnbench model
+    (label, reference, [steps, epoch 1 seed, epoch per seed of 5] with the fused kernel, then the
+    same three on the step-by-step Python path) as ratios to its reference."""
     datas = [make_trend_data(seed=s) for s in range(5)]
     cfg = TrainConfig(epochs=1)
     torch.manual_seed(0)
-    reference = _time(lambda: _steps(TorchLSTMClassifier(64, 64), datas[0]), min_run_time)
+    references = {
+        "torch.nn.LSTM": _time(lambda: _steps(TorchLSTMClassifier(64, 64), datas[0]), min_run_time),
+        "torch.nn.RNN": _time(lambda: _steps(TorchRNNClassifier(64, 64), datas[0]), min_run_time),
+    }
     out = []
-    for family, norm in [("lstm", n) for n in NORMS] + [("rnn", "layer")]:
-        steps = _time(lambda: _steps(_lnbench(family, norm), datas[0]), min_run_time)
-        cls = type(_lnbench(family, norm))
+    for family, norm, placement in MODELS:
+        reference = "torch.nn.LSTM" if family == "lstm" else "torch.nn.RNN"
+        cls = type(_lnbench(family, norm, placement=placement))
+        ratios = []
+        for kernel in (True, False):
+            steps = _time(lambda: _steps(_lnbench(family, norm, 0, placement, kernel), datas[0]), min_run_time)
 
-        def epoch(members: int) -> None:
-            model = cls.stack([_lnbench(family, norm, s) for s in range(members)])  # type: ignore[attr-defined]
-            train_members(model, datas[:members], cfg, list(range(members)))
+            def epoch(members: int) -> None:
+                models = [_lnbench(family, norm, s, placement) for s in range(members)]
+                model = cls.stack(models)  # type: ignore[attr-defined]
+                model.use_kernel = kernel
+                train_members(model, datas[:members], cfg, list(range(members)))
 
-        one = _time(lambda: epoch(1), min_run_time)
-        five = _time(lambda: epoch(5), min_run_time) / 5
-        label = f"LSTM {norm}" if family == "lstm" else f"RNN {norm} (joint)"
-        out.append((label, steps / reference, one / reference, five / reference))
-    return reference, out
+            one = _time(lambda: epoch(1), min_run_time)
+            five = _time(lambda: epoch(5), min_run_time) / 5
+            ratios += [t / references[reference] for t in (steps, one, five)]
+        label = f"LSTM {norm}" if family == "lstm" else f"RNN {norm} ({placement})"
+        out.append((label, reference, ratios))
+    return references, out
 
 
 def compare_walls(seeds: int = 5) -> tuple[float, float]:
@@ -129,11 +161,15 @@ def main() -> None:
     )
     args = parser.parse_args()
     torch.set_num_threads(1)
-    reference, rows = epoch_ratios(0.5 if args.quick else 3.0)
-    print(f"1. one epoch, default sizes, one thread: time / torch.nn.LSTM's training steps ({reference:.3f} s)")
-    print(f"   {'model':<22} {'steps':>8} {'epoch, 1 seed':>14} {'epoch, per seed of 5':>21}")
-    for label, steps, one, five in rows:
-        print(f"   {label:<22} {steps:7.2f}x {one:13.2f}x {five:20.2f}x")
+    references, rows = epoch_ratios(0.5 if args.quick else 3.0)
+    print("1. one epoch, default sizes, one thread, CPU time / the torch reference's training steps")
+    print("   (" + ", ".join(f"{k}: {v:.3f} s" for k, v in references.items()) + ")")
+    head = f"{'steps':>7} {'epoch 1 seed':>12} {'per seed of 5':>13}"
+    print(f"   {'':<22} {'':<14} {'fused kernel':^34} | {'Python path (LNBENCH_KERNELS=0)':^34}")
+    print(f"   {'model':<22} {'reference':<14} {head} | {head}")
+    for label, reference, r in rows:
+        cells = " | ".join(f"{r[i]:6.2f}x {r[i + 1]:11.2f}x {r[i + 2]:12.2f}x" for i in (0, 3))
+        print(f"   {label:<22} {reference:<14} {cells}")
     if args.compare:
         default, with_lstm = compare_walls()
         print(

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import nn
@@ -36,6 +37,9 @@ from lnbench.nn.batchnorm import RecurrentBatchNorm1d
 from lnbench.nn.kernels import recurrence_kernel
 from lnbench.nn.layernorm import LayerNorm
 from lnbench.nn.rmsnorm import RMSNorm
+
+if TYPE_CHECKING:
+    from lnbench.nn.rnn import RecurrentClassifier
 
 MODES = {"none": 0, "layer": 1, "rms": 2, "batch": 3, "affine": 4}
 KERNEL_DTYPES = frozenset((torch.float32, torch.float64))
@@ -115,9 +119,9 @@ class FusedRecurrence(torch.autograd.Function):
         )
         ctx.set_materialize_grads(False)  # only H has a gradient: no zero tensors for the others
         ctx.spec = spec
-        ctx.kernel_saved = out
         inputs = (U, W_h, bias, gamma_h, beta_h, scale_h, shift_h, gamma_c, beta_c, scale_c, shift_c, tap, *norm_x)
-        ctx.save_for_backward(*inputs)
+        ctx.n_inputs = len(inputs)
+        ctx.save_for_backward(*inputs, *out)  # the kernel's activations too (saved-tensor hooks see them)
         empty = U.new_empty(0)
         H, ACT, TC = out[0], out[1], out[3]
         extras = [t if t is not None else empty for t in (ACT, TC, out[8], out[9], out[10], out[11], out[14], out[15])]
@@ -130,7 +134,7 @@ class FusedRecurrence(torch.autograd.Function):
         spec = ctx.spec
         if gH is None:
             return (None,) * 17
-        inputs = ctx.saved_tensors
+        inputs, kernel_saved = ctx.saved_tensors[: ctx.n_inputs], ctx.saved_tensors[ctx.n_inputs :]
         want = list(ctx.needs_input_grad[1:])
         if torch.is_grad_enabled():  # create_graph: differentiate the recurrence recomputed in torch ops
             wanted = [x for x, w in zip(inputs, want, strict=True) if w]
@@ -138,9 +142,26 @@ class FusedRecurrence(torch.autograd.Function):
                 H = reference_recurrence(spec, *inputs)[0]
             grads = iter(torch.autograd.grad(H, wanted, gH, create_graph=True, allow_unused=True))
             return (None, *[next(grads) if w else None for w in want])
-        U, W_h, bias, gamma_h, beta_h, scale_h, shift_h, gamma_c, beta_c, scale_c, shift_c, tap, gamma_x, _, scale_x, _ = inputs
+        (
+            U,
+            W_h,
+            bias,
+            gamma_h,
+            beta_h,
+            scale_h,
+            shift_h,
+            gamma_c,
+            beta_c,
+            scale_c,
+            shift_c,
+            tap,
+            gamma_x,
+            _,
+            scale_x,
+            _,
+        ) = inputs
         kernel = recurrence_kernel()
-        saved = [t if t is not None else U.new_empty(0) for t in ctx.kernel_saved]
+        saved = [t if t is not None else U.new_empty(0) for t in kernel_saved]
         present = [x is not None for x in inputs]
         grads = kernel.recurrence_backward(
             spec.lstm,
@@ -262,14 +283,16 @@ def per_member(t: torch.Tensor | None, S: int) -> torch.Tensor | None:
 def _norm_mode(norm: nn.Module, T: int, S: int, B: int) -> tuple[str, list, float, int | None] | None:
     """The kernel's mode for a norm layer, its ``[gamma, beta, scale, shift]`` and eps, and the
     BatchNorm group; None for a norm the kernel does not know (a user's own: the Python path)."""
-    kind = type(norm)
+    kind = type(norm)  # exactly these classes: a subclass may change the arithmetic (the Python path)
     if kind is nn.Identity:
         return "none", [None] * 4, 1e-5, None
-    if kind is LayerNorm and norm.features > 1:  # features 1: the Python path, which warns
+    if (
+        isinstance(norm, LayerNorm) and kind is LayerNorm and norm.features > 1
+    ):  # features 1: the Python path, which warns
         return "layer", [per_member(norm.gamma, S), per_member(norm.beta, S), None, None], norm.eps, None
-    if kind is RMSNorm:
+    if isinstance(norm, RMSNorm) and kind is RMSNorm:
         return "rms", [per_member(norm.gamma, S), None, None, None], norm.eps, None
-    if kind is RecurrentBatchNorm1d:
+    if isinstance(norm, RecurrentBatchNorm1d) and kind is RecurrentBatchNorm1d:
         if norm.training or norm.use_batch_stats_in_eval:
             group = B if norm.training or norm.batch_group is None else norm.batch_group
             return "batch", [per_member(norm.gamma, S), per_member(norm.beta, S), None, None], norm.eps, group
@@ -281,7 +304,7 @@ def _norm_mode(norm: nn.Module, T: int, S: int, B: int) -> tuple[str, list, floa
 
 
 def unroll_fused(
-    model: nn.Module,
+    model: RecurrentClassifier,
     x: torch.Tensor,
     *,
     lstm: bool,
@@ -300,26 +323,33 @@ def unroll_fused(
     (:meth:`lnbench.nn.batchnorm.RecurrentBatchNorm1d.track_sequence`)."""
     solo = model.members is None
     X = x.unsqueeze(0) if solo else x  # (S, B, T, I)
-    S, B, T, I = X.shape
+    S, B, T, n_in = X.shape
     identity = nn.Identity()
     norms = (norm_h, norm_c if norm_c is not None else identity, norm_x if norm_x is not None else identity)
     modes = [_norm_mode(n, T, S, B) for n in norms]
     if any(m is None for m in modes):
         return None
     (mode_h, args_h, eps_h, grp_h), (mode_c, args_c, eps_c, grp_c), (mode_x, args_x, eps_x, grp_x) = modes  # type: ignore[misc]
-    W_h, W_x = model.cell.recurrent_weights()  # once per sequence (weight norm computes them)
+    cell: Any = model.cell  # SimpleRNN's or LSTM's cell
+    W_h, W_x = cell.recurrent_weights()  # once per sequence (weight norm computes them)
     W_h, W_x = W_h.reshape(S, *W_h.shape[-2:]), W_x.reshape(S, *W_x.shape[-2:])
     G = W_h.shape[1]
-    X = X.transpose(1, 2).reshape(S, T * B, I)  # time-major rows per member (a copy of the small input)
+    X = X.transpose(1, 2).reshape(S, T * B, n_in)  # time-major rows per member (a copy of the small input)
     U = torch.bmm(X, W_x.transpose(1, 2)).view(S, T, B, G)  # the input terms W_x x_t, (S, T, B, G)
     spec = Recurrence(lstm, inner, mode_h, mode_c, mode_x, grp_h or grp_c or grp_x or B, eps_h, eps_c, eps_x)
     tap = U.new_zeros(T, S, B, W_h.shape[-1], requires_grad=True) if probe else None
-    H, ACT, TC, *stats = FusedRecurrence.apply(spec, U, W_h, per_member(bias, S), *args_h, *args_c, tap, *args_x)
+    outputs = cast(
+        tuple[torch.Tensor, ...],
+        FusedRecurrence.apply(spec, U, W_h, per_member(bias, S), *args_h, *args_c, tap, *args_x),
+    )
+    H, ACT, TC, *stats = outputs
     for norm, mode, mean, var in zip(norms, (mode_h, mode_c, mode_x), stats[0::2], stats[1::2], strict=True):
         if mode == "batch" and norm.training:  # the running statistics, as the Python path updates them
+            assert isinstance(norm, RecurrentBatchNorm1d)
             norm.track_sequence(mean.reshape(T, *norm.param_shape), var.reshape(T, *norm.param_shape), B)
     hidden = H.permute(1, 2, 0, 3)  # (S, B, T, H)
-    logits = model.head(H[-1] if not solo else H[-1, 0])
+    head: Any = model.head
+    logits = head(H[-1] if not solo else H[-1, 0])
     units = None
     if lstm and probe:  # ACT: per timestep sigmoid(i f o) of every row (S*B, 3H), then tanh(g) (S*B, H)
         Hd = W_h.shape[-1]
@@ -344,4 +374,3 @@ def kernel_covers(model: torch.nn.Module, x: torch.Tensor) -> bool:
     if x.shape[-2] == 0 or x.shape[-3] == 0:  # no timesteps or an empty batch: the Python loop's edge cases
         return False
     return recurrence_kernel() is not None
-

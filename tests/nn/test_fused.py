@@ -1,0 +1,212 @@
+"""The fused recurrence (one C++ autograd node per sequence, lnbench/nn/fused.py) against the
+step-by-step Python path, its oracle: in float64 to 1e-10, over every family x norm x placement,
+one model and an ensemble of 3, in training and in eval; outputs, every parameter's gradient, the
+running statistics and the probes. Then gradcheck and gradgradcheck of the node itself, member
+independence, determinism, and the cases that take the Python path."""
+
+from __future__ import annotations
+
+import copy
+import os
+
+import pytest
+import torch
+from torch.nn import functional as F
+
+from lnbench.config import ModelConfig
+from lnbench.nn import fused
+from lnbench.nn.batchnorm import batch_statistics
+from lnbench.nn.kernels import recurrence_kernel
+from lnbench.nn.lstm import LSTM
+from lnbench.nn.models import build_model
+from lnbench.nn.rnn import SimpleRNN
+from lnbench.training.probes import probe_members
+
+pytestmark = pytest.mark.skipif(os.environ.get("LNBENCH_KERNELS") == "0", reason="LNBENCH_KERNELS=0")
+
+NORMS = ("none", "batch", "layer", "rms", "weight")
+CASES = [
+    *[pytest.param("lstm", n, "separate", "per_timestep", id=f"lstm-{n}") for n in NORMS],
+    *[
+        pytest.param("rnn", n, p, s, id=f"rnn-{n}-{p}-{s}")
+        for n in NORMS
+        for p in ("joint", "separate")
+        for s in (("pooled", "per_timestep") if n == "batch" else ("pooled",))
+    ],
+]
+
+
+def make(family, norm, placement, stats, members, H=6, n_in=4, T=5, seed=1):
+    cfg = ModelConfig(family=family, norm=norm, norm_placement=placement, batch_norm_stats=stats, hidden_size=H)
+    torch.manual_seed(seed)
+    if members is None:
+        return build_model(cfg, n_in, T).double()
+    cls = LSTM if family == "lstm" else SimpleRNN
+    return cls.stack([build_model(cfg, n_in, T) for _ in range(members)]).double()
+
+
+def run(model, x, y):
+    """Logits, hidden states, units, dL/dh_1, dL/dh_T, every parameter's gradient, the buffers."""
+    out = model.unroll(x, probe=True)
+    loss = F.cross_entropy(out.logits.reshape(-1, 2), y.reshape(-1), reduction="sum")
+    model.zero_grad()
+    loss.backward(retain_graph=True)
+    grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+    again = model.unroll(x, probe=True)  # a second forward: BatchNorm tracks it too, on both paths
+    first, last = again.first_last_grads(F.cross_entropy(again.logits.reshape(-1, 2), y.reshape(-1), reduction="sum"))
+    buffers = {n: b.clone() for n, b in model.named_buffers()}
+    units = None if out.units is None else out.units.detach()
+    return [out.logits.detach(), out.hidden.detach(), units, first, last], grads, buffers
+
+
+def assert_same(a, b):
+    (va, ga, ba), (vb, gb, bb) = a, b
+    for p, q in zip(va, vb, strict=True):
+        assert (p is None) == (q is None)
+        if p is not None:
+            torch.testing.assert_close(p, q, rtol=1e-10, atol=1e-10)
+    assert ga.keys() == gb.keys() and ba.keys() == bb.keys()
+    for k in ga:
+        torch.testing.assert_close(ga[k], gb[k], rtol=1e-10, atol=1e-10, msg=k)
+    for k in ba:
+        torch.testing.assert_close(ba[k], bb[k], rtol=1e-10, atol=1e-10, msg=k)
+
+
+def test_the_kernel_is_built():
+    assert recurrence_kernel() is not None, "make setup builds it (python -m lnbench.nn.kernels)"
+
+
+@pytest.mark.parametrize("members", [None, 3])
+@pytest.mark.parametrize(("family", "norm", "placement", "stats"), CASES)
+def test_kernel_matches_the_python_path_in_float64(family, norm, placement, stats, members, monkeypatch):
+    calls = []
+    apply = fused.FusedRecurrence.apply
+    monkeypatch.setattr(fused.FusedRecurrence, "apply", lambda *a: calls.append(1) or apply(*a))
+    model = make(family, norm, placement, stats, members)
+    reference = copy.deepcopy(model)
+    reference.use_kernel = False
+    lead = () if members is None else (members,)
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(*lead, 8, 5, 4, generator=g, dtype=torch.float64)
+    y = torch.randint(0, 2, (*lead, 8), generator=g)
+    for training in (True, False):
+        model.train(training), reference.train(training)
+        assert_same(run(model, x, y), run(reference, x, y))
+    assert calls, "the kernel path was taken"
+
+
+@pytest.mark.parametrize("family", ["rnn", "lstm"])
+def test_batch_statistics_in_groups_and_the_probes_match(family):
+    """BatchNorm's eval with batch statistics of groups of 4 (the probes at batch size 4), and
+    every probe of lnbench.training.probes, kernel against Python path."""
+    model = make(family, "batch", "separate", "per_timestep", 3)
+    reference = copy.deepcopy(model)
+    reference.use_kernel = False
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(3, 8, 5, 4, generator=g, dtype=torch.float64)
+    with batch_statistics(model, 4), batch_statistics(reference, 4):
+        model.eval(), reference.eval()
+        torch.testing.assert_close(model(x), reference(x), rtol=1e-10, atol=1e-10)
+    y, scale = torch.randint(0, 2, (3, 8), generator=g), torch.rand(3, 8, generator=g)
+    for batch_size in (None, 4):
+        got = probe_members(model, x, y, scale, batch_size)
+        want = probe_members(reference, x, y, scale, batch_size)
+        for a, b in zip(got, want, strict=True):
+            assert a["correct"] == b["correct"]
+            for key in ("loss", "saturation", "grad_ratio"):
+                assert a[key] == pytest.approx(b[key], rel=1e-9), key
+            assert a["hidden_norm"] == pytest.approx(b["hidden_norm"], rel=1e-9)
+
+
+SPECS = [
+    pytest.param(
+        fused.Recurrence(lstm=True, inner=False, mode_h="layer", mode_c="layer", mode_x="layer"), id="ln-lstm"
+    ),
+    pytest.param(
+        fused.Recurrence(lstm=True, inner=False, mode_h="batch", mode_c="batch", mode_x="batch", group=2), id="bn-lstm"
+    ),
+    pytest.param(
+        fused.Recurrence(lstm=True, inner=False, mode_h="affine", mode_c="affine", mode_x="affine"), id="bn-lstm-eval"
+    ),
+    pytest.param(fused.Recurrence(lstm=False, inner=True, mode_h="rms"), id="rms-rnn-joint"),
+    pytest.param(fused.Recurrence(lstm=False, inner=False, mode_h="layer", mode_x="batch", group=4), id="rnn-separate"),
+]
+
+
+def node_inputs(spec, S=2, T=3, B=4, H=3, seed=4):
+    g = torch.Generator().manual_seed(seed)
+    G = 4 * H if spec.lstm else H
+
+    def r(*shape, scale=1.0):
+        return (torch.randn(*shape, generator=g, dtype=torch.float64) * scale).requires_grad_()
+
+    def params(mode, D):
+        if mode == "none":
+            return [None] * 4
+        if mode == "affine":
+            return [None, None, r(T, S, D, scale=0.5), r(T, S, D)]
+        return [r(S, D), None if mode == "rms" else r(S, D), None, None]
+
+    c = params(spec.mode_c, H) if spec.lstm else [None] * 4
+    tap = torch.zeros(T, S, B, H, dtype=torch.float64, requires_grad=True)
+    return (r(S, T, B, G), r(S, G, H, scale=0.5), r(S, G), *params(spec.mode_h, G), *c, tap, *params(spec.mode_x, G))
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_gradcheck_and_gradgradcheck_of_the_fused_node(spec):
+    inputs = node_inputs(spec)
+    present = [i for i, t in enumerate(inputs) if t is not None]
+
+    def f(*xs):
+        full = list(inputs)
+        for i, t in zip(present, xs, strict=True):
+            full[i] = t
+        return fused.FusedRecurrence.apply(spec, *full)[0]
+
+    args = tuple(inputs[i] for i in present)
+    assert torch.autograd.gradcheck(f, args)
+    assert torch.autograd.gradgradcheck(f, args)  # double backward: the recomputed torch-ops recurrence
+    H_kernel = f(*args)
+    H_reference = fused.reference_recurrence(spec, *inputs)[0]
+    torch.testing.assert_close(H_kernel, H_reference, rtol=1e-12, atol=1e-12)
+
+
+def test_members_stay_independent_bit_for_bit():
+    """Member s of an ensemble does not see member r: changing one member's input leaves the
+    others' outputs and gradients bit for bit the same."""
+    model = make("lstm", "batch", "separate", "per_timestep", 3).float()
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(3, 8, 5, 4, generator=g)
+    x2 = x.clone()
+    x2[1] += 3.0
+    outs = []
+    for inp in (x, x2):
+        m = copy.deepcopy(model)
+        logits = m(inp)
+        logits[[0, 2]].sum().backward()
+        outs.append((logits.detach(), m.cell.W_h.grad.clone(), m.cell.norm_h.running_mean.clone()))
+    (logits, grad, running), (logits2, grad2, running2) = outs
+    for s in (0, 2):
+        assert torch.equal(logits[s], logits2[s]) and torch.equal(grad[s], grad2[s])
+        assert torch.equal(running[:, s], running2[:, s])  # per-timestep statistics: (T, S, 1, 4H)
+    assert not torch.equal(logits[1], logits2[1])
+
+
+def test_seeds_stay_deterministic():
+    results = []
+    for _ in range(2):
+        model = make("lstm", "layer", "separate", "pooled", None).float()
+        x = torch.randn(8, 5, 4, generator=torch.Generator().manual_seed(6))
+        loss = model(x).square().sum()
+        loss.backward()
+        results.append((loss.detach(), model.cell.W_h.grad.clone()))
+    assert torch.equal(results[0][0], results[1][0]) and torch.equal(results[0][1], results[1][1])
+
+
+def test_a_model_with_the_kernel_off_or_float16_takes_the_python_path(monkeypatch):
+    monkeypatch.setattr(fused.FusedRecurrence, "apply", lambda *a: pytest.fail("the kernel path was taken"))
+    model = make("lstm", "layer", "separate", "pooled", None)
+    model.use_kernel = False
+    model(torch.randn(2, 5, 4, dtype=torch.float64))
+    assert not fused.kernel_covers(make("rnn", "layer", "joint", "pooled", None), torch.randn(2, 5, 4).half())
+    assert not fused.kernel_covers(make("rnn", "layer", "joint", "pooled", None), torch.randn(2, 0, 4))
