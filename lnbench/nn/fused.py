@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -37,9 +37,6 @@ from lnbench.nn.batchnorm import RecurrentBatchNorm1d
 from lnbench.nn.kernels import recurrence_kernel
 from lnbench.nn.layernorm import LayerNorm
 from lnbench.nn.rmsnorm import RMSNorm
-
-if TYPE_CHECKING:
-    from lnbench.nn.rnn import RecurrentClassifier
 
 MODES = {"none": 0, "layer": 1, "rms": 2, "batch": 3, "affine": 4}
 KERNEL_DTYPES = frozenset((torch.float32, torch.float64))
@@ -304,7 +301,7 @@ def _norm_mode(norm: nn.Module, T: int, S: int, B: int) -> tuple[str, list, floa
 
 
 def unroll_fused(
-    model: RecurrentClassifier,
+    model: nn.Module,
     x: torch.Tensor,
     *,
     lstm: bool,
@@ -321,7 +318,7 @@ def unroll_fused(
     The input terms ``W_x x_t`` of every timestep are one matrix product before the recurrence; the
     kernel applies every norm (norm_h, norm_x, norm_c); BatchNorm's running statistics are updated as the Python path updates them
     (:meth:`lnbench.nn.batchnorm.RecurrentBatchNorm1d.track_sequence`)."""
-    solo = model.members is None
+    solo = getattr(model, "members", None) is None
     X = x.unsqueeze(0) if solo else x  # (S, B, T, I)
     S, B, T, n_in = X.shape
     identity = nn.Identity()
