@@ -26,6 +26,7 @@ statistics). Shapes: T timesteps, S members (1 for one model), B batch, H hidden
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -53,6 +54,7 @@ class Recurrence:
             over G, on the LSTM's c_t, over H, and on the input term (separate RNN, LSTM), over G.
         group: examples per BatchNorm statistic (``batch`` mode); B otherwise.
         eps_h, eps_c, eps_x: the norms' eps.
+        count_saturated: also count each example's saturated units (the probes).
     """
 
     lstm: bool
@@ -64,6 +66,7 @@ class Recurrence:
     eps_h: float = 1e-5
     eps_c: float = 1e-5
     eps_x: float = 1e-5
+    count_saturated: bool = False
 
 
 class FusedRecurrence(torch.autograd.Function):
@@ -77,11 +80,13 @@ class FusedRecurrence(torch.autograd.Function):
         tap: ``(T, S, B, H)`` zeros or None: added to h_t, so its gradient is the total dL/dh_t.
 
     Returns:
-        ``(H, ACT, TC, BM_h, BV_h, BM_c, BV_c, BM_x, BV_x)``: h_1 .. h_T ``(T, S, B, H)`` (differentiable); the
-        rest detached: ACT the LSTM's i, f, o, g after their nonlinearities, per timestep
+        ``(h_T, H, ACT, TC, BM_h, BV_h, BM_c, BV_c, BM_x, BV_x, SAT)``: h_T ``(S, B, H)`` and h_1 .. h_T
+        ``(T, S, B, H)`` (differentiable: a loss on h_T alone gives the backward no (T, S, B, H)
+        gradient to fill and copy); the rest detached: ACT the LSTM's i, f, o, g after their nonlinearities, per timestep
         sigmoid(i, f, o) of every row ``(S*B, 3H)`` then tanh(g) ``(S*B, H)`` (the RNN's tanh,
         ``(T, S, B, H)``), TC the LSTM's tanh(norm_c(c_t)) ``(T, S, B, H)``, and ``batch`` mode's means
-        and biased variances ``(T, S, B / group, D)`` (empty tensors where absent).
+        and biased variances ``(T, S, B / group, D)``, and with ``spec.count_saturated`` each
+        example's saturated units over all timesteps ``(S, B)`` (empty tensors where absent).
     """
 
     @staticmethod
@@ -113,7 +118,9 @@ class FusedRecurrence(torch.autograd.Function):
             shift_c,
             tap,
             *norm_x,
+            spec.count_saturated,
         )
+        out, saturated = out[:16], out[16]
         ctx.set_materialize_grads(False)  # only H has a gradient: no zero tensors for the others
         ctx.spec = spec
         inputs = (U, W_h, bias, gamma_h, beta_h, scale_h, shift_h, gamma_c, beta_c, scale_c, shift_c, tap, *norm_x)
@@ -124,12 +131,12 @@ class FusedRecurrence(torch.autograd.Function):
         extras = [t if t is not None else empty for t in (ACT, TC, out[8], out[9], out[10], out[11], out[14], out[15])]
         extras = [t.detach().clone() if t is H else t for t in extras]  # the RNN's ACT is H: not the same tensor
         ctx.mark_non_differentiable(*extras)
-        return (H, *extras)
+        return (H[-1].clone(), H, *extras, saturated if saturated is not None else empty)
 
     @staticmethod
-    def backward(ctx, gH, *_):
+    def backward(ctx, g_last, gH, *_):
         spec = ctx.spec
-        if gH is None:
+        if gH is None and g_last is None:
             return (None,) * 17
         inputs, kernel_saved = ctx.saved_tensors[: ctx.n_inputs], ctx.saved_tensors[ctx.n_inputs :]
         want = list(ctx.needs_input_grad[1:])
@@ -137,7 +144,8 @@ class FusedRecurrence(torch.autograd.Function):
             wanted = [x for x, w in zip(inputs, want, strict=True) if w]
             with torch.enable_grad():
                 H = reference_recurrence(spec, *inputs)[0]
-            grads = iter(torch.autograd.grad(H, wanted, gH, create_graph=True, allow_unused=True))
+            outs, grads_out = zip(*[(o, g) for o, g in ((H[-1], g_last), (H, gH)) if g is not None], strict=True)
+            grads = iter(torch.autograd.grad(outs, wanted, grads_out, create_graph=True, allow_unused=True))
             return (None, *[next(grads) if w else None for w in want])
         (
             U,
@@ -168,6 +176,7 @@ class FusedRecurrence(torch.autograd.Function):
             MODES[spec.mode_x],
             spec.group,
             gH,
+            g_last,
             W_h,
             gamma_h,
             scale_h,
@@ -260,15 +269,16 @@ class Unrolled:
     Attributes:
         logits: ``(B, C)`` (ensemble ``(S, B, C)``).
         hidden: h_1 .. h_T, ``(B, T, H)`` (``(S, B, T, H)``).
-        units: the LSTM's saturable units on tanh's scale, ``(B, T, 5H)``: ``2 sigmoid - 1`` of i, f,
-            o, then tanh(g) and tanh(norm_c(c_t)); None for the RNN (its units are h_t).
+        saturated: with ``probe``, the fraction of each example's saturable units with
+            ``|u| > 0.99`` over all timesteps, ``(B,)`` (``(S, B)``): the RNN's h_t; the LSTM's
+            ``2 sigmoid - 1`` of i, f, o, tanh(g) and tanh(norm_c(c_t)), 5H per step. Else None.
         first_last_grads: ``loss -> (dL/dh_1, dL/dh_T)``, the total derivatives through the
             recurrence, each like ``hidden[..., 0, :]``.
     """
 
     logits: torch.Tensor
     hidden: torch.Tensor
-    units: torch.Tensor | None
+    saturated: torch.Tensor | None
     first_last_grads: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 
 
@@ -328,40 +338,40 @@ def unroll_fused(
         return None
     (mode_h, args_h, eps_h, grp_h), (mode_c, args_c, eps_c, grp_c), (mode_x, args_x, eps_x, grp_x) = modes  # type: ignore[misc]
     cell: Any = model.cell  # SimpleRNN's or LSTM's cell
-    W_h, W_x = cell.recurrent_weights()  # once per sequence (weight norm computes them)
-    W_h, W_x = W_h.reshape(S, *W_h.shape[-2:]), W_x.reshape(S, *W_x.shape[-2:])
-    G = W_h.shape[1]
-    X = X.transpose(1, 2).reshape(S, T * B, n_in)  # time-major rows per member (a copy of the small input)
-    U = torch.bmm(X, W_x.transpose(1, 2)).view(S, T, B, G)  # the input terms W_x x_t, (S, T, B, G)
-    spec = Recurrence(lstm, inner, mode_h, mode_c, mode_x, grp_h or grp_c or grp_x or B, eps_h, eps_c, eps_x)
+    # the probes read only dL/dh_t: every input but the tap is detached, so the node computes no
+    # parameter gradients for them
+    with torch.no_grad() if probe else contextlib.nullcontext():
+        W_h, W_x = cell.recurrent_weights()  # once per sequence (weight norm computes them)
+        W_h, W_x = W_h.reshape(S, *W_h.shape[-2:]), W_x.reshape(S, *W_x.shape[-2:])
+        G = W_h.shape[1]
+        X = X.transpose(1, 2).reshape(S, T * B, n_in)  # time-major rows per member (a copy of the small input)
+        U = torch.bmm(X, W_x.transpose(1, 2)).view(S, T, B, G)  # the input terms W_x x_t, (S, T, B, G)
+        params = [per_member(bias, S), *args_h, *args_c]
+        params_x = list(args_x)
+        if probe:
+            params = [None if p is None else p.detach() for p in params]
+            params_x = [None if p is None else p.detach() for p in params_x]
+    spec = Recurrence(lstm, inner, mode_h, mode_c, mode_x, grp_h or grp_c or grp_x or B, eps_h, eps_c, eps_x, probe)
     tap = U.new_zeros(T, S, B, W_h.shape[-1], requires_grad=True) if probe else None
-    outputs = cast(
-        tuple[torch.Tensor, ...],
-        FusedRecurrence.apply(spec, U, W_h, per_member(bias, S), *args_h, *args_c, tap, *args_x),
-    )
-    H, ACT, TC, *stats = outputs
+    outputs = cast(tuple[torch.Tensor, ...], FusedRecurrence.apply(spec, U, W_h, *params, tap, *params_x))
+    h_T, H, ACT, TC, *stats, saturated = outputs
     for norm, mode, mean, var in zip(norms, (mode_h, mode_c, mode_x), stats[0::2], stats[1::2], strict=True):
         if mode == "batch" and norm.training:  # the running statistics, as the Python path updates them
             assert isinstance(norm, RecurrentBatchNorm1d)
             norm.track_sequence(mean.reshape(T, *norm.param_shape), var.reshape(T, *norm.param_shape), B)
     hidden = H.permute(1, 2, 0, 3)  # (S, B, T, H)
     head: Any = model.head
-    logits = head(H[-1] if not solo else H[-1, 0])
-    units = None
-    if lstm and probe:  # ACT: per timestep sigmoid(i f o) of every row (S*B, 3H), then tanh(g) (S*B, H)
-        Hd = W_h.shape[-1]
-        ifo, g = ACT.reshape(T, -1).split([S * B * 3 * Hd, S * B * Hd], dim=1)
-        ifo, g = ifo.reshape(T, S, B, 3 * Hd), g.reshape(T, S, B, Hd)
-        units = torch.cat([2 * ifo - 1, g, TC], dim=-1).permute(1, 2, 0, 3)
+    logits = head(h_T if not solo else h_T[0])
+    fraction = saturated / (T * (5 if lstm else 1) * W_h.shape[-1]) if probe else None
     if solo:
-        hidden, units = hidden[0], None if units is None else units[0]
+        hidden, fraction = hidden[0], None if fraction is None else fraction[0]
 
     def first_last_grads(loss: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         assert tap is not None, "unroll(..., probe=True)"
         (g,) = torch.autograd.grad(loss, tap)  # (T, S, B, H): the total dL/dh_t
         return (g[0], g[-1]) if not solo else (g[0, 0], g[-1, 0])
 
-    return Unrolled(logits, hidden, units, first_last_grads)
+    return Unrolled(logits, hidden, fraction, first_last_grads)
 
 
 def kernel_covers(model: torch.nn.Module, x: torch.Tensor) -> bool:

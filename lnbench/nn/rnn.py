@@ -29,6 +29,7 @@ from lnbench.nn.registry import norm_kind
 from lnbench.nn.weightnorm import row_norms, weight_normalize
 
 PLACEMENTS = ("joint", "separate")
+SATURATION = 0.99  # |u| above this: a saturated unit (lnbench.training.probes)
 RECURRENT_INITS = ("uniform", "orthogonal")
 
 
@@ -257,7 +258,7 @@ class RecurrentClassifier(nn.Module):
         return None
 
     def unroll(self, x: torch.Tensor, probe: bool = False) -> Unrolled:
-        """Logits, hidden states and (``probe``) the saturable units and the total gradients of
+        """Logits, hidden states and (``probe``) the fraction of saturated units and the total gradients of
         h_1 and h_T (:class:`lnbench.nn.fused.Unrolled`): in the C++ kernel where it covers the
         model (:func:`lnbench.nn.fused.kernel_covers`), else by :meth:`forward_states`."""
         if kernel_covers(self, x):
@@ -274,7 +275,11 @@ class RecurrentClassifier(nn.Module):
             first, last = torch.autograd.grad(loss, [states[0], states[-1]])
             return first, last
 
-        return Unrolled(logits, hidden, torch.stack(units, dim=-2) if units else None, first_last_grads)
+        saturated = None
+        if probe:  # the LSTM's units (5H per step), or the RNN's h_t
+            saturable = torch.stack(units, dim=-2) if units else hidden
+            saturated = (saturable.abs() > SATURATION).to(hidden.dtype).mean(dim=(-2, -1))  # (B,) or (S, B)
+        return Unrolled(logits, hidden, saturated, first_last_grads)
 
     def forward(self, x: torch.Tensor, return_hidden: bool = False):
         out = self.unroll(x)

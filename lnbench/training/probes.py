@@ -35,11 +35,11 @@ from torch import nn
 from torch.nn import functional as F
 
 from lnbench.nn.batchnorm import batch_statistics
-from lnbench.nn.models import LSTM, RecurrentClassifier
+from lnbench.nn.models import RecurrentClassifier
+from lnbench.nn.rnn import SATURATION  # noqa: F401  |u| above this: a saturated unit (derivative of tanh < 0.02)
 from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, is_ensemble
 
 QUARTILES = 4
-SATURATION = 0.99  # |tanh| above this: a saturated unit (derivative 1 - 0.99^2 < 0.02)
 
 
 def scale_quartiles(scale: torch.Tensor) -> torch.Tensor:
@@ -106,19 +106,16 @@ def probe_members(
         with context, torch.enable_grad():
             Xc, yc = X[:, i:j], y[:, i:j]
             if isinstance(model, RecurrentClassifier):
-                units: list[torch.Tensor] = []  # the LSTM's gates on tanh's scale, per step
-                if isinstance(model, LSTM):
-                    logits, states = model.forward_states(Xc if ensemble else Xc[0], units)
-                else:
-                    logits, states = model.forward_states(Xc if ensemble else Xc[0])
+                # the C++ kernel where it covers the model (lnbench.nn.fused), else the Python recurrence
+                unrolled = model.unroll(Xc if ensemble else Xc[0], probe=True)
                 lead = (lambda t: t) if ensemble else (lambda t: t.unsqueeze(0))  # noqa: E731  a member axis
-                total = F.cross_entropy(lead(logits).transpose(1, 2), yc, reduction="sum")
-                g_first, g_last = (lead(g) for g in torch.autograd.grad(total, [states[0], states[-1]]))  # (S, b, H)
-                logits, states = lead(logits), [lead(h) for h in states]
+                total = F.cross_entropy(lead(unrolled.logits).transpose(1, 2), yc, reduction="sum")
+                g_first, g_last = (lead(g) for g in unrolled.first_last_grads(total))  # (S, b, H)
+                logits = lead(unrolled.logits)
                 grad_sq += torch.stack([g_first.square().sum(dim=(1, 2)), g_last.square().sum(dim=(1, 2))], dim=1)
-                hidden = torch.stack(states, dim=-2).detach()  # (S, b, T, H)
-                saturable = lead(torch.stack(units, dim=-2).detach()) if units else hidden  # LSTM: (S, b, T, 5H)
-                saturated.append((saturable.abs() > SATURATION).float().mean(dim=(2, 3)))  # (S, b)
+                hidden = lead(unrolled.hidden.detach())  # (S, b, T, H)
+                assert unrolled.saturated is not None
+                saturated.append(lead(unrolled.saturated.detach()).float())  # (S, b)
             else:
                 with torch.no_grad():
                     logits, hidden = forward(model, Xc, return_hidden=True)

@@ -283,8 +283,8 @@ static Tensor maybe_empty(bool want, at::IntArrayRef sizes, const at::TensorOpti
   return want ? torch::empty(sizes, o) : Tensor();
 }
 
-// Returns {H, ACT, C, TC, XH_h, RS_h, XH_c, RS_c, BM_h, BV_h, BM_c, BV_c, XH_x, RS_x, BM_x, BV_x};
-// undefined where absent.
+// Returns {H, ACT, C, TC, XH_h, RS_h, XH_c, RS_c, BM_h, BV_h, BM_c, BV_c, XH_x, RS_x, BM_x, BV_x, SAT};
+// undefined where absent. SAT (S, B): with count_saturated, the saturated units of each example.
 //   H (T,S,B,H): h_1 .. h_T;  ACT (T, S*B*G): the LSTM's gates after their nonlinearities, per
 //   timestep in two blocks: sigmoid of i f o of every row (S*B, 3H), then tanh of g (S*B, H); the
 //   RNN's tanh(pre) (T,S,B,H);  C, TC (T,S,B,H): the LSTM's c_t and tanh(norm_c(c_t));  XH_*, RS_*: the
@@ -293,7 +293,7 @@ std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, in
                                        int64_t group, double eps_h, double eps_c, double eps_x, Tensor U, Tensor W_h,
                                        OptT bias, OptT gamma_h, OptT beta_h, OptT scale_h, OptT shift_h, OptT gamma_c,
                                        OptT beta_c, OptT scale_c, OptT shift_c, OptT tap, OptT gamma_x, OptT beta_x,
-                                       OptT scale_x, OptT shift_x) {
+                                       OptT scale_x, OptT shift_x, bool count_saturated) {
   TORCH_CHECK(U.dim() == 4 && W_h.dim() == 3, "recurrence: U (S, T, B, G) and W_h (S, G, H)");
   U = U.contiguous();
   W_h = W_h.contiguous();
@@ -321,6 +321,9 @@ std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, in
   Tensor R = torch::empty({S, B, G}, o), A = torch::empty({S, B, G}, o), P = torch::empty({S, B, G}, o);
   Tensor PRE = torch::empty({S, B, G}, o), NC = torch::empty({S, B, H}, o);
   Tensor W_hT = W_h.transpose(1, 2);
+  // the probes' saturated units per example, over every timestep: |tanh| > 0.99, the LSTM's
+  // sigmoids on tanh's scale |2 sigmoid - 1| > 0.99 (lnbench/training/probes.py)
+  Tensor SAT = count_saturated ? torch::zeros({S, B}, o) : Tensor();
   Tensor ACT_flat = ACT.defined() ? ACT.view({T, -1}) : Tensor();
   Tensor tapc = has(tap) ? tap->contiguous() : Tensor();
   const int64_t N = S * B;
@@ -408,6 +411,15 @@ std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, in
           Tensor h_t = Hs[t];
           at::tanh_out(h_t, PRE);
         }
+        if (count_saturated) {
+          const T_* a = tap_p ? ACT.data_ptr<T_>() + t * N * H : h;
+          T_* sat = SAT.data_ptr<T_>();
+          for (int64_t row = 0; row < N; ++row) {
+            int64_t n = 0;
+            for (int64_t j = 0; j < H; ++j) n += std::abs(a[row * H + j]) > (T_)0.99;
+            sat[row] += (T_)n;
+          }
+        }
         continue;
       }
       // ACT_t in PRE's two blocks: sigmoid of i f o (N, 3H), then tanh of g (N, H)
@@ -453,10 +465,22 @@ std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, in
         if (tp)
           for (int64_t j = 0; j < H; ++j) hr[j] += tp[row * H + j];
       }
+      if (count_saturated) {
+        T_* sat = SAT.data_ptr<T_>();
+        for (int64_t row = 0; row < N; ++row) {
+          const T_* __restrict__ ai = ac + row * 3 * H;
+          const T_* __restrict__ ag = acg + row * H;
+          const T_* __restrict__ tcr = tc + row * H;
+          int64_t n = 0;
+          for (int64_t j = 0; j < 3 * H; ++j) n += std::abs(2 * ai[j] - 1) > (T_)0.99;
+          for (int64_t j = 0; j < H; ++j) n += (std::abs(ag[j]) > (T_)0.99) + (std::abs(tcr[j]) > (T_)0.99);
+          sat[row] += (T_)n;
+        }
+      }
     }
   });
   if (!lstm && !ACT.defined()) ACT = Hs;  // the RNN without a tap: h_t is tanh(pre)
-  return {Hs, ACT, C, TC, XH_h, RS_h, XH_c, RS_c, BM_h, BV_h, BM_c, BV_c, XH_x, RS_x, BM_x, BV_x};
+  return {Hs, ACT, C, TC, XH_h, RS_h, XH_c, RS_c, BM_h, BV_h, BM_c, BV_c, XH_x, RS_x, BM_x, BV_x, SAT};
 }
 
 static Tensor to_tensor(const std::vector<double>& v, at::IntArrayRef sizes, const at::TensorOptions& o) {
@@ -472,7 +496,7 @@ static Tensor to_tensor(const std::vector<double>& v, at::IntArrayRef sizes, con
 // dshift_c, dtap, dgamma_x, dbeta_x, dscale_x, dshift_x}: undefined where the input is absent or
 // wants no gradient (`want`, 16 flags in that order, from the autograd Function's needs_input_grad).
 std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, int64_t mode_c, int64_t mode_x,
-                                        int64_t group, OptT gH, Tensor W_h, OptT gamma_h, OptT scale_h,
+                                        int64_t group, OptT gH, OptT g_last, Tensor W_h, OptT gamma_h, OptT scale_h,
                                         OptT gamma_c, OptT scale_c, OptT gamma_x, OptT scale_x,
                                         std::vector<Tensor> saved, std::vector<bool> want) {
   TORCH_CHECK(saved.size() == 16 && want.size() == 16, "recurrence_backward: 16 saved tensors and 16 flags");
@@ -484,8 +508,9 @@ std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, i
   const int64_t N = S * B;
   auto o = Hs.options();
   Tensor gHc = has(gH) ? gH->contiguous() : Tensor();
-  Tensor dU = torch::empty({S, T, B, G}, o);
-  Tensor dR_all = torch::empty({S, T, B, G}, o), dR_t = torch::empty({S, B, G}, o);  // member-major, for dW
+  Tensor gLc = has(g_last) ? g_last->contiguous() : Tensor();  // the gradient of h_T, given on its own
+  Tensor dU = (want[0] || want[12] || want[13] || want[14] || want[15]) ? torch::empty({S, T, B, G}, o) : Tensor();
+  Tensor dR_all = want[1] ? torch::empty({S, T, B, G}, o) : Tensor(), dR_t = torch::empty({S, B, G}, o);  // member-major, for dW
   Tensor dh = torch::zeros({S, B, H}, o), dh_rec = torch::zeros({S, B, H}, o);
   Tensor dc = torch::zeros({S, B, H}, o), dNC = torch::empty({S, B, H}, o), dCn = torch::empty({S, B, H}, o);
   Tensor dPRE = torch::empty({S, B, G}, o), dA = torch::empty({S, B, G}, o);
@@ -512,6 +537,10 @@ std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, i
         std::copy(rec, rec + N * H, d);
       } else {
         std::fill(d, d + N * H, (T_)0);
+      }
+      if (t == T - 1 && gLc.defined()) {
+        const T_* gl = gLc.data_ptr<T_>();
+        for (int64_t e = 0; e < N * H; ++e) d[e] += gl[e];
       }
       if (has_tap) std::copy(d, d + N * H, dtap.data_ptr<T_>() + t * N * H);
       T_* dp = dPRE.data_ptr<T_>();
@@ -578,9 +607,12 @@ std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, i
         for (int64_t m = 0; m < S; ++m)
           std::copy(src + m * B * G, src + (m + 1) * B * G, dU.data_ptr<T_>() + (m * T + t) * B * G);
       };
-      if (!inner && mode_x == NONE) {
+      const bool want_dU = want[0] || want[12] || want[13] || want[14] || want[15];
+      if (!want_dU || inner) {
+        // no input-side gradient wanted (the probes: only dL/dh_t), or it is dR below (joint)
+      } else if (mode_x == NONE) {
         to_dU(dp);
-      } else if (!inner) {  // through norm_x
+      } else {  // through norm_x
         norm_bwd<T_>(mode_x, dp, XH_x.data_ptr<T_>() + t * N * G,
                      RS_x.numel() ? RS_x.data_ptr<T_>() + t * RS_x.size(1) : nullptr, dUX.data_ptr<T_>(), gx,
                      has(scale_x) ? scale_x->data_ptr<T_>() + t * S * G : nullptr, want[12] ? dgx.data() : nullptr,
@@ -593,16 +625,18 @@ std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, i
                    has(scale_h) ? scale_h->data_ptr<T_>() + t * S * G : nullptr, want[3] ? dgh.data() : nullptr,
                    want[4] ? dbh.data() : nullptr, want[5] ? dsch.data() + t * S * G : nullptr,
                    want[6] ? dshh.data() + t * S * G : nullptr, S, B, G, group);
-      if (inner) to_dU(dr);
+      if (inner && want[0]) to_dU(dr);
       if (t > 0) {
         at::bmm_out(dh_rec, dR_t, W_h);  // (S, B, G) x (S, G, H)
-        for (int64_t m = 0; m < S; ++m)
+        if (want[1])
+          for (int64_t m = 0; m < S; ++m)
           std::copy(dr + m * B * G, dr + (m + 1) * B * G, dR_all.data_ptr<T_>() + (m * T + t) * B * G);
       }
     }
   });
   // dW_h = sum_{t >= 1} dR_t^T h_{t-1}: one matrix product over the (T - 1) B rows of each member
-  Tensor dW = T > 1 ? at::bmm(dR_all.narrow(1, 1, T - 1).reshape({S, (T - 1) * B, G}).transpose(1, 2),
+  Tensor dW = !want[1] ? Tensor()
+              : T > 1 ? at::bmm(dR_all.narrow(1, 1, T - 1).reshape({S, (T - 1) * B, G}).transpose(1, 2),
                               Hs.narrow(0, 0, T - 1).transpose(0, 1).reshape({S, (T - 1) * B, H}))
                     : torch::zeros({S, G, H}, o);
   auto opt = [&](bool w, const std::vector<double>& v, at::IntArrayRef sizes) {
