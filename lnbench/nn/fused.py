@@ -349,6 +349,7 @@ def unroll_fused(
         params = [per_member(bias, S), *args_h, *args_c]
         params_x = list(args_x)
         if probe:
+            W_h = W_h.detach()
             params = [None if p is None else p.detach() for p in params]
             params_x = [None if p is None else p.detach() for p in params_x]
     spec = Recurrence(lstm, inner, mode_h, mode_c, mode_x, grp_h or grp_c or grp_x or B, eps_h, eps_c, eps_x, probe)

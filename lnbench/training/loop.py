@@ -46,6 +46,7 @@ from torch import nn
 from lnbench.config import TrainConfig
 from lnbench.nn.batchnorm import batch_statistics
 from lnbench.records.schema import Metrics
+from lnbench.training.allocator import keep_freed_memory
 from lnbench.training.checkpoints import restore
 from lnbench.training.data import TrendData
 from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, layer_names, per_member
@@ -133,6 +134,7 @@ def train_members(
         One :class:`lnbench.records.schema.Metrics` per member, status ``completed`` or ``diverged``
         (a diverged member stops being recorded; the others go on).
     """
+    keep_freed_memory()  # the recurrence's large buffers reused, not page-faulted in every step
     S = len(datas)
     hists = [Metrics() for _ in range(S)] if metrics is None else metrics
     X_train = torch.stack([d.X_train for d in datas])  # (S, N, T, I)
