@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-unit lint test-browser setup bench gradcheck sweep docs clean mutation
+.PHONY: run test test-no-kernels test-unit lint test-browser setup bench gradcheck sweep docs clean mutation
 
 setup: $(STAMP)
 
@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev]'
-	$(PY) -m lnbench.nn.kernels  # build the C++ LayerNorm kernel once (~30 s); lnbench falls back without it
+	$(PY) -m lnbench.nn.kernels  # build the C++ kernels once (~50 s: LayerNorm, the fused recurrence); lnbench falls back without them
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -24,6 +24,10 @@ run: $(STAMP)
 TEST_WORKERS ?= 2
 test: lint
 	MPLBACKEND=Agg $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+
+# the suite on the step-by-step Python code everywhere (no C++ kernels): the reference path
+test-no-kernels: $(STAMP)
+	LNBENCH_KERNELS=0 MPLBACKEND=Agg $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # the unit tests alone (no training, no run folders): seconds
 test-unit: $(STAMP)

@@ -53,21 +53,26 @@ def _isa() -> str:
     return capability if capability in _ISA_FLAGS else "DEFAULT"
 
 
-def _extension_name(name: str) -> str:
+def _extension_name(name: str, isa: str | None = None) -> str:
     """One build per checkout, source and CPU capability: torch's cache is keyed by the
     extension's name, and its ninja file names the source path, so two checkouts sharing one name
     rebuilt each other's kernel (~30 s) whenever either ran, even while the other was loading it;
     and a kernel built for AVX-512 would not run on an AVX2 node sharing the home directory."""
     source = _SOURCES[name]
     key = hashlib.sha1(str(source.resolve()).encode() + source.read_bytes()).hexdigest()[:12]
-    suffix = "" if name == "layernorm" else f"_{_isa().lower()}"
+    suffix = "" if name == "layernorm" else f"_{(isa or _isa()).lower()}"
     return f"lnbench_{name}_{key}{suffix}"
 
 
-def _cflags(name: str) -> list[str]:
+def _builds(name: str) -> list[tuple[str, list[str]]]:
+    """(extension name, compiler flags) to try in order: the recurrence with this CPU's vector
+    instructions, then (a compiler that refuses those flags) without them."""
     if name == "layernorm":
-        return ["-O3"]
-    return ["-O3", "-ffp-contract=off", *_ISA_FLAGS.get(_isa(), [])]
+        return [(_extension_name(name), ["-O3"])]
+    builds = [(_extension_name(name, "DEFAULT"), ["-O3", "-ffp-contract=off"])]
+    if _isa() in _ISA_FLAGS:
+        builds.insert(0, (_extension_name(name), ["-O3", "-ffp-contract=off", *_ISA_FLAGS[_isa()]]))
+    return builds
 
 
 def _load(name: str) -> Any | None:
@@ -77,20 +82,22 @@ def _load(name: str) -> Any | None:
     state["tried"] = True
     if not kernels_enabled():
         return None
-    try:
-        from torch.utils.cpp_extension import load
+    from torch.utils.cpp_extension import load
 
-        state["module"] = load(
-            name=_extension_name(name), sources=[str(_SOURCES[name])], extra_cflags=_cflags(name), verbose=False
-        )
-    except Exception as exc:  # noqa: BLE001  no compiler, no ninja, ...: the Python code still works
-        warnings.warn(
-            f"lnbench: the {_WHAT[name]} is not available ({type(exc).__name__}: {exc}); "
-            f"using {_FALLBACK[name]} (slower)",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    return state["module"]
+    error: Exception | None = None
+    for ext_name, cflags in _builds(name):
+        try:
+            state["module"] = load(name=ext_name, sources=[str(_SOURCES[name])], extra_cflags=cflags, verbose=False)
+            return state["module"]
+        except Exception as exc:  # noqa: BLE001  no compiler, no ninja, ...: the Python code still works
+            error = exc
+    warnings.warn(
+        f"lnbench: the {_WHAT[name]} is not available ({type(error).__name__}: {error}); "
+        f"using {_FALLBACK[name]} (slower)",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    return None
 
 
 def layernorm_kernel() -> Any | None:
