@@ -263,10 +263,10 @@ class CompareConfig(_Section):
     """What ``lnbench compare`` varies: every family x norm x seed."""
 
     families: list[Family] = Field(
-        default_factory=lambda: list[Family](["rnn", "transformer"]),
+        default_factory=lambda: list[Family](["rnn", "lstm", "transformer"]),
         min_length=1,
         description="compare: the model families trained, each with every norm and seed (rnn, lstm, transformer; "
-        'no repeats). The LSTM is not in the default: --set "compare.families=[rnn,lstm,transformer]" adds it.',
+        'no repeats). Without the LSTM: --set "compare.families=[rnn,transformer]".',
     )
     norms: list[Norm] = Field(
         default_factory=lambda: ["none", "batch", "layer"],

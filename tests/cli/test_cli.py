@@ -104,7 +104,7 @@ def test_compare_writes_children_plots_summary_and_table(tmp_path):
     manifest = json.loads((run / "run.json").read_text())
     assert manifest["status"] == "completed" and manifest["kind"] == "compare"
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["complete"] and len(summary["rows"]) == 30 and summary["verdicts"]  # 5 seeds by default
+    assert summary["complete"] and len(summary["rows"]) == 45 and summary["verdicts"]  # 3 x 3 x 5 seeds by default
     assert manifest["jobs"] >= 1 and summary["seeds"] == [0, 1, 2, 3, 4]
     assert [b["name"] for b in summary["baselines"]] == ["chance", "last_timestep", "whole_sequence"]
     assert all(len(b["acc_per_seed"]) == 5 and 0 <= b["mean"] <= 1 for b in summary["baselines"])
@@ -119,8 +119,9 @@ def test_compare_writes_children_plots_summary_and_table(tmp_path):
     )
     # batch size 16: a Transformer cell's seeds train as one ensemble too (sequential above 16)
     assert ensemble["transformer"]["mechanism"] == "native" and ensemble["transformer"]["members"] == 5
+    assert ensemble["lstm"]["mechanism"] == "native" and ensemble["lstm"]["members"] == 5
     assert {(r["family"], r["norm"]) for r in summary["rows"]} == {
-        (f, n) for f in ("rnn", "transformer") for n in ("none", "batch", "layer")
+        (f, n) for f in ("rnn", "lstm", "transformer") for n in ("none", "batch", "layer")
     }
     for row in summary["rows"]:
         assert set(row) == ROW_KEYS and row["status"] == "completed"
@@ -622,14 +623,15 @@ def test_print_config_and_dry_run_write_nothing(tmp_path):
             str(runs),
         ],
     )
-    # configs/compare.yaml: the RNN in both placements and the Transformer, 2 norms x 2 seeds, 10 epochs
+    # configs/compare.yaml: the RNN in both placements, the LSTM and the Transformer, 2 norms x 2 seeds, 10 epochs
     assert (
         result.exit_code == 0
-        and "would start 12 runs" in result.output
-        and "12 runs, 120 epochs in all" in result.output
+        and "would start 16 runs" in result.output
+        and "16 runs, 160 epochs in all" in result.output
     )
     assert "rnn-joint_layer_seed1" in result.output and "rnn-separate_none_seed0" in result.output
     assert "transformer_none_seed0" in result.output
+    assert "lstm_layer_seed1" in result.output
     result = runner.invoke(app, ["claims", "--dry-run", "--only", "rnn_bn_batch_size_1", "--runs-dir", str(runs)])
     assert (
         result.exit_code == 0
@@ -664,7 +666,7 @@ def test_progress_without_a_terminal_is_one_line_per_finished_run(tmp_path):
     )
     assert result.exit_code == 0
     finished = [line for line in result.output.splitlines() if " finished, test acc " in line]
-    assert len(finished) == 8 and finished[-1].startswith("[16/16 epochs]") and "remaining ~0:00" in finished[-1]
+    assert len(finished) == 12 and finished[-1].startswith("[24/24 epochs]") and "remaining ~0:00" in finished[-1]
     assert result.output.index(" finished, test acc ") < result.output.index("Run folder")
 
 
@@ -748,8 +750,8 @@ def test_resuming_a_finished_experiment_keeps_everything_and_stays_completed(tmp
     again = runner.invoke(app, ["compare", str(run / "config.yaml"), "--resume", str(run), "--jobs", "2"])
     assert again.exit_code == 0, again.output
     manifest = json.loads((run / "run.json").read_text())
-    # two cells: the RNN's and the Transformer's seeds, each one ensemble (batch size 16)
-    assert manifest["status"] == "completed" and manifest["resumed"][0]["cells_kept"] == 2
+    # three cells: the RNN's, the LSTM's and the Transformer's seeds, each one ensemble (batch size 16)
+    assert manifest["status"] == "completed" and manifest["resumed"][0]["cells_kept"] == 3
 
 
 def test_resume_reruns_a_cell_whose_runs_were_made_under_another_config(tmp_path):

@@ -159,7 +159,7 @@ def test_rms_and_weight_norm_compare_and_sweep_like_the_others(tmp_path):
     (run,) = list((tmp_path / "c").iterdir())
     rows = json.loads((run / "summary.json").read_text())["rows"]
     assert {(r["family"], r["norm"]) for r in rows} == {
-        (f, n) for f in ("rnn", "transformer") for n in ("rms", "weight")
+        (f, n) for f in ("rnn", "lstm", "transformer") for n in ("rms", "weight")
     }
     assert "RMSNorm" in result.output and "WeightNorm" in result.output
     result = runner.invoke(
