@@ -394,6 +394,21 @@ def describe_memoryless(test: dict) -> str:
     return text
 
 
+def _initial_gain(rows: Sequence[SummaryRow]) -> float | None:
+    """The initial gain the rows' norm started at, when they agree (None for a norm without one)."""
+    gains = {r.initial_gain for r in rows}
+    return gains.pop() if len(gains) == 1 else None
+
+
+def _unequal_gains(c: Comparison, gains: dict[str, float]) -> str:
+    """`` At unequal initial gains (BatchNorm 0.1, LayerNorm 1).`` for a pair whose norms started at
+    different gains (so the comparison is not of the norms alone), else empty."""
+    a, b = gains.get(c.norm_a), gains.get(c.norm_b)
+    if a is None or b is None or a == b:
+        return ""
+    return f" At unequal initial gains ({norm_label(c.norm_a)} {a:g}, {norm_label(c.norm_b)} {b:g})."
+
+
 def describe_in_words(c: Comparison) -> str:
     """One tested pair as a sentence that says which is faster or more accurate (or that they
     are not distinguishable), with the effect of the first named minus the second, its interval,
@@ -448,6 +463,14 @@ def compare_verdicts(
                     f"{fam}: {norm_label(norm)} diverged in {k} of {plural(len(rs), 'seed')}; "
                     "a diverged seed has no final accuracy and is left out of means and tests."
                 )
+        gains = {n: g for n, rs in by_norm.items() if (g := _initial_gain(rs)) is not None}
+        if len(set(gains.values())) > 1:
+            verdicts.append(
+                f"{fam}: the norms start at different initial gains ("
+                + ", ".join(f"{norm_label(n)} {g:g}" for n, g in gains.items())
+                + ", each its paper's), so a difference between them is also a difference of initial gains; "
+                "--set model.norm_gain_init=G (or compare.norm_gain_inits) starts every norm's gain at G."
+            )
         learned = [(norm, memoryless[(group, norm)]) for norm in by_norm if (group, norm) in memoryless]
         if learned:
             verdicts.append(
@@ -479,7 +502,7 @@ def compare_verdicts(
             line = f"{fam}, {METRICS[metric]} ({over}): {shown}."
             if group_cmp:
                 line += f" Holm over {plural(len(group_cmp), 'comparison')}: " + " ".join(
-                    describe_in_words(c) for c in group_cmp
+                    describe_in_words(c) + _unequal_gains(c, gains) for c in group_cmp
                 )
             elif len(means) > 1:
                 line += " Not tested: " + (

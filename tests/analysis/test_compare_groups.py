@@ -249,3 +249,34 @@ def test_a_borderline_comparison_in_words():
     assert describe_in_words(c).endswith(
         "Holm p = 0.03). Borderline (Holm p between 0.01 and 0.1): another machine's rounding can flip it."
     )
+
+
+def _lstm_rows(gain_bn, gain_ln):
+    rows = []
+    for s in range(3):
+        rows.append(row("none", s, 0.58 + 0.01 * s, family="lstm"))
+        for norm, acc, gain in (("batch", 0.98, gain_bn), ("layer", 0.85, gain_ln)):
+            r = row(norm, s, acc + 0.01 * s, family="lstm")
+            r.initial_gain = gain
+            rows.append(r)
+    return rows
+
+
+def test_a_comparison_of_norms_at_unequal_initial_gains_says_so():
+    """The default compare's LSTM starts BatchNorm's gains at 0.1 and LayerNorm's at 1 (each its
+    paper's): the verdicts must say that BN vs LN is also a comparison of initial gains."""
+    rows = _lstm_rows(0.1, 1.0)
+    cmp = verdicts.compare_comparisons(rows)
+    text = verdicts.compare_verdicts(rows, cmp, epochs=10, target_acc=0.9)
+    warning = [v for v in text if "different initial gains" in v]
+    assert warning == [
+        "LSTM: the norms start at different initial gains (BatchNorm 0.1, LayerNorm 1, each its paper's), so a "
+        "difference between them is also a difference of initial gains; --set model.norm_gain_init=G (or "
+        "compare.norm_gain_inits) starts every norm's gain at G."
+    ]
+    accuracy = next(v for v in text if v.startswith("LSTM, final test accuracy"))
+    assert accuracy.count("At unequal initial gains (BatchNorm 0.1, LayerNorm 1).") == 1  # BN vs LN only
+    # at equal gains (norm_gain_init set) nothing is said
+    rows = _lstm_rows(0.1, 0.1)
+    text = verdicts.compare_verdicts(rows, verdicts.compare_comparisons(rows), epochs=10, target_acc=0.9)
+    assert not any("initial gains" in v for v in text)
