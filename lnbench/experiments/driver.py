@@ -24,6 +24,7 @@ from lnbench.experiments.base import (
     read_json,
     reusable,
 )
+from lnbench.launchers import interrupts
 from lnbench.launchers.executors import Executor, Failed, check_launcher, make_launcher
 from lnbench.records.schema import SummaryRow
 
@@ -158,6 +159,9 @@ def write_html(exp: Experiment, path: Path) -> Path | None:
     from lnbench.report.html import write_report
 
     try:
+        import jinja2  # noqa: F401  the renderer's import first: a Ctrl-C during it is raised here, not after the page
+
+        interrupts.raise_pending()
         return write_report([path], tables={path: exp.tables(path, read_json(path / "summary.json") or {})})
     except (WriteError, KeyboardInterrupt) as exc:  # Ctrl-C too: run.json and the CLI's line say where it stopped
         record_failure(path, exc)

@@ -79,6 +79,23 @@ def _retry() -> None:
         _thread.interrupt_main(signal.Signals(signum))
 
 
+def raise_pending() -> None:
+    """Raise a signal that arrived during an import now, at a point the caller knows is safe,
+    rather than at the retry thread's next try (up to :data:`RETRY_SECONDS` later, by when a short
+    step after the import may be over: a Ctrl-C while report.html's renderer was imported then
+    landed after the page was written).
+
+    Raises:
+        KeyboardInterrupt: as :func:`handler`, when a signal is pending outside :func:`deferred` blocks.
+    """
+    global _pending, _raised
+    signum = _pending
+    if signum is None or _critical or _raised:
+        return
+    _pending, _raised = None, True
+    raise KeyboardInterrupt("Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name)
+
+
 @contextmanager
 def deferred() -> Iterator[None]:
     """A block that a signal handled by :func:`handler` does not interrupt: it is raised when

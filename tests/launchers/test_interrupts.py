@@ -81,3 +81,19 @@ def test_sigterm_is_named():
             while True:
                 pass
     assert exc.value.args == ("SIGTERM",)
+
+
+def test_raise_pending_raises_a_signal_deferred_by_an_import_at_once(monkeypatch):
+    """A Ctrl-C during an import is kept pending; raise_pending() raises it at the caller's safe
+    point (driver.write_html: right after the renderer's import, before the page is written),
+    not up to RETRY_SECONDS later; inside a deferred() block it waits for the block's end."""
+    monkeypatch.setattr(interrupts, "_raised", False)
+    monkeypatch.setattr(interrupts, "_pending", None)
+    interrupts.raise_pending()  # nothing pending: nothing happens
+    monkeypatch.setattr(interrupts, "_pending", signal.SIGINT)
+    with interrupts.deferred():
+        interrupts.raise_pending()  # deferred: still pending
+    assert interrupts._pending == signal.SIGINT
+    with pytest.raises(KeyboardInterrupt, match="Ctrl-C"):
+        interrupts.raise_pending()
+    assert interrupts._pending is None and interrupts._raised
