@@ -12,9 +12,10 @@
 
 Each is built with ``torch.utils.cpp_extension.load`` (g++ and ninja) into torch's extension cache
 (``TORCH_EXTENSIONS_DIR``, default ``~/.cache/torch_extensions``), one build per checkout and
-source: ``make setup`` builds them, and otherwise the first use does (~30-60 s). Where one cannot
-be built, or with ``LNBENCH_KERNELS=0``, lnbench falls back to its Python code (the same
-arithmetic, slower) and says so once (a ``RuntimeWarning``).
+source: ``make setup`` builds them, and otherwise the first use does (~30-60 s). With
+``LNBENCH_KERNELS=0`` lnbench runs its Python code instead (the same arithmetic, slower; run.json's
+``kernels`` says so); where one cannot be built, it falls back the same way and says so once (a
+``RuntimeWarning``).
 """
 
 from __future__ import annotations

@@ -388,6 +388,9 @@ class Run:
             "platform": platform.platform(),
             "cpu": copy.deepcopy(cpu_info()),  # bit-exact per-seed numbers need the same kind of CPU
             "torch_build": copy.deepcopy(torch_build()),
+            # LNBENCH_KERNELS: lnbench's C++ kernels (LayerNorm, the fused RNN/LSTM recurrence) allowed;
+            # false: the step-by-step Python code, whose float32 numbers differ in their last digits
+            "kernels": os.environ.get("LNBENCH_KERNELS", "1") != "0",
             **_git_state_of_lnbench(),
             "start_time": None,
             "end_time": None,

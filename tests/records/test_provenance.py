@@ -209,3 +209,16 @@ def test_a_cpuinfo_without_the_lines_or_with_an_empty_flags_line(tmp_path, monke
     runs.cpu_info.cache_clear()
     info.write_text("Features\t: fp asimd evtstrm sve sve2 sha3\n")  # aarch64
     assert runs.cpu_info()["isa"] == ["asimd", "sve", "sve2"] and runs.cpu_info()["model"] == "x86_64"
+
+
+@pytest.mark.parametrize(("env", "kernels"), [(None, True), ("1", True), ("0", False)])
+def test_run_json_says_whether_the_cpp_kernels_were_allowed(tmp_path, monkeypatch, env, kernels):
+    """LNBENCH_KERNELS=0 runs the step-by-step Python code, whose float32 numbers differ in their
+    last digits from the fused kernel's: the manifest records which."""
+    if env is None:
+        monkeypatch.delenv("LNBENCH_KERNELS", raising=False)
+    else:
+        monkeypatch.setenv("LNBENCH_KERNELS", env)
+    with Run(tmp_path, "one", None, 0, "train") as run:
+        pass
+    assert json.loads((run.path / "run.json").read_text())["kernels"] is kernels

@@ -38,7 +38,8 @@ def test_a_completed_run_records_what_ran_and_when(tmp_path, monkeypatch):
     )
     assert m["command"] == ["lnbench", "train", "--set", "seed=4"]
     provenance = ["git_commit", "git_dirty", "git_diff_sha256", "git_changed_files"]
-    fields = ["kind", "name", "status", "command", "seed", "versions", "platform", "cpu", "torch_build", *provenance]
+    fields = ["kind", "name", "status", "command", "seed", "versions", "platform", "cpu", "torch_build", "kernels"]
+    fields += provenance
     fields += ["start_time", "end_time", "wall_seconds", "error", "warnings"]
     assert list(running) == fields and list(m) == fields  # run.json's fields, in this order
     assert list(m["versions"]) == ["python", "torch", "numpy"]
