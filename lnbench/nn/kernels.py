@@ -80,24 +80,50 @@ def _load(name: str) -> Any | None:
     state = _state[name]
     if state["module"] is not None or state["tried"]:
         return state["module"]
-    state["tried"] = True
     if not kernels_enabled():
+        state["tried"] = True
         return None
-    from torch.utils.cpp_extension import load
-
     error: Exception | None = None
-    for ext_name, cflags in _builds(name):
-        try:
-            state["module"] = load(name=ext_name, sources=[str(_SOURCES[name])], extra_cflags=cflags, verbose=False)
-            return state["module"]
-        except Exception as exc:  # noqa: BLE001  no compiler, no ninja, ...: the Python code still works
-            error = exc
+    try:
+        from torch.utils.cpp_extension import load  # setuptools and more: a signal may land in it
+
+        for ext_name, cflags in _builds(name):
+            try:
+                state["module"] = load(name=ext_name, sources=[str(_SOURCES[name])], extra_cflags=cflags, verbose=False)
+                break
+            except Exception as exc:  # noqa: BLE001  no compiler, no ninja, ...: the Python code still works
+                if _interrupt_in(exc) is not None:
+                    raise
+                error = exc
+    except Exception as exc:  # noqa: BLE001
+        interrupt = _interrupt_in(exc)
+        if interrupt is None:
+            raise
+        # a Ctrl-C or SIGTERM during the import or the build: Python 3.11 wraps one raised inside a
+        # class body's __set_name__ (setuptools' Extension) in a RuntimeError; it is still the
+        # user's interrupt, so the run is "interrupted", not "failed" (and a later call tries again)
+        raise interrupt from None
+    state["tried"] = True
+    if state["module"] is not None:
+        return state["module"]
     warnings.warn(
         f"lnbench: the {_WHAT[name]} is not available ({type(error).__name__}: {error}); "
         f"using {_FALLBACK[name]} (slower)",
         RuntimeWarning,
         stacklevel=3,
     )
+    return None
+
+
+def _interrupt_in(exc: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt an exception wraps (its chain of causes and contexts), or None."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
     return None
 
 
