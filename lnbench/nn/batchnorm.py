@@ -320,8 +320,9 @@ class RecurrentBatchNorm1d(BatchNorm1d):
         """:meth:`update_running_stats`: one update per training step (a no-op in eval)."""
         self.update_running_stats()
 
-    # The whole sequence at once (the fused recurrence, lnbench.nn.fused): the same statistics
-    # and the same running-statistics updates as T calls of forward(x_t, t) and end_sequence().
+    # The whole sequence at once (the fused recurrence, lnbench.nn.fused, normalizes in C++): the
+    # running statistics it normalizes with in eval, and the updates T calls of forward(x_t, t)
+    # and end_sequence() would make from its batch statistics.
 
     def running_rows(self, T: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The running mean and variance eval mode normalizes timesteps 0 .. T-1 with, each
@@ -345,37 +346,6 @@ class RecurrentBatchNorm1d(BatchNorm1d):
         self._update_running_stats(mean[:rows], var[:rows], n, slice(0, rows))
         for t in range(rows, mean.shape[0]):
             self._update_running_stats(mean[t], var[t], n, rows - 1)
-
-    def forward_sequence(self, x: torch.Tensor) -> torch.Tensor:
-        """Every timestep of a time-major ``x`` ``(T, B, H)`` (ensemble ``(S, T, B, H)``) normalized
-        as :meth:`forward` normalizes ``x[t]`` at timestep t (training: the batch's statistics at
-        each t, tracked as :meth:`track_sequence`; eval: the running statistics of each t, or with
-        batch statistics each group of ``batch_group`` examples on its own). Output: x's shape.
-
-        Raises:
-            ValueError: for an input that is not 3-D (4-D for an ensemble) with last axis H, or a
-                batch that is not a whole number of groups.
-        """
-        b = self.batch_axis  # the time axis; the batch axis is b + 1
-        if x.dim() != b + 3 or x.shape[-1] != self.features:
-            raise ValueError(f"{type(self).__name__}: expected (T, B, {self.features}), got {tuple(x.shape)}")
-        T, B = x.shape[b], x.shape[b + 1]
-        lead = () if self.members is None else (self.members, 1)
-        gamma, beta = (p.view(*lead, 1, self.features) for p in (self.gamma, self.beta))  # (S, 1, 1, H) or (1, H)
-        if not self.training and not self.use_batch_stats_in_eval:
-            mean, var = self.running_rows(T)  # (T, *param_shape)
-            mean, var = (s.reshape(T, *lead[:1], 1, self.features).movedim(0, b) for s in (mean, var))  # (S, T, 1, H)
-            return ((x - mean) * torch.rsqrt(var + self.eps) * gamma + beta).to(x.dtype)
-        g = B if self.training or self.batch_group is None else self.batch_group
-        if B % g:
-            raise ValueError(f"{type(self).__name__}: batch of {B} is not a whole number of groups of {g}")
-        groups = x.unflatten(b + 1, (B // g, g))  # (.., T, B/g, g, H)
-        gamma, beta = gamma.unsqueeze(-2), beta.unsqueeze(-2)
-        y, mean, var = NormalizeAffine.apply(groups, gamma, beta, self.eps, (b + 2,))
-        if self.training:  # (.., T, 1, 1, H) -> (T, *param_shape)
-            mean, var = (s.movedim(b, 0).reshape(T, *self.param_shape) for s in (mean, var))
-            self.track_sequence(mean, var, g)
-        return y.flatten(b + 1, b + 2)
 
     def member_axis(self, name: str) -> int:
         """Per-timestep running statistics have the timestep first: ``(T, S, 1, H)``, members on axis 1."""

@@ -80,13 +80,11 @@ class FusedRecurrence(torch.autograd.Function):
         tap: ``(T, S, B, H)`` zeros or None: added to h_t, so its gradient is the total dL/dh_t.
 
     Returns:
-        ``(h_T, H, ACT, TC, BM_h, BV_h, BM_c, BV_c, BM_x, BV_x, SAT)``: h_T ``(S, B, H)`` and h_1 .. h_T
+        ``(h_T, H, BM_h, BV_h, BM_c, BV_c, BM_x, BV_x, SAT)``: h_T ``(S, B, H)`` and h_1 .. h_T
         ``(T, S, B, H)`` (differentiable: a loss on h_T alone gives the backward no (T, S, B, H)
-        gradient to fill and copy); the rest detached: ACT the LSTM's i, f, o, g after their nonlinearities, per timestep
-        sigmoid(i, f, o) of every row ``(S*B, 3H)`` then tanh(g) ``(S*B, H)`` (the RNN's tanh,
-        ``(T, S, B, H)``), TC the LSTM's tanh(norm_c(c_t)) ``(T, S, B, H)``, and ``batch`` mode's means
-        and biased variances ``(T, S, B / group, D)``, and with ``spec.count_saturated`` each
-        example's saturated units over all timesteps ``(S, B)`` (empty tensors where absent).
+        gradient to fill and copy); the rest detached: ``batch`` mode's means and biased variances
+        ``(T, S, B / group, D)`` of norm_h, norm_c and norm_x, and with ``spec.count_saturated``
+        each example's saturated units over all timesteps ``(S, B)`` (empty tensors where absent).
     """
 
     @staticmethod
@@ -127,11 +125,11 @@ class FusedRecurrence(torch.autograd.Function):
         ctx.n_inputs = len(inputs)
         ctx.save_for_backward(*inputs, *out)  # the kernel's activations too (saved-tensor hooks see them)
         empty = U.new_empty(0)
-        H, ACT, TC = out[0], out[1], out[3]
-        extras = [t if t is not None else empty for t in (ACT, TC, out[8], out[9], out[10], out[11], out[14], out[15])]
-        extras = [t.detach().clone() if t is H else t for t in extras]  # the RNN's ACT is H: not the same tensor
+        H = out[0]
+        stats = [t if t is not None else empty for t in (out[8], out[9], out[10], out[11], out[14], out[15])]
+        extras = [*stats, saturated if saturated is not None else empty]
         ctx.mark_non_differentiable(*extras)
-        return (H[-1].clone(), H, *extras, saturated if saturated is not None else empty)
+        return (H[-1].clone(), H, *extras)
 
     @staticmethod
     def backward(ctx, g_last, gH, *_):
@@ -355,7 +353,7 @@ def unroll_fused(
     spec = Recurrence(lstm, inner, mode_h, mode_c, mode_x, grp_h or grp_c or grp_x or B, eps_h, eps_c, eps_x, probe)
     tap = U.new_zeros(T, S, B, W_h.shape[-1], requires_grad=True) if probe else None
     outputs = cast(tuple[torch.Tensor, ...], FusedRecurrence.apply(spec, U, W_h, *params, tap, *params_x))
-    h_T, H, ACT, TC, *stats, saturated = outputs
+    h_T, H, *stats, saturated = outputs
     for norm, mode, mean, var in zip(norms, (mode_h, mode_c, mode_x), stats[0::2], stats[1::2], strict=True):
         if mode == "batch" and norm.training:  # the running statistics, as the Python path updates them
             assert isinstance(norm, RecurrentBatchNorm1d)

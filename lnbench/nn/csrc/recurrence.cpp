@@ -358,12 +358,6 @@ static void norm_bwd(int64_t mode, const T* dy, const T* xh, const T* rs, T* dx,
   }
 }
 
-struct Config {
-  bool lstm, inner;
-  int64_t mode_h, mode_c, group;
-  double eps_h, eps_c;
-};
-
 static Tensor maybe_empty(bool want, at::IntArrayRef sizes, const at::TensorOptions& o) {
   return want ? torch::empty(sizes, o) : Tensor();
 }
