@@ -36,13 +36,13 @@ CASES = [
 ]
 
 
-def make(family, norm, placement, stats, members, H=6, n_in=4, T=5, seed=1):
+def make(family, norm, placement, stats, members, H=6, n_in=4, T=5, seed=1, dtype=torch.float64):
     cfg = ModelConfig(family=family, norm=norm, norm_placement=placement, batch_norm_stats=stats, hidden_size=H)
     torch.manual_seed(seed)
     if members is None:
-        return build_model(cfg, n_in, T).double()
+        return build_model(cfg, n_in, T).to(dtype)
     cls = LSTM if family == "lstm" else SimpleRNN
-    return cls.stack([build_model(cfg, n_in, T) for _ in range(members)]).double()
+    return cls.stack([build_model(cfg, n_in, T) for _ in range(members)]).to(dtype)
 
 
 def run(model, x, y):
@@ -58,17 +58,17 @@ def run(model, x, y):
     return [out.logits.detach(), out.hidden.detach(), again.saturated, first, last], grads, buffers
 
 
-def assert_same(a, b):
+def assert_same(a, b, tol=1e-10):
     (va, ga, ba), (vb, gb, bb) = a, b
     for p, q in zip(va, vb, strict=True):
         assert (p is None) == (q is None)
         if p is not None:
-            torch.testing.assert_close(p, q, rtol=1e-10, atol=1e-10)
+            torch.testing.assert_close(p, q, rtol=tol, atol=tol)
     assert ga.keys() == gb.keys() and ba.keys() == bb.keys()
     for k in ga:
-        torch.testing.assert_close(ga[k], gb[k], rtol=1e-10, atol=1e-10, msg=k)
+        torch.testing.assert_close(ga[k], gb[k], rtol=tol, atol=tol, msg=k)
     for k in ba:
-        torch.testing.assert_close(ba[k], bb[k], rtol=1e-10, atol=1e-10, msg=k)
+        torch.testing.assert_close(ba[k], bb[k], rtol=tol, atol=tol, msg=k)
 
 
 def test_the_kernel_is_built():
@@ -92,6 +92,29 @@ def test_kernel_matches_the_python_path_in_float64(family, norm, placement, stat
         model.train(training), reference.train(training)
         assert_same(run(model, x, y), run(reference, x, y))
     assert calls, "the kernel path was taken"
+
+
+@pytest.mark.parametrize(
+    ("family", "norm", "placement", "stats"),
+    [
+        *[("lstm", n, "separate", "per_timestep") for n in ("none", "batch", "layer", "rms")],
+        ("rnn", "layer", "joint", "pooled"),
+        ("rnn", "batch", "separate", "per_timestep"),
+    ],
+)
+def test_kernel_matches_the_python_path_in_float32(family, norm, placement, stats):
+    """float32, where the kernel sums a row's statistics in 16 float lanes (H = 20: the LSTM's rows
+    of 80 are 5 whole vectors, the RNN's of 20 one vector and a tail) and a timestep's parameter
+    gradients in float: within float32's rounding of the Python path's (torch's own reductions)."""
+    model = make(family, norm, placement, stats, 3, H=20, n_in=16, T=6, dtype=torch.float32)
+    reference = copy.deepcopy(model)
+    reference.use_kernel = False
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(3, 16, 6, 16, generator=g)
+    y = torch.randint(0, 2, (3, 16), generator=g)
+    for training in (True, False):
+        model.train(training), reference.train(training)
+        assert_same(run(model, x, y), run(reference, x, y), tol=2e-5)
 
 
 @pytest.mark.parametrize("family", ["rnn", "lstm"])

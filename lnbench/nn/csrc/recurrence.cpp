@@ -28,10 +28,12 @@
 //           statistics, updated in Python)
 //   AFFINE  y = scale_t x + shift_t per feature (BatchNorm in eval: its running statistics folded
 //           into scale and shift by the caller), scale and shift (T, S, D)
-// Statistics are accumulated in double and the variance is two-pass, as the LayerNorm kernel's.
-// The backward is the x-hat form of lnbench/nn/layernorm.py (NormalizeAffine) per norm, the
-// derivatives of tanh and sigmoid from the saved activations, and dW_h = sum_t dR_t^T h_{t-1}
-// after the loop. Parameter gradients are accumulated in double.
+// Row statistics are summed in fixed vector lanes of the scalar type and the lanes folded in
+// double (row_sum below); the variance is two-pass, as the LayerNorm kernel's. The backward is
+// the x-hat form of lnbench/nn/layernorm.py (NormalizeAffine) per norm, the derivatives of tanh
+// and sigmoid from the saved activations, and dW_h = sum_t dR_t^T h_{t-1} after the loop.
+// Parameter gradients are summed over a timestep's rows in the scalar type and over the
+// timesteps in double.
 #include <torch/extension.h>
 
 #include <algorithm>
@@ -134,33 +136,57 @@ static void tanh_block(const T* __restrict__ x, T* __restrict__ y, int64_t n) {
   for (int64_t e = 0; e < n; ++e) y[e] = vtanh(x[e]);
 }
 
-// Sums over a row in 8 fixed lanes, added in a fixed order: the compiler vectorizes them, and the
-// result is the same whatever the vector width (no -ffast-math, no contraction: -ffp-contract=off).
-static inline double fold(const double* a) { return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])); }
+// Sums over a row in fixed lanes of the scalar type (16 floats or 8 doubles: one 64-byte vector,
+// GCC's vector extension, which AVX2 runs as two halves and SSE as four quarters with the same
+// lanes), folded in double in a fixed order: the same sum whatever the vector width (no
+// -ffast-math, no contraction: -ffp-contract=off). A float row of 256 sums 16 values per lane in
+// float (~1e-7 relative), then the lanes in double; in double it is double throughout.
+template <typename T> struct Lanes;
+template <> struct Lanes<float> { static constexpr int n = 16; typedef float V __attribute__((vector_size(64))); };
+template <> struct Lanes<double> { static constexpr int n = 8; typedef double V __attribute__((vector_size(64))); };
+template <typename T> using Vec = typename Lanes<T>::V;
+
+template <typename T>
+static inline Vec<T> vload(const T* p) {
+  Vec<T> v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+template <typename T>
+static inline double fold(const Vec<T>& a) {  // pairwise, in a fixed order
+  constexpr int n = Lanes<T>::n;
+  double s[n];
+  for (int l = 0; l < n; ++l) s[l] = (double)a[l];
+  for (int w = n / 2; w >= 1; w /= 2)
+    for (int l = 0; l < w; ++l) s[l] = s[l] + s[l + w];
+  return s[0];
+}
 
 template <typename T>
 static inline double row_sum(const T* __restrict__ x, int64_t D) {
-  double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  constexpr int L = Lanes<T>::n;
+  Vec<T> a = {};
   int64_t j = 0;
-  for (; j + 8 <= D; j += 8)
-    for (int l = 0; l < 8; ++l) a[l] += (double)x[j + l];
-  double s = fold(a);
+  for (; j + L <= D; j += L) a += vload(x + j);
+  double s = fold<T>(a);
   for (; j < D; ++j) s += x[j];
   return s;
 }
 
 template <typename T>
 static inline double row_sumsq(const T* __restrict__ x, double mean, int64_t D) {
-  double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  constexpr int L = Lanes<T>::n;
+  const T m = (T)mean;
+  Vec<T> a = {};
   int64_t j = 0;
-  for (; j + 8 <= D; j += 8)
-    for (int l = 0; l < 8; ++l) {
-      double c = (double)x[j + l] - mean;
-      a[l] += c * c;
-    }
-  double s = fold(a);
+  for (; j + L <= D; j += L) {
+    const Vec<T> c = vload(x + j) - m;
+    a += c * c;
+  }
+  double s = fold<T>(a);
   for (; j < D; ++j) {
-    double c = (double)x[j] - mean;
+    const double c = (double)x[j] - mean;
     s += c * c;
   }
   return s;
@@ -170,18 +196,18 @@ static inline double row_sumsq(const T* __restrict__ x, double mean, int64_t D) 
 template <typename T>
 static inline void row_dots(const T* __restrict__ dy, const T* __restrict__ g, const T* __restrict__ xh, int64_t D,
                             double& mg, double& mgx) {
-  double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  constexpr int L = Lanes<T>::n;
+  Vec<T> a = {}, b = {};
   int64_t j = 0;
-  for (; j + 8 <= D; j += 8)
-    for (int l = 0; l < 8; ++l) {
-      double gj = (double)dy[j + l] * g[j + l];
-      a[l] += gj;
-      b[l] += gj * xh[j + l];
-    }
-  mg = fold(a);
-  mgx = fold(b);
+  for (; j + L <= D; j += L) {
+    const Vec<T> gj = vload(dy + j) * vload(g + j);
+    a += gj;
+    b += gj * vload(xh + j);
+  }
+  mg = fold<T>(a);
+  mgx = fold<T>(b);
   for (; j < D; ++j) {
-    double gj = (double)dy[j] * g[j];
+    const double gj = (double)dy[j] * g[j];
     mg += gj;
     mgx += gj * xh[j];
   }
@@ -229,34 +255,33 @@ static void norm_fwd(int64_t mode, const T* x, T* y, T* xh, T* rs, T* bm, T* bv,
     }
   } else if (mode == BATCH) {
     const int64_t ng = B / group;
-    std::vector<double> mean(D), var(D);
-    std::vector<T> mt(D), rt(D);
+    std::vector<T> mean(D), var(D), mt(D), rt(D);  // per feature over the group's rows, in T
     for (int64_t s = 0; s < S; ++s) {
       const T* __restrict__ g = gamma + s * D;
       const T* __restrict__ b = beta ? beta + s * D : nullptr;
       for (int64_t k = 0; k < ng; ++k) {
         const int64_t r0 = s * B + k * group;
-        double* __restrict__ mp = mean.data();
-        double* __restrict__ vp = var.data();
-        std::fill(mp, mp + D, 0.0);
-        std::fill(vp, vp + D, 0.0);
+        T* __restrict__ mp = mean.data();
+        T* __restrict__ vp = var.data();
+        std::fill(mp, mp + D, (T)0);
+        std::fill(vp, vp + D, (T)0);
         for (int64_t q = 0; q < group; ++q) {
           const T* __restrict__ xr = x + (r0 + q) * D;
-          for (int64_t j = 0; j < D; ++j) mp[j] += (double)xr[j];
+          for (int64_t j = 0; j < D; ++j) mp[j] += xr[j];
         }
-        for (int64_t j = 0; j < D; ++j) mp[j] /= group;
+        for (int64_t j = 0; j < D; ++j) mp[j] /= (T)group;
         for (int64_t q = 0; q < group; ++q) {
           const T* __restrict__ xr = x + (r0 + q) * D;
           for (int64_t j = 0; j < D; ++j) {
-            double c = (double)xr[j] - mp[j];
+            const T c = xr[j] - mp[j];
             vp[j] += c * c;
           }
         }
         const int64_t idx = (s * ng + k) * D;
         for (int64_t j = 0; j < D; ++j) {
-          vp[j] /= group;
-          rt[j] = (T)(1.0 / std::sqrt(vp[j] + eps));
-          mt[j] = (T)mp[j];
+          vp[j] /= (T)group;
+          rt[j] = (T)(1.0 / std::sqrt((double)vp[j] + eps));
+          mt[j] = mp[j];
           rs[idx + j] = rt[j];
         }
         if (bm)
@@ -301,50 +326,69 @@ static void norm_bwd(int64_t mode, const T* dy, const T* xh, const T* rs, T* dx,
       }
     }
   } else if (mode == LAYER || mode == RMS) {
-    for (int64_t r = 0; r < N; ++r) {
-      const int64_t p = (r / B) * D;
-      const T* __restrict__ dyi = dy + r * D;
-      const T* __restrict__ xhi = xh + r * D;
+    // dgamma and dbeta summed over a member's B rows in T, then added to the double totals
+    std::vector<T> sg(dgamma ? D : 0), sb(dbeta ? D : 0);
+    T* __restrict__ tg = sg.data();
+    T* __restrict__ tb = sb.data();
+    for (int64_t s = 0; s < S; ++s) {
+      const int64_t p = s * D;
       const T* __restrict__ g = gamma + p;
-      double mg, mgx;
-      row_dots(dyi, g, xhi, D, mg, mgx);
-      const T a = (T)(mode == LAYER ? mg / D : 0.0), c = (T)(mgx / D), rr = rs[r];
-      T* __restrict__ dxi = dx + r * D;
-      for (int64_t j = 0; j < D; ++j) dxi[j] = rr * ((dyi[j] * g[j] - a) - xhi[j] * c);
+      std::fill(sg.begin(), sg.end(), (T)0);
+      std::fill(sb.begin(), sb.end(), (T)0);
+      for (int64_t r = s * B; r < (s + 1) * B; ++r) {
+        const T* __restrict__ dyi = dy + r * D;
+        const T* __restrict__ xhi = xh + r * D;
+        double mg, mgx;
+        row_dots(dyi, g, xhi, D, mg, mgx);
+        const T a = (T)(mode == LAYER ? mg / D : 0.0), c = (T)(mgx / D), rr = rs[r];
+        T* __restrict__ dxi = dx + r * D;
+        for (int64_t j = 0; j < D; ++j) dxi[j] = rr * ((dyi[j] * g[j] - a) - xhi[j] * c);
+        if (dgamma)
+          for (int64_t j = 0; j < D; ++j) tg[j] += dyi[j] * xhi[j];
+        if (dbeta)
+          for (int64_t j = 0; j < D; ++j) tb[j] += dyi[j];
+      }
       if (dgamma)
-        for (int64_t j = 0; j < D; ++j) dgamma[p + j] += (double)dyi[j] * xhi[j];
+        for (int64_t j = 0; j < D; ++j) dgamma[p + j] += tg[j];
       if (dbeta)
-        for (int64_t j = 0; j < D; ++j) dbeta[p + j] += dyi[j];
+        for (int64_t j = 0; j < D; ++j) dbeta[p + j] += tb[j];
     }
   } else if (mode == BATCH) {
     const int64_t ng = B / group;
-    std::vector<double> mg(D), mgx(D);
-    std::vector<T> a(D), c(D);
+    std::vector<T> mg(D), mgx(D), a(D), c(D), sg(D), sb(D);
     for (int64_t s = 0; s < S; ++s) {
       const int64_t p = s * D;
       const T* __restrict__ g = gamma + p;
       for (int64_t k = 0; k < ng; ++k) {
         const int64_t r0 = s * B + k * group, idx = (s * ng + k) * D;
-        double* __restrict__ m1 = mg.data();
-        double* __restrict__ m2 = mgx.data();
-        std::fill(m1, m1 + D, 0.0);
-        std::fill(m2, m2 + D, 0.0);
-        for (int64_t q = 0; q < group; ++q) {
+        T* __restrict__ m1 = mg.data();
+        T* __restrict__ m2 = mgx.data();
+        T* __restrict__ tg = sg.data();
+        T* __restrict__ tb = sb.data();
+        std::fill(m1, m1 + D, (T)0);
+        std::fill(m2, m2 + D, (T)0);
+        std::fill(tg, tg + D, (T)0);
+        std::fill(tb, tb + D, (T)0);
+        for (int64_t q = 0; q < group; ++q) {  // per feature over the group's rows, in T
           const T* __restrict__ dyr = dy + (r0 + q) * D;
           const T* __restrict__ xhr = xh + (r0 + q) * D;
           for (int64_t j = 0; j < D; ++j) {
-            double gj = (double)dyr[j] * g[j];
+            const T gj = dyr[j] * g[j];
             m1[j] += gj;
             m2[j] += gj * xhr[j];
           }
           if (dgamma)
-            for (int64_t j = 0; j < D; ++j) dgamma[p + j] += (double)dyr[j] * xhr[j];
+            for (int64_t j = 0; j < D; ++j) tg[j] += dyr[j] * xhr[j];
           if (dbeta)
-            for (int64_t j = 0; j < D; ++j) dbeta[p + j] += dyr[j];
+            for (int64_t j = 0; j < D; ++j) tb[j] += dyr[j];
         }
+        if (dgamma)
+          for (int64_t j = 0; j < D; ++j) dgamma[p + j] += tg[j];
+        if (dbeta)
+          for (int64_t j = 0; j < D; ++j) dbeta[p + j] += tb[j];
         for (int64_t j = 0; j < D; ++j) {
-          a[j] = (T)(m1[j] / group);
-          c[j] = (T)(m2[j] / group);
+          a[j] = m1[j] / (T)group;
+          c[j] = m2[j] / (T)group;
         }
         const T* __restrict__ rr = rs + idx;
         for (int64_t q = 0; q < group; ++q) {
@@ -598,6 +642,7 @@ std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, i
     const T_* gh = cptr<T_>(gamma_h);
     const T_* gc = cptr<T_>(gamma_c);
     const T_* gx = cptr<T_>(gamma_x);
+    std::vector<T_> sbias(G);
     for (int64_t t = T - 1; t >= 0; --t) {
       T_* d = dh.data_ptr<T_>();
       const T_* rec = dh_rec.data_ptr<T_>();
@@ -670,10 +715,16 @@ std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, i
           for (int64_t j = 0; j < H; ++j) dcr[j] *= af[j];
         }
       }
-      if (want[2])
-        for (int64_t row = 0; row < N; ++row) {
-          double* db = dbias.data() + (row / B) * G;
-          for (int64_t j = 0; j < G; ++j) db[j] += dp[row * G + j];
+      if (want[2])  // summed over a member's rows in T, then added to the double total
+        for (int64_t m = 0; m < S; ++m) {
+          T_* __restrict__ sb = sbias.data();
+          std::fill(sb, sb + G, (T_)0);
+          for (int64_t row = m * B; row < (m + 1) * B; ++row) {
+            const T_* __restrict__ dpr = dp + row * G;
+            for (int64_t j = 0; j < G; ++j) sb[j] += dpr[j];
+          }
+          double* __restrict__ db = dbias.data() + m * G;
+          for (int64_t j = 0; j < G; ++j) db[j] += sb[j];
         }
       T_* dr = dR_t.data_ptr<T_>();
       auto to_dU = [&](const T_* src) {  // (S*B, G) rows -> dU[:, t]
