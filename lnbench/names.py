@@ -1,4 +1,4 @@
-"""The names of model families and norm kinds, how tables and figures show them, and which
+"""The names of model families, norm kinds and tasks, how tables and figures show them, and which
 cells train their seeds as one ensemble.
 
 Pure data, no torch: the config schema and the command line read it without importing the
@@ -6,6 +6,10 @@ models (``lnbench --help`` answers at once). :data:`lnbench.nn.norms.NORMS` adds
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 #: The model families: config name -> label in tables, legends and verdicts.
 FAMILIES = {"rnn": "RNN", "lstm": "LSTM", "transformer": "Transformer (pre-norm)"}
@@ -94,3 +98,73 @@ def seeds_train_together(family: str, norm: str, batch_size: int) -> bool:
     if family in ("rnn", "lstm"):
         return True
     return batch_size <= TRANSFORMER_ENSEMBLE_MAX_BATCH and norm in TRANSFORMER_ENSEMBLE_NORMS
+
+
+@dataclass(frozen=True)
+class Task:
+    """One entry of the task registry (:data:`TASKS`): every fact about a task that the config,
+    the checks, the claims and the reports need, without importing torch.
+
+    Attributes:
+        label: its name in tables and figures.
+        summary: one line: what the model must learn.
+        keys: the ``data`` keys it reads besides ``n_train`` and ``n_test``; the other tasks' keys
+            must stay at their defaults (:func:`lnbench.config.schema.DataConfig`).
+        shape: the data config -> ``(T, features, classes)`` of its sequences.
+        maker: ``"module:function"``, the function ``(data config, seed) -> TaskData``.
+        has_scale: each sequence has its own input scale s (the scale probes, and the claims on
+            ``abs_scale_spearman``, need it).
+        max_train, max_test: the most sequences a split can have (None: generated, no limit).
+        seeded: a seed draws new data (False: one fixed dataset; the seed moves the weights and
+            the batch order only).
+    """
+
+    label: str
+    summary: str
+    keys: tuple[str, ...]
+    shape: Callable[[Any], tuple[int, int, int]]
+    maker: str
+    has_scale: bool = False
+    max_train: int | None = None
+    max_test: int | None = None
+    seeded: bool = True
+
+
+#: digits: 1797 8x8 images; 36 per class (360) are the test split, the other 1437 the training split
+DIGITS_TEST_PER_CLASS = 36
+DIGITS_TRAIN, DIGITS_TEST = 1797 - 10 * DIGITS_TEST_PER_CLASS, 10 * DIGITS_TEST_PER_CLASS
+
+#: The tasks: config name (``data.task``) -> its entry. Trend is the default.
+TASKS = {
+    "trend": Task(
+        "trend",
+        "up or down: the direction of a drift hidden under a per-sequence offset and scale",
+        ("seq_len", "features", "trend_strength", "noise_std", "offset_std", "scale_min", "scale_max"),
+        lambda d: (d.seq_len, d.features, 2),
+        "lnbench.training.tasks.trend:make",
+        has_scale=True,
+    ),
+    "adding": Task(
+        "adding",
+        "the adding problem: do the two marked values, one in each half, sum to more than 1",
+        ("seq_len",),
+        lambda d: (d.seq_len, 2, 2),
+        "lnbench.training.tasks.adding:make",
+    ),
+    "digits": Task(
+        "digits",
+        "which of 10 handwritten digits (UCI 8x8, scikit-learn), read row by row or pixel by pixel",
+        ("digits_order", "permutation_seed"),
+        lambda d: (8, 8, 10) if d.digits_order == "rows" else (64, 1, 10),
+        "lnbench.training.tasks.digits:make",
+        max_train=DIGITS_TRAIN,
+        max_test=DIGITS_TEST,
+        seeded=False,
+    ),
+}
+TASK_NAMES = tuple(TASKS)
+
+
+def task_label(task: str) -> str:
+    """``"adding"`` -> its label; an unknown task as given."""
+    return TASKS[task].label if task in TASKS else task

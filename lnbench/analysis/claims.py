@@ -522,7 +522,8 @@ def setting_name(regime: str, changes: dict) -> str:
     initial gain ``lstm_lstm_layer_gain0.1_bs64``."""
     gain = changes.get("model__norm_gain_init")
     gain_part = "" if gain is None else f"_gain{gain:g}"
-    return f"{regime}_{changes['model__family']}_{changes['model__norm']}{gain_part}_bs{changes['train__batch_size']}"
+    prefix = regime.replace("@", "_")  # a regime on another task, default@adding: default_adding_...
+    return f"{prefix}_{changes['model__family']}_{changes['model__norm']}{gain_part}_bs{changes['train__batch_size']}"
 
 
 @dataclass

@@ -421,6 +421,19 @@ def claims(
         ),
     ] = False,
     list_: Annotated[bool, typer.Option("--list", help="List the claims and their regimes, then exit.")] = False,
+    task: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--task",
+            metavar="NAME",
+            help="Run the claims on this task (trend, adding, digits; repeatable), each claim in its regime with "
+            "the task's data, where the task can measure it. Default: trend.",
+        ),
+    ] = None,
+    tasks: Annotated[
+        Optional[str],
+        typer.Option("--tasks", metavar="A,B,C", help="Several tasks at once, e.g. --tasks trend,adding,digits."),
+    ] = None,
     set_: SetOption = None,
     runs_dir: RunsDirOption = Path("runs"),
     seed: SeedOption = None,
@@ -446,7 +459,8 @@ def claims(
     Each claim (e.g. "LayerNorm converges faster than NoNorm") is evaluated in a regime preset
     from --presets (default 5 seeds): held, not held or inconclusive, computed from the paired
     differences over seeds (Holm-corrected over the directional claims). --set and --seed apply
-    to every preset. The LSTM's claims run with --all or --only (see --list).
+    to every preset. The LSTM's claims run with --all or --only (see --list). With --task or
+    --tasks each claim also runs on those tasks, with a claim x task table of verdicts.
     """
     from lnbench.analysis import claims as claim_rules
 
@@ -471,8 +485,9 @@ def claims(
             fail(f"--seed {first} --num-seeds {num_seeds}: the last seed, {first + num_seeds - 1}, exceeds {MAX_SEED}")
         overrides += [f"seed={first}", f"seeds=[{', '.join(str(first + k) for k in range(num_seeds))}]"]
         seed = None  # --seed is the first of them here; passed on, it would replace the list with [seed]
+    names = [*(task or []), *([tasks] if tasks else [])] or ["trend"]
     try:
-        spec = claims_spec(only, presets, overrides, seed, everything=all_)
+        spec = claims_spec(only, presets, overrides, seed, everything=all_, tasks=names)
     except ConfigError as exc:
         fail(str(exc))
     _launch("claims", spec, str(presets), runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)

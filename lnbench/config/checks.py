@@ -116,7 +116,7 @@ def memory_needed(cfg: RunConfig, members: int = 1) -> int:
     (16 bytes each), and the activations of the largest forward pass kept for a backward pass
     (the whole test split at once for the probes; a Transformer's attention is T x T per head)."""
     d, m = cfg.data, cfg.model
-    T, H, D = d.seq_len, m.hidden_size, d.features
+    (T, D, _), H = d.shape(), m.hidden_size
     per_seq = T * D
     generate = 36 * max(d.n_train, d.n_test) * per_seq
     kept = 8 * members * (d.n_train + d.n_test) * per_seq
@@ -159,6 +159,7 @@ def check_memory(cfg: RunConfig, members: int = 1) -> None:
     need, have = memory_needed(cfg, members), available_memory()
     if have is not None and need > have:
         d, m = cfg.data, cfg.model
+        (T, D, _) = d.shape()
         model = f"{m.family}, model.hidden_size {m.hidden_size}"
         keys = "data.seq_len or model.hidden_size"
         if m.family == "transformer":
@@ -166,7 +167,7 @@ def check_memory(cfg: RunConfig, members: int = 1) -> None:
             keys = "data.seq_len, model.hidden_size, model.d_ff or model.num_layers"
         raise ConfigError(
             f"data and model: this config needs about {need / 2**30:.1f} GiB of memory "
-            f"({d.n_train} + {d.n_test} sequences of {d.seq_len} x {d.features} values, {model}, "
+            f"({d.n_train} + {d.n_test} sequences of {T} x {D} values, {model}, "
             f"{plural(members, 'seed')} at once), more than the {have / 2**30:.1f} GiB available; lower data.n_train, data.n_test, "
             + keys
         )

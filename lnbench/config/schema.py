@@ -17,9 +17,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from lnbench.config import yaml12
-from lnbench.names import NORM_KINDS
+from lnbench.names import NORM_KINDS, TASK_NAMES, TASKS
 
 Norm = Literal[NORM_KINDS]  # type: ignore[valid-type]  # the registry in lnbench.names
+TaskName = Literal[TASK_NAMES]  # type: ignore[valid-type]
 Family = Literal["rnn", "lstm", "transformer"]
 
 
@@ -61,8 +62,16 @@ def _unique(values: list, key: str) -> list:
 
 
 class DataConfig(_Section):
-    """Arguments of :func:`lnbench.training.data.make_trend_data`."""
+    """The task and its data (:data:`lnbench.names.TASKS`; :func:`lnbench.training.tasks.make_task_data`).
+    ``n_train`` and ``n_test`` apply to every task; each other key to the tasks that list it."""
 
+    task: TaskName = Field(
+        "trend",
+        description="The task: trend (the default: up or down, a drift hidden under a per-sequence offset and "
+        "scale; 2 classes), adding (the adding problem as a 2-class task: do the two marked values, one in each "
+        "half, sum to more than 1; 2 features per step, value and marker) or digits (scikit-learn's 8x8 "
+        "handwritten digits, 10 classes, a fixed split of 1437 training and 360 test images).",
+    )
     n_train: int = Field(
         1000,
         ge=1,
@@ -76,9 +85,24 @@ class DataConfig(_Section):
         "paired; an accuracy moves in steps of 1 / n_test.",
     )
     seq_len: int = Field(
-        20, ge=2, description="Sequence length T (timesteps); at least 2, since the class is a direction of change."
+        20,
+        ge=2,
+        description="Sequence length T (timesteps), trend and adding: at least 2 (trend's class is a direction "
+        "of change; adding marks one step in each half, so T sets the distance to remember). Digits' T comes "
+        "from digits_order.",
     )
-    features: int = Field(64, ge=1, description="Input features per timestep (the models' input size).")
+    features: int = Field(
+        64, ge=1, description="Trend only: input features per timestep (the models' input size; adding has 2)."
+    )
+    digits_order: Literal["rows", "pixels", "permuted"] = Field(
+        "rows",
+        description="Digits only: how an image becomes a sequence: rows (8 steps of 8 pixels), pixels (64 steps "
+        "of 1 pixel, row by row: sequential digits) or permuted (the 64 pixels in a fixed random order, "
+        "permutation_seed: permuted digits).",
+    )
+    permutation_seed: int = Field(
+        0, ge=0, le=MAX_SEED, description="Digits, digits_order permuted only: the seed of the pixel order."
+    )
     trend_strength: float = Field(
         0.5,
         ge=0,
@@ -109,6 +133,26 @@ class DataConfig(_Section):
         "magnitudes, 16x by default). scale_max x (6 offset_std + trend_strength + 6 noise_std) must stay "
         "below 1e18 (float32).",
     )
+
+    def shape(self) -> tuple[int, int, int]:
+        """``(T, features, classes)`` of the task's sequences."""
+        return TASKS[self.task].shape(self)
+
+    @model_validator(mode="after")
+    def _task_keys(self) -> "DataConfig":
+        task = TASKS[self.task]
+        defaults = DataConfig.model_fields
+        owners = {k: [n for n, t in TASKS.items() if k in t.keys] for k in defaults}
+        for key in sorted(self.model_fields_set):
+            if owners[key] and key not in task.keys and getattr(self, key) != defaults[key].default:
+                raise ValueError(
+                    f"{key}: applies to the {' and '.join(owners[key])} task{'s' if len(owners[key]) > 1 else ''} "
+                    f"only, and task is {self.task}; remove it"
+                )
+        for key, most in (("n_train", task.max_train), ("n_test", task.max_test)):
+            if most is not None and getattr(self, key) > most:
+                raise ValueError(f"{key}: {getattr(self, key)}, but the {self.task} task has {most}; at most {most}")
+        return self
 
     @model_validator(mode="after")
     def _scale_range(self) -> "DataConfig":

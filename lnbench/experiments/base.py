@@ -208,10 +208,10 @@ class Experiment:
     def baselines(self, spec: Any) -> Any:
         """The linear baselines of the data of every seed (:mod:`lnbench.training.baselines`)."""
         from lnbench.training.baselines import baselines_for
-        from lnbench.training.data import make_trend_data
+        from lnbench.training.tasks import make_task_data
 
         cfgs = [spec.with_changes(seed=seed, seeds=None) for seed in spec.seed_list]
-        return baselines_for(cfgs, lambda c: make_trend_data(**c.data.model_dump(), seed=c.seed))
+        return baselines_for(cfgs, lambda c: make_task_data(c.data, c.seed))
 
     # -- what it found -----------------------------------------------------------------------
     def analyse(self, spec: Any, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:

@@ -83,6 +83,7 @@ class BatchSizeSweep(Experiment):
                 "final test accuracy",
                 f"{family}: test accuracy after {epochs} vs batch size",
                 path / "accuracy_vs_batch_size.png",
+                chance=1 / rows[0].num_classes,
             ).name,
             figures.plot_sweep(
                 aggregate,

@@ -23,8 +23,8 @@ from lnbench.nn.norms import SingleValueWarning
 from lnbench.records.runs import Run, mark_unfinished
 from lnbench.records.schema import Metrics, SummaryRow, summary_row
 from lnbench.training import checkpoints
-from lnbench.training.data import make_trend_data
 from lnbench.training.loop import train_members
+from lnbench.training.tasks import make_task_data
 
 
 def metrics_for(cfg: RunConfig) -> Metrics:
@@ -36,6 +36,8 @@ def metrics_for(cfg: RunConfig) -> Metrics:
         seed=cfg.seed,
         hidden_size=cfg.model.hidden_size,
         n_test=cfg.data.n_test,
+        task=cfg.data.task,
+        num_classes=cfg.data.shape()[2],
         batch_norm_stats=bn_stats,
         norm_placement=cfg.model.norm_placement if cfg.model.family == "rnn" else None,
         norm_gain_init=cfg.model.norm_gain_init,
@@ -115,11 +117,11 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, p
         for run, c in zip(runs, cfgs):
             run.manifest["ensemble"] = {"mechanism": mechanism, "members": len(cfgs), "seeds": [c.seed for c in cfgs]}
             run.manifest["config_hash"] = config_hash(c)
-        datas = [make_trend_data(**c.data.model_dump(), seed=c.seed) for c in cfgs]
+        datas = [make_task_data(c.data, c.seed) for c in cfgs]
         models = []
         for c, d in zip(cfgs, datas):
             torch.manual_seed(c.seed)
-            models.append(build_model(c.model, d.input_size, d.seq_len))
+            models.append(build_model(c.model, d.input_size, d.seq_len, d.num_classes))
         model = (
             type(models[0]).stack(models) if mechanism == "native" else models[0]
         )  # an RNN, LSTM or Transformer ensemble

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
+from lnbench.analysis import claim_tasks
 from lnbench.analysis import claims as claim_rules
 from lnbench.analysis.aggregate import aggregate_over_seeds
-from lnbench.config import RunConfig
+from lnbench.config import ConfigError, RunConfig
 from lnbench.experiments import driver
 from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, seed_cells
 from lnbench.names import plural
@@ -32,6 +33,11 @@ class ClaimsSpec:
     selected: list[claim_rules.Claim]
     regimes: dict[str, RunConfig]
     name: str = "claims"
+    #: the tasks the claims run on (:mod:`lnbench.analysis.claim_tasks`); ``selected`` holds each
+    #: claim once per task where it applies (its regime ``default@adding`` off trend)
+    tasks: list[str] = field(default_factory=lambda: ["trend"])
+    #: the claims that do not apply to a task: ``{"id", "claim", "family", "task", "reason"}``
+    skipped: list[dict] = field(default_factory=list)
 
 
 #: Model families whose claims a plain ``lnbench claims`` leaves out for their cost: with the ten
@@ -52,18 +58,28 @@ def claims_spec(
     overrides: Sequence[str] = (),
     seed: int | None = None,
     everything: bool = False,
+    tasks: Sequence[str] = ("trend",),
 ) -> ClaimsSpec:
     """The claims ``only`` (if given), else every claim (``everything``) or those of the default
     run (:func:`in_default_run`), and their regimes from ``presets/<regime>.yaml``, with the
-    ``--set`` overrides and ``--seed`` applied to every regime.
+    ``--set`` overrides and ``--seed`` applied to every regime; on each of ``tasks`` where a
+    claim applies (:mod:`lnbench.analysis.claim_tasks`: off trend, its regime with the task's data).
 
     Raises:
-        ConfigError: an unknown claim id, a missing or invalid preset, bad seeds.
+        ConfigError: an unknown claim id or task, a missing or invalid preset, bad seeds, a task on
+            which none of the claims applies.
     """
     selected = claim_rules.select_claims(only)
     if not only and not everything:
         selected = [c for c in selected if in_default_run(c)]
-    return ClaimsSpec(selected, claim_rules.load_regimes(selected, Path(presets), list(overrides), seed))
+    tasks = claim_tasks.parse_tasks(tasks)
+    base = claim_rules.load_regimes(selected, Path(presets), list(overrides), seed)
+    on_tasks, skipped = claim_tasks.claims_on_tasks(selected, tasks)
+    if not on_tasks:
+        reasons = "; ".join(sorted({f"{s['id']} on {s['task']}: {s['reason']}" for s in skipped}))
+        raise ConfigError(f"--task: none of the claims applies ({reasons})")
+    regimes = claim_tasks.regimes_on_tasks(base, on_tasks, Path(presets))
+    return ClaimsSpec(on_tasks, regimes, tasks=tasks, skipped=skipped)
 
 
 class Claims(Experiment):
@@ -111,15 +127,24 @@ class Claims(Experiment):
             key = claim_rules.setting_key(regime, row.family, row.norm, row.batch_size, row.norm_gain_init)
             by_setting.setdefault(key, []).append(row)
         chance = {name: next(b["mean"] for b in bl if b["name"] == "chance") for name, bl in baselines.items()}
-        results = claim_rules.evaluate_claims(spec.selected, by_setting, spec.regimes, chance)
-        return {
+        results = []
+        for task in spec.tasks:  # one Holm family per task, as in a run of that task alone
+            on_task = [c for c in spec.selected if claim_tasks.task_of(c.regime) == task]
+            results += claim_rules.evaluate_claims(on_task, by_setting, spec.regimes, chance)
+        out = {
             "seeds": self.seeds(spec),
             "regimes": list(spec.regimes),
             "baselines": baselines,
             "aggregate": aggregate_over_seeds(rows),
             "claims": [r.to_dict() for r in results],
             "verdicts": claim_rules.claim_sentences(results),
+            "tasks": spec.tasks,
         }
+        if spec.tasks != [claim_tasks.CLAIMS_TASK]:
+            table = claim_tasks.by_task(results, spec.skipped, spec.tasks)
+            out["claims_by_task"] = table
+            out["verdicts"] = [*out["verdicts"], *claim_tasks.task_sentences(table, spec.tasks)]
+        return out
 
     def annotate_rows(self, spec: ClaimsSpec, cells: Sequence[Cell], summary_rows: list[dict]) -> None:
         for row, regime in zip(summary_rows, [cell.group for cell in cells for _ in cell.cfgs]):
@@ -132,13 +157,22 @@ class Claims(Experiment):
         if not summary.get("claims"):
             return []
         results = [claim_rules.ClaimResult(**c) for c in summary["claims"]]
-        return [figures.plot_claims(results, path / "claims.png").name]
+        drawn = [figures.plot_claims(results, path / "claims.png").name]
+        if summary.get("claims_by_task"):
+            drawn.append(
+                figures.plot_claims_by_task(
+                    summary["claims_by_task"], summary["tasks"], path / "claims_by_task.png"
+                ).name
+            )
+        return drawn
 
     def tables(self, path: Path, summary: dict) -> list[Table]:
         results = summary.get("claims") or []
         n_regimes = len(summary.get("regimes") or [])
         title = f"lnbench claims ({plural(len(results), 'claim')}, {plural(n_regimes, 'regime')})"
         out = [tables.claims_table(results, title)]
+        if summary.get("claims_by_task"):
+            out.append(tables.claims_by_task_table(summary["claims_by_task"], summary["tasks"]))
         if summary.get("baselines"):
             out.append(tables.regime_baselines_table(summary["baselines"]))
         return out

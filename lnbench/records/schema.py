@@ -39,6 +39,8 @@ class Metrics:
     seed: int = 0
     hidden_size: int = 64
     n_test: int = 0
+    task: str = "trend"  # data.task (lnbench.names.TASKS)
+    num_classes: int = 2  # C: the task's classes (chance is 1 / C)
     batch_norm_stats: str | None = None  # RNN with BatchNorm: "pooled" or "per_timestep"
     norm_placement: str | None = None  # RNN: "joint" or "separate"; None for the Transformer (or older files)
     norm_gain_init: float | None = None  # model.norm_gain_init as set (None: each paper's)
@@ -104,6 +106,8 @@ METRICS_DOCS: dict[str, str] = {
     "seed": "The run's seed (its data, initial weights and batch order).",
     "hidden_size": "Hidden size H of the model.",
     "n_test": "Number of test sequences.",
+    "task": "The task (`data.task`): trend, adding or digits.",
+    "num_classes": "Number of classes C of the task (2 for trend and adding, 10 for digits); chance is 1 / C.",
     "batch_norm_stats": "RNN with BatchNorm: `pooled` or `per_timestep` running statistics; otherwise null.",
     "norm_placement": "RNN: where the norm sits, `joint` (Ba et al. eq. 4) or `separate`; null for the Transformer.",
     "norm_gain_init": "`model.norm_gain_init` as set: the initial value of every norm gain; null: each model's paper's.",
@@ -202,6 +206,8 @@ class SummaryRow:
     norm_placement: str | None = None
     norm_gain_init: float | None = None
     initial_gain: float | None = None
+    task: str = "trend"
+    num_classes: int = 2
     final_scale_spearman: float | None = None
     final_saturation: float | None = None
     final_grad_ratio: float | None = None
@@ -239,6 +245,8 @@ SUMMARY_ROW_DOCS: dict[str, str] = {
     "first_epoch_at_target": "First epoch (1-based) whose test accuracy reached `compare.target_acc`; null if "
     "none did (a diverged run's earlier epochs count).",
     "n_test": "Number of test sequences.",
+    "task": "The task (`data.task`).",
+    "num_classes": "Number of classes C of the task.",
     "batch_norm_stats": "RNN with BatchNorm: `pooled` or `per_timestep`; otherwise null.",
     "norm_placement": "RNN: `joint` or `separate` (the group this row is compared in); null for the Transformer.",
     "norm_gain_init": "`model.norm_gain_init` as set (a set value is part of the group the row is compared in); "
@@ -285,6 +293,8 @@ def summary_row(
         norm_placement=m.norm_placement,
         norm_gain_init=m.norm_gain_init,
         initial_gain=m.initial_gain,
+        task=m.task,
+        num_classes=m.num_classes,
         final_scale_spearman=last(m.scale_spearman),
         final_saturation=last(m.saturation),
         final_grad_ratio=last(m.grad_ratio),

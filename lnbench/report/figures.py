@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
+from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from lnbench.names import NORM_KINDS, family_label, group_label, model_group_of, norm_color, norm_label
@@ -42,6 +42,8 @@ CAPTIONS = {
     "BatchNorm with batch statistics dashed.",
     "train_loss_vs_batch_size.png": "Mean train loss over the epochs against batch size (log axes).",
     "accuracy_vs": "Final test accuracy against one swept key, one line per norm (mean over seeds, 95% t interval; averaged over the other keys).",
+    "claims_by_task.png": "Each claim's verdict on each task (rows: claims, columns: tasks), with its paired effect a - b "
+    "(accuracy in points, train loss in nats); n/a: the task cannot measure the claim's metric.",
     "claims.png": "Each claim's paired effect a - b (mean over seeds) with its 95% interval; shaded: the claim's margin; colour: the verdict.",
 }
 
@@ -244,11 +246,14 @@ def figure_training_loss(metrics: Sequence[Metrics]) -> Figure:
 
 
 def figure_test_accuracy(
-    metrics: Sequence[Metrics], target_acc: float = 0.9, memoryless: float | None = None, chance: float = 0.5
+    metrics: Sequence[Metrics], target_acc: float = 0.9, memoryless: float | None = None, chance: float | None = None
 ) -> Figure:
     """(2) Test accuracy per epoch per norm (eval mode); BatchNorm with batch statistics dashed;
     in every panel the target (dotted), the memoryless baseline's mean accuracy (``memoryless``:
-    a linear readout of x_T alone on the same test sets; dash-dotted) and ``chance`` (thin)."""
+    a linear readout of x_T alone on the same test sets; dash-dotted) and ``chance`` (thin;
+    None: 1 / C of the runs' task)."""
+    if chance is None:
+        chance = 1 / max((m.num_classes for m in metrics), default=2)
     groups = _by_family_norm(metrics)
     fig, axes = _family_axes(len(groups), "Test accuracy")
     for ax, (family, norms) in zip(axes, groups.items()):
@@ -276,7 +281,7 @@ def figure_test_accuracy(
                 color="0.3",
             )
             ax.set_xticks([])
-        low = min([0.4, target_acc - 0.05, chance, *shown])  # the target, chance and every curve stay in view
+        low = min([chance - 0.1, target_acc - 0.05, *shown])  # the target, chance and every curve stay in view
         ax.set(title=_title(family), xlabel="epoch", ylabel="test accuracy", ylim=(max(0.0, low - 0.02), 1.01))
         ax.grid(alpha=0.3)
         _legend(ax, runs)
@@ -502,7 +507,9 @@ def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
     return fig
 
 
-def figure_sweep(aggregate: Sequence[dict], key: str, ylabel: str, title: str, log_y: bool = False) -> Figure:
+def figure_sweep(
+    aggregate: Sequence[dict], key: str, ylabel: str, title: str, log_y: bool = False, chance: float = 0.5
+) -> Figure:
     """Batch-size sweep: the mean over seeds of ``key`` against batch size (log2 axis), one line
     per norm, from :func:`lnbench.analysis.aggregate.aggregate_over_seeds` entries.
 
@@ -562,7 +569,7 @@ def figure_sweep(aggregate: Sequence[dict], key: str, ylabel: str, title: str, l
             ax.yaxis.set_minor_locator(LogLocator(subs=(2.0, 3.0, 5.0)))
             ax.yaxis.set_minor_formatter(FormatStrFormatter("%.2g"))
     if key == "final_test_acc":
-        ax.axhline(0.5, color="k", lw=0.6, ls=":", label="chance")
+        ax.axhline(chance, color="k", lw=0.6, ls=":", label="chance")
         what = f"mean of {n_seeds} seeds, 95% t interval" if n_seeds > 1 else "95% Wilson interval over the test set"
         title += f"\n({what})"
     elif n_seeds > 1:
@@ -601,10 +608,16 @@ def plot_grad_norm(metrics: Sequence[Metrics], path: str | Path) -> Path:
 
 
 def plot_sweep(
-    aggregate: Sequence[dict], key: str, ylabel: str, title: str, path: str | Path, log_y: bool = False
+    aggregate: Sequence[dict],
+    key: str,
+    ylabel: str,
+    title: str,
+    path: str | Path,
+    log_y: bool = False,
+    chance: float = 0.5,
 ) -> Path:
     """Save :func:`figure_sweep` as a PNG."""
-    return save(figure_sweep(aggregate, key, ylabel, title, log_y), path)
+    return save(figure_sweep(aggregate, key, ylabel, title, log_y, chance), path)
 
 
 VERDICT_COLORS = {"held": "tab:green", "not held": "tab:red", "inconclusive": "tab:gray"}
@@ -659,6 +672,53 @@ def figure_claims(results: Sequence) -> Figure:
             color=color,
         )
     return fig
+
+
+def figure_claims_by_task(table: Sequence[dict], tasks: Sequence[str]) -> Figure:
+    """``lnbench claims --tasks``: the claim x task grid (``summary.json`` ``claims_by_task``),
+    each cell coloured by its verdict (grey: inconclusive; pale: the task cannot measure the claim)
+    and labelled with the verdict and the paired effect a - b (points of accuracy, nats, or an
+    absolute rank correlation)."""
+    from lnbench.analysis.claims import format_amount
+
+    n, k = len(table), len(tasks)
+    fig = Figure(figsize=(3.0 + 2.2 * k, 0.45 * n + 1.4), layout="constrained")
+    ax = fig.subplots()
+    suptitle(fig, "lnbench claims on each task: verdicts (Holm within each task)")
+    for i, row in enumerate(table):
+        for j, task in enumerate(tasks):
+            v = row["tasks"].get(task)
+            if v is None:
+                color, text = "white", "-"
+            elif v["verdict"] == "n/a":
+                color, text = "0.95", "n/a"
+            else:
+                color = VERDICT_COLORS.get(v["verdict"], "k")
+                effect = v.get("effect")
+                shown = "" if effect is None else "\n" + format_amount(row["metric"], effect)
+                text = v["verdict"] + (" (b)" if v.get("borderline") else "") + shown
+            alpha = 0.55 if v is not None and v["verdict"] not in ("n/a",) else 1.0
+            ax.add_patch(Rectangle((j, n - 1 - i), 1, 1, facecolor=color, alpha=alpha, edgecolor="white", lw=2))
+            ax.text(j + 0.5, n - 0.5 - i, text, ha="center", va="center", fontsize=7)
+    ax.set_xlim(0, k)
+    ax.set_ylim(0, n)
+    ax.set_xticks([j + 0.5 for j in range(k)], list(tasks))
+    ax.xaxis.tick_top()
+    ax.set_yticks(
+        [n - 0.5 - i for i in range(n)],
+        [f"{family_label(r['family']).split(' (')[0]}: {r['id']}" for r in table],
+        fontsize=7,
+    )
+    ax.tick_params(length=0)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    ax.set_xlabel("cell: the verdict and the paired effect a - b ((b): borderline)", fontsize=8)
+    return fig
+
+
+def plot_claims_by_task(table: Sequence[dict], tasks: Sequence[str], path: str | Path) -> Path:
+    """Save :func:`figure_claims_by_task` as a PNG."""
+    return save(figure_claims_by_task(table, tasks), path)
 
 
 def plot_claims(results: Sequence, path: str | Path) -> Path:

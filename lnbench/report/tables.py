@@ -235,6 +235,32 @@ def claims_table(claims: Sequence[dict], title: str = "lnbench claims") -> Table
     return table
 
 
+def claims_by_task_table(table: Sequence[dict], tasks: Sequence[str]) -> Table:
+    """The claim x task verdicts (``summary.json`` ``claims_by_task``,
+    :func:`lnbench.analysis.claim_tasks.by_task`): one row per claim, one column per task."""
+    style = {"held": "bold green", "not held": "bold red", "inconclusive": "yellow", "n/a": "dim"}
+    out = Table(title="claims x tasks", title_justify="left", caption_justify="left")
+    out.add_column("model", min_width=11)
+    out.add_column("claim", min_width=30)
+    for task in tasks:
+        out.add_column(task, no_wrap=True)
+    for row in table:
+        cells = []
+        for task in tasks:
+            v = row["tasks"].get(task)
+            if v is None:
+                cells.append("-")
+                continue
+            text = f"[{style[v['verdict']]}]{v['verdict']}[/]" + (", borderline" if v.get("borderline") else "")
+            cells.append(text)
+        out.add_row(family_label(row["family"]).split(" (")[0], row["claim"], *cells)
+    out.caption = (
+        "each claim in its regime with each task's data (lnbench.analysis.claim_tasks); Holm within each task; "
+        "n/a: the task cannot measure the claim's metric (the input-scale claims need trend's per-sequence scale)"
+    )
+    return out
+
+
 def invariance_table(cells: Sequence[dict], draws: int) -> Table:
     """``invariance.json``'s cells as the paper's Table 1: measured verdict and largest change."""
     from lnbench.nn import invariance as inv

@@ -22,7 +22,7 @@ from statistics import mean, stdev
 
 import numpy as np
 
-from lnbench.training.data import TrendData
+from lnbench.training.data import TaskData
 
 #: the memoryless baseline: a model at or below it has not learned the memory task
 MEMORYLESS = "last_timestep"
@@ -34,7 +34,7 @@ BASELINES = {
         "linear readout of x_T alone",
         "memoryless: what a model that keeps only the last input can reach",
     ),
-    "whole_sequence": ("linear readout of all T x H inputs", "the task's linear ceiling"),
+    "whole_sequence": ("linear readout of all T x D inputs", "the task's linear ceiling"),
 }
 
 
@@ -54,7 +54,7 @@ def _linear_correct(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray
     return (clf.predict(X_test) == y_test).astype(np.int64)
 
 
-def baseline_correct(data: TrendData) -> dict[str, np.ndarray]:
+def baseline_correct(data: TaskData) -> dict[str, np.ndarray]:
     """Per baseline of :data:`BASELINES`, its per-example correctness on one seed's test split
     (``(n_test,)`` int64, 0/1): what a model is compared with pairwise (McNemar, one seed).
 
@@ -71,7 +71,7 @@ def baseline_correct(data: TrendData) -> dict[str, np.ndarray]:
     }
 
 
-def baseline_accuracies(data: TrendData) -> dict[str, float]:
+def baseline_accuracies(data: TaskData) -> dict[str, float]:
     """The test accuracy (fraction) of each baseline in :data:`BASELINES` on one seed's data.
 
     Args:
@@ -115,7 +115,7 @@ def summarize_baselines(
 
 def baselines_for(cfgs: Sequence, make_data) -> list[dict]:
     """Baselines over the seeds of ``cfgs`` (one :class:`lnbench.config.RunConfig` per seed;
-    ``make_data(cfg)`` builds that seed's :class:`TrendData`)."""
+    ``make_data(cfg)`` builds that seed's :class:`TaskData`)."""
     correct = [baseline_correct(make_data(c)) for c in cfgs]
     per_seed = [{name: float(np.mean(c)) for name, c in seed.items()} for seed in correct]
     return summarize_baselines(per_seed, [c.seed for c in cfgs], cfgs[0].data.n_test, correct)

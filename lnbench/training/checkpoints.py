@@ -200,7 +200,7 @@ def load_model(run_dir: str | Path) -> nn.Module:
 
     Example::
 
-        model = lnbench.load_model("runs/<compare>/rnn_layer_seed0")  # (B, T, features) -> logits (B, 2)
+        model = lnbench.load_model("runs/<compare>/rnn_layer_seed0")  # (B, T, D) -> logits (B, C)
 
     Raises:
         FileNotFoundError: no weights.pt (the run did not complete, or predates saved weights).
@@ -213,6 +213,7 @@ def load_model(run_dir: str | Path) -> nn.Module:
     if not (run_dir / WEIGHTS).is_file():
         raise FileNotFoundError(f"{run_dir}: no {WEIGHTS} (only a completed run saves its weights)")
     cfg = load_config(run_dir / "config.yaml")
-    model = build_model(cfg.model, cfg.data.features, cfg.data.seq_len)
+    T, D, C = cfg.data.shape()
+    model = build_model(cfg.model, D, T, C)
     model.load_state_dict(load(run_dir / WEIGHTS))
     return model.eval()

@@ -30,9 +30,11 @@ _D = DataConfig()  # the defaults live in the schema only
 
 
 @dataclass(frozen=True)
-class TrendData:
-    """Train and test splits. ``X_*``: ``(N, T, H)`` float32; ``y_*``: ``(N,)`` int64 in {0, 1};
-    ``s_*``: ``(N,)`` float32, each sequence's scale s (the probes group samples by it)."""
+class TaskData:
+    """Train and test splits of a task (:data:`lnbench.names.TASKS`). ``X_*``: ``(N, T, D)``
+    float32; ``y_*``: ``(N,)`` int64 in 0 .. C - 1; ``s_*``: ``(N,)`` float32, each sequence's
+    input scale s (the probes group samples by it; ones for a task without one);
+    ``num_classes``: C (the models' outputs, even if a split lacks a class)."""
 
     X_train: torch.Tensor
     y_train: torch.Tensor
@@ -40,6 +42,7 @@ class TrendData:
     y_test: torch.Tensor
     s_train: torch.Tensor
     s_test: torch.Tensor
+    num_classes: int = 2
 
     @property
     def input_size(self) -> int:
@@ -48,6 +51,9 @@ class TrendData:
     @property
     def seq_len(self) -> int:
         return self.X_train.shape[1]
+
+
+TrendData = TaskData  # the trend task's data (the name before the task registry)
 
 
 def make_trend_data(

@@ -48,7 +48,7 @@ from lnbench.nn.batchnorm import batch_statistics
 from lnbench.records.schema import Metrics
 from lnbench.training.allocator import keep_freed_memory
 from lnbench.training.checkpoints import restore
-from lnbench.training.data import TrendData
+from lnbench.training.data import TaskData
 from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, layer_names, per_member
 from lnbench.training.probes import probe_members, probe_passes
 
@@ -82,7 +82,7 @@ def _grad_norms(model: nn.Module, params: list[tuple[str, nn.Parameter]], S: int
 
 def train_model(
     model: nn.Module,
-    data: TrendData,
+    data: TaskData,
     cfg: TrainConfig,
     seed: int = 0,
     on_epoch: Callable[[int, Metrics], None] | None = None,
@@ -107,7 +107,7 @@ def train_model(
 
 def train_members(
     model: nn.Module,
-    datas: Sequence[TrendData],
+    datas: Sequence[TaskData],
     cfg: TrainConfig,
     seeds: Sequence[int],
     on_epoch: Callable[[int, list[Metrics]], None] | None = None,
@@ -162,7 +162,7 @@ def train_members(
         hist.saturation_init = init[s]["saturation"]
         hist.grad_ratio_init = init[s]["grad_ratio"]
         hist.scale_quartile_edges = edges[s]
-    num_classes = int(max(y_train.max(), y_test.max())) + 1
+    num_classes = datas[0].num_classes
     exploded = EXPLODED_LOSS_FACTOR * math.log(max(num_classes, 2))
     start = 1 if resume_from is None else restore(resume_from, model, opt, gens, hists)
     alive = [hist.status != "diverged" for hist in hists]

@@ -5,7 +5,7 @@ same average hidden-state size whether or not that size follows the input's scal
 probes show it (Ba et al. 2016 motivate LayerNorm by exactly this invariance, section 5):
 
 - ``hidden_norm_by_scale``: the mean L2 norm of h_t per timestep, separately for each quartile
-  of the samples' input scale s (:attr:`lnbench.training.data.TrendData.s_test`), ``(4, T)``.
+  of the samples' input scale s (:attr:`lnbench.training.data.TaskData.s_test`), ``(4, T)``.
 - ``scale_spearman``: the Spearman rank correlation between ‖h_T‖ and s over the probe set
   (``scipy.stats.spearmanr``). Near 1: the last hidden state's size follows the input's
   scale; near 0: it does not. None when it is undefined (‖h_T‖ or s constant).

@@ -361,13 +361,13 @@ def test_the_baseline_verdict_at_exactly_the_target():
     (line,) = verdicts.baseline_verdicts(_baselines([0.9, 0.85, 0.9]), 0.9)  # reaching it is >=, as for a model
     assert line == (
         "Baselines on the same data (mean over 3 seeds, n_test = 200): chance 50.0%; linear readout of x_T alone 88.3%;"
-        " linear readout of all T x H inputs 100.0%. The 90% target does not need memory: a linear readout of the"
+        " linear readout of all T x D inputs 100.0%. The 90% target does not need memory: a linear readout of the"
         " last timestep alone reaches it on 2 of 3 seeds."
     )
     (line,) = verdicts.baseline_verdicts(_baselines([0.8994]), 0.9)
     assert line == (
         "Baselines on the same data (mean over 1 seed, n_test = 200): chance 50.0%; linear readout of x_T alone 89.9%;"
-        " linear readout of all T x H inputs 100.0%. A memoryless readout stays below the 90% target on every seed."
+        " linear readout of all T x D inputs 100.0%. A memoryless readout stays below the 90% target on every seed."
     )
 
 
@@ -375,7 +375,7 @@ def test_no_baselines_no_sentence_and_without_the_memoryless_one_no_claim_about_
     assert verdicts.baseline_verdicts(None, 0.9) == [] and verdicts.baseline_verdicts([], 0.9) == []
     only = [b for b in _baselines([0.95]) if b["name"] != "last_timestep"]
     (line,) = verdicts.baseline_verdicts(only, 0.9)
-    assert line.endswith("linear readout of all T x H inputs 100.0%.") and "memory" not in line
+    assert line.endswith("linear readout of all T x D inputs 100.0%.") and "memory" not in line
 
 
 # ---------------------------------------------------------------- compare's sentences, by hand

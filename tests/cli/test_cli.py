@@ -48,6 +48,8 @@ METRIC_KEYS = {
     "norm_placement",
     "norm_gain_init",
     "initial_gain",
+    "task",
+    "num_classes",
     "scale_quartile_edges",
     "hidden_norm_by_scale",
     "hidden_norm_by_scale_init",
@@ -60,6 +62,8 @@ METRIC_KEYS = {
     "grad_ratio_init",
 }
 ROW_KEYS = {
+    "task",
+    "num_classes",
     "batch_norm_stats",
     "norm_placement",
     "norm_gain_init",

@@ -18,7 +18,7 @@ import lnbench
 from lnbench.config import load_config
 from lnbench.experiments import compare
 from lnbench.training.checkpoints import CHECKPOINT, WEIGHTS
-from lnbench.training.data import make_trend_data
+from lnbench.training.tasks import make_task_data
 
 pytestmark = pytest.mark.e2e
 
@@ -71,7 +71,7 @@ def test_an_interrupted_cell_goes_on_from_its_last_epoch(tmp_path):
     child = folder / "rnn_batch_seed1"
     model = lnbench.load_model(child)  # the documented one-liner
     run_cfg = load_config(child / "config.yaml")
-    data = make_trend_data(**run_cfg.data.model_dump(), seed=run_cfg.seed)
+    data = make_task_data(run_cfg.data, run_cfg.seed)
     with torch.no_grad():
         acc = (model(data.X_test).argmax(-1) == data.y_test).double().mean().item()
     row = next(r for r in resumed.rows if r.run_dir == "rnn_batch_seed1")

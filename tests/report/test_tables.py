@@ -23,6 +23,7 @@ from lnbench.analysis.aggregate import aggregate_over_seeds
 from lnbench.analysis.verdicts import compare_comparisons
 from lnbench.cli.app import claims_list_table, plan_table
 from lnbench.config import RunConfig
+from lnbench.names import TASK_NAMES
 from lnbench.records.schema import SummaryRow
 from lnbench.report import tables
 
@@ -65,13 +66,38 @@ ROWS = [
 
 def _baselines():
     from lnbench.training.baselines import baselines_for
-    from lnbench.training.data import make_trend_data
+    from lnbench.training.tasks import make_task_data
 
     cfgs = [
         RunConfig().with_changes(seed=s, data__n_train=40, data__n_test=20, data__features=4, train__batch_size=8)
         for s in (0, 1)
     ]
-    return baselines_for(cfgs, lambda c: make_trend_data(**c.data.model_dump(), seed=c.seed))
+    return baselines_for(cfgs, lambda c: make_task_data(c.data, c.seed))
+
+
+def _by_task(claims):
+    """Every claim on every task: trend's verdicts, on adding the next claim's, on digits n/a."""
+    from lnbench.analysis import claim_tasks
+
+    results = [claim_rules.ClaimResult(**c) for c in claims]
+    moved = [
+        claim_rules.ClaimResult(
+            **{**c, "regime": claim_tasks.regime_on(c["regime"], "adding"), "verdict": d["verdict"]}
+        )
+        for c, d in zip(claims, [*claims[1:], claims[0]])
+    ]
+    skipped = [
+        {
+            "id": c["id"],
+            "claim": c["claim"],
+            "family": c["family"],
+            "metric": c["metric"],
+            "task": "digits",
+            "reason": "x",
+        }
+        for c in claims
+    ]
+    return claim_tasks.by_task([*results, *moved], skipped, list(TASK_NAMES))
 
 
 def _claims():
@@ -143,6 +169,7 @@ def every_table() -> dict[str, Table]:
         "baselines_table": tables.baselines_table(baselines),
         "regime_baselines_table": tables.regime_baselines_table({"default": baselines, "small_batches": baselines}),
         "claims_table": tables.claims_table(claims, "lnbench claims (13 claims, 6 regimes)"),
+        "claims_by_task_table": tables.claims_by_task_table(_by_task(claims), list(TASK_NAMES)),
         "grid_table": tables.grid_table(_grid_entries(), "lnbench sweep: sweep, 4 cells x 2 seeds"),
         "gradcheck_table": tables.gradcheck_table(_gradcheck()),
         "invariance_table": tables.invariance_table(_invariance(), 1),

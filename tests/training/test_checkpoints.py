@@ -17,14 +17,14 @@ from lnbench.config import load_config
 from lnbench.nn.models import build_model
 from lnbench.records.schema import Metrics
 from lnbench.training import checkpoints
-from lnbench.training.data import make_trend_data
 from lnbench.training.loop import train_members
+from lnbench.training.tasks import make_task_data
 
 SEEDS = [0, 1]
 
 
 def _setup(cfg, seeds=SEEDS, ensemble=True):
-    datas = [make_trend_data(**cfg.data.model_dump(), seed=s) for s in seeds]
+    datas = [make_task_data(cfg.data, s) for s in seeds]
     models = []
     for s, d in zip(seeds, datas):
         torch.manual_seed(s)

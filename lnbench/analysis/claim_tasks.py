@@ -1,0 +1,196 @@
+"""The claims on other tasks (``lnbench claims --task NAME``, ``--tasks a,b,c``).
+
+A claim is written for a regime of the trend task (``configs/claims/<regime>.yaml``). On another
+task it keeps its regime's model, training and seeds, and takes the task's data:
+
+- the regime's ``n_train`` and ``n_test``, at most the task's (digits: 1437 and 360);
+- the regime's values of the keys the task shares with trend (``seq_len`` for adding);
+- the task's preset ``<presets>/tasks/<task>.yaml`` if there is one (its ``data`` section only,
+  e.g. ``digits_order``), then the defaults;
+- none of trend's own keys (the offset and the scale spread are trend's).
+
+Its regime is then named ``<regime>@<task>`` (``default@adding``); on trend it keeps its name,
+so a trend-only run is the plain ``lnbench claims``. A claim does not apply to a task whose data
+cannot measure it: ``abs_scale_spearman`` needs each sequence's own input scale, which only trend
+has (:attr:`lnbench.names.Task.has_scale`). Each task's directional claims are one Holm family,
+as in a run of that task alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from lnbench.analysis.claims import Claim, ClaimResult
+from lnbench.config import ConfigError, DataConfig, RunConfig, yaml12
+from lnbench.config.checks import check_memory_of_families
+from lnbench.names import TASK_NAMES, TASKS
+
+TASK_SEP = "@"
+CLAIMS_TASK = "trend"  # the task the claims and their regimes are written for
+
+
+def regime_on(regime: str, task: str) -> str:
+    """``default`` on trend, ``default@adding`` on adding."""
+    return regime if task == CLAIMS_TASK else f"{regime}{TASK_SEP}{task}"
+
+
+def task_of(regime: str) -> str:
+    """The task of a regime name: ``default@adding`` -> ``adding``; ``default`` -> ``trend``."""
+    return regime.partition(TASK_SEP)[2] or CLAIMS_TASK
+
+
+def base_regime(regime: str) -> str:
+    """``default@adding`` -> ``default``."""
+    return regime.partition(TASK_SEP)[0]
+
+
+def parse_tasks(names: Sequence[str]) -> list[str]:
+    """``["adding", "trend,digits"]`` -> ``["adding", "trend", "digits"]`` (each once, in order).
+
+    Raises:
+        ConfigError: an unknown task (the message lists the tasks).
+    """
+    tasks: list[str] = []
+    for name in (n.strip() for chunk in names for n in chunk.split(",")):
+        if name not in TASKS:
+            raise ConfigError(f"--task: unknown task {name!r}; allowed: {', '.join(TASK_NAMES)}")
+        if name not in tasks:
+            tasks.append(name)
+    return tasks
+
+
+def not_applicable(claim: Claim, task: str) -> str | None:
+    """Why ``claim`` cannot be measured on ``task`` (None: it can)."""
+    if claim.metric == "abs_scale_spearman" and not TASKS[task].has_scale:
+        return f"its metric needs each sequence's own input scale; the {task} task has none"
+    return None
+
+
+def claims_on_tasks(claims: Sequence[Claim], tasks: Sequence[str]) -> tuple[list[Claim], list[dict]]:
+    """Each claim on each task where it applies (its regime renamed :func:`regime_on`), and the
+    ``{"id", "claim", "family", "metric", "task", "reason"}`` of those left out, task by task."""
+    kept, skipped = [], []
+    for task in tasks:
+        for c in claims:
+            reason = not_applicable(c, task)
+            if reason is None:
+                kept.append(replace(c, regime=regime_on(c.regime, task)))
+            else:
+                skipped.append(
+                    {
+                        "id": c.id,
+                        "claim": c.text,
+                        "family": c.family,
+                        "metric": c.metric,
+                        "task": task,
+                        "reason": reason,
+                    }
+                )
+    return kept, skipped
+
+
+def regime_for_task(cfg: RunConfig, task: str, presets: Path) -> RunConfig:
+    """A trend regime's config with ``task``'s data (the module docstring gives the rule).
+
+    Raises:
+        ConfigError: the task preset is unreadable or sets a key the task does not have, or the
+            regime's batch size exceeds the task's ``n_train``.
+    """
+    if task == CLAIMS_TASK:
+        return cfg
+    entry, base = TASKS[task], cfg.data
+    data: dict = {"task": task}
+    for key, most in (("n_train", entry.max_train), ("n_test", entry.max_test)):
+        data[key] = getattr(base, key) if most is None else min(getattr(base, key), most)
+    data.update({k: getattr(base, k) for k in entry.keys if k in TASKS[CLAIMS_TASK].keys})
+    preset = presets / "tasks" / f"{task}.yaml"
+    if preset.is_file():
+        raw = yaml12.load(preset.read_text()) or {}
+        extra = set(raw) - {"data"} if isinstance(raw, dict) else {"(not a mapping)"}
+        if extra:
+            raise ConfigError(f"{preset}: a task preset has a data section only; got {', '.join(sorted(extra))}")
+        data.update(raw.get("data") or {})
+    try:
+        new = DataConfig(**data)
+        merged = {**cfg.model_dump(), "data": new.model_dump(), "name": f"{cfg.name}_{task}"}
+        return RunConfig.model_validate(merged)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"] if p)
+        source = preset if preset.is_file() else f"the {cfg.name} regime on {task}"
+        raise ConfigError(f"{source}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
+
+
+def regimes_on_tasks(base: dict[str, RunConfig], claims: Sequence[Claim], presets: Path) -> dict[str, RunConfig]:
+    """The config of every regime the (task-renamed) ``claims`` use, from the trend ``base``."""
+    regimes: dict[str, RunConfig] = {}
+    for name in dict.fromkeys(c.regime for c in claims):
+        cfg = regime_for_task(base[base_regime(name)], task_of(name), presets)
+        check_memory_of_families(cfg, sorted({c.family for c in claims if c.regime == name}))
+        regimes[name] = cfg
+    return regimes
+
+
+def by_task(results: Sequence[ClaimResult], skipped: Sequence[dict], tasks: Sequence[str]) -> list[dict]:
+    """The claim x task table as data: one entry per claim id (in the results' order),
+    ``{"id", "claim", "family", "metric", "tasks": {task: {"verdict", "effect", "ci95", "regime",
+    "borderline"} or {"verdict": "n/a", "reason"}}}``, the tasks in ``tasks``' order."""
+    rows: dict[str, dict] = {}
+    for r in results:
+        row = rows.setdefault(r.id, {"id": r.id, "claim": r.claim, "family": r.family, "metric": r.metric, "tasks": {}})
+        row["tasks"][task_of(r.regime)] = {
+            "verdict": r.verdict,
+            "effect": r.effect,
+            "ci95": r.ci95,
+            "regime": r.regime,
+            "borderline": r.borderline,
+        }
+    for s in skipped:
+        row = rows.setdefault(
+            s["id"], {"id": s["id"], "claim": s["claim"], "family": s["family"], "metric": s["metric"], "tasks": {}}
+        )
+        row["tasks"][s["task"]] = {"verdict": "n/a", "reason": s["reason"]}
+    order = {t: i for i, t in enumerate(tasks)}
+    for row in rows.values():
+        row["tasks"] = dict(sorted(row["tasks"].items(), key=lambda kv: order.get(kv[0], len(order))))
+    return list(rows.values())
+
+
+def holds_everywhere(table: Sequence[dict]) -> tuple[list[str], list[str]]:
+    """The claim ids held on every task they were measured on (n/a aside), and those held on some
+    but not all."""
+    everywhere, some = [], []
+    for row in table:
+        verdicts = [v["verdict"] for v in row["tasks"].values() if v["verdict"] != "n/a"]
+        if verdicts and all(v == "held" for v in verdicts):
+            everywhere.append(row["id"])
+        elif "held" in verdicts:
+            some.append(row["id"])
+    return everywhere, some
+
+
+def task_sentences(table: Sequence[dict], tasks: Sequence[str]) -> list[str]:
+    """What the claim x task table says, computed from it: which claims held on every task they
+    were measured on, which on some only (with where), and which held nowhere."""
+    everywhere, some = holds_everywhere(table)
+    measured = {row["id"]: [t for t, v in row["tasks"].items() if v["verdict"] != "n/a"] for row in table}
+    lines = []
+    if everywhere:
+        lines.append(
+            "Held on every task it was measured on: "
+            + ", ".join(f"{i} ({', '.join(measured[i])})" for i in everywhere)
+            + "."
+        )
+    for row in table:
+        if row["id"] in some:
+            held = [t for t, v in row["tasks"].items() if v["verdict"] == "held"]
+            other = [f"{t}: {v['verdict']}" for t, v in row["tasks"].items() if v["verdict"] not in ("held", "n/a")]
+            lines.append(f"{row['id']}: held on {', '.join(held)} only ({'; '.join(other)}).")
+    nowhere = [row["id"] for row in table if row["id"] not in everywhere and row["id"] not in some]
+    if nowhere:
+        lines.append(f"Held on none of {', '.join(tasks)}: {', '.join(nowhere)}.")
+    return lines

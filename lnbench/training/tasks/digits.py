@@ -1,0 +1,108 @@
+"""Handwritten digits as sequences: the UCI 8x8 digits that scikit-learn ships inside its package
+(``sklearn.datasets.load_digits``: 1797 images of 8 x 8 pixels, values 0 .. 16, 10 classes;
+nothing is downloaded), the small offline form of the sequential and permuted MNIST tasks of
+Le et al. 2015 and Cooijmans et al. 2016.
+
+**The split is fixed** (the same for every seed; a seed moves the weights and the batch order):
+the images of each class, in the dataset's order, are shuffled by ``default_rng(0)``; the first
+36 of each class (360) are the test split, the other 1437 the training split, which is then
+shuffled once more by the same generator. ``n_train`` and ``n_test`` take the first images of
+each split (the default 1000 and 200; at most 1437 and 360). Pixels are divided by 16, so every
+input is in [0, 1].
+
+**How an image becomes a sequence** (``data.digits_order``):
+
+- ``rows``: 8 steps, the image's rows top to bottom, 8 pixels each (T = 8, D = 8);
+- ``pixels``: 64 steps of one pixel, row by row (T = 64, D = 1): sequential digits;
+- ``permuted``: the 64 pixels in one fixed random order, ``default_rng(permutation_seed)``'s
+  permutation of 0 .. 63 (T = 64, D = 1): permuted digits. The permutation is the same for both
+  splits and every seed; the seed is in the run's config.yaml.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from lnbench.config import DataConfig
+from lnbench.names import DIGITS_TEST_PER_CLASS
+from lnbench.training.data import TaskData
+
+SPLIT_SEED = 0  # the fixed split's generator
+CLASSES = 10
+PIXELS = 64
+
+
+def digits_split() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The fixed split of ``load_digits``: ``(X_train (1437, 64), y_train, X_test (360, 64), y_test)``,
+    pixels in [0, 1] (float64), in the split's order (the module docstring)."""
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    X, y = digits.data / 16.0, digits.target.astype(np.int64)
+    rng = np.random.default_rng(SPLIT_SEED)
+    test, train = [], []
+    for c in range(CLASSES):
+        idx = rng.permutation(np.flatnonzero(y == c))
+        test.append(idx[:DIGITS_TEST_PER_CLASS])
+        train.append(idx[DIGITS_TEST_PER_CLASS:])
+    test_idx = np.concatenate(test)  # class by class: n_test < 360 takes the first classes only
+    test_idx = test_idx[rng.permutation(len(test_idx))]
+    train_idx = np.concatenate(train)
+    train_idx = train_idx[rng.permutation(len(train_idx))]
+    return X[train_idx], y[train_idx], X[test_idx], y[test_idx]
+
+
+def pixel_order(order: str, permutation_seed: int = 0) -> np.ndarray:
+    """The pixel index of each step for ``pixels`` (0 .. 63) and ``permuted``
+    (``default_rng(permutation_seed).permutation(64)``); ``(64,)`` int64."""
+    if order == "permuted":
+        return np.random.default_rng(permutation_seed).permutation(PIXELS)
+    return np.arange(PIXELS)
+
+
+def as_sequences(X: np.ndarray, order: str, permutation_seed: int = 0) -> np.ndarray:
+    """``(N, 64)`` images -> ``(N, 8, 8)`` (rows) or ``(N, 64, 1)`` (pixels, permuted), float32."""
+    if order == "rows":
+        return X.reshape(-1, 8, 8).astype(np.float32)
+    if order not in ("pixels", "permuted"):
+        raise ValueError(f"digits_order: {order!r}; allowed: rows, pixels, permuted")
+    return X[:, pixel_order(order, permutation_seed)][:, :, None].astype(np.float32)
+
+
+def make_digits_data(
+    n_train: int = 1000, n_test: int = 200, digits_order: str = "rows", permutation_seed: int = 0
+) -> TaskData:
+    """The digits task's splits (the module docstring gives the split and the orders).
+
+    Args:
+        n_train, n_test: the first images of the fixed training (1437) and test (360) splits.
+        digits_order: ``rows``, ``pixels`` or ``permuted``.
+        permutation_seed: the seed of ``permuted``'s pixel order.
+
+    Returns:
+        TaskData with ``X_* (N, 8, 8)`` or ``(N, 64, 1)`` float32 in [0, 1], ``y_* (N,) int64`` in
+        0 .. 9, ``s_*`` ones, ``num_classes`` 10.
+
+    Raises:
+        ValueError: a split larger than the fixed split's, or an unknown order.
+    """
+    X_train, y_train, X_test, y_test = digits_split()
+    if not 1 <= n_train <= len(X_train) or not 1 <= n_test <= len(X_test):
+        raise ValueError(f"digits has {len(X_train)} training and {len(X_test)} test images; got {n_train}, {n_test}")
+    as_t = lambda X: torch.from_numpy(as_sequences(X, digits_order, permutation_seed))  # noqa: E731
+    return TaskData(
+        as_t(X_train[:n_train]),
+        torch.from_numpy(y_train[:n_train]),
+        as_t(X_test[:n_test]),
+        torch.from_numpy(y_test[:n_test]),
+        torch.ones(n_train),
+        torch.ones(n_test),
+        num_classes=CLASSES,
+    )
+
+
+def make(cfg: DataConfig, seed: int = 0) -> TaskData:
+    """The digits of ``cfg`` (``n_train``, ``n_test``, ``digits_order``, ``permutation_seed``);
+    the same for every ``seed``."""
+    return make_digits_data(cfg.n_train, cfg.n_test, cfg.digits_order, cfg.permutation_seed)
