@@ -850,11 +850,13 @@ def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:
         assert r.mean_b is not None
         p = f", p = {r.p_value:.2g}" + (f", Holm p = {r.p_adjusted:.2g}" if r.p_adjusted is not None else "")
         more = ""
+        task = r.regime.partition("@")[2]  # a regime on another task (lnbench.analysis.claim_tasks)
+        on_task = f" --task {task}" if task else ""
         if r.verdict == "inconclusive" and r.seeds_needed is not None:
             what = "an effect this size at 80% power" if r.direction == "less" else "an interval inside the margin"
             more = (
                 f" About {r.seeds_needed} seeds would decide it ({what}, from the sd of the paired differences "
-                f"the test uses): lnbench claims --only {r.id} --num-seeds {r.seeds_needed}."
+                f"the test uses): lnbench claims --only {r.id}{on_task} --num-seeds {r.seeds_needed}."
             )
         if r.borderline:
             settle = f"; about {r.seeds_to_settle} seeds would settle it" if r.seeds_to_settle is not None else ""

@@ -22,7 +22,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 
-from lnbench.names import NORM_KINDS, family_label, group_label, model_group_of, norm_color, norm_label
+from lnbench.names import NORM_KINDS, TASKS, family_label, group_label, model_group_of, norm_color, norm_label
 from lnbench.records.runs import atomic_write
 from lnbench.records.schema import Metrics, read_metrics
 
@@ -787,8 +787,9 @@ def draw_run_figures(
     files = [
         plot_training_loss(metrics, path / "training_loss.png"),
         plot_test_accuracy(metrics, path / "test_accuracy.png", target_acc, memoryless),
-        plot_hidden_norm(metrics, path / "hidden_norm.png"),
         plot_hidden_norm_mean(metrics, path / "hidden_norm_mean.png"),
         plot_grad_norm(metrics, path / "grad_norm.png"),
     ]
+    if all(TASKS[m.task].has_scale for m in metrics if m.task in TASKS):  # by input-scale quartile: trend's
+        files.insert(2, plot_hidden_norm(metrics, path / "hidden_norm.png"))
     return [f.name for f in files]

@@ -21,45 +21,61 @@ from lnbench.config import load_config
 from lnbench.experiments import driver, redraw
 from lnbench.experiments.claims import claims_spec
 from lnbench.experiments.registry import EXPERIMENTS
+from lnbench.names import TASK_NAMES, TASKS
 
 pytestmark = pytest.mark.e2e
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
 SEEDS = "seeds=[0,1]"
 
-#: per trained kind: (how to build its spec, the CLI arguments of the same experiment)
+
+def tiny(task: str = "trend") -> list[str]:
+    """TINY_OVERRIDES for ``task``: without the keys it does not have (digits' T comes from its order)."""
+    keys = {"trend": (), "adding": ("data.features",), "digits": ("data.seq_len", "data.features")}[task]
+    return [o for o in TINY_OVERRIDES if o.split("=")[0] not in keys] + (
+        [] if task == "trend" else [f"data.task={task}"]
+    )
+
+
+#: per trained kind: (how to build its spec on a task, the CLI arguments of the same experiment)
 TRAINED = {
-    "train": (lambda: load_config(None, TINY_OVERRIDES), ["train", str(REPO / "configs/train.yaml")]),
+    "train": (lambda task: load_config(None, tiny(task)), ["train", str(REPO / "configs/train.yaml")]),
     "compare": (
-        lambda: load_config(None, [*TINY_OVERRIDES, SEEDS, "compare.norms=[none,layer]"]),
+        lambda task: load_config(None, [*tiny(task), SEEDS, "compare.norms=[none,layer]"]),
         ["compare", "--set", "compare.norms=[none,layer]"],
     ),
     "batchsize-sweep": (
-        lambda: load_config(None, [*TINY_OVERRIDES, SEEDS, "sweep.norms=[none,batch]", "sweep.batch_sizes=[8,16]"]),
+        lambda task: load_config(None, [*tiny(task), SEEDS, "sweep.norms=[none,batch]", "sweep.batch_sizes=[8,16]"]),
         ["batchsize-sweep", "--set", "sweep.norms=[none,batch]", "--set", "sweep.batch_sizes=[8,16]"],
     ),
     "sweep": (
-        lambda: load_config(None, [*TINY_OVERRIDES, SEEDS, "sweep.grid={model.norm: [none, layer], train.lr: [0.01]}"]),
+        lambda task: load_config(
+            None, [*tiny(task), SEEDS, "sweep.grid={model.norm: [none, layer], train.lr: [0.01]}"]
+        ),
         ["sweep", "--set", "sweep.grid={model.norm: [none, layer], train.lr: [0.01]}"],
     ),
-    "claims": (
-        lambda: claims_spec(["rnn_faster_default"], REPO / "configs/claims", [*TINY_OVERRIDES, SEEDS]),
+    "claims": (  # the claims' regimes are trend's; --task gives each the task's data
+        lambda task: claims_spec(
+            ["rnn_faster_default"], REPO / "configs/claims", [*TINY_OVERRIDES, SEEDS], tasks=[task]
+        ),
         ["claims", "--presets", str(REPO / "configs/claims"), "--only", "rnn_faster_default"],
     ),
 }
+#: every kind on every task (the three tasks run in every experiment kind)
+CASES = [(kind, task) for kind in sorted(TRAINED) for task in TASK_NAMES]
 
 
 def test_every_registered_experiment_is_checked_here():
     assert set(EXPERIMENTS) == set(TRAINED) | {"invariance", "gradcheck"}
 
 
-@pytest.fixture(scope="module", params=sorted(TRAINED))
+@pytest.fixture(scope="module", params=CASES, ids=[f"{k}-{t}" for k, t in CASES])
 def finished(request, tmp_path_factory):
-    """A tiny finished experiment of each trained kind: (kind, spec, plan, result)."""
-    kind = request.param
-    exp, spec = EXPERIMENTS[kind], TRAINED[kind][0]()
+    """A tiny finished experiment of each trained kind on each task: (kind, spec, plan, result)."""
+    kind, task = request.param
+    exp, spec = EXPERIMENTS[kind], TRAINED[kind][0](task)
     plan = driver.prepare(exp, spec)
-    runs = tmp_path_factory.mktemp(kind)
+    runs = tmp_path_factory.mktemp(f"{kind}-{task}")
     if kind == "train":
         from lnbench.experiments import train
 
@@ -79,6 +95,10 @@ def test_the_plan_is_the_children_trained(finished):
     assert [(r.family, r.norm, r.batch_size, r.seed) for r in result.rows] == [
         (c.model.family, c.model.norm, c.train.batch_size, c.seed) for cell in plan for c in cell.cfgs
     ]
+    tasks = [c.data.task for cell in plan for c in cell.cfgs]
+    assert [(r.task, r.num_classes) for r in result.rows] == [
+        (t, TASKS[t].shape(c.data)[2]) for t, c in zip(tasks, [c for cell in plan for c in cell.cfgs])
+    ]
     if kind != "train":  # a train run is its one child
         assert all((result.path / name / "metrics.json").is_file() for name in planned)
 
@@ -87,6 +107,9 @@ def test_summary_and_report_are_written(finished):
     kind, _, _, result = finished
     summary = json.loads((result.path / "summary.json").read_text())
     assert summary["kind"] == kind and summary["complete"] is True
+    rows = summary["rows"]
+    scale = all(TASKS[r["task"]].has_scale for r in rows)
+    assert ("hidden_norm.png" in summary["figures"]) == (scale and kind in ("train", "compare")), summary["figures"]
     assert [r["run_dir"] for r in summary["rows"]] == [r.run_dir for r in result.rows]
     html = (result.path / "report.html").read_text()
     assert "<table" in html and all("data:image/png;base64" in html for _ in summary["figures"])

@@ -1,0 +1,113 @@
+"""The claims on other tasks (lnbench.analysis.claim_tasks): which claims apply where, each
+regime's config on a task, and the claim x task table and its sentences, by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lnbench.analysis import claim_tasks
+from lnbench.analysis import claims as claim_rules
+from lnbench.config import ConfigError
+from lnbench.experiments.claims import claims_spec
+
+REPO = Path(__file__).resolve().parents[2]
+PRESETS = REPO / "configs/claims"
+
+
+def test_tasks_are_parsed_once_each_and_unknown_ones_named():
+    assert claim_tasks.parse_tasks(["adding", "trend,digits", "adding"]) == ["adding", "trend", "digits"]
+    with pytest.raises(ConfigError, match="unknown task 'mnist'; allowed: trend, adding, digits"):
+        claim_tasks.parse_tasks(["trend,mnist"])
+
+
+def test_the_scale_claims_apply_to_trend_only():
+    selected = claim_rules.select_claims(None)
+    kept, skipped = claim_tasks.claims_on_tasks(selected, ["trend", "adding"])
+    scale = {c.id for c in selected if c.metric == "abs_scale_spearman"}
+    assert scale and {s["id"] for s in skipped} == scale and {s["task"] for s in skipped} == {"adding"}
+    assert [c.regime for c in kept[: len(selected)]] == [c.regime for c in selected]  # trend keeps its names
+    assert {c.regime for c in kept[len(selected) :]} == {f"{c.regime}@adding" for c in selected if c.id not in scale}
+
+
+def test_a_regime_on_a_task_keeps_model_train_seeds_and_takes_the_tasks_data():
+    spec = claims_spec(["rnn_separate_learns", "rnn_ln_batch_size"], PRESETS, tasks=["digits", "adding"])
+    digits = spec.regimes["separate_placement@digits"]
+    base = claims_spec(["rnn_separate_learns"], PRESETS).regimes["separate_placement"]
+    assert digits.data.task == "digits" and digits.data.digits_order == "rows"  # configs/claims/tasks/digits.yaml
+    assert (digits.data.n_train, digits.data.n_test) == (1437, 360)  # the regime's 5000 and 1000, capped
+    assert digits.data.offset_std == 4.0 == type(digits.data).model_fields["offset_std"].default  # trend's own: default
+    assert digits.model == base.model and digits.train == base.train and digits.seed_list == base.seed_list
+    adding = spec.regimes["small_batches@adding"]
+    assert (adding.data.task, adding.data.n_train, adding.data.seq_len) == ("adding", 1000, 20)
+    assert adding.data.offset_std == 4.0  # small_batches' offset_std 1.0 is trend's, not carried over
+    assert "separate_placement" not in spec.regimes  # trend was not asked for
+    assert spec.tasks == ["digits", "adding"] and spec.skipped == []
+
+
+def test_a_task_preset_with_more_than_data_is_refused(tmp_path):
+    for name in ("default.yaml",):
+        (tmp_path / name).write_text((PRESETS / name).read_text())
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks/adding.yaml").write_text("data:\n  seq_len: 30\ntrain:\n  epochs: 99\n")
+    with pytest.raises(ConfigError, match="a task preset has a data section only; got train"):
+        claims_spec(["rnn_faster_default"], tmp_path, tasks=["adding"])
+    (tmp_path / "tasks/adding.yaml").write_text("data:\n  digits_order: pixels\n")
+    with pytest.raises(ConfigError, match="digits_order: applies to the digits task only"):
+        claims_spec(["rnn_faster_default"], tmp_path, tasks=["adding"])
+    (tmp_path / "tasks/adding.yaml").write_text("data:\n  seq_len: 30\n")
+    assert claims_spec(["rnn_faster_default"], tmp_path, tasks=["adding"]).regimes["default@adding"].data.seq_len == 30
+
+
+def test_a_task_where_no_selected_claim_applies_is_refused():
+    with pytest.raises(ConfigError, match="none of the claims applies.*tf_scale_invariant on adding"):
+        claims_spec(["tf_scale_invariant"], PRESETS, tasks=["adding"])
+
+
+def _result(cid, regime, verdict, effect=0.01, metric="final_test_acc"):
+    return claim_rules.ClaimResult(
+        id=cid, claim=f"claim {cid}", regime=regime, family="rnn", metric=metric, a="LayerNorm", b="NoNorm",
+        direction="less", margin=0.02, effect=effect, ci95=[effect - 0.01, effect + 0.01], p_value=0.01,
+        p_adjusted=0.02, test="t", n_seeds=5, mean_a=0.9, mean_b=0.8, verdict=verdict, reason="",
+    )  # fmt: skip
+
+
+def test_the_claim_by_task_table_and_what_it_says():
+    results = [
+        _result("a", "default", "held"),
+        _result("b", "default", "held"),
+        _result("c", "default", "not held"),
+        _result("a", "default@adding", "held"),
+        _result("b", "default@adding", "inconclusive"),
+        _result("c", "default@adding", "not held"),
+    ]
+    skipped = [{"id": "d", "claim": "claim d", "family": "transformer", "metric": "abs_scale_spearman", "task": "adding", "reason": "no scale"}]  # fmt: skip
+    results.append(_result("d", "default", "held", metric="abs_scale_spearman"))
+    table = claim_tasks.by_task(results, skipped, ["trend", "adding"])
+    assert [r["id"] for r in table] == ["a", "b", "c", "d"]
+    assert {t: v["verdict"] for t, v in table[1]["tasks"].items()} == {"trend": "held", "adding": "inconclusive"}
+    assert table[3]["tasks"]["adding"] == {"verdict": "n/a", "reason": "no scale"}
+    assert list(table[3]["tasks"]) == ["trend", "adding"]  # the tasks' order, not the results'
+    assert claim_tasks.holds_everywhere(table) == (["a", "d"], ["b"])
+    assert claim_tasks.task_sentences(table, ["trend", "adding"]) == [
+        "Held on every task it was measured on: a (trend, adding), d (trend).",
+        "b: held on trend only (adding: inconclusive).",
+        "Held on none of trend, adding: c.",
+    ]
+
+
+def test_each_task_is_its_own_holm_family(monkeypatch):
+    """Two tasks' claims do not share a Holm correction: a trend-only run gives trend's column."""
+    from lnbench.experiments.claims import CLAIMS
+
+    spec = claims_spec(["rnn_faster_default", "tf_faster"], PRESETS, tasks=["trend", "adding"])
+    seen = []
+
+    def spy(claims, *args, **kwargs):
+        seen.append(sorted({claim_tasks.task_of(c.regime) for c in claims}))
+        return []
+
+    monkeypatch.setattr(claim_rules, "evaluate_claims", spy)
+    CLAIMS.analyse(spec, [], [], {name: [{"name": "chance", "mean": 0.5}] for name in spec.regimes})
+    assert seen == [["trend"], ["adding"]]
