@@ -104,6 +104,10 @@ def _type(annotation: Any) -> str:
         return " or ".join(_type(a) for a in rest) + (" or null" if len(rest) < len(args) else "")
     if origin is typing.Annotated:
         metadata = [x for m in args[1:] for x in (m.metadata if isinstance(m, FieldInfo) else [m])]
+        if any(getattr(getattr(m, "func", None), "__name__", "") == "_known_family" for m in metadata):
+            from lnbench.names import FAMILY_NAMES  # a name of the family registry
+
+            return "one of " + ", ".join(f"`{a}`" for a in FAMILY_NAMES)
         inner = _constraints(metadata)
         return _type(args[0]) + (f" ({', '.join(inner)})" if inner else "")
     if origin is list:
@@ -115,6 +119,8 @@ def _type(annotation: Any) -> str:
 
 
 def _field_type(info: FieldInfo) -> str:
+    if any(getattr(getattr(m, "func", None), "__name__", "") == "_known_family" for m in info.metadata):
+        return _type(typing.Annotated[str, *info.metadata])
     noun = ("character", "characters") if info.annotation is str else ("entry", "entries")
     constraints = _constraints(info.metadata, noun)
     return _type(info.annotation) + (", " + ", ".join(constraints) if constraints else "")

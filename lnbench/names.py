@@ -8,11 +8,85 @@ models (``lnbench --help`` answers at once). :data:`lnbench.nn.norms.NORMS` adds
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+
+def _rnn_memory(H: int, D: int, T: int, m: Any) -> tuple[int, int, int]:
+    return H * H + H * D + 2 * H, 10 * H, 0  # per timestep: summed inputs, statistics, x_hat, tanh, gradients
+
+
+def _lstm_memory(H: int, D: int, T: int, m: Any) -> tuple[int, int, int]:
+    # W_h, W_x, b, three norms' gains and biases; per timestep the 4H terms, their norms, the gates,
+    # c_t, norm_c(c_t) and their gradients
+    return 4 * H * (H + D) + 20 * H, 40 * H, 0
+
+
+def _transformer_memory(H: int, D: int, T: int, m: Any) -> tuple[int, int, int]:
+    d_ff = m.d_ff or 4 * H
+    return (
+        D * H + m.num_layers * (4 * H * H + 2 * H * d_ff) + T * H,
+        m.num_layers * (12 * H + 2 * d_ff),
+        m.num_layers * 3 * T * T,
+    )
+
+
+def _always(norm: str, batch_size: int) -> bool:
+    return True
+
+
+def _transformer_ensemble(norm: str, batch_size: int) -> bool:
+    return batch_size <= TRANSFORMER_ENSEMBLE_MAX_BATCH and norm in TRANSFORMER_ENSEMBLE_NORMS
+
+
+@dataclass(frozen=True)
+class FamilyInfo:
+    """One entry of the model-family registry (:data:`FAMILY_REGISTRY`): every fact about a family
+    that the config, the checks, the experiments and the reports need, without importing torch.
+
+    Attributes:
+        label: its name in tables, legends and verdicts.
+        recurrent: a recurrence over timesteps (its state is h_t; figures label it so).
+        placements: the norm placements it is compared in (each its own group), or ``()``.
+        keys: the ``model`` keys that apply to it alone.
+        seeds_together: ``(norm, batch size) -> bool``: whether a cell's seeds train as one ensemble.
+        memory: ``(H, D, T, model config) -> (parameters, activation values per token, attention
+            values per example)`` for :func:`lnbench.config.checks.memory_needed`.
+        cost: a member's relative cost per training step (the RNN's: 1), for scheduling.
+        builder: ``"module:Class"`` of its model, built as ``Class(model_cfg, input_size=,
+            seq_len=, num_classes=)``.
+        paper_gains: norm -> the initial gain of its norms in its paper, where not 1 (the
+            BN-LSTM's 0.1, Cooijmans et al. 2016, section 4.2).
+    """
+
+    label: str
+    recurrent: bool
+    placements: tuple[str, ...]
+    keys: tuple[str, ...]
+    seeds_together: Callable[[str, int], bool]
+    memory: Callable[[int, int, int, Any], tuple[int, int, int]]
+    cost: float
+    builder: str
+    paper_gains: dict[str, float] = field(default_factory=dict)
+
+    def group(self, family: str, norm_placement: str | None = None) -> str:
+        """The group key of a run: ``"rnn-separate"`` with a placement, else the family."""
+        return f"{family}-{norm_placement}" if self.placements and norm_placement else family
+
+
+#: The model families: config name -> its entry.
+FAMILY_REGISTRY: dict[str, FamilyInfo] = {}
+
 #: The model families: config name -> label in tables, legends and verdicts.
-FAMILIES = {"rnn": "RNN", "lstm": "LSTM", "transformer": "Transformer (pre-norm)"}
+FAMILIES: dict[str, str] = {}
+
+
+def register_family(name: str, info: FamilyInfo) -> None:
+    """Add a model family (a test's toy family, a user's own). The config's ``model.family``
+    accepts the built-in names; a family registered later is for the library's API."""
+    FAMILY_REGISTRY[name] = info
+    FAMILIES[name] = info.label
+
 
 #: The norm kinds: config name -> (label, plot colour). One colour per norm in every figure.
 NORM_NAMES = {
@@ -30,11 +104,17 @@ def family_label(family: str) -> str:
     return FAMILIES.get(family, family)
 
 
+def has_placements(family: str) -> bool:
+    """Whether ``family`` is compared per norm placement (the RNN's joint and separate)."""
+    return family in FAMILY_REGISTRY and bool(FAMILY_REGISTRY[family].placements)
+
+
 def model_label(family: str, norm_placement: str | None = None, norm_gain_init: float | None = None) -> str:
     """The group a row is compared in: ``"RNN (separate)"`` for an RNN with its placement, else
     :func:`family_label` (``"Transformer (pre-norm)"``); with a set ``model.norm_gain_init``
     ``"LSTM, gains 0.1"`` (None: each paper's gains, not named)."""
-    label = f"{family_label(family)} ({norm_placement})" if norm_placement and family == "rnn" else family_label(family)
+    placed = norm_placement and has_placements(family)
+    label = f"{family_label(family)} ({norm_placement})" if placed else family_label(family)
     return label if norm_gain_init is None else f"{label}, gains {norm_gain_init:g}"
 
 
@@ -42,7 +122,7 @@ def model_group_of(family: str, norm_placement: str | None = None, norm_gain_ini
     """The group a row is compared in: its model family, for an RNN its norm placement
     (``"rnn-separate"``), and a set initial gain (``"lstm@0.1"``); each group is compared on its
     own, with its own Holm family (norms are compared at one initial gain)."""
-    group = f"{family}-{norm_placement}" if family == "rnn" and norm_placement else family
+    group = f"{family}-{norm_placement}" if has_placements(family) and norm_placement else family
     return group if norm_gain_init is None else f"{group}@{norm_gain_init:g}"
 
 
@@ -79,7 +159,8 @@ def paper_gain_init(family: str, norm: str) -> float | None:
     PyTorch's); None for a norm without a gain (:data:`GAINLESS_NORMS`)."""
     if norm in GAINLESS_NORMS:
         return None
-    return 0.1 if (family, norm) == ("lstm", "batch") else 1.0
+    info = FAMILY_REGISTRY.get(family)
+    return info.paper_gains.get(norm, 1.0) if info is not None else 1.0
 
 
 #: The norms a Transformer seed ensemble has (weight norm has no member-axis form).
@@ -95,9 +176,50 @@ def seeds_train_together(family: str, norm: str, batch_size: int) -> bool:
     (one model with a member axis): always for the RNN and the LSTM; for the Transformer up to
     batch size :data:`TRANSFORMER_ENSEMBLE_MAX_BATCH` with a norm in
     :data:`TRANSFORMER_ENSEMBLE_NORMS`. See :func:`lnbench.experiments.base.ensemble_mechanism`."""
-    if family in ("rnn", "lstm"):
-        return True
-    return batch_size <= TRANSFORMER_ENSEMBLE_MAX_BATCH and norm in TRANSFORMER_ENSEMBLE_NORMS
+    return FAMILY_REGISTRY[family].seeds_together(norm, batch_size)
+
+
+register_family(
+    "rnn",
+    FamilyInfo(
+        "RNN",
+        recurrent=True,
+        placements=("joint", "separate"),
+        keys=("batch_norm_stats", "norm_placement", "recurrent_init", "recurrent_gain"),
+        seeds_together=_always,
+        memory=_rnn_memory,
+        cost=1.0,
+        builder="lnbench.nn.rnn:SimpleRNN",
+    ),
+)
+register_family(
+    "lstm",
+    FamilyInfo(
+        "LSTM",
+        recurrent=True,
+        placements=(),
+        keys=("forget_bias",),
+        seeds_together=_always,
+        memory=_lstm_memory,
+        cost=6.0,  # a member costs 5-9x an RNN's (docs/speed.md)
+        builder="lnbench.nn.lstm:LSTM",
+        paper_gains={"batch": 0.1},
+    ),
+)
+register_family(
+    "transformer",
+    FamilyInfo(
+        "Transformer (pre-norm)",
+        recurrent=False,
+        placements=(),
+        keys=("num_layers", "d_ff", "pos_emb", "pos_emb_std", "input_norm"),
+        seeds_together=_transformer_ensemble,
+        memory=_transformer_memory,
+        cost=2.0,
+        builder="lnbench.nn.transformer:TransformerClassifier",
+    ),
+)
+FAMILY_NAMES = ("rnn", "lstm", "transformer")  # the config's model.family
 
 
 @dataclass(frozen=True)

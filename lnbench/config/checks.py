@@ -17,7 +17,7 @@ from lnbench.config.schema import (
     RunConfig,
     show_value,
 )
-from lnbench.names import plural
+from lnbench.names import FAMILY_REGISTRY, plural
 
 
 def check_seeds(cfg: RunConfig) -> None:
@@ -121,19 +121,7 @@ def memory_needed(cfg: RunConfig, members: int = 1) -> int:
     generate = 36 * max(d.n_train, d.n_test) * per_seq
     kept = 8 * members * (d.n_train + d.n_test) * per_seq
     baselines = 24 * d.n_train * per_seq
-    if m.family == "rnn":
-        params = H * H + H * D + 2 * H
-        per_token = 10 * H  # per timestep: summed inputs, norm statistics, x_hat, tanh, their gradients
-        attention = 0
-    elif m.family == "lstm":
-        params = 4 * H * (H + D) + 20 * H  # W_h, W_x, b, three norms' gains and biases
-        per_token = 40 * H  # per timestep: the 4H terms, their norms, gates, c_t, norm_c(c_t), gradients
-        attention = 0
-    else:
-        d_ff = m.d_ff or 4 * H
-        params = D * H + m.num_layers * (4 * H * H + 2 * H * d_ff) + T * H
-        per_token = m.num_layers * (12 * H + 2 * d_ff)
-        attention = m.num_layers * 3 * T * T
+    params, per_token, attention = FAMILY_REGISTRY[m.family].memory(H, D, T, m)
     batch = max(cfg.train.batch_size, d.n_test)
     activations = 4 * members * batch * (T * per_token + attention)
     return generate + kept + baselines + 16 * members * params + activations
@@ -162,7 +150,7 @@ def check_memory(cfg: RunConfig, members: int = 1) -> None:
         (T, D, _) = d.shape()
         model = f"{m.family}, model.hidden_size {m.hidden_size}"
         keys = "data.seq_len or model.hidden_size"
-        if m.family == "transformer":
+        if "d_ff" in FAMILY_REGISTRY[m.family].keys:
             model += f", model.d_ff {m.d_ff or 4 * m.hidden_size}, model.num_layers {m.num_layers}"
             keys = "data.seq_len, model.hidden_size, model.d_ff or model.num_layers"
         raise ConfigError(

@@ -14,14 +14,34 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from lnbench.config import yaml12
-from lnbench.names import NORM_KINDS, TASK_NAMES, TASKS
+from lnbench.names import FAMILY_NAMES, FAMILY_REGISTRY, NORM_KINDS, TASK_NAMES, TASKS
 
 Norm = Literal[NORM_KINDS]  # type: ignore[valid-type]  # the registry in lnbench.names
 TaskName = Literal[TASK_NAMES]  # type: ignore[valid-type]
-Family = Literal["rnn", "lstm", "transformer"]
+
+
+def _known_family(name: str) -> str:
+    """A name of the family registry (:data:`lnbench.names.FAMILY_REGISTRY`, which a test or a
+    user may extend before a config is read)."""
+    if name not in FAMILY_REGISTRY:
+        names = [f"'{n}'" for n in FAMILY_REGISTRY]
+        raise ValueError(f"Input should be {', '.join(names[:-1])} or {names[-1]}")
+    return name
+
+
+Family = Annotated[str, AfterValidator(_known_family)]  # a name of the registry in lnbench.names
 
 
 class ConfigError(ValueError):
@@ -249,11 +269,7 @@ class ModelConfig(_Section):
 
 
 #: model keys and the one family they apply to (every other model key applies to every family)
-FAMILY_KEYS = {
-    "rnn": ("batch_norm_stats", "norm_placement", "recurrent_init", "recurrent_gain"),
-    "lstm": ("forget_bias",),
-    "transformer": ("num_layers", "d_ff", "pos_emb", "pos_emb_std", "input_norm"),
-}
+FAMILY_KEYS = {name: FAMILY_REGISTRY[name].keys for name in FAMILY_NAMES}  # the built-in families
 
 
 class TrainConfig(_Section):
@@ -307,7 +323,7 @@ class CompareConfig(_Section):
     """What ``lnbench compare`` varies: every family x norm x seed."""
 
     families: list[Family] = Field(
-        default_factory=lambda: list[Family](["rnn", "lstm", "transformer"]),
+        default_factory=lambda: list(FAMILY_NAMES),
         min_length=1,
         description="compare: the model families trained, each with every norm and seed (rnn, lstm, transformer; "
         'no repeats). Without the LSTM: --set "compare.families=[rnn,transformer]".',

@@ -18,6 +18,7 @@ import torch
 from lnbench.config import RunConfig
 from lnbench.experiments.base import Cell, EpochCallback, config_hash, ensemble_mechanism
 from lnbench.experiments.tensorboard import TensorBoard
+from lnbench.names import FAMILY_REGISTRY, has_placements
 from lnbench.nn.models import build_model, initial_gain
 from lnbench.nn.norms import SingleValueWarning
 from lnbench.records.runs import Run, mark_unfinished
@@ -28,7 +29,8 @@ from lnbench.training.tasks import make_task_data
 
 
 def metrics_for(cfg: RunConfig) -> Metrics:
-    bn_stats = cfg.model.batch_norm_stats if cfg.model.norm == "batch" and cfg.model.family == "rnn" else None
+    keys = FAMILY_REGISTRY[cfg.model.family].keys
+    bn_stats = cfg.model.batch_norm_stats if cfg.model.norm == "batch" and "batch_norm_stats" in keys else None
     return Metrics(
         family=cfg.model.family,
         norm=cfg.model.norm,
@@ -39,7 +41,7 @@ def metrics_for(cfg: RunConfig) -> Metrics:
         task=cfg.data.task,
         num_classes=cfg.data.shape()[2],
         batch_norm_stats=bn_stats,
-        norm_placement=cfg.model.norm_placement if cfg.model.family == "rnn" else None,
+        norm_placement=cfg.model.norm_placement if has_placements(cfg.model.family) else None,
         norm_gain_init=cfg.model.norm_gain_init,
         initial_gain=initial_gain(cfg.model),
     )
@@ -215,7 +217,7 @@ def cost(cell: Cell) -> float:
         steps
         * len(cell.cfgs)
         * (0.5 if ensemble_mechanism(cell.cfgs) == "native" else 1.0)
-        * {"transformer": 2, "lstm": 6}.get(c.model.family, 1)  # an LSTM member costs 5-9x an RNN's (docs/speed.md)
+        * FAMILY_REGISTRY[c.model.family].cost
     )
 
 

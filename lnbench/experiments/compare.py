@@ -28,7 +28,7 @@ from lnbench.experiments.base import (
     run_name,
     seed_cells,
 )
-from lnbench.names import model_group_of, plural
+from lnbench.names import has_placements, model_group_of, plural
 from lnbench.records.schema import SummaryRow
 from lnbench.report import tables
 
@@ -77,7 +77,7 @@ class Compare(Experiment):
         gains = spec.compare.norm_gain_inits
         settings: list[dict] = []
         for family in spec.compare.families:
-            for placement in placements if family == "rnn" and placements else [None]:
+            for placement in placements if has_placements(family) and placements else [None]:
                 for gain in gains or [spec.model.norm_gain_init]:
                     extra: dict[str, object] = {} if placement is None else {"model__norm_placement": placement}
                     extra |= {} if gains is None else {"model__norm_gain_init": gain}

@@ -11,12 +11,13 @@ Every constructor takes the model's :class:`lnbench.config.ModelConfig` (nanoGPT
 
 from __future__ import annotations
 
+import importlib
+
 from torch import nn
 
 from lnbench.config import ModelConfig
-from lnbench.names import FAMILIES, family_label
+from lnbench.names import FAMILIES, FAMILY_REGISTRY, family_label, paper_gain_init
 from lnbench.nn.lstm import LSTM, LSTMCellWithNorm
-from lnbench.nn.lstm import gain_init as lstm_gain_init
 from lnbench.nn.registry import norm_kind
 from lnbench.nn.rnn import (
     PLACEMENTS,
@@ -61,9 +62,9 @@ def initial_gain(model_cfg: ModelConfig) -> float | None:
     Recorded in metrics.json (``initial_gain``) so a table can say which gains were compared."""
     if not norm_kind(model_cfg.norm).normalizes_activations:
         return None
-    if model_cfg.family == "lstm":
-        return lstm_gain_init(model_cfg)
-    return 1.0 if model_cfg.norm_gain_init is None else model_cfg.norm_gain_init
+    if model_cfg.norm_gain_init is not None:
+        return model_cfg.norm_gain_init
+    return paper_gain_init(model_cfg.family, model_cfg.norm)  # the LSTM's: lnbench.nn.lstm.gain_init
 
 
 def build_model(model_cfg: ModelConfig, input_size: int, seq_len: int, num_classes: int = 2) -> nn.Module:
@@ -83,10 +84,8 @@ def build_model(model_cfg: ModelConfig, input_size: int, seq_len: int, num_class
     Raises:
         ValueError: for an unknown family or norm.
     """
-    if model_cfg.family == "rnn":
-        return SimpleRNN(model_cfg, input_size, num_classes, seq_len=seq_len)
-    if model_cfg.family == "lstm":
-        return LSTM(model_cfg, input_size, num_classes, seq_len=seq_len)
-    if model_cfg.family == "transformer":
-        return TransformerClassifier(model_cfg, input_size, seq_len, num_classes)
-    raise ValueError(f"unknown model family {model_cfg.family!r}; allowed: {', '.join(FAMILIES)}")
+    if model_cfg.family not in FAMILY_REGISTRY:
+        raise ValueError(f"unknown model family {model_cfg.family!r}; allowed: {', '.join(FAMILIES)}")
+    module, _, name = FAMILY_REGISTRY[model_cfg.family].builder.partition(":")
+    cls = getattr(importlib.import_module(module), name)
+    return cls(model_cfg, input_size=input_size, seq_len=seq_len, num_classes=num_classes)

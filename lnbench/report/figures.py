@@ -22,9 +22,25 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 
-from lnbench.names import NORM_KINDS, TASKS, family_label, group_label, model_group_of, norm_color, norm_label
+from lnbench.names import (
+    FAMILY_REGISTRY,
+    NORM_KINDS,
+    TASKS,
+    family_label,
+    group_label,
+    model_group_of,
+    norm_color,
+    norm_label,
+)
 from lnbench.records.runs import atomic_write
 from lnbench.records.schema import Metrics, read_metrics
+
+
+def _recurrent(group: str) -> bool:
+    """Whether a panel's group (``"rnn-separate"``, ``"lstm@0.1"``) is a recurrent family's."""
+    info = FAMILY_REGISTRY.get(group.partition("@")[0].partition("-")[0])
+    return info is not None and info.recurrent
+
 
 #: figure file -> how to read it (one line, shown under the figure)
 CAPTIONS = {
@@ -357,7 +373,7 @@ def figure_hidden_norm(metrics: Sequence[Metrics]) -> Figure:
             )
             ax.set_xlabel("timestep t")
             if j == 0:
-                recurrent = family.startswith(("rnn", "lstm"))
+                recurrent = _recurrent(family)
                 ax.set_ylabel("mean ||h_t|| (L2)" if recurrent else "mean ||residual stream|| (L2)")
             ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
@@ -409,9 +425,9 @@ def figure_hidden_norm_mean(metrics: Sequence[Metrics]) -> Figure:
             if init:
                 mean = _mean_band(init)[0]
                 ax.plot(np.arange(1, len(mean) + 1), mean, color=color, ls=":", lw=1.2)
-        ylabel = "mean ||h_t|| (L2)" if family.startswith(("rnn", "lstm")) else "mean ||residual stream|| (L2)"
+        ylabel = "mean ||h_t|| (L2)" if _recurrent(family) else "mean ||residual stream|| (L2)"
         sizes = {r.hidden_size for rs in norms.values() for r in rs}
-        if family.startswith(("rnn", "lstm")) and len(sizes) == 1 and None not in sizes:  # |h_t| < 1
+        if _recurrent(family) and len(sizes) == 1 and None not in sizes:  # |h_t| < 1
             ax.axhline(np.sqrt(sizes.pop()), color="k", lw=0.7, ls="--", label="sqrt(H), the bound of tanh")
         init_note = "dotted: at initialisation" + (" (BatchNorm: batch statistics)" if "batch" in norms else "")
         ax.plot([], [], color="k", ls=":", lw=1.2, label=init_note)

@@ -59,7 +59,13 @@ def _view(path: Path, out_dir: Path, tables: list) -> dict:
     config = (path / "config.yaml").read_text() if (path / "config.yaml").exists() else "(none)"
     pngs = sorted(path.glob("*.png"), key=lambda p: (ORDER.index(p.name) if p.name in ORDER else len(ORDER), p.name))
 
+    kind = (summary or {}).get("kind")
+
     def caption(name: str) -> str:
+        # a sweep's accuracy_vs_<key>.png, whatever the key: its batch-size figure is not the
+        # batchsize-sweep's (a grid over train.batch_size draws accuracy_vs_batch_size.png too)
+        if kind == "sweep" and name.startswith("accuracy_vs_"):
+            return CAPTIONS["accuracy_vs"]
         generic = name.startswith("accuracy_vs_") and name != "accuracy_vs_batch_size.png"
         return CAPTIONS.get(name) or (CAPTIONS["accuracy_vs"] if generic else "")
 

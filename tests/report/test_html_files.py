@@ -74,3 +74,18 @@ def test_the_page_says_when_the_checkout_had_uncommitted_changes(tmp_path):
     assert "uncommitted" not in write_report([clean]).read_text()
     side_by_side = write_report([run, clean], out=tmp_path / "both.html").read_text()  # the overview table
     assert "<td>0123456789 (dirty)</td><td>0123456789</td>" in side_by_side
+
+
+def test_a_sweeps_batch_size_figure_gets_the_sweep_caption_not_the_batchsize_sweeps(tmp_path):
+    """Issue 31: a sweep over train.batch_size draws accuracy_vs_batch_size.png, whose caption in
+    report.html was the batchsize-sweep's (log2 axis, BatchNorm with batch statistics dashed)."""
+    from lnbench.report.figures import CAPTIONS
+    from lnbench.report.html import _view
+
+    for kind, want in (("sweep", CAPTIONS["accuracy_vs"]), ("batchsize-sweep", CAPTIONS["accuracy_vs_batch_size.png"])):
+        folder = tmp_path / kind
+        folder.mkdir()
+        (folder / "summary.json").write_text(json.dumps({"kind": kind, "complete": True, "rows": []}))
+        (folder / "accuracy_vs_batch_size.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+        view = _view(folder, tmp_path, [])
+        assert [f["caption"] for f in view["figures"]] == [want], kind
