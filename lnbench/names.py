@@ -7,6 +7,7 @@ models (``lnbench --help`` answers at once). :data:`lnbench.nn.norms.NORMS` adds
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,14 +135,34 @@ def group_label(group: str) -> str:
     return model_label(family, placement or None, float(gain) if gain else None)
 
 
+#: A user's own norm in a config: ``"package.module:ClassName"``, a subclass of lnbench.nn.Norm
+PLUGIN_NORM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def is_plugin_norm(kind: str) -> bool:
+    """Whether ``kind`` names a user's own norm class (``"package.module:ClassName"``)."""
+    return bool(PLUGIN_NORM.match(kind))
+
+
+def norm_slug(kind: str) -> str:
+    """A norm kind as it appears in run-folder names: itself, a user's ``"pkg.mod:ScaleNorm"``
+    as ``pkg.mod-ScaleNorm`` (a folder name has no colon)."""
+    return kind.replace(":", "-")
+
+
 def norm_label(kind: str) -> str:
-    """The display name of a norm kind (``"layer"`` -> ``"LayerNorm"``); unknown kinds as given."""
-    return NORM_NAMES[kind][0] if kind in NORM_NAMES else kind
+    """The display name of a norm kind (``"layer"`` -> ``"LayerNorm"``; a user's
+    ``"pkg.mod:ScaleNorm"`` -> ``"ScaleNorm"``); unknown kinds as given."""
+    if kind in NORM_NAMES:
+        return NORM_NAMES[kind][0]
+    return kind.rpartition(":")[2] if is_plugin_norm(kind) else kind
 
 
 def norm_color(kind: str) -> str | None:
-    """The plot colour of a norm kind (None for an unknown kind)."""
-    return NORM_NAMES[kind][1] if kind in NORM_NAMES else None
+    """The plot colour of a norm kind (a user's norm: tab:red; None for an unknown kind)."""
+    if kind in NORM_NAMES:
+        return NORM_NAMES[kind][1]
+    return "tab:red" if is_plugin_norm(kind) else None
 
 
 def plural(n: int, word: str) -> str:

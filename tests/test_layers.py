@@ -3,7 +3,7 @@
 Read from the source (``ast``), every ``import`` counted, also those inside functions: a lazy
 import is still a dependency. Layers, top to bottom (one tier may hold independent siblings):
 
-    cli > experiments > report > analysis | training > nn > config > records | launchers > names
+    cli > experiments > report > analysis | training | testing > nn > config > records | launchers > names
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ TIERS = [
     {"cli"},
     {"experiments"},
     {"report"},
-    {"analysis", "training"},
+    {"analysis", "training", "testing"},
     {"nn"},
     {"config"},
     {"records", "launchers"},

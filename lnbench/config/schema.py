@@ -26,9 +26,22 @@ from pydantic import (
 )
 
 from lnbench.config import yaml12
-from lnbench.names import FAMILY_NAMES, FAMILY_REGISTRY, NORM_KINDS, TASK_NAMES, TASKS
+from lnbench.names import FAMILY_NAMES, FAMILY_REGISTRY, NORM_KINDS, TASK_NAMES, TASKS, is_plugin_norm
 
-Norm = Literal[NORM_KINDS]  # type: ignore[valid-type]  # the registry in lnbench.names
+
+def _known_norm(name: str) -> str:
+    """A norm kind of :data:`lnbench.names.NORM_KINDS`, or a user's own norm class
+    ``"package.module:ClassName"`` (imported and checked when the models are built:
+    :func:`lnbench.nn.registry.norm_kind`, and before any run by the experiments' checks)."""
+    if name not in NORM_KINDS and not is_plugin_norm(name):
+        names = [f"'{n}'" for n in NORM_KINDS]
+        raise ValueError(
+            f"Input should be {', '.join(names[:-1])} or {names[-1]}, or a norm class 'package.module:ClassName'"
+        )
+    return name
+
+
+Norm = Annotated[str, AfterValidator(_known_norm)]  # the registry in lnbench.names, or a user's class
 TaskName = Literal[TASK_NAMES]  # type: ignore[valid-type]
 
 

@@ -23,7 +23,7 @@ from lnbench.config.checks import check_keys_apply, check_not_overridden, check_
 from lnbench.experiments import driver
 from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, rows_of, seed_cells
 from lnbench.experiments.compare import printed_tables
-from lnbench.names import family_label, plural
+from lnbench.names import family_label, norm_slug, plural
 from lnbench.records.schema import SummaryRow
 
 
@@ -47,7 +47,7 @@ class BatchSizeSweep(Experiment):
             settings,
             parent,
             spec.compare.target_acc,
-            lambda c: f"{family}_{c['model__norm']}_bs{c['train__batch_size']}",
+            lambda c: f"{family}_{norm_slug(c['model__norm'])}_bs{c['train__batch_size']}",
         )
 
     def analyse(self, spec: RunConfig, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:

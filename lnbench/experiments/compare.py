@@ -28,7 +28,7 @@ from lnbench.experiments.base import (
     run_name,
     seed_cells,
 )
-from lnbench.names import has_placements, model_group_of, plural
+from lnbench.names import has_placements, model_group_of, norm_slug, plural
 from lnbench.records.schema import SummaryRow
 from lnbench.report import tables
 
@@ -86,7 +86,7 @@ class Compare(Experiment):
         def name(c: dict) -> str:
             placement = c.get("model__norm_placement")
             gain = f"-gain{c['model__norm_gain_init']:g}" if c.get("model__norm_gain_init") is not None else ""
-            return f"{c['model__family']}{'-' + placement if placement else ''}{gain}_{c['model__norm']}"
+            return f"{c['model__family']}{'-' + placement if placement else ''}{gain}_{norm_slug(c['model__norm'])}"
 
         return seed_cells(spec, settings, parent, spec.compare.target_acc, name)
 

@@ -10,10 +10,11 @@ The experiment kinds (:mod:`lnbench.experiments.base`) say only what is theirs.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lnbench.config import ConfigError
+from lnbench.config import ConfigError, RunConfig
 from lnbench.config.checks import check_resume
 from lnbench.experiments.base import (
     Cell,
@@ -50,7 +51,26 @@ def prepare(
     if resume is not None:
         check_resume(resume, exp.config_yaml(spec), exp.kind)
         check_not_running(resume)
-    return exp.plan(spec, Path(resume) if resume is not None else Path("."))
+    cells = exp.plan(spec, Path(resume) if resume is not None else Path("."))
+    check_plugin_norms([c for cell in cells for c in cell.cfgs])
+    return cells
+
+
+def check_plugin_norms(cfgs: Sequence[RunConfig]) -> None:
+    """Raise ConfigError (one line naming it) for a user's norm class (``model.norm:
+    "package.module:ClassName"``) that cannot be imported or is not a :class:`lnbench.nn.Norm`."""
+    from lnbench.names import is_plugin_norm
+
+    plugins = sorted({c.model.norm for c in cfgs if is_plugin_norm(c.model.norm)})
+    if not plugins:
+        return
+    from lnbench.nn.registry import norm_kind
+
+    for spec in plugins:
+        try:
+            norm_kind(spec)
+        except ValueError as exc:
+            raise ConfigError(f"model.norm: {exc}") from None
 
 
 def check_not_running(run_dir: str | Path) -> None:

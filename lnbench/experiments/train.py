@@ -11,6 +11,7 @@ from lnbench.config.checks import check_keys_apply
 from lnbench.config.schema import show_value
 from lnbench.experiments import driver
 from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, read_json, rows_of, run_name
+from lnbench.names import norm_slug
 from lnbench.records.runs import finishing, write_json_atomic
 from lnbench.records.schema import read_metrics, summary_row
 from lnbench.report import tables
@@ -60,7 +61,7 @@ def named(cfg: RunConfig) -> RunConfig:
     """``cfg`` named after the model it trains: ``name`` gains ``_<family>_<norm>`` unless it
     holds them already (``train`` -> ``train_rnn_layer``; a compare child's ``rnn_layer_seed0``
     stays), so that the run folder says what it holds whatever the config file is called."""
-    model = f"{cfg.model.family}_{cfg.model.norm}"
+    model = f"{cfg.model.family}_{norm_slug(cfg.model.norm)}"
     return cfg if model in cfg.name else cfg.with_changes(name=f"{cfg.name}_{model}"[:80])
 
 

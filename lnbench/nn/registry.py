@@ -19,12 +19,13 @@ reparametrizes_weights                                x
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from lnbench.names import NORM_KINDS, NORM_NAMES
+from lnbench.names import NORM_KINDS, is_plugin_norm, norm_color, norm_label
 from lnbench.nn.base import Norm
 from lnbench.nn.batchnorm import BatchNorm1d, RecurrentBatchNorm1d
 from lnbench.nn.layernorm import LayerNorm
@@ -55,13 +56,13 @@ class NormKind:
 
     @property
     def label(self) -> str:
-        """Its name in tables and legends (``"LayerNorm"``)."""
-        return NORM_NAMES[self.kind][0]
+        """Its name in tables and legends (``"LayerNorm"``; a user's norm: its class name)."""
+        return norm_label(self.kind)
 
     @property
     def color(self) -> str:
         """Its plot colour, one per norm in every figure."""
-        return NORM_NAMES[self.kind][1]
+        return norm_color(self.kind) or "tab:red"
 
     def layer_class(self, recurrent: bool = False) -> type[Norm] | None:
         """The layer class on activations, or inside a recurrence; None for the identity."""
@@ -144,9 +145,41 @@ def norm_kind(kind: str) -> NormKind:
     Raises:
         ValueError: for a kind not in :data:`NORMS`, naming the allowed kinds.
     """
-    if kind not in NORMS:
-        raise ValueError(f"unknown norm {kind!r}; allowed: {', '.join(NORM_KINDS)}")
-    return NORMS[kind]
+    if kind in NORMS:
+        return NORMS[kind]
+    if is_plugin_norm(kind):
+        return plugin_norm(kind)
+    raise ValueError(f"unknown norm {kind!r}; allowed: {', '.join(NORM_KINDS)}, or 'package.module:ClassName'")
+
+
+_PLUGINS: dict[str, NormKind] = {}
+
+
+def plugin_norm(spec: str) -> NormKind:
+    """The norm kind of a user's own class, ``"package.module:ClassName"``: a subclass of
+    :class:`lnbench.nn.base.Norm` whose class attributes declare its capabilities (``has_beta``,
+    ``uses_batch_statistics``, ``takes_timestep``, ``grouped_as_layer``); it is placed wherever
+    the built-in norms are, on the Python path (the fused kernel covers the built-in classes only).
+    ``lnbench.testing.check_norm`` runs the checks a built-in norm passes.
+
+    Raises:
+        ValueError: the module cannot be imported, has no such class, or the class is not a Norm
+            (one line naming ``spec``).
+    """
+    if spec in _PLUGINS:
+        return _PLUGINS[spec]
+    module, _, name = spec.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except ImportError as exc:
+        raise ValueError(f"norm {spec!r}: cannot import {module} ({exc})") from None
+    except AttributeError:
+        raise ValueError(f"norm {spec!r}: {module} has no {name}") from None
+    if not (isinstance(cls, type) and issubclass(cls, Norm)):
+        raise ValueError(f"norm {spec!r}: {name} is not a subclass of lnbench.nn.Norm")
+    entry = NormKind(spec, cls)
+    _PLUGINS[spec] = entry
+    return entry
 
 
 def build_norm(

@@ -1,0 +1,98 @@
+"""A user's own norm without a fork: ``model.norm: "package.module:ClassName"`` (a subclass of
+lnbench.nn.Norm), checked by lnbench.testing.check_norm as the built-in norms are."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import TINY_OVERRIDES, set_args
+from typer.testing import CliRunner
+
+from lnbench.cli.app import app
+from lnbench.config import load_config
+from lnbench.nn.batchnorm import BatchNorm1d
+from lnbench.nn.invariance import EXPECTED
+from lnbench.nn.layernorm import LayerNorm
+from lnbench.nn.registry import norm_kind
+from lnbench.nn.rmsnorm import RMSNorm
+from lnbench.testing import check_norm
+
+runner = CliRunner()
+REPO = Path(__file__).resolve().parents[2]
+SCALE = "toy_norms:ScaleNorm"  # tests/nn/toy_norms.py, on sys.path as this test's folder
+
+
+@pytest.mark.parametrize(("cls", "kind"), [(LayerNorm, "layer"), (RMSNorm, "rms"), (BatchNorm1d, "batch")])
+def test_the_built_in_norms_pass_check_norm_with_their_table_1_row(cls, kind):
+    report = check_norm(cls)
+    assert tuple(report["invariance"].values()) == EXPECTED[kind]  # Ba et al. Table 1 / Zhang & Sennrich
+
+
+def test_a_wrong_backward_and_a_non_norm_are_refused():
+    import toy_norms
+
+    with pytest.raises(AssertionError, match="WrongBackward: gradcheck failed"):
+        check_norm(toy_norms.WrongBackward)
+    with pytest.raises(TypeError, match="'NotANorm' is not a subclass of lnbench.nn.Norm"):
+        check_norm(toy_norms.NotANorm)
+
+
+def test_members_that_see_each_other_are_refused():
+    """A norm whose statistics run over the member axis too: member s is not its own model."""
+    import toy_norms
+
+    class Pooled(toy_norms.ScaleNorm):
+        def forward(self, x):
+            return self.gamma * x / (x.norm() + self.eps)
+
+    with pytest.raises(AssertionError, match="member 0 is not its own model"):
+        check_norm(Pooled)
+
+
+def test_a_users_norm_in_a_config_is_built_by_the_registry():
+    cfg = load_config(None, [f"model.norm={SCALE}"])
+    kind = norm_kind(cfg.model.norm)
+    assert kind.label == "ScaleNorm" and kind.normalizes_activations and not kind.has_beta
+    layer = kind.build(8)
+    torch.testing.assert_close(layer(torch.ones(2, 8)), torch.ones(2, 8), rtol=1e-5, atol=1e-5)  # sqrt(D) x / ||x||
+
+
+@pytest.mark.parametrize(
+    ("norm", "message"),
+    [
+        ("no_such_module:Norm", "model.norm: norm 'no_such_module:Norm': cannot import no_such_module"),
+        ("toy_norms:Missing", "model.norm: norm 'toy_norms:Missing': toy_norms has no Missing"),
+        ("toy_norms:NotANorm", "model.norm: norm 'toy_norms:NotANorm': NotANorm is not a subclass of lnbench.nn.Norm"),
+        ("layer2", "model.norm: Input should be 'none', 'batch', 'layer', 'rms' or 'weight', or a norm class"),
+    ],
+)
+def test_a_bad_plugin_is_one_line_exit_2_and_no_folder(norm, message, tmp_path):
+    args = [
+        "train",
+        str(REPO / "configs/train.yaml"),
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        *set_args(TINY_OVERRIDES),
+        "--set",
+        f"model.norm={norm}",
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.e2e
+def test_a_users_norm_trains_in_a_compare_against_layernorm(tmp_path):
+    args = ["compare", "--runs-dir", str(tmp_path), "--jobs", "1", *set_args([*TINY_OVERRIDES, "seeds=[0,1]"])]
+    args += ["--set", f'compare.norms=[none, layer, "{SCALE}"]', "--set", "compare.families=[rnn, transformer]"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    (folder,) = tmp_path.iterdir()
+    summary = json.loads((folder / "summary.json").read_text())
+    rows = [r for r in summary["rows"] if r["norm"] == SCALE]
+    assert len(rows) == 6 and all(r["status"] == "completed" for r in rows)  # RNN x 2 placements + Transformer, 2 seeds
+    assert "ScaleNorm" in (folder / "report.html").read_text()

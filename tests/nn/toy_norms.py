@@ -1,0 +1,50 @@
+"""Users' own norms for the plugin tests (``model.norm: "toy_norms:ScaleNorm"``).
+
+- :class:`ScaleNorm` (Nguyen & Salazar 2019, eq. 3, with a gain per feature):
+  ``y = gamma * sqrt(D) * x / ||x||``, no beta; a correct norm.
+- :class:`WrongBackward`: LayerNorm's forward with a hand-written backward that drops a term: a
+  norm ``check_norm`` must refuse.
+- :class:`NotANorm`: an ``nn.Module`` that is not a :class:`lnbench.nn.Norm`.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from lnbench.nn import Norm
+
+
+class ScaleNorm(Norm):
+    has_beta = False
+    grouped_as_layer = True
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.check_input(x)
+        D = x.shape[-1]
+        return self.gamma * x * (D**0.5) / (x.norm(dim=-1, keepdim=True) + self.eps)
+
+
+class _Dropped(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        mean = x.mean(-1, keepdim=True)
+        rstd = (x.var(-1, unbiased=False, keepdim=True) + 1e-5).rsqrt()
+        ctx.save_for_backward(rstd)
+        return (x - mean) * rstd
+
+    @staticmethod
+    def backward(ctx, g):
+        (rstd,) = ctx.saved_tensors
+        return (g - g.mean(-1, keepdim=True)) * rstd  # the x_hat term is missing
+
+
+class WrongBackward(Norm):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.check_input(x)
+        return self.gamma * _Dropped.apply(x) + self.beta
+
+
+class NotANorm(nn.Module):
+    def forward(self, x):
+        return x
