@@ -9,10 +9,11 @@ STAMP := $(VENV)/.installed
 setup: $(STAMP)
 
 # torch==2.13.0 first: the CPU build on disk. An unpinned torch could pull a multi-GB CUDA build.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml examples/scalenorm/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --no-deps -e examples/scalenorm  # a user's norm as its own package (docs/extending.md)
 	$(PY) -m lnbench.nn.kernels  # build the C++ kernels once (~50 s: LayerNorm, the fused recurrence); lnbench falls back without them
 	touch $(STAMP)
 
@@ -35,8 +36,8 @@ test-unit: $(STAMP)
 
 # the gates: ruff (lint and format) and mypy, as CI runs them
 lint: $(STAMP)
-	$(VENV)/bin/ruff check lnbench tests benchmarks docs
-	$(VENV)/bin/ruff format --check lnbench tests benchmarks docs
+	$(VENV)/bin/ruff check lnbench tests benchmarks docs examples
+	$(VENV)/bin/ruff format --check lnbench tests benchmarks docs examples
 	$(VENV)/bin/mypy
 
 # the report in a real browser: installs Debian's chromium (needs root or sudo), then runs that test

@@ -139,9 +139,22 @@ def group_label(group: str) -> str:
 PLUGIN_NORM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
 
 
+#: The entry-point group under which an installed package names its norms (docs/extending.md)
+NORM_ENTRY_POINTS = "lnbench.norms"
+
+
+def entry_point_norms() -> dict[str, str]:
+    """The norms installed packages register: entry-point name -> ``"module:attribute"``
+    (``importlib.metadata``; nothing is imported)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.value for ep in entry_points(group=NORM_ENTRY_POINTS) if ep.name not in NORM_NAMES}
+
+
 def is_plugin_norm(kind: str) -> bool:
-    """Whether ``kind`` names a user's own norm class (``"package.module:ClassName"``)."""
-    return bool(PLUGIN_NORM.match(kind))
+    """Whether ``kind`` names a user's own norm class (``"package.module:ClassName"``, or the
+    name of an installed package's entry point in the group ``lnbench.norms``)."""
+    return bool(PLUGIN_NORM.match(kind)) or kind in entry_point_norms()
 
 
 def norm_slug(kind: str) -> str:
@@ -155,7 +168,10 @@ def norm_label(kind: str) -> str:
     ``"pkg.mod:ScaleNorm"`` -> ``"ScaleNorm"``); unknown kinds as given."""
     if kind in NORM_NAMES:
         return NORM_NAMES[kind][0]
-    return kind.rpartition(":")[2] if is_plugin_norm(kind) else kind
+    if PLUGIN_NORM.match(kind):
+        return kind.rpartition(":")[2]
+    installed = entry_point_norms().get(kind)
+    return installed.rpartition(":")[2] if installed else kind
 
 
 def norm_color(kind: str) -> str | None:

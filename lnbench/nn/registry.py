@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from lnbench.names import NORM_KINDS, is_plugin_norm, norm_color, norm_label
+from lnbench.names import NORM_KINDS, entry_point_norms, is_plugin_norm, norm_color, norm_label
 from lnbench.nn.base import Norm
 from lnbench.nn.batchnorm import BatchNorm1d, RecurrentBatchNorm1d
 from lnbench.nn.layernorm import LayerNorm
@@ -156,7 +156,8 @@ _PLUGINS: dict[str, NormKind] = {}
 
 
 def plugin_norm(spec: str) -> NormKind:
-    """The norm kind of a user's own class, ``"package.module:ClassName"``: a subclass of
+    """The norm kind of a user's own class, ``"package.module:ClassName"`` or an installed
+    package's entry point in the group ``lnbench.norms`` (``scalenorm``): a subclass of
     :class:`lnbench.nn.base.Norm` whose class attributes declare its capabilities (``has_beta``,
     ``uses_batch_statistics``, ``takes_timestep``, ``grouped_as_layer``); it is placed wherever
     the built-in norms are, on the Python path (the fused kernel covers the built-in classes only).
@@ -168,7 +169,7 @@ def plugin_norm(spec: str) -> NormKind:
     """
     if spec in _PLUGINS:
         return _PLUGINS[spec]
-    module, _, name = spec.partition(":")
+    module, _, name = entry_point_norms().get(spec, spec).partition(":")
     try:
         cls = getattr(importlib.import_module(module), name)
     except ImportError as exc:
