@@ -25,7 +25,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from lnbench.analysis.claims import Claim, ClaimResult
-from lnbench.config import ConfigError, DataConfig, RunConfig, yaml12
+from lnbench.config import ConfigError, DataConfig, RunConfig, apply_overrides, yaml12
 from lnbench.config.checks import check_memory_of_families
 from lnbench.names import TASK_NAMES, TASKS
 
@@ -48,19 +48,52 @@ def base_regime(regime: str) -> str:
     return regime.partition(TASK_SEP)[0]
 
 
-def parse_tasks(names: Sequence[str]) -> list[str]:
+def parse_tasks(names: Sequence[str], option: str = "--task") -> list[str]:
     """``["adding", "trend,digits"]`` -> ``["adding", "trend", "digits"]`` (each once, in order).
 
     Raises:
-        ConfigError: an unknown task (the message lists the tasks).
+        ConfigError: an unknown or empty task name (the message names ``option`` and the tasks).
     """
     tasks: list[str] = []
     for name in (n.strip() for chunk in names for n in chunk.split(",")):
         if name not in TASKS:
-            raise ConfigError(f"--task: unknown task {name!r}; allowed: {', '.join(TASK_NAMES)}")
+            raise ConfigError(f"{option}: unknown task {name!r}; allowed: {', '.join(TASK_NAMES)}")
         if name not in tasks:
             tasks.append(name)
+    if not tasks:
+        raise ConfigError(f"{option}: no task given; allowed: {', '.join(TASK_NAMES)}")
     return tasks
+
+
+def split_overrides(overrides: Sequence[str], tasks: Sequence[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """The ``--set`` overrides for the trend regimes, and per task those of its own ``data`` keys
+    (applied to its regimes after its preset: ``--set`` wins). A key only other tasks read
+    (``data.digits_order``) goes to them alone; one that trend shares (``data.seq_len``) to both.
+
+    Raises:
+        ConfigError: ``data.task`` (the tasks are ``--task``'s), or a data key none of ``tasks`` reads.
+    """
+    trend_keys = {*TASKS[CLAIMS_TASK].keys, "n_train", "n_test"}
+    base: list[str] = []
+    per_task: dict[str, list[str]] = {t: [] for t in tasks}
+    for item in overrides:
+        key = item.partition("=")[0].strip()
+        section, _, name = key.partition(".")
+        if section != "data" or not name:
+            base.append(item)
+            continue
+        if name == "task":
+            raise ConfigError("--set data.task: claims take their tasks from --task / --tasks (e.g. --task adding)")
+        readers = [t for t in tasks if name in TASKS[t].keys]
+        if name in trend_keys:
+            base.append(item)
+        elif not readers:
+            owners = [t for t, e in TASKS.items() if name in e.keys] or ["no"]
+            raise ConfigError(f"--set {key}: read by the {' and '.join(owners)} task only; add --task {owners[0]}")
+        for t in readers:
+            if t != CLAIMS_TASK:
+                per_task[t].append(f"{name}={item.partition('=')[2]}")
+    return base, per_task
 
 
 def not_applicable(claim: Claim, task: str) -> str | None:
@@ -93,8 +126,31 @@ def claims_on_tasks(claims: Sequence[Claim], tasks: Sequence[str]) -> tuple[list
     return kept, skipped
 
 
-def regime_for_task(cfg: RunConfig, task: str, presets: Path) -> RunConfig:
-    """A trend regime's config with ``task``'s data (the module docstring gives the rule).
+def _preset_data(preset: Path) -> dict:
+    """The ``data`` section of a task preset.
+
+    Raises:
+        ConfigError: unreadable YAML, more than a data section, a data section that is not a
+            mapping, or one that sets ``task`` (one line naming the file).
+    """
+    try:
+        raw = yaml12.load(preset.read_text()) or {}
+    except (OSError, ValueError, yaml12.yaml.YAMLError) as exc:
+        raise ConfigError(f"{preset}: cannot read it: {' '.join(str(exc).split())}") from None
+    if not isinstance(raw, dict) or set(raw) - {"data"}:
+        got = ", ".join(sorted(map(str, set(raw) - {"data"}))) if isinstance(raw, dict) else type(raw).__name__
+        raise ConfigError(f"{preset}: a task preset has a data section only; got {got}")
+    data = raw.get("data") or {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{preset}: data: expected a mapping of data keys, got {data!r}")
+    if "task" in data:
+        raise ConfigError(f"{preset}: data.task: the file's name is its task; remove the key")
+    return data
+
+
+def regime_for_task(cfg: RunConfig, task: str, presets: Path, overrides: Sequence[str] = ()) -> RunConfig:
+    """A trend regime's config with ``task``'s data (the module docstring gives the rule), then
+    ``overrides`` (``key=value`` of the task's own data keys, from ``--set``).
 
     Raises:
         ConfigError: the task preset is unreadable or sets a key the task does not have, or the
@@ -109,27 +165,29 @@ def regime_for_task(cfg: RunConfig, task: str, presets: Path) -> RunConfig:
     data.update({k: getattr(base, k) for k in entry.keys if k in TASKS[CLAIMS_TASK].keys})
     preset = presets / "tasks" / f"{task}.yaml"
     if preset.is_file():
-        raw = yaml12.load(preset.read_text()) or {}
-        extra = set(raw) - {"data"} if isinstance(raw, dict) else {"(not a mapping)"}
-        if extra:
-            raise ConfigError(f"{preset}: a task preset has a data section only; got {', '.join(sorted(extra))}")
-        data.update(raw.get("data") or {})
+        data.update(_preset_data(preset))
+    data = apply_overrides(data, list(overrides))
     try:
         new = DataConfig(**data)
         merged = {**cfg.model_dump(), "data": new.model_dump(), "name": f"{cfg.name}_{task}"}
         return RunConfig.model_validate(merged)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"] if p)
+        where = ".".join(["data", *(str(p) for p in first["loc"] if p)])
         source = preset if preset.is_file() else f"the {cfg.name} regime on {task}"
+        source = f"{source} (with --set)" if overrides else source
         raise ConfigError(f"{source}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
 
 
-def regimes_on_tasks(base: dict[str, RunConfig], claims: Sequence[Claim], presets: Path) -> dict[str, RunConfig]:
-    """The config of every regime the (task-renamed) ``claims`` use, from the trend ``base``."""
+def regimes_on_tasks(
+    base: dict[str, RunConfig], claims: Sequence[Claim], presets: Path, overrides: dict[str, list[str]] | None = None
+) -> dict[str, RunConfig]:
+    """The config of every regime the (task-renamed) ``claims`` use, from the trend ``base``,
+    with each task's own ``--set`` ``overrides`` (:func:`split_overrides`)."""
     regimes: dict[str, RunConfig] = {}
     for name in dict.fromkeys(c.regime for c in claims):
-        cfg = regime_for_task(base[base_regime(name)], task_of(name), presets)
+        task = task_of(name)
+        cfg = regime_for_task(base[base_regime(name)], task, presets, (overrides or {}).get(task, []))
         check_memory_of_families(cfg, sorted({c.family for c in claims if c.regime == name}))
         regimes[name] = cfg
     return regimes
@@ -190,7 +248,7 @@ def task_sentences(table: Sequence[dict], tasks: Sequence[str]) -> list[str]:
             held = [t for t, v in row["tasks"].items() if v["verdict"] == "held"]
             other = [f"{t}: {v['verdict']}" for t, v in row["tasks"].items() if v["verdict"] not in ("held", "n/a")]
             lines.append(f"{row['id']}: held on {', '.join(held)} only ({'; '.join(other)}).")
-    nowhere = [row["id"] for row in table if row["id"] not in everywhere and row["id"] not in some]
+    nowhere = [r["id"] for r in table if measured[r["id"]] and r["id"] not in everywhere and r["id"] not in some]
     if nowhere:
-        lines.append(f"Held on none of {', '.join(tasks)}: {', '.join(nowhere)}.")
+        lines.append(f"Held on none of the tasks it was measured on: {', '.join(nowhere)}.")
     return lines

@@ -485,9 +485,10 @@ def claims(
             fail(f"--seed {first} --num-seeds {num_seeds}: the last seed, {first + num_seeds - 1}, exceeds {MAX_SEED}")
         overrides += [f"seed={first}", f"seeds=[{', '.join(str(first + k) for k in range(num_seeds))}]"]
         seed = None  # --seed is the first of them here; passed on, it would replace the list with [seed]
-    names = [*(task or []), *([tasks] if tasks else [])] or ["trend"]
+    names = [*(task or []), *([tasks] if tasks is not None else [])] or ["trend"]
+    option = "--tasks" if tasks is not None and not task else "--task"
     try:
-        spec = claims_spec(only, presets, overrides, seed, everything=all_, tasks=names)
+        spec = claims_spec(only, presets, overrides, seed, everything=all_, tasks=names, option=option)
     except ConfigError as exc:
         fail(str(exc))
     _launch("claims", spec, str(presets), runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)

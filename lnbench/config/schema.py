@@ -108,8 +108,8 @@ class DataConfig(_Section):
     n_train: int = Field(
         1000,
         ge=1,
-        description="Training sequences per seed (classes balanced to within one). Every batch size must be "
-        "<= n_train.",
+        description="Training sequences per seed (trend: classes balanced to within one; adding: binomial; "
+        "digits: the first n_train of the fixed split, at most 1437). Every batch size must be <= n_train.",
     )
     n_test: int = Field(
         200,
@@ -139,30 +139,32 @@ class DataConfig(_Section):
     trend_strength: float = Field(
         0.5,
         ge=0,
-        description="Total drift along the class direction d from the first to the last timestep "
+        description="Trend only: total drift along the class direction d from the first to the last timestep "
         "(x_t contains c * trend_strength * tau_t * d, tau_t from -1/2 to 1/2, c = +1 or -1 by class); "
         "0 makes the classes indistinguishable.",
     )
     noise_std: float = Field(
-        1.0, ge=0, description="Standard deviation of the i.i.d. Gaussian noise eps_t on every value (before s)."
+        1.0,
+        ge=0,
+        description="Trend only: standard deviation of the i.i.d. Gaussian noise eps_t on every value (before s).",
     )
     offset_std: float = Field(
         4.0,
         ge=0,
-        description="Standard deviation of each sequence's constant offset, N(0, offset_std^2 I). It hides the "
+        description="Trend only: standard deviation of each sequence's constant offset, N(0, offset_std^2 I). It hides the "
         "class from any single timestep: at 4 a linear readout of x_T alone scores ~66%, at 1 (the seed "
         "notebook's task) ~90%.",
     )
     scale_min: float = Field(
         0.25,
         gt=0,
-        description="Lower end of each sequence's scale s ~ log-uniform[scale_min, scale_max], a factor on the "
+        description="Trend only: lower end of each sequence's scale s ~ log-uniform[scale_min, scale_max], a factor on the "
         "whole sequence; <= scale_max.",
     )
     scale_max: float = Field(
         4.0,
         gt=0,
-        description="Upper end of the per-sequence scale s (scale_max / scale_min: the spread of input "
+        description="Trend only: upper end of the per-sequence scale s (scale_max / scale_min: the spread of input "
         "magnitudes, 16x by default). scale_max x (6 offset_std + trend_strength + 6 noise_std) must stay "
         "below 1e18 (float32).",
     )
@@ -182,6 +184,14 @@ class DataConfig(_Section):
                     f"{key}: applies to the {' and '.join(owners[key])} task{'s' if len(owners[key]) > 1 else ''} "
                     f"only, and task is {self.task}; remove it"
                 )
+        if (
+            "permutation_seed" in self.model_fields_set
+            and self.permutation_seed != 0
+            and self.digits_order != "permuted"
+        ):
+            raise ValueError(
+                f"permutation_seed: applies to digits_order permuted only, and digits_order is {self.digits_order}"
+            )
         for key, most in (("n_train", task.max_train), ("n_test", task.max_test)):
             if most is not None and getattr(self, key) > most:
                 raise ValueError(f"{key}: {getattr(self, key)}, but the {self.task} task has {most}; at most {most}")

@@ -59,6 +59,7 @@ def claims_spec(
     seed: int | None = None,
     everything: bool = False,
     tasks: Sequence[str] = ("trend",),
+    option: str = "--task",
 ) -> ClaimsSpec:
     """The claims ``only`` (if given), else every claim (``everything``) or those of the default
     run (:func:`in_default_run`), and their regimes from ``presets/<regime>.yaml``, with the
@@ -72,13 +73,14 @@ def claims_spec(
     selected = claim_rules.select_claims(only)
     if not only and not everything:
         selected = [c for c in selected if in_default_run(c)]
-    tasks = claim_tasks.parse_tasks(tasks)
-    base = claim_rules.load_regimes(selected, Path(presets), list(overrides), seed)
+    tasks = claim_tasks.parse_tasks(tasks, option)
+    trend_overrides, task_overrides = claim_tasks.split_overrides(overrides, tasks)
+    base = claim_rules.load_regimes(selected, Path(presets), trend_overrides, seed)
     on_tasks, skipped = claim_tasks.claims_on_tasks(selected, tasks)
     if not on_tasks:
         reasons = "; ".join(sorted({f"{s['id']} on {s['task']}: {s['reason']}" for s in skipped}))
         raise ConfigError(f"--task: none of the claims applies ({reasons})")
-    regimes = claim_tasks.regimes_on_tasks(base, on_tasks, Path(presets))
+    regimes = claim_tasks.regimes_on_tasks(base, on_tasks, Path(presets), task_overrides)
     return ClaimsSpec(on_tasks, regimes, tasks=tasks, skipped=skipped)
 
 

@@ -93,7 +93,7 @@ def test_the_claim_by_task_table_and_what_it_says():
     assert claim_tasks.task_sentences(table, ["trend", "adding"]) == [
         "Held on every task it was measured on: a (trend, adding), d (trend).",
         "b: held on trend only (adding: inconclusive).",
-        "Held on none of trend, adding: c.",
+        "Held on none of the tasks it was measured on: c.",
     ]
 
 
@@ -111,3 +111,48 @@ def test_each_task_is_its_own_holm_family(monkeypatch):
     monkeypatch.setattr(claim_rules, "evaluate_claims", spy)
     CLAIMS.analyse(spec, [], [], {name: [{"name": "chance", "mean": 0.5}] for name in spec.regimes})
     assert seen == [["trend"], ["adding"]]
+
+
+def test_set_wins_over_a_task_preset_and_reaches_the_tasks_own_keys():
+    spec = claims_spec(
+        ["rnn_faster_default"],
+        PRESETS,
+        ["data.seq_len=5", "data.digits_order=pixels"],
+        tasks=["trend", "adding", "digits"],
+    )
+    assert spec.regimes["default"].data.seq_len == 5
+    assert spec.regimes["default@adding"].data.seq_len == 5  # configs/claims/tasks/adding.yaml says 20
+    assert spec.regimes["default@digits"].data.digits_order == "pixels"  # the preset says rows
+
+
+@pytest.mark.parametrize(
+    ("overrides", "tasks", "message"),
+    [
+        (["data.task=adding"], ["trend"], "--set data.task: claims take their tasks from --task / --tasks"),
+        (["data.digits_order=pixels"], ["trend", "adding"], "--set data.digits_order: read by the digits task only; add --task digits"),
+        ([], ["trend,,adding"], "--task: unknown task ''"),
+    ],
+)  # fmt: skip
+def test_what_claims_cannot_run_on_a_task_is_one_line(overrides, tasks, message):
+    with pytest.raises(ConfigError) as err:
+        claims_spec(["rnn_faster_default"], PRESETS, overrides, tasks=tasks)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("data: [1, 2\n", "cannot read it"),
+        ("data: [seq_len]\n", "data: expected a mapping of data keys"),
+        ("data:\n  task: trend\n", "data.task: the file's name is its task"),
+        ("data:\n  seq_len: 1\n", "data.seq_len: Input should be greater than or equal to 2"),
+    ],
+)
+def test_a_malformed_task_preset_is_one_line_naming_the_file(text, message, tmp_path):
+    (tmp_path / "default.yaml").write_text((PRESETS / "default.yaml").read_text())
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks/adding.yaml").write_text(text)
+    with pytest.raises(ConfigError) as err:
+        claims_spec(["rnn_faster_default"], tmp_path, tasks=["adding"])
+    assert str(err.value).startswith(str(tmp_path / "tasks/adding.yaml")) and message in str(err.value)
+    assert "\n" not in str(err.value)

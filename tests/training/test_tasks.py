@@ -55,6 +55,7 @@ def test_each_task_makes_the_shape_its_entry_gives(data, shape):
         ({"task": "trend", "digits_order": "pixels"}, "digits_order: applies to the digits task only"),
         ({"task": "digits", "n_train": 1438}, "n_train: 1438, but the digits task has 1437; at most 1437"),
         ({"task": "digits", "n_test": 361}, "n_test: 361, but the digits task has 360"),
+        ({"task": "digits", "permutation_seed": 5}, "permutation_seed: applies to digits_order permuted only"),
     ],
 )
 def test_a_key_of_another_task_or_too_many_images_is_one_line_naming_it(data, message, tmp_path):
