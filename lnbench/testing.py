@@ -78,15 +78,45 @@ def _dtypes(cls: type[Norm], features: int) -> None:
         assert torch.isfinite(layer(x.to(dtype))).all(), f"{cls.__name__}: non-finite output in eval mode"
 
 
-def _invariance(cls: type[Norm], units: int = 32) -> dict[str, str]:
+def invariance_method(cls: type[Norm]):
+    """``(label, fn)`` for :func:`lnbench.nn.invariance.measure`'s ``methods``: ``cls`` on the
+    summed inputs ``X W^T`` in training mode (``lnbench invariance --norm``)."""
+
     def normalized(W: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, float]:
         a = X @ W.T
         layer = cls(W.shape[0], eps=EPS).double().train()
         # the tolerance's scale: the smallest variance a norm could divide by (over a row or a column)
         return layer(a), min(float(a.var(dim=d, unbiased=False).min()) for d in (0, 1))
 
-    cells = measure(draws=3, units=units, methods={"user": (cls.__name__, normalized)})
+    return cls.__name__, normalized
+
+
+def _invariance(cls: type[Norm], units: int = 32) -> dict[str, str]:
+    cells = measure(draws=3, units=units, methods={"user": invariance_method(cls)})
     return {name: cell.measured for (name, _), cell in zip(TRANSFORMATIONS, cells, strict=True)}
+
+
+def norm_checks(cls: type, features: int = 6) -> list:
+    """The checks of :func:`check_norm` (but the invariance row) as
+    :class:`lnbench.nn.gradient_checks.Check` rows (group ``user norm``), each passed or failed
+    with its message: what ``lnbench gradcheck --norm`` prints."""
+    from lnbench.nn.gradient_checks import Check
+
+    nan = float("nan")
+    if not (isinstance(cls, type) and issubclass(cls, Norm)):
+        return [Check("is a lnbench.nn.Norm", "user norm", nan, nan, 0.0, False, f"{cls!r} is not a subclass")]
+    out = []
+    for name, run in (
+        ("gradcheck, gradgradcheck (float64)", _gradchecks),
+        ("members=3: each member its own model", _members),
+        (".to(float32 / float64 / cpu), train and eval", _dtypes),
+    ):
+        try:
+            run(cls, features)
+            out.append(Check(f"{cls.__name__}: {name}", "user norm", nan, nan, 0.0, True))
+        except AssertionError as exc:
+            out.append(Check(f"{cls.__name__}: {name}", "user norm", nan, nan, 0.0, False, str(exc)))
+    return out
 
 
 def check_norm(cls: type, features: int = 6) -> dict[str, Any]:

@@ -403,6 +403,24 @@ def sweep(
     _launch("sweep", cfg, source, runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)
 
 
+def _user_norms(specs: Optional[list[str]]) -> dict:
+    """``--norm`` values -> their classes (lnbench.nn.registry.plugin_norm); a bad one is one line, exit 2."""
+    if not specs:
+        return {}
+    from lnbench.names import is_plugin_norm
+    from lnbench.nn.registry import plugin_norm
+
+    out = {}
+    for spec in specs:
+        if not is_plugin_norm(spec):
+            fail(f"--norm {spec}: expected 'package.module:ClassName' or an installed lnbench.norms entry point")
+        try:
+            out[spec] = plugin_norm(spec).layer
+        except ValueError as exc:
+            fail(f"--norm: {exc}")
+    return out
+
+
 @app.command()
 def claims(
     presets: Annotated[
@@ -509,6 +527,14 @@ def invariance(
     json_path: Annotated[
         Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")
     ] = None,
+    norm: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--norm",
+            metavar="PKG.MOD:CLASS",
+            help="Also measure a norm of your own (a lnbench.nn.Norm subclass, or an entry-point name; repeatable): its row is measured, not checked.",
+        ),
+    ] = None,
 ) -> None:
     """Measure the invariance table of Ba et al. 2016 (Table 1) for batch, weight, layer and RMS norm.
 
@@ -516,6 +542,7 @@ def invariance(
     """
     from lnbench.report import tables
 
+    users = _user_norms(norm)
     if json_path is None:
         check_runs_dir(runs_dir)
     elif json_path.is_dir() or not json_path.absolute().parent.is_dir():
@@ -524,7 +551,13 @@ def invariance(
 
     with guarded(epochs=False) as stop:
         try:
-            cells, path = experiments.invariance(seed, draws, runs_dir, json_path)
+            methods = None
+            if users:
+                from lnbench.nn.invariance import METHODS
+                from lnbench.testing import invariance_method
+
+                methods = {**METHODS, **{spec: invariance_method(cls) for spec, cls in users.items()}}
+            cells, path = experiments.invariance(seed, draws, runs_dir, json_path, methods=methods)
         except OSError as exc:
             _report_write_failed(exc, json_path)
         stop.folder = None if json_path is not None or path is None else path.parent
@@ -541,8 +574,10 @@ def invariance(
                 highlight=False,
             )
             raise typer.Exit(1)
+        checked = [c for c in cells if c.method not in users]
+        yours = f"; {plural(len(users), 'norm')} of yours measured, not checked" if users else ""
         console.print(
-            f"[green]All {len(cells)} cells agree with Ba et al.'s Table 1 (and RMSNorm's row, Zhang & Sennrich's Table 1).[/]"
+            f"[green]All {len(checked)} cells agree with Ba et al.'s Table 1 (and RMSNorm's row, Zhang & Sennrich's Table 1){yours}.[/]"
         )
 
 
@@ -646,12 +681,21 @@ def gradcheck(
     json_path: Annotated[
         Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")
     ] = None,
+    norm: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--norm",
+            metavar="PKG.MOD:CLASS",
+            help="Also check a norm of your own (a lnbench.nn.Norm subclass, or an entry-point name; repeatable): lnbench.testing.check_norm's checks.",
+        ),
+    ] = None,
 ) -> None:
     """Check the hand-written LayerNorm gradients against finite differences and PyTorch.
 
     Exit code 0 when every check passes, 1 when any fails.
     """
     shape_tuple = _parse_shape(shape)
+    users = _user_norms(norm)
     if json_path is None:
         check_runs_dir(runs_dir)
     elif json_path.is_dir():
@@ -663,7 +707,12 @@ def gradcheck(
 
     with guarded(epochs=False) as stop:
         try:
-            checks, path = experiments.gradcheck(dtype, shape_tuple, seed, runs_dir, json_path)
+            extra = []
+            if users:
+                from lnbench.testing import norm_checks
+
+                extra = [c for cls in users.values() for c in norm_checks(cls)]
+            checks, path = experiments.gradcheck(dtype, shape_tuple, seed, runs_dir, json_path, extra=extra)
         except ValueError as exc:
             fail(str(exc))
         except OSError as exc:

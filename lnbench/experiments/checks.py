@@ -59,8 +59,10 @@ def gradcheck(
     seed: int = 0,
     runs_dir: str | Path | None = "runs",
     json_path: str | Path | None = None,
+    extra: list | None = None,
 ) -> tuple[list, Path | None]:
-    """``lnbench gradcheck``: run :func:`lnbench.nn.gradient_checks.run_checks` and write the report.
+    """``lnbench gradcheck``: run :func:`lnbench.nn.gradient_checks.run_checks` (and the ``extra``
+    checks already run, e.g. a user's norm's, :func:`lnbench.testing.norm_checks`) and write the report.
 
     The report (``{"dtype", "shape", "seed", "passed", "checks": [...]}``) goes to
     ``json_path`` if given, otherwise to ``gradcheck.json`` (and ``report.html``) in a new run
@@ -76,7 +78,7 @@ def gradcheck(
     """
     from lnbench.nn.gradient_checks import run_checks
 
-    checks = run_checks(dtype=dtype, shape=shape, seed=seed)
+    checks = run_checks(dtype=dtype, shape=shape, seed=seed) + list(extra or [])
     report = {
         "dtype": dtype,
         "shape": list(shape),

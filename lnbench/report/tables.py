@@ -273,11 +273,18 @@ def invariance_table(cells: Sequence[dict], draws: int) -> Table:
     table.add_column("method")
     for _, label in inv.TRANSFORMATIONS:
         table.add_column(label, justify="center")
-    for method, (label, _) in inv.METHODS.items():
-        row = [label + ("" if method in inv.IN_PAPER else " (Zhang & Sennrich 2019)")]
+    users = [m for m in dict.fromkeys(c["method"] for c in cells) if m not in inv.METHODS]  # --norm's
+    for method in [*inv.METHODS, *users]:
+        if method in inv.METHODS:
+            label = inv.METHODS[method][0] + ("" if method in inv.IN_PAPER else " (Zhang & Sennrich 2019)")
+        else:
+            label = f"{norm_label(method)} (yours: measured)"
+        row = [label]
         for c in [c for c in cells if c["method"] == method]:
             mark = "" if c["agrees"] else f" [bold red]expected {c['expected']}[/]"
-            row.append(f"[{'green' if c['agrees'] else 'red'}]{c['measured']}[/] {c['max_change']:.0e}{mark}")
+            color = "green" if c["agrees"] else "red"
+            color = color if method in inv.EXPECTED else "default"
+            row.append(f"[{color}]{c['measured']}[/] {c['max_change']:.0e}{mark}")
         table.add_row(*row)
     table.caption = (
         "each cell: measured verdict (I invariant, N not, ? unclear) and the largest change of the normalized summed inputs; "

@@ -96,3 +96,19 @@ def test_a_users_norm_trains_in_a_compare_against_layernorm(tmp_path):
     rows = [r for r in summary["rows"] if r["norm"] == SCALE]
     assert len(rows) == 6 and all(r["status"] == "completed" for r in rows)  # RNN x 2 placements + Transformer, 2 seeds
     assert "ScaleNorm" in (folder / "report.html").read_text()
+
+
+def test_gradcheck_and_invariance_take_a_users_norm(tmp_path):
+    bad = runner.invoke(app, ["gradcheck", "--norm", "toy_norms:WrongBackward", "--runs-dir", str(tmp_path)])
+    assert bad.exit_code == 1 and "WrongBackward: gradcheck failed" in " ".join(bad.output.split())
+    good = runner.invoke(app, ["gradcheck", "--norm", SCALE, "--runs-dir", str(tmp_path)])
+    assert good.exit_code == 0 and "ScaleNorm: members=3: each member its own model" in " ".join(good.output.split())
+    table = runner.invoke(app, ["invariance", "--norm", SCALE, "--draws", "2", "--runs-dir", str(tmp_path)])
+    assert table.exit_code == 0, table.output
+    flat = " ".join(table.output.split())
+    assert "ScaleNorm (yours" in flat and "1 norm of yours measured, not checked" in flat
+    report = json.loads(next(tmp_path.glob("*_invariance/invariance.json")).read_text())
+    row = {c["transformation"]: c["measured"] for c in report["cells"] if c["method"] == SCALE}
+    assert row["weight_matrix_rescaling"] == "I" and row["dataset_recentering"] == "N"  # x / ||x||
+    missing = runner.invoke(app, ["invariance", "--norm", "nosuch:X", "--runs-dir", str(tmp_path / "none")])
+    assert missing.exit_code == 2 and "cannot import nosuch" in missing.output and not (tmp_path / "none").exists()
