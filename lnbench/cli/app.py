@@ -69,6 +69,14 @@ def _runs_dir_value(value: str | Path) -> Path:
     return Path(value)
 
 
+def _user_norm_option(what: str) -> Any:
+    """``--norm PKG.MOD:CLASS`` (repeatable): a user's norm for gradcheck and invariance."""
+    help_ = (
+        f"{what} A lnbench.nn.Norm subclass as package.module:ClassName, or an lnbench.norms entry point; repeatable."
+    )
+    return Annotated[Optional[list[str]], typer.Option("--norm", metavar="PKG.MOD:CLASS", help=help_)]
+
+
 RunsDirOption = Annotated[
     Path,
     typer.Option(
@@ -527,14 +535,7 @@ def invariance(
     json_path: Annotated[
         Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")
     ] = None,
-    norm: Annotated[
-        Optional[list[str]],
-        typer.Option(
-            "--norm",
-            metavar="PKG.MOD:CLASS",
-            help="Also measure a norm of your own (a lnbench.nn.Norm subclass, or an entry-point name; repeatable): its row is measured, not checked.",
-        ),
-    ] = None,
+    norm: _user_norm_option("Also measure a norm of your own: its row of the table is measured, not checked.") = None,
 ) -> None:
     """Measure the invariance table of Ba et al. 2016 (Table 1) for batch, weight, layer and RMS norm.
 
@@ -681,14 +682,7 @@ def gradcheck(
     json_path: Annotated[
         Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")
     ] = None,
-    norm: Annotated[
-        Optional[list[str]],
-        typer.Option(
-            "--norm",
-            metavar="PKG.MOD:CLASS",
-            help="Also check a norm of your own (a lnbench.nn.Norm subclass, or an entry-point name; repeatable): lnbench.testing.check_norm's checks.",
-        ),
-    ] = None,
+    norm: _user_norm_option("Also run lnbench.testing.check_norm's checks on a norm of your own.") = None,
 ) -> None:
     """Check the hand-written LayerNorm gradients against finite differences and PyTorch.
 
