@@ -69,12 +69,24 @@ def _runs_dir_value(value: str | Path) -> Path:
     return Path(value)
 
 
-def _user_norm_option(what: str) -> Any:
-    """``--norm PKG.MOD:CLASS`` (repeatable): a user's norm for gradcheck and invariance."""
-    help_ = (
-        f"{what} A lnbench.nn.Norm subclass as package.module:ClassName, or an lnbench.norms entry point; repeatable."
-    )
-    return Annotated[Optional[list[str]], typer.Option("--norm", metavar="PKG.MOD:CLASS", help=help_)]
+_USER_NORM = "A lnbench.nn.Norm subclass as package.module:ClassName, or an lnbench.norms entry point; repeatable."
+#: ``--norm PKG.MOD:CLASS`` of invariance and gradcheck: a user's norm
+InvarianceNormOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--norm",
+        metavar="PKG.MOD:CLASS",
+        help=f"Also measure a norm of your own (its row: measured, not checked). {_USER_NORM}",
+    ),
+]
+GradcheckNormOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--norm",
+        metavar="PKG.MOD:CLASS",
+        help=f"Also run lnbench.testing.check_norm's checks on a norm of your own. {_USER_NORM}",
+    ),
+]
 
 
 RunsDirOption = Annotated[
@@ -535,7 +547,7 @@ def invariance(
     json_path: Annotated[
         Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")
     ] = None,
-    norm: _user_norm_option("Also measure a norm of your own: its row of the table is measured, not checked.") = None,
+    norm: InvarianceNormOption = None,
 ) -> None:
     """Measure the invariance table of Ba et al. 2016 (Table 1) for batch, weight, layer and RMS norm.
 
@@ -682,7 +694,7 @@ def gradcheck(
     json_path: Annotated[
         Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")
     ] = None,
-    norm: _user_norm_option("Also run lnbench.testing.check_norm's checks on a norm of your own.") = None,
+    norm: GradcheckNormOption = None,
 ) -> None:
     """Check the hand-written LayerNorm gradients against finite differences and PyTorch.
 
