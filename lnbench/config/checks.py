@@ -205,6 +205,11 @@ def check_resume(run_dir, config_yaml: str, kind: str) -> None:
         return
     old, new = _flatten(yaml.safe_load(stored) or {}), _flatten(yaml.safe_load(config_yaml) or {})
     changed = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+    if not changed:  # the same keys and values in another order: claims' regimes (--task order)
+        raise ConfigError(
+            f"--resume {run_dir}: the same settings in another order (claims: give --task/--tasks in the "
+            "folder's order, as its config.yaml lists the regimes)"
+        )
     value = lambda flat, k: show_value(flat[k]) if k in flat else "absent"  # noqa: E731
     shown = "; ".join(f"{k}: {value(old, k)} in the folder, {value(new, k)} now" for k in changed[:5]) + (
         f"; and {len(changed) - 5} more" if len(changed) > 5 else ""

@@ -182,3 +182,19 @@ def test_an_alias_bomb_is_echoed_in_a_bounded_line(tmp_path):
         _load_text(tmp_path, "\n".join(levels) + "\ntrain:\n  epochs: *f\n")
     first = str(err.value).splitlines()[0]
     assert "train.epochs" in first and len(first) < 250
+
+
+def test_resume_with_the_same_regimes_in_another_order_says_so(tmp_path):
+    """A claims folder of --tasks trend,adding resumed with --tasks adding,trend: its config.yaml
+    lists the same regimes in another order; the message said "the config changed ()"."""
+    import json
+
+    from lnbench.config.checks import check_resume
+
+    (tmp_path / "run.json").write_text(json.dumps({"kind": "claims"}))
+    (tmp_path / "config.yaml").write_text("default:\n  seed: 0\ndefault@adding:\n  seed: 0\n")
+    with pytest.raises(ConfigError) as err:
+        check_resume(tmp_path, "default@adding:\n  seed: 0\ndefault:\n  seed: 0\n", "claims")
+    assert "the same settings in another order" in str(err.value) and "()" not in str(err.value)
+    with pytest.raises(ConfigError, match=r"default.seed: 0 in the folder, 1 now"):
+        check_resume(tmp_path, "default:\n  seed: 1\ndefault@adding:\n  seed: 0\n", "claims")
