@@ -87,7 +87,17 @@ def _best(rows: list[dict], key: str, label: Any) -> tuple[float, str] | None:
 
 
 def headline(kind: str, summary: dict | None, metrics: dict | None, report: dict | None) -> str:
-    """The one-line result of a folder of ``kind`` (:data:`HEADLINES`); "" when it has none yet."""
+    """The one-line result of a folder of ``kind`` (:data:`HEADLINES`); "" when it has none yet.
+    A run off the default task says which (``... on adding``)."""
+    line = _headline(kind, summary, metrics, report)
+    summary = summary or {}
+    tasks = summary.get("tasks") or sorted({r.get("task", "trend") for r in summary.get("rows") or []})
+    if kind == "train":
+        tasks = [(metrics or {}).get("task", "trend")]
+    return f"{line} on {', '.join(tasks)}" if line and tasks and list(tasks) != ["trend"] else line
+
+
+def _headline(kind: str, summary: dict | None, metrics: dict | None, report: dict | None) -> str:
     summary = summary or {}
     if kind == "train":
         accs = (metrics or {}).get("test_acc") or []

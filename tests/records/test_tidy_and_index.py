@@ -281,3 +281,19 @@ def test_export_of_a_folder_without_runs_and_show_of_a_damaged_summary_are_one_l
     result = CliRunner().invoke(app, ["show", str(folder)])
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
     assert "summary.json: cannot read it as JSON" in result.output
+
+
+def test_a_headline_off_the_default_task_names_the_task():
+    from lnbench.records.index import headline
+
+    rows = [{"task": "adding", "final_test_acc": 0.9, "run_dir": "x"}]
+    agg = [{"family": "lstm", "norm": "layer", "mean_final_test_acc": 0.958}]
+    assert headline("compare", {"aggregate": agg, "rows": rows}, None, None) == "best lstm layer: 0.958 on adding"
+    assert (
+        headline("compare", {"aggregate": agg, "rows": [{**rows[0], "task": "trend"}]}, None, None)
+        == "best lstm layer: 0.958"
+    )
+    claims = {"claims": [{"verdict": "held"}], "tasks": ["trend", "digits"]}
+    assert headline("claims", claims, None, None) == "1 held on trend, digits"
+    assert headline("train", None, {"test_acc": [0.5], "task": "digits"}, None) == "test acc 0.500 on digits"
+    assert headline("train", None, {"test_acc": [0.5]}, None) == "test acc 0.500"
