@@ -58,6 +58,7 @@ class FamilyInfo:
             seq_len=, num_classes=)``.
         paper_gains: norm -> the initial gain of its norms in its paper, where not 1 (the
             BN-LSTM's 0.1, Cooijmans et al. 2016, section 4.2).
+        saturating_units: the units its saturation probe counts (``tanh``; the LSTM's ``gate``).
     """
 
     label: str
@@ -69,6 +70,7 @@ class FamilyInfo:
     cost: float
     builder: str
     paper_gains: dict[str, float] = field(default_factory=dict)
+    saturating_units: str = "tanh"  # what its saturation probe counts, as figures name it
 
     def group(self, family: str, norm_placement: str | None = None) -> str:
         """The group key of a run: ``"rnn-separate"`` with a placement, else the family."""
@@ -241,6 +243,7 @@ register_family(
         cost=6.0,  # a member costs 5-9x an RNN's (docs/speed.md)
         builder="lnbench.nn.lstm:LSTM",
         paper_gains={"batch": 0.1},
+        saturating_units="gate",
     ),
 )
 register_family(
@@ -322,6 +325,7 @@ TASKS = {
     ),
 }
 TASK_NAMES = tuple(TASKS)
+DEFAULT_TASK = TASK_NAMES[0]  # trend: every default config's
 
 
 def task_label(task: str) -> str:

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from lnbench.names import DEFAULT_TASK
 from lnbench.records.schema import SCHEMA_VERSION
 
 #: what the headline of each kind is
@@ -91,10 +92,10 @@ def headline(kind: str, summary: dict | None, metrics: dict | None, report: dict
     A run off the default task says which (``... on adding``)."""
     line = _headline(kind, summary, metrics, report)
     summary = summary or {}
-    tasks = summary.get("tasks") or sorted({r.get("task", "trend") for r in summary.get("rows") or []})
+    tasks = summary.get("tasks") or sorted({r.get("task", DEFAULT_TASK) for r in summary.get("rows") or []})
     if kind == "train":
-        tasks = [(metrics or {}).get("task", "trend")]
-    return f"{line} on {', '.join(tasks)}" if line and tasks and list(tasks) != ["trend"] else line
+        tasks = [(metrics or {}).get("task", DEFAULT_TASK)]
+    return f"{line} on {', '.join(tasks)}" if line and tasks and list(tasks) != [DEFAULT_TASK] else line
 
 
 def _headline(kind: str, summary: dict | None, metrics: dict | None, report: dict | None) -> str:

@@ -361,7 +361,8 @@ def figure_hidden_norm(metrics: Sequence[Metrics]) -> Figure:
             text = f"Spearman(||h_T||, s): {_fmt(rho)} (init {_fmt(rho0)})"
             sat = _mean_of([r.saturation[-1] for r in runs if r.saturation])
             if sat is not None:
-                text += f"\nsaturated {'gate' if family.startswith('lstm') else 'tanh'} units: {sat:.1%}"
+                info = FAMILY_REGISTRY.get(family.partition("@")[0].partition("-")[0])
+                text += f"\nsaturated {info.saturating_units if info else 'tanh'} units: {sat:.1%}"
             ax.text(
                 0.02,
                 0.97,

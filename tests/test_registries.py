@@ -1,0 +1,50 @@
+"""Issue 31, A (in part): every fact about a model family or a task lives in its registry entry
+(lnbench.names.FAMILY_REGISTRY, TASKS), and everything else asks the entry. Read from the source
+(``ast``): no comparison with a family's or a task's name outside the registries and the claims
+catalogue (which names each claim's family). Norm kinds and experiment kinds are not covered yet."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from lnbench.names import FAMILY_REGISTRY, TASKS
+
+PACKAGE = Path(__file__).resolve().parents[1] / "lnbench"
+ALLOWED = {"names.py", "analysis/claims.py"}  # the registries, and the claims catalogue
+
+
+def name_comparisons(names: set[str], package: Path = PACKAGE) -> list[str]:
+    """``path:line: [names]`` of every ``==``, ``!=``, ``in``, ``not in`` with one of ``names`` as a
+    constant (alone or in a tuple, list or set), and every ``startswith`` of them."""
+    out = []
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package).as_posix()
+        if rel in ALLOWED:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            operands = []
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+            elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "startswith":
+                operands = list(node.args)
+            consts = [
+                c
+                for o in operands
+                for c in ([o] if isinstance(o, ast.Constant) else o.elts if isinstance(o, (ast.Tuple, ast.List, ast.Set)) else [])
+            ]  # fmt: skip
+            hits = sorted({c.value for c in consts if isinstance(c, ast.Constant) and c.value in names})
+            if hits:
+                out.append(f"{rel}:{node.lineno}: {hits}")
+    return out
+
+
+def test_no_family_or_task_name_is_compared_outside_the_registries():
+    assert name_comparisons(set(FAMILY_REGISTRY) | set(TASKS)) == []
+
+
+def test_the_check_sees_a_planted_comparison(tmp_path):
+    (tmp_path / "planted.py").write_text(
+        'def f(cfg):\n    return cfg.model.family == "lstm" or cfg.data.task in ("adding",)\n'
+    )
+    assert name_comparisons({"lstm", "adding"}, tmp_path) == ["planted.py:2: ['lstm']", "planted.py:2: ['adding']"]
