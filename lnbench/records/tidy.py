@@ -17,7 +17,8 @@ is its own):
   for ``hidden_norm_by_scale``);
 - ``grad_norm`` and ``grad_norm_layer``: one row per (run, epoch, parameter or layer);
 - ``aggregate``: one row per aggregate entry of summary.json (``aggregate``, a sweep's ``cells``);
-- ``comparisons``, ``claims``, ``baselines``: summary.json's lists, one row each.
+- ``comparisons``, ``claims``, ``baselines``: summary.json's lists, one row each (claims with their
+  ``task``, and a row with verdict ``n/a`` for each claim a task cannot measure).
 
 The identity columns ``family``, ``norm``, ``norm_placement``, ``norm_gain_init``, ``batch_size``, ``seed`` (and
 ``regime``) are repeated in the per-epoch tables so that a plot needs no join.
@@ -35,6 +36,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from lnbench.names import DEFAULT_TASK
 from lnbench.records.index import read_json, run_folders
 from lnbench.records.schema import SchemaError, read_metrics, summary_row
 
@@ -202,7 +204,19 @@ def load(*paths: str | Path) -> Tables:
         for key in ("aggregate", "cells"):
             out["aggregate"] += [{**experiment, **flat(e)} for e in summary.get(key) or [] if isinstance(e, dict)]
         out["comparisons"] += [{**experiment, **flat(c)} for c in summary.get("comparisons") or []]
-        out["claims"] += [{**experiment, **flat(c)} for c in summary.get("claims") or []]
+        claims = [c for c in summary.get("claims") or [] if isinstance(c, dict)]
+        # each claim's task (its regime default@adding; trend's keep their names), and the claims a
+        # task cannot measure (claims_by_task's n/a cells) as rows of their own
+        out["claims"] += [
+            {**experiment, **flat(c), "task": str(c.get("regime", "")).partition("@")[2] or DEFAULT_TASK}
+            for c in claims
+        ]
+        out["claims"] += [
+            {**experiment, "id": row.get("id"), "claim": row.get("claim"), "family": row.get("family"),
+             "metric": row.get("metric"), "task": task, "verdict": "n/a", "reason": cell.get("reason")}
+            for row in summary.get("claims_by_task") or [] if isinstance(row, dict)
+            for task, cell in (row.get("tasks") or {}).items() if isinstance(cell, dict) and cell.get("verdict") == "n/a"
+        ]  # fmt: skip
         baselines = summary.get("baselines") or []
         if isinstance(baselines, dict):  # claims: per regime
             out["baselines"] += [{**experiment, "regime": r, **flat(b)} for r, bs in baselines.items() for b in bs]

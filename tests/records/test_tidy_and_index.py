@@ -297,3 +297,23 @@ def test_a_headline_off_the_default_task_names_the_task():
     assert headline("claims", claims, None, None) == "1 held on trend, digits"
     assert headline("train", None, {"test_acc": [0.5], "task": "digits"}, None) == "test acc 0.500 on digits"
     assert headline("train", None, {"test_acc": [0.5]}, None) == "test acc 0.500"
+
+
+def test_the_claims_table_has_each_claims_task_and_the_na_cells(tmp_path):
+    import json
+
+    import lnbench
+
+    folder = tmp_path / "20261202T000000_000000Z_claims"
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({"kind": "claims", "status": "completed", "name": "claims"}))
+    claims = [
+        {"id": "a", "regime": "default", "verdict": "held"},
+        {"id": "a", "regime": "default@adding", "verdict": "not held"},
+    ]
+    by_task = [{"id": "s", "claim": "scale", "family": "rnn", "metric": "abs_scale_spearman", "tasks": {"trend": {"verdict": "held"}, "adding": {"verdict": "n/a", "reason": "no scale"}}}]  # fmt: skip
+    summary = {"kind": "claims", "complete": True, "rows": [], "claims": claims, "claims_by_task": by_task}
+    (folder / "summary.json").write_text(json.dumps(summary))
+    table = lnbench.load(folder)["claims"]
+    got = sorted(zip(table["id"], table["task"], table["verdict"], strict=True))
+    assert got == [("a", "adding", "not held"), ("a", "trend", "held"), ("s", "adding", "n/a")]
