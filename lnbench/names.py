@@ -72,10 +72,6 @@ class FamilyInfo:
     paper_gains: dict[str, float] = field(default_factory=dict)
     saturating_units: str = "tanh"  # what its saturation probe counts, as figures name it
 
-    def group(self, family: str, norm_placement: str | None = None) -> str:
-        """The group key of a run: ``"rnn-separate"`` with a placement, else the family."""
-        return f"{family}-{norm_placement}" if self.placements and norm_placement else family
-
 
 #: The model families: config name -> its entry.
 FAMILY_REGISTRY: dict[str, FamilyInfo] = {}
@@ -259,7 +255,7 @@ register_family(
         builder="lnbench.nn.transformer:TransformerClassifier",
     ),
 )
-FAMILY_NAMES = ("rnn", "lstm", "transformer")  # the config's model.family
+FAMILY_NAMES = tuple(FAMILY_REGISTRY)  # the built-in families, in table order
 
 
 @dataclass(frozen=True)
@@ -326,8 +322,3 @@ TASKS = {
 }
 TASK_NAMES = tuple(TASKS)
 DEFAULT_TASK = TASK_NAMES[0]  # trend: every default config's
-
-
-def task_label(task: str) -> str:
-    """``"adding"`` -> its label; an unknown task as given."""
-    return TASKS[task].label if task in TASKS else task

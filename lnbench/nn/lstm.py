@@ -50,6 +50,7 @@ import torch
 from torch import nn
 
 from lnbench.config import ModelConfig
+from lnbench.names import paper_gain_init
 from lnbench.nn.base import Norm
 from lnbench.nn.fused import Unrolled, unroll_fused
 from lnbench.nn.registry import norm_kind
@@ -57,7 +58,7 @@ from lnbench.nn.rnn import EnsembleLinear, RecurrentClassifier
 from lnbench.nn.weightnorm import row_norms, weight_normalize
 
 GATES = ("i", "f", "o", "g")  # the slices of the 4H summed inputs, in this order
-BATCH_NORM_GAIN = 0.1  # Cooijmans et al. 2016, section 4.2: every BN-LSTM gamma starts here
+BATCH_NORM_GAIN = paper_gain_init("lstm", "batch")  # 0.1, Cooijmans et al. 2016, section 4.2 (the registry's)
 
 
 def gain_init(cfg: ModelConfig) -> float:
@@ -65,7 +66,7 @@ def gain_init(cfg: ModelConfig) -> float:
     model's paper: 0.1 for the BN-LSTM (Cooijmans et al. 2016, section 4.2), 1 otherwise (Ba et al. 2016)."""
     if cfg.norm_gain_init is not None:
         return cfg.norm_gain_init
-    return BATCH_NORM_GAIN if norm_kind(cfg.norm).uses_batch_statistics else 1.0  # names.paper_gain_init
+    return paper_gain_init("lstm", cfg.norm) or 1.0  # the family registry's paper_gains (None: no gain)
 
 
 class LSTMCellWithNorm(nn.Module):

@@ -62,12 +62,11 @@ def _view(path: Path, out_dir: Path, tables: list) -> dict:
     kind = (summary or {}).get("kind")
 
     def caption(name: str) -> str:
-        # a sweep's accuracy_vs_<key>.png, whatever the key: its batch-size figure is not the
-        # batchsize-sweep's (a grid over train.batch_size draws accuracy_vs_batch_size.png too)
-        if kind == "sweep" and name.startswith("accuracy_vs_"):
+        # a sweep's accuracy_vs_<key>.png has the generic caption, whatever the key (a grid over
+        # train.batch_size draws accuracy_vs_batch_size.png, the batchsize-sweep's file name too)
+        if name.startswith("accuracy_vs_") and (kind == "sweep" or name not in CAPTIONS):
             return CAPTIONS["accuracy_vs"]
-        generic = name.startswith("accuracy_vs_") and name != "accuracy_vs_batch_size.png"
-        return CAPTIONS.get(name) or (CAPTIONS["accuracy_vs"] if generic else "")
+        return CAPTIONS.get(name, "")
 
     figures = [
         {"file": p.name, "caption": caption(p.name), "data": base64.b64encode(p.read_bytes()).decode("ascii")}

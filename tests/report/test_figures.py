@@ -289,3 +289,18 @@ def test_beyond_the_distinct_looks_every_layer_is_numbered_in_its_panel_and_the_
     numbers = {t.get_text(): t.xy for t in ax.texts if t.get_text().isdigit()}
     assert sorted(numbers, key=int) == [str(k + 1) for k in range(n_layers)]
     assert numbers["7"] == (2, 0.2)  # at the end of its line
+
+
+def test_the_accuracy_figures_chance_line_is_one_over_the_tasks_classes():
+    from lnbench.records.schema import Metrics
+    from lnbench.report.figures import figure_test_accuracy
+
+    def chance_lines(num_classes):
+        m = Metrics(norm="layer", epochs=[1, 2], test_acc=[0.3, 0.4], train_loss=[2.0, 1.5], num_classes=num_classes)
+        ax = figure_test_accuracy([m]).axes[0]
+        annotated = [t for t in ax.texts if t.get_text() == "chance"]
+        return [tuple(line.get_ydata()) for line in ax.lines if line.get_alpha() == 0.4], annotated, ax.get_ylim()[0]
+
+    lines, labels, low = chance_lines(10)
+    assert lines == [(0.1, 0.1)] and len(labels) == 1 and low <= 0.1  # digits: 10 classes, in view
+    assert chance_lines(2)[0] == [(0.5, 0.5)]
