@@ -435,6 +435,29 @@ def describe_in_words(c: Comparison) -> str:
     return text
 
 
+def same_runs_across_placements(rows: Sequence[SummaryRow]) -> list[str]:
+    """A line for each norm whose runs are the same in both of a family's norm placements, seed
+    for seed (the final test accuracy and the mean training loss equal): with no norm there is
+    nothing to place, so ``joint`` and ``separate`` build one network from one initialization, and
+    its two rows are one run shown twice, not a replicate. Found from the rows, not assumed."""
+    cells: dict[tuple, dict[str, dict[int, tuple]]] = defaultdict(lambda: defaultdict(dict))
+    for r in rows:
+        if r.norm_placement is not None and r.ok:
+            key = (r.family, r.norm_gain_init, r.norm)
+            cells[key][r.norm_placement][r.seed] = (r.final_test_acc, r.mean_train_loss)
+    lines = []
+    for (family, gain, norm), by_placement in cells.items():
+        runs = list(by_placement.values())
+        if len(runs) > 1 and all(run == runs[0] for run in runs[1:]):
+            where = " and ".join(group_label(model_group_of(family, p, gain)) for p in by_placement)
+            lines.append(
+                f"{where}: {norm_label(norm)} gives the same runs in every placement, seed for seed "
+                f"({plural(len(runs[0]), 'seed')}): with nothing to place it is one network, shown in each group, "
+                "not a replicate."
+            )
+    return lines
+
+
 def compare_verdicts(
     rows: Sequence[SummaryRow],
     comparisons: Sequence[Comparison],
@@ -511,6 +534,7 @@ def compare_verdicts(
                     else "no pair of finished runs."
                 )
             verdicts.append(line)
+    verdicts += same_runs_across_placements(rows)
     if rows and n_seeds == 1:
         verdicts.append(
             "One seed: the tests above cover the test-set sampling only, not the seed-to-seed variation; "

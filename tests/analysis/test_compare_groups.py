@@ -280,3 +280,24 @@ def test_a_comparison_of_norms_at_unequal_initial_gains_says_so():
     rows = _lstm_rows(0.1, 0.1)
     text = verdicts.compare_verdicts(rows, verdicts.compare_comparisons(rows), epochs=10, target_acc=0.9)
     assert not any("initial gains" in v for v in text)
+
+
+def test_a_norm_with_the_same_runs_in_both_placements_is_named_once_as_one_network():
+    # NoNorm: the same numbers seed for seed in both placements (one network); LayerNorm differs in one seed
+    rows = [row("none", s, 0.6 + 0.01 * s, p) for p in ("joint", "separate") for s in range(3)]
+    rows += [
+        row("layer", s, 0.7 + (0.05 if p == "separate" and s == 2 else 0), p)
+        for p in ("joint", "separate")
+        for s in range(3)
+    ]
+    lines = verdicts.same_runs_across_placements(rows)
+    assert lines == [
+        "RNN (joint) and RNN (separate): NoNorm gives the same runs in every placement, seed for seed (3 seeds): "
+        "with nothing to place it is one network, shown in each group, not a replicate."
+    ]
+    assert lines[0] in verdicts.compare_verdicts(rows, [], epochs=10, target_acc=0.9)
+    # one seed's loss differs: not the same runs
+    rows[3] = row("none", 0, 0.6, "separate", loss=0.31)
+    assert verdicts.same_runs_across_placements(rows) == []
+    # one placement only (the LSTM, the Transformer): nothing to say
+    assert verdicts.same_runs_across_placements([r for r in rows if r.norm_placement == "joint"]) == []
