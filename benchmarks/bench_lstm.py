@@ -9,8 +9,12 @@
    - ``steps``: the training steps alone (forward, backward, Adam step) of lnbench's LSTM, written
      from scratch, for each norm; the tanh RNN (LayerNorm, joint) for scale;
    - ``epoch, 1 seed``: lnbench's whole epoch, :func:`lnbench.training.loop.train_members` (the
-     steps, the per-tensor gradient norms, the probes on the test set);
+     steps, the per-tensor gradient norms, the probes on the test set), an epoch as a run has it:
+     (3 epochs - 1 epoch) / 2, so that what a run does once (building the models, the probes before
+     training) is not counted as part of every epoch;
    - ``epoch, per seed of 5``: the same for a 5-seed ensemble (the member axis), divided by 5.
+   - ``run start``: what the difference leaves out, per seed of 5 (building and stacking the
+     models, the probes before training): a 1-epoch run costs ``epoch + run start``.
 
    Every number is time / the torch.nn.LSTM steps' time.
 2. ``--compare``: the wall time of the default compare (``lnbench compare configs/compare.yaml
@@ -106,10 +110,9 @@ MODELS = (
 
 def epoch_ratios(min_run_time: float) -> tuple[dict[str, float], list[tuple[str, str, list[float]]]]:
     """The torch.nn.LSTM's and torch.nn.RNN's training-step seconds per epoch, and per lnbench model
-    (label, reference, [steps, epoch 1 seed, epoch per seed of 5] with the fused kernel, then the
-    same three on the step-by-step Python path) as ratios to its reference."""
+    (label, reference, [steps, epoch 1 seed, epoch per seed of 5, run start per seed of 5] with the
+    fused kernel, then the same four on the step-by-step Python path) as ratios to its reference."""
     datas = [make_trend_data(seed=s) for s in range(5)]
-    cfg = TrainConfig(epochs=1)
     torch.manual_seed(0)
     references = {
         "torch.nn.LSTM": _time(lambda: _steps(TorchLSTMClassifier(64, 64), datas[0]), min_run_time),
@@ -123,18 +126,36 @@ def epoch_ratios(min_run_time: float) -> tuple[dict[str, float], list[tuple[str,
         for kernel in (True, False):
             steps = _time(lambda: _steps(_lnbench(family, norm, 0, placement, kernel), datas[0]), min_run_time)
 
-            def epoch(members: int) -> None:
+            def run(members: int, epochs: int) -> None:
                 models = [_lnbench(family, norm, s, placement) for s in range(members)]
                 model = cls.stack(models)  # type: ignore[attr-defined]
                 model.use_kernel = kernel
-                train_members(model, datas[:members], cfg, list(range(members)))
+                train_members(model, datas[:members], TrainConfig(epochs=epochs), list(range(members)))
 
-            one = _time(lambda: epoch(1), min_run_time)
-            five = _time(lambda: epoch(5), min_run_time) / 5
-            ratios += [t / references[reference] for t in (steps, one, five)]
+            def epoch(members: int) -> tuple[float, float]:
+                """Seconds per member of one epoch in a run, and of the run's start."""
+                short = _time(lambda: run(members, 1), min_run_time)
+                long = _time(lambda: run(members, 3), min_run_time)
+                per_epoch = (long - short) / 2
+                return per_epoch / members, (short - per_epoch) / members
+
+            one, _ = epoch(1)
+            five, start = epoch(5)
+            ratios += [t / references[reference] for t in (steps, one, five, start)]
         label = f"LSTM {norm}" if family == "lstm" else f"RNN {norm} ({placement})"
         out.append((label, reference, ratios))
     return references, out
+
+
+def matmul_rates(min_run_time: float) -> tuple[float, float]:
+    """GFLOP/s of one thread: ``torch.mm`` at 2048^3 (the peak), and ``torch.bmm`` of the LSTM's
+    recurrent product over 5 members, (5, 64, 64) x (5, 64, 256). The ratios above depend on them:
+    the references are mostly matrix products, lnbench's epoch partly."""
+    a = torch.randn(2048, 2048)
+    h, w = torch.randn(5, 64, 64), torch.randn(5, 64, 256)
+    peak = 2 * 2048**3 / _time(lambda: a @ a, min_run_time) / 1e9
+    small = 2 * 5 * 64 * 64 * 256 / _time(lambda: torch.bmm(h, w), min_run_time) / 1e9
+    return peak, small
 
 
 def compare_walls(seeds: int = 5) -> tuple[float, float]:
@@ -161,14 +182,17 @@ def main() -> None:
     )
     args = parser.parse_args()
     torch.set_num_threads(1)
+    peak, small = matmul_rates(0.5 if args.quick else 2.0)
+    print(f"0. this machine's matrix products, one thread: torch.mm 2048^3 {peak:.0f} GFLOP/s; the LSTM's")
+    print(f"   recurrent product, (64, 64) x (64, 256) batched over 5 members, {small:.0f} GFLOP/s")
     references, rows = epoch_ratios(0.5 if args.quick else 3.0)
     print("1. one epoch, default sizes, one thread, CPU time / the torch reference's training steps")
     print("   (" + ", ".join(f"{k}: {v:.3f} s" for k, v in references.items()) + ")")
-    head = f"{'steps':>7} {'epoch 1 seed':>12} {'per seed of 5':>13}"
-    print(f"   {'':<22} {'':<14} {'fused kernel':^34} | {'Python path (LNBENCH_KERNELS=0)':^34}")
+    head = f"{'steps':>7} {'epoch 1 seed':>12} {'per seed of 5':>13} {'run start':>9}"
+    print(f"   {'':<22} {'':<14} {'fused kernel':^44} | {'Python path (LNBENCH_KERNELS=0)':^44}")
     print(f"   {'model':<22} {'reference':<14} {head} | {head}")
     for label, reference, r in rows:
-        cells = " | ".join(f"{r[i]:6.2f}x {r[i + 1]:11.2f}x {r[i + 2]:12.2f}x" for i in (0, 3))
+        cells = " | ".join(f"{r[i]:6.2f}x {r[i + 1]:11.2f}x {r[i + 2]:12.2f}x {r[i + 3]:8.2f}x" for i in (0, 4))
         print(f"   {label:<22} {reference:<14} {cells}")
     if args.compare:
         default, with_lstm = compare_walls()
