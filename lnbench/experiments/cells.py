@@ -19,6 +19,7 @@ from lnbench.config import RunConfig
 from lnbench.experiments.base import Cell, EpochCallback, config_hash, ensemble_mechanism
 from lnbench.experiments.tensorboard import TensorBoard
 from lnbench.names import FAMILY_REGISTRY, has_placements
+from lnbench.nn.kernels import ensure_built
 from lnbench.nn.models import build_model, initial_gain
 from lnbench.nn.norms import SingleValueWarning
 from lnbench.records.runs import Run, mark_unfinished
@@ -81,6 +82,7 @@ def run_cell(
     Returns:
         Per seed, the summary row (README, "summary.json") and the run folder.
     """
+    ensure_built()  # in a worker too: a build is never counted in a run's wall_seconds
     mechanism = ensemble_mechanism(cfgs)
     before = list(previous) if previous is not None else [None] * len(cfgs)
     options = (timestamped, target_acc, mechanism)

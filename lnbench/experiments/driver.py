@@ -133,10 +133,12 @@ def execute(
     experiment then ends ``failed``. ``resume``: the cells whose runs all finished under the
     same config are kept, the others run again, and the summary is the one of a run in one go.
     """
+    from lnbench.nn.kernels import ensure_built
     from lnbench.records.locks import FolderBusy
     from lnbench.records.runs import Run
 
     configs = exp.configs(spec)
+    ensure_built()  # a first build (~30-60 s) says so, and is no run's time
     # the folder's lock is held from its creation (or resumption) until report.html is written
     folder = Run(
         runs_dir, exp.name(spec), exp.config_yaml(spec), exp.seeds(spec), exp.kind, resume=resume, keep_lock=True

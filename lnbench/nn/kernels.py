@@ -12,7 +12,12 @@
 
 Each is built with ``torch.utils.cpp_extension.load`` (g++ and ninja) into torch's extension cache
 (``TORCH_EXTENSIONS_DIR``, default ``~/.cache/torch_extensions``), one build per checkout and
-source: ``make setup`` builds them, and otherwise the first use does (~30-60 s). With
+source: ``make setup`` builds them, and otherwise the first use does (~30-60 s), saying so in one
+line. The build always runs the ``ninja`` that lnbench installs (the ``ninja`` package), whatever
+``ninja`` is first on ``PATH``: ninja 1.11 and 1.13 hash a build command differently in
+``.ninja_log``, so a build with one and a load with the other rebuilt the kernel from scratch
+(~100-200 s) every time ``PATH`` changed (``make`` versus an activated venv). An experiment builds
+them before its first run starts (:func:`ensure_built`), so the time is never a run's. With
 ``LNBENCH_KERNELS=0`` lnbench runs its Python code instead (the same arithmetic, slower; run.json's
 ``kernels`` says so); where one cannot be built, it falls back the same way and says so once (a
 ``RuntimeWarning``).
@@ -20,9 +25,14 @@ source: ``make setup`` builds them, and otherwise the first use does (~30-60 s).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
+import signal
+import sys
 import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +86,89 @@ def _builds(name: str) -> list[tuple[str, list[str]]]:
     return builds
 
 
+def _pinned_ninja_dir() -> str | None:
+    """The folder of the ``ninja`` lnbench depends on (the ``ninja`` package's), or None."""
+    try:
+        import ninja
+    except ImportError:
+        return None
+    return str(ninja.BIN_DIR) if (Path(ninja.BIN_DIR) / "ninja").exists() else None
+
+
+@contextlib.contextmanager
+def _build_environment(build_dir: Path | None) -> Iterator[None]:
+    """While a kernel is built or loaded: the pinned ninja first on ``PATH`` (one ninja for every
+    build, so that ``.ninja_log`` is read by the ninja that wrote it), and the build folder locked
+    with ``flock`` (released by the system when a process dies, unlike torch's own ``lock`` file,
+    which a killed build leaves behind and every later build then waits on forever: while the
+    flock is held no other lnbench process is building, so a ``lock`` file found then is stale
+    and removed)."""
+    path = os.environ.get("PATH", "")
+    pinned = _pinned_ninja_dir()
+    lock_file = None
+    try:
+        if pinned is not None:
+            os.environ["PATH"] = os.pathsep.join([pinned, path])
+        if build_dir is not None:
+            with contextlib.suppress(OSError):  # no flock on this filesystem: torch's lock alone
+                build_dir.mkdir(parents=True, exist_ok=True)
+                lock_file = open(build_dir / ".lnbench_build.lock", "a")  # noqa: SIM115  held until the end
+                fcntl.flock(lock_file, fcntl.LOCK_EX)
+                (build_dir / "lock").unlink(missing_ok=True)
+        yield
+    finally:
+        os.environ["PATH"] = path
+        if lock_file is not None:
+            lock_file.close()
+
+
+def _build_dir(ext_name: str) -> Path | None:
+    """torch's build folder of an extension (``TORCH_EXTENSIONS_DIR``/py311_cpu/<name>), or None."""
+    try:
+        from torch.utils.cpp_extension import _get_build_directory
+
+        return Path(_get_build_directory(ext_name, verbose=False))
+    except Exception:  # noqa: BLE001  a torch that moved it: no announcement, no flock
+        return None
+
+
+def _stop_children() -> None:
+    """Terminate this process's child processes and theirs (ninja and the compilers of a build
+    that is being interrupted), so that none is left compiling after lnbench stopped."""
+    pids: list[int] = []
+    todo = [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        for children in Path(f"/proc/{pid}/task").glob("*/children"):
+            with contextlib.suppress(OSError, ValueError):
+                found = [int(c) for c in children.read_text().split()]
+                pids += found
+                todo += found
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+
+
+def _needs_build(build_dir: Path, ext_name: str) -> bool:
+    """Whether loading ``ext_name`` will compile: no library yet, or the pinned ninja has work to
+    do (``ninja -n``, a dry run: a changed compiler, flags or header)."""
+    import subprocess
+
+    if not (build_dir / f"{ext_name}.so").exists() or not (build_dir / "build.ninja").exists():
+        return True
+    pinned = _pinned_ninja_dir()
+    ninja = str(Path(pinned) / "ninja") if pinned else "ninja"
+    try:
+        out = subprocess.run([ninja, "-n", "-C", str(build_dir)], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False  # no word then; torch's load decides
+    return "no work to do" not in out.stdout
+
+
+#: where a kernel build is announced (one line on stderr); tests replace it
+announce: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+
+
 def _load(name: str) -> Any | None:
     state = _state[name]
     if state["module"] is not None or state["tried"]:
@@ -88,13 +181,22 @@ def _load(name: str) -> Any | None:
         from torch.utils.cpp_extension import load  # setuptools and more: a signal may land in it
 
         for ext_name, cflags in _builds(name):
+            build_dir = _build_dir(ext_name)
+            if build_dir is not None and _needs_build(build_dir, ext_name):
+                announce(f"lnbench: building the {_WHAT[name]} for this install and CPU (once, ~30-60 s)")
             try:
-                state["module"] = load(name=ext_name, sources=[str(_SOURCES[name])], extra_cflags=cflags, verbose=False)
+                with _build_environment(build_dir):
+                    state["module"] = load(
+                        name=ext_name, sources=[str(_SOURCES[name])], extra_cflags=cflags, verbose=False
+                    )
                 break
-            except Exception as exc:  # noqa: BLE001  no compiler, no ninja, ...: the Python code still works
-                if _interrupt_in(exc) is not None:
+            except BaseException as exc:
+                if isinstance(exc, KeyboardInterrupt) or _interrupt_in(exc) is not None:
+                    _stop_children()
                     raise
-                error = exc
+                if not isinstance(exc, Exception):
+                    raise
+                error = exc  # no compiler, no ninja, ...: the Python code still works
     except Exception as exc:  # noqa: BLE001
         interrupt = _interrupt_in(exc)
         if interrupt is None:
@@ -137,6 +239,35 @@ def recurrence_kernel() -> Any | None:
     return _load("recurrence")
 
 
-if __name__ == "__main__":  # python -m lnbench.nn.kernels: build them now (make setup does)
-    for _name, _get in (("layernorm", layernorm_kernel), ("recurrence", recurrence_kernel)):
-        print(f"lnbench {_WHAT[_name]}:", "ready" if _get() is not None else "NOT available")
+def ensure_built() -> None:
+    """Build (or load) every kernel now, unless ``LNBENCH_KERNELS=0``: an experiment calls this
+    before its first run starts, and each worker before its cell's runs, so that a build's time is
+    never counted in a run's ``wall_seconds``. A kernel that cannot be built warns once (the runs
+    then use the Python code)."""
+    if kernels_enabled():
+        layernorm_kernel()
+        recurrence_kernel()
+
+
+def main() -> int:
+    """``python -m lnbench.nn.kernels`` (``make setup``): build both kernels now. Returns the exit
+    code: 0, or 130 after a Ctrl-C / SIGTERM / hang-up (one line, the compilers stopped)."""
+
+    def interrupted(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    before = {sig: signal.signal(sig, interrupted) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        for name, get in (("layernorm", layernorm_kernel), ("recurrence", recurrence_kernel)):
+            print(f"lnbench {_WHAT[name]}:", "ready" if get() is not None else "NOT available", flush=True)
+    except KeyboardInterrupt:
+        print("lnbench: the kernel build was interrupted; the next run builds it again", file=sys.stderr)
+        return 130
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
