@@ -7,14 +7,24 @@ while Python shuts down."""
 from __future__ import annotations
 
 import signal
+import warnings
 
 from lnbench.launchers import interrupts
 
 STARTING = "lnbench: interrupted: stopped by Ctrl-C while starting; nothing was written"
 
 
+def one_line_warning(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
+) -> str:
+    """A warning as the command line shows it: one line, ``lnbench: warning: <message>`` (not
+    Python's file, line number and source line)."""
+    return f"lnbench: warning: {message}\n"
+
+
 def main() -> None:
     interrupts.exit_at_once(STARTING)
+    warnings.formatwarning = one_line_warning
     from lnbench.cli.app import app
 
     try:

@@ -182,7 +182,7 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, p
             if not issubclass(w.category, SingleValueWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         for run, m, name, weights in zip(runs, metrics, labels, checkpoints.member_weights(model, models[0])):
-            run.manifest["warnings"] = notes
+            run.manifest["warnings"] += notes  # after what the run noted before (a soft or taken-over lock)
             run.write_json("metrics.json", m.to_dict())
             if m.status == "completed":
                 checkpoints.save(run.path / checkpoints.WEIGHTS, weights)
@@ -192,7 +192,7 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, p
                 if on_epoch is not None:  # account for the epochs it will not run
                     on_epoch(name, epochs, epochs)
     return [
-        (summary_row(m, target_acc, run.path.name, run.manifest["wall_seconds"], notes), run.path)
+        (summary_row(m, target_acc, run.path.name, run.manifest["wall_seconds"], run.manifest["warnings"]), run.path)
         for run, m in zip(runs, metrics)
     ]
 

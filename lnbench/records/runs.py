@@ -440,6 +440,8 @@ class Run:
     def _lock(self) -> None:
         if self._locks:
             self.lock = FolderLock(self.path).acquire()
+            if self.lock.soft:  # no flock here: run.json says the folder had a soft lock
+                self.manifest["warnings"].append(self.lock.soft)
 
     def _note_stale_lock(self) -> None:
         """Say, in run.json and as a warning, that the lock of a process that died was taken over."""

@@ -157,3 +157,73 @@ def test_a_run_whose_end_cannot_be_written_still_releases_its_lock(tmp_path, mon
                 monkeypatch.setattr(run, "write_manifest", lambda: (_ for _ in ()).throw(OSError(28, "No space left")))
         assert holder_of(run.path) is None
         FolderLock(run.path).acquire().release()  # free for the next run
+
+
+class _NoFlock:
+    """``fcntl`` of a file system without flock (NFS without lockd: ENOLCK; Lustre without
+    ``-o flock``: ENOSYS)."""
+
+    LOCK_EX, LOCK_SH, LOCK_NB = 2, 1, 4
+
+    def __init__(self, err: int) -> None:
+        self.err = err
+
+    def flock(self, fd, op):
+        raise OSError(self.err, os.strerror(self.err))
+
+
+@pytest.fixture(params=["ENOLCK", "ENOSYS"])
+def no_flock(request, monkeypatch):
+    import errno
+
+    from lnbench.records import locks
+
+    monkeypatch.setattr(locks, "fcntl", _NoFlock(getattr(errno, request.param)))
+    monkeypatch.setattr(locks, "_warned_soft", False)
+    return locks
+
+
+def test_without_flock_a_soft_lock_refuses_a_live_holder_and_takes_over_a_dead_ones(no_flock, tmp_path):
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    with pytest.warns(no_flock.SoftLockWarning, match="has no file locks .flock.; lnbench uses a soft lock"):
+        lock = FolderLock(folder).acquire()
+    assert holder_of(folder)["pid"] == os.getpid()
+    with pytest.raises(FolderBusy, match=f"is being run by pid {os.getpid()}"):
+        FolderLock(folder).acquire()  # the holder is alive
+    lock.release()
+    assert not (folder / LOCK_NAME).exists() and holder_of(folder) is None
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (folder / LOCK_NAME).write_text(json.dumps({"pid": int(dead.stdout), "host": os.uname().nodename}))
+    assert holder_of(folder) is None  # its pid is gone
+    again = FolderLock(folder).acquire()  # no second warning in this process (the fixture checks recwarn below)
+    assert again.stale["pid"] == int(dead.stdout)
+    again.release()
+    (folder / LOCK_NAME).write_text(json.dumps({"pid": 1, "host": "another-node"}))
+    with pytest.raises(FolderBusy, match="on another-node"):  # a process on another node cannot be seen: refused
+        FolderLock(folder).acquire()
+
+
+def test_without_flock_lnbench_train_runs_warns_in_one_line_and_leaves_a_whole_folder(no_flock, tmp_path):
+    config = str(Path(__file__).parents[2] / "configs/train.yaml")
+    result = CliRunner().invoke(app, ["train", config, "--runs-dir", str(tmp_path), *set_args(TINY_OVERRIDES)])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    (folder,) = tmp_path.iterdir()
+    manifest = json.loads((folder / "run.json").read_text())
+    assert manifest["status"] == "completed" and (folder / "metrics.json").exists()
+    assert [w for w in manifest["warnings"] if "soft lock" in w] == [
+        f"{tmp_path} has no file locks (flock); lnbench uses a soft lock there, "
+        "so two processes started at the same moment could both write one run folder"
+    ]
+    assert f"note: {manifest['warnings'][0]}" in " ".join(result.output.split())
+    assert not (folder / LOCK_NAME).exists()
+
+
+def test_the_command_line_shows_a_warning_in_one_line():
+    from lnbench._entry import one_line_warning
+    from lnbench.records.locks import SoftLockWarning
+
+    assert one_line_warning(SoftLockWarning("no flock"), SoftLockWarning, "x.py", 3, "src") == (
+        "lnbench: warning: no flock\n"
+    )
