@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
 from rich.table import Table
 
 from lnbench import __version__
 from lnbench.cli.console import console, fail, guarded, print_table, progress, work_of
-from lnbench.config import MAX_SEED, ConfigError, RunConfig, load_config
+from lnbench.config import MAX_SEED, ConfigError  # not the schema (pydantic): --help answers at once
 from lnbench.names import family_label, plural
+
+if TYPE_CHECKING:
+    from lnbench.config import RunConfig
 
 app = typer.Typer(
     name="lnbench",
@@ -169,6 +172,8 @@ def check_runs_dir(runs_dir: Path) -> None:
 
 
 def _load(config: Optional[Path], overrides: Optional[list[str]], seed: Optional[int]) -> RunConfig:
+    from lnbench.config import load_config
+
     try:
         return load_config(config, overrides or [], seed)
     except ConfigError as exc:
