@@ -11,7 +11,7 @@ the first that fails::
     report = check_norm(ScaleNorm)       # raises if a check fails
     report["invariance"]                 # its row of Ba et al.'s Table 1, measured
 
-The built-in LayerNorm, RMSNorm and BatchNorm pass it (``tests/test_testing.py``).
+The built-in LayerNorm, RMSNorm and BatchNorm pass it (``tests/nn/test_plugin_norms.py``).
 """
 
 from __future__ import annotations

@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
 from rich.table import Table
 
 from lnbench import __version__
 from lnbench.cli.console import console, fail, guarded, print_table, progress, work_of
-from lnbench.config import MAX_SEED, ConfigError, RunConfig, load_config
+from lnbench.config import MAX_SEED, ConfigError  # not the schema (pydantic): --help answers at once
 from lnbench.names import family_label, plural
+
+if TYPE_CHECKING:
+    from lnbench.config import RunConfig
 
 app = typer.Typer(
     name="lnbench",
@@ -169,6 +172,8 @@ def check_runs_dir(runs_dir: Path) -> None:
 
 
 def _load(config: Optional[Path], overrides: Optional[list[str]], seed: Optional[int]) -> RunConfig:
+    from lnbench.config import load_config
+
     try:
         return load_config(config, overrides or [], seed)
     except ConfigError as exc:
@@ -217,7 +222,7 @@ def _launch(
     """Check, plan and run the experiment ``kind`` on ``spec``; print its tables and verdicts."""
     from lnbench.experiments import driver
     from lnbench.experiments.registry import EXPERIMENTS
-    from lnbench.launchers.executors import usable_cores
+    from lnbench.launchers.executors import usable_cores, worker_count
 
     exp = EXPERIMENTS[kind]
     n_jobs = usable_cores() if jobs is None else jobs
@@ -242,15 +247,24 @@ def _launch(
                 cfg.to_yaml(model_family_only=kind == "train"), markup=False, highlight=False, soft_wrap=True, end=""
             )
         raise typer.Exit()
-    if dry_run:
-        _print_plan(driver.cells_to_run(cells, resume), len(cells), resume)
-        raise typer.Exit()
     to_run = driver.cells_to_run(cells, resume)
+    if launcher == "local":  # no more workers than cells to run and CPU cores to run them on
+        n_jobs = worker_count(n_jobs, len(to_run))
+        if jobs is not None and n_jobs < jobs:
+            cores = plural(usable_cores(), "usable CPU core")
+            console.print(
+                f"--jobs {jobs}: {_workers(n_jobs)} ({plural(len(to_run), 'cell')} to run, {cores})", highlight=False
+            )
+    if dry_run:
+        _print_plan(to_run, len(cells), resume)
+        raise typer.Exit()
     if resume is not None:
         n_kept = len(cells) - len(to_run)
         console.print(
             f"Resuming {resume}: {plural(n_kept, 'cell')} kept, {len(to_run)} to run", highlight=False, soft_wrap=True
         )
+    if to_run:
+        console.print(plan_line(kind, to_run, n_jobs, launcher), highlight=False, soft_wrap=True)
     with guarded() as stop:
         with progress(work_of(c for cell in to_run for c in cell.cfgs)) as on_epoch:
             if kind == "train":
@@ -283,6 +297,25 @@ def _print_plan(cells: list, n_cells: int, resume: Optional[Path]) -> None:
     print_table(plan_table(planned, f"would start {plural(n, 'run')} (dry run: nothing is run or written{kept})"))
     console.print(
         f"{plural(n, 'run')}, {plural(sum(c.train.epochs for c in planned), 'epoch')} in all", highlight=False
+    )
+
+
+def _workers(jobs: int) -> str:
+    return f"{jobs} worker processes" if jobs > 1 else "1 process"
+
+
+def plan_line(kind: str, cells: list, jobs: int, launcher: str) -> str:
+    """The line an experiment starts with, at once (a log shows nothing else until a run finishes):
+    its runs, cells, seeds and where they run."""
+    cfgs = [c for cell in cells for c in cell.cfgs]
+    where = f"on {_workers(jobs)}"
+    if launcher != "local":
+        where = f"as {plural(len(cells), 'job')} of {launcher}"
+    what = f"{plural(len(cfgs), 'run')} in {plural(len(cells), 'cell')}" if len(cells) > 1 else plural(len(cfgs), "run")
+    seeds = sorted({c.seed for c in cfgs})
+    epochs = sum(c.train.epochs for c in cfgs)
+    return (
+        f"{kind}: {what} ({plural(epochs, 'epoch')}), {'seeds' if len(seeds) > 1 else 'seed'} {_seeds(seeds)}, {where}"
     )
 
 

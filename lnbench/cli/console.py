@@ -126,11 +126,16 @@ def guarded(epochs: bool = True) -> Iterator[Stop]:
 
 
 class Work:
-    """The work of an experiment, in training steps, and the remaining time estimated from it.
+    """The work of an experiment, in training steps, and the remaining time estimated from the work done.
 
     An epoch of a run costs ``ceil(n_train / batch_size)`` steps: a batch-size-1 epoch is 64 steps
     of a batch-size-64 one, so counting epochs misjudges a batch-size sweep many times over. The
-    remaining time is the elapsed time per step done so far times the steps left.
+    remaining time is the steps left over the speed of the steps reported after the first report:
+    the time before it (starting the workers, importing torch, loading or building a C++ kernel)
+    and the first epochs, which include it, are not step time. The first report is every report
+    within :attr:`BURST` seconds of it: the members of an ensemble report an epoch together, and
+    workers' reports arrive together; counted as done after the first, they would be steps done
+    in no time.
 
     Args:
         runs: per run label, ``(epochs, steps per epoch)``; reports of other labels (a resumed
@@ -138,12 +143,16 @@ class Work:
         clock: seconds, monotonic (:func:`time.monotonic`; a test passes a fake one).
     """
 
+    BURST = 1.0
+
     def __init__(self, runs: Mapping[str, tuple[int, int]], clock: Callable[[], float] = time.monotonic) -> None:
         self.runs, self.clock, self.t0 = dict(runs), clock, clock()
         self.total_epochs = sum(e for e, _ in self.runs.values())
         self.total_steps = sum(e * s for e, s in self.runs.values())
         self.epochs = self.steps = 0
         self.seen: dict[str, int] = {}
+        self.first: tuple[float, int] | None = None  # (time, steps) of the first report
+        self.last = self.t0  # time of the latest report
 
     def report(self, label: str, epoch: int) -> bool:
         """Count ``label``'s epochs up to ``epoch`` as done; False if ``label`` is not a run of this work."""
@@ -153,16 +162,22 @@ class Work:
         self.seen[label] = max(epoch, self.seen.get(label, 0))
         self.epochs += new
         self.steps += new * self.runs[label][1]
+        self.last = self.clock()
+        if self.first is None or self.last - self.first[0] < self.BURST:
+            self.first = (self.first[0] if self.first else self.last, self.steps)
         return True
 
     def elapsed(self) -> float:
         return self.clock() - self.t0
 
-    def remaining(self) -> float:
-        """Estimated seconds left (0 when nothing is done yet, or all is)."""
-        if not self.steps:
+    def remaining(self) -> float | None:
+        """Estimated seconds left: 0 when all is done, None before a report after the first."""
+        if self.steps >= self.total_steps:
             return 0.0
-        return self.elapsed() / self.steps * max(0, self.total_steps - self.steps)
+        if self.first is None or self.steps == self.first[1]:
+            return None
+        speed = (self.steps - self.first[1]) / (self.last - self.first[0])  # steps per second
+        return (self.total_steps - self.steps) / speed
 
 
 def work_of(cfgs) -> dict[str, tuple[int, int]]:
@@ -184,7 +199,7 @@ def progress(runs: Mapping[str, tuple[int, int]], clock: Callable[[], float] = t
             TaskProgressColumn(),
             TextColumn("{task.fields[epochs]}"),
             TimeElapsedColumn(),
-            TextColumn("remaining ~{task.fields[remaining]}"),
+            TextColumn("remaining {task.fields[remaining]}"),
         )
         with Progress(*columns, console=err_console, transient=False, get_time=clock) as bar:
             task = bar.add_task("training", total=max(work.total_steps, 1), epochs="", remaining="?")
@@ -196,7 +211,7 @@ def progress(runs: Mapping[str, tuple[int, int]], clock: Callable[[], float] = t
                         completed=work.steps,
                         description=f"{label} epoch {epoch}/{epochs}",
                         epochs=f"{work.epochs}/{work.total_epochs} epochs",
-                        remaining=_clock(work.remaining()),
+                        remaining=_about(work.remaining()),
                     )
 
             yield on_epoch
@@ -213,6 +228,11 @@ def _clock(seconds: float) -> str:
     return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
 
 
+def _about(seconds: float | None) -> str:
+    """An estimate: ``~1:05``, or ``?`` while there is none."""
+    return "?" if seconds is None else f"~{_clock(seconds)}"
+
+
 class _LogProgress:
     """Plain progress lines for a log (see :func:`progress`)."""
 
@@ -227,7 +247,7 @@ class _LogProgress:
         accuracy = f", test acc {acc:.1%}" if acc is not None else ""
         console.print(
             f"[{w.epochs}/{w.total_epochs} epochs] {label} {what}{accuracy}; "
-            f"elapsed {_clock(w.elapsed())}, remaining ~{_clock(w.remaining())}",
+            f"elapsed {_clock(w.elapsed())}, remaining {_about(w.remaining())}",
             markup=False,
             highlight=False,
             soft_wrap=True,

@@ -26,6 +26,7 @@ from pydantic import (
 )
 
 from lnbench.config import yaml12
+from lnbench.config.limits import MAX_SEED, ConfigError
 from lnbench.names import FAMILY_NAMES, FAMILY_REGISTRY, NORM_KINDS, TASK_NAMES, TASKS, is_plugin_norm
 
 
@@ -57,12 +58,7 @@ def _known_family(name: str) -> str:
 Family = Annotated[str, AfterValidator(_known_family)]  # a name of the registry in lnbench.names
 
 
-class ConfigError(ValueError):
-    """A config or override the user can fix; the message is one line naming file and key."""
-
-
 MAX_INPUT = 1e18  # the largest input magnitude data may reach: its square stays finite in float32
-MAX_SEED = 2**32 - 1  # numpy's default_rng and torch.manual_seed both take [0, 2**32)
 DEFAULT_NUM_SEEDS = 5  # seeds of compare and sweeps when ``seeds`` is not set: seed, seed + 1, ...
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 

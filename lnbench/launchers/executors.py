@@ -52,6 +52,13 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def worker_count(jobs: int, n_cells: int) -> int:
+    """The worker processes ``--jobs jobs`` starts for ``n_cells`` cells: no more than the cells
+    and the usable CPU cores (one torch thread each: a worker beyond them only competes for a
+    core and holds its own copy of torch), at least 1."""
+    return max(1, min(jobs, n_cells, usable_cores()))
+
+
 def _outcome(fn, job, progress):
     try:
         return fn(job, progress)

@@ -288,7 +288,7 @@ def invariance_table(cells: Sequence[dict], draws: int) -> Table:
         table.add_row(*row)
     table.caption = (
         "each cell: measured verdict (I invariant, N not, ? unclear) and the largest change of the normalized summed inputs; "
-        "green: as Ba et al.'s Table 1 (RMSNorm: as Zhang & Sennrich's Table 1, derived in lnbench/invariance.py)"
+        "green: as Ba et al.'s Table 1 (RMSNorm: as Zhang & Sennrich's Table 1, derived in lnbench/nn/invariance.py)"
     )
     return table
 

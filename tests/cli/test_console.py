@@ -70,6 +70,49 @@ def test_the_log_lines_print_the_step_based_estimate(monkeypatch):
     ]
 
 
+def test_start_up_is_not_step_time():
+    """60 s of start-up (workers, torch, a kernel build) before the first epoch of a 5-seed ensemble
+    (its members report each epoch together), then 1 s an epoch: the estimate is the epochs left."""
+    clock = FakeClock()
+    members = [f"rnn_layer_seed{s}" for s in range(5)]
+    work = Work(dict.fromkeys(members, (10, 100)), clock)
+    clock.now += 60.0
+    for epoch in range(1, 11):
+        clock.now += 1.0
+        for label in members:
+            work.report(label, epoch)
+            clock.now += 0.001  # drained from the workers' queue one after another
+        if epoch == 1:
+            assert work.remaining() is None  # nothing to go on but the start-up
+        else:
+            assert work.remaining() == pytest.approx(10 - epoch, rel=0.01), epoch
+    assert work.remaining() == 0
+
+
+def test_a_log_line_leaves_the_start_up_out(monkeypatch):
+    """A tiny run after 30 s of start-up: the estimate of elapsed time over steps done said ~1:08
+    left with 8 s to go; and '?' before there is a speed to go on."""
+    out = io.StringIO()
+    monkeypatch.setattr(cli_console, "console", Console(file=out, width=200))
+    monkeypatch.setattr(cli_console.sys.stdout, "isatty", lambda: False)
+    clock = FakeClock()
+    runs = {"a": (2, 1), "b": (2, 1), "c": (2, 1)}
+    with progress(runs, clock) as on_epoch:
+        clock.now += 30.0
+        for label in runs:
+            for epoch in (1, 2):
+                clock.now += 2.0  # a step
+                on_epoch(label, epoch, 2, 0.5)
+    assert out.getvalue().splitlines() == [
+        "[2/6 epochs] a finished, test acc 50.0%; elapsed 0:34, remaining ~0:08",
+        "[4/6 epochs] b finished, test acc 50.0%; elapsed 0:38, remaining ~0:04",
+        "[6/6 epochs] c finished, test acc 50.0%; elapsed 0:42, remaining ~0:00",
+    ]
+    work = Work(runs, clock)
+    work.report("a", 1)
+    assert cli_console._about(work.remaining()) == "?"
+
+
 def test_work_of_counts_steps_per_epoch_from_the_batch_size():
     cfgs = [
         RunConfig().with_changes(name="a", train__batch_size=64),

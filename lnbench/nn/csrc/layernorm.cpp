@@ -7,7 +7,7 @@
 // Forward (two-pass, biased variance, accumulated in double):
 //   mean = sum_j x_j / D,  var = sum_j (x_j - mean)^2 / D,  rstd = 1 / sqrt(var + eps)
 //   x_hat = (x - mean) * rstd,  y = gamma * x_hat + beta
-// Backward, with g = gamma * grad_y (the same formula as lnbench/numpy_layernorm.py):
+// Backward, with g = gamma * grad_y (the same formula as lnbench/nn/numpy_layernorm.py):
 //   dx = rstd * (g - mean_j(g) - x_hat * mean_j(g * x_hat)),  dgamma = sum(grad_y * x_hat),  dbeta = sum(grad_y)
 // A second derivative (create_graph: grad mode is on in backward) gets the same formula in
 // differentiable ATen ops, with x_hat and rstd recomputed from the saved input; a plain backward
