@@ -11,7 +11,7 @@ HEAVY = ("torch", "scipy", "matplotlib", "sklearn", "pandas", "pyarrow", "tensor
 
 def _imported(code: str) -> list[str]:
     probe = f"import sys; {code}; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     return eval(done.stdout)  # a printed list of names
 

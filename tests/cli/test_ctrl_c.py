@@ -58,7 +58,7 @@ def _lnbench(prelude: str, args: list[str]) -> subprocess.CompletedProcess:
         env={**os.environ, "MPLBACKEND": "Agg"},
     )
     try:
-        out, err = proc.communicate(timeout=180)  # returns once every process holding stderr is gone
+        out, err = proc.communicate(timeout=600)  # returns once every process holding stderr is gone
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -18,7 +18,7 @@ def import_tree(args: list[str]) -> dict[str, str]:
     """Each module ``python -X importtime -m lnbench ARGS`` imported -> the top-level import it
     came in by (``-X importtime`` prints a module after the ones it imported, two spaces deeper)."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "lnbench", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-X", "importtime", "-m", "lnbench", *args], capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stderr[-2000:]
     top: dict[str, str] = {}

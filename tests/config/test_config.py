@@ -198,3 +198,15 @@ def test_resume_with_the_same_regimes_in_another_order_says_so(tmp_path):
     assert "the same settings in another order" in str(err.value) and "()" not in str(err.value)
     with pytest.raises(ConfigError, match=r"default.seed: 0 in the folder, 1 now"):
         check_resume(tmp_path, "default:\n  seed: 1\ndefault@adding:\n  seed: 0\n", "claims")
+
+
+def test_a_set_value_may_itself_contain_equals_signs():
+    """Only the first '=' separates the key (issue 32: a planted split on every '=' went unnoticed):
+    an sbatch parameter such as --constraint=a=b keeps its value whole."""
+    from lnbench.config import load_config
+    from lnbench.config.schema import apply_overrides
+
+    assert apply_overrides({}, ["launcher.partition=gpu=a100"]) == {"launcher": {"partition": "gpu=a100"}}
+    cfg = load_config(None, ["launcher.slurm_additional_parameters={comment: x=1=2}", "launcher.partition=a=b"])
+    assert cfg.launcher.slurm_additional_parameters == {"comment": "x=1=2"}
+    assert cfg.launcher.partition == "a=b"

@@ -62,11 +62,11 @@ def test_sigterm_stops_the_workers_and_marks_unfinished_runs_interrupted(tmp_pat
     args += [f"--set={kv}" for kv in TINY[:-1]]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        deadline = time.time() + 60
+        deadline = time.time() + 600
         while time.time() < deadline and len(list(Path(tmp_path).glob("*/*/metrics.json"))) < 2:  # two cells training
             time.sleep(0.2)
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=600)
     finally:
         if proc.poll() is None:  # hung: leave no process behind
             os.killpg(proc.pid, signal.SIGKILL)

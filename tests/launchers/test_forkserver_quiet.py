@@ -26,7 +26,7 @@ CHILD = (
 )
 def test_only_a_forkserver_ignores_sigint(setup, ignored):
     code = CHILD.format(setup=setup)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == ignored
 

@@ -21,7 +21,7 @@ import sys, time
 from lnbench.records.locks import FolderLock
 FolderLock(sys.argv[1]).acquire()
 print("locked", flush=True)
-time.sleep(120)
+time.sleep(3600)  # killed by the fixture; never released under a slow test
 """
 
 

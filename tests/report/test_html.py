@@ -98,7 +98,7 @@ def test_the_report_renders_in_a_browser_with_every_figure_and_no_console_error(
         [CHROMIUM, *flags, "--window-size=1400,2400", f"--screenshot={shot}", page],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
     )
     assert shot.exists() and shot.stat().st_size > 50_000, r.stderr[-2000:]
     from matplotlib.image import imread
@@ -109,7 +109,7 @@ def test_the_report_renders_in_a_browser_with_every_figure_and_no_console_error(
         [CHROMIUM, *flags, "--virtual-time-budget=5000", "--dump-dom", page],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
     )
     assert 'data-figures="5 figures, 0 not shown"' in dom.stdout, dom.stdout[-500:]
     assert "<table" in dom.stdout and "paired comparisons" in dom.stdout

@@ -89,3 +89,16 @@ def test_a_sweeps_batch_size_figure_gets_the_sweep_caption_not_the_batchsize_swe
         (folder / "accuracy_vs_batch_size.png").write_bytes(b"\x89PNG\r\n\x1a\n")
         view = _view(folder, tmp_path, [])
         assert [f["caption"] for f in view["figures"]] == [want], kind
+
+
+def test_html_special_text_in_a_run_comes_out_escaped(tmp_path):
+    """A command, an error, a config and a verdict holding <, > and & are shown as text, never as
+    markup (issue 32: a planted autoescape=False went unnoticed)."""
+    evil = '<script>alert("x")</script> & <b>bold</b>'
+    run = _run_folder(tmp_path / "run", [], command=["lnbench", "train", evil], error=evil, status="failed")
+    (run / "config.yaml").write_text(f"name: '{evil}'\n")
+    (run / "summary.json").write_text(json.dumps({"kind": "compare", "verdicts": [evil], "rows": []}))
+    html = write_report([run]).read_text()
+    assert "<script>alert" not in html and "<b>bold</b>" not in html
+    escaped = "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;"
+    assert html.count(escaped) >= 3, html  # the command, the error, the config (and the verdict, when shown)
