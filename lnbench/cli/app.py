@@ -143,8 +143,9 @@ GridOption = Annotated[
         "--grid",
         "-g",
         metavar="KEY=V1,V2",
-        help="Sweep KEY over these values, read as YAML (a list value in brackets: -g compare.norms=[none],[layer] "
-        "is two cells); repeatable, merged into sweep.grid (a key given here replaces its values there).",
+        help="Sweep KEY (a data.*, model.* or train.* key) over these values, read as YAML; repeatable. Merged "
+        "into the config's sweep.grid (as Hydra does): a key given here replaces its values there, a new one is "
+        "added; --dry-run says which key came from where.",
     ),
 ]
 TensorBoardOption = Annotated[
@@ -213,8 +214,10 @@ def _launch(
     print_config: bool = False,
     dry_run: bool = False,
     tensorboard: bool = False,
+    note: Optional[str] = None,
 ) -> None:
-    """Check, plan and run the experiment ``kind`` on ``spec``; print its tables and verdicts."""
+    """Check, plan and run the experiment ``kind`` on ``spec``; print its tables and verdicts
+    (``note``: a line printed before the plan of ``--dry-run`` or the run, e.g. where a grid came from)."""
     from lnbench.experiments import driver
     from lnbench.experiments.registry import EXPERIMENTS
     from lnbench.launchers.executors import usable_cores
@@ -242,6 +245,8 @@ def _launch(
                 cfg.to_yaml(model_family_only=kind == "train"), markup=False, highlight=False, soft_wrap=True, end=""
             )
         raise typer.Exit()
+    if note is not None:
+        console.print(note, highlight=False, soft_wrap=True, markup=False)
     if dry_run:
         _print_plan(driver.cells_to_run(cells, resume), len(cells), resume)
         raise typer.Exit()
@@ -412,15 +417,18 @@ def sweep(
     """Train every cell of sweep.grid (the product of its values) x seed; tabulate, test each norm vs NoNorm, plot."""
     config = _config_of(config, resume, "configs/sweep.yaml", "sweep")
     cfg = _load(config, set_, seed)
+    source = _source(config, set_)
+    origins = None
     if grid:
-        from lnbench.config.grid_args import parse_grid_args, with_grid
+        from lnbench.config.grid_args import grid_origins, parse_grid_args, with_grid
 
         try:
-            cfg = with_grid(cfg, parse_grid_args(grid), _source(config, set_) + " (with -g)")
+            given = parse_grid_args(grid)
+            origins = grid_origins(cfg.sweep.grid, given, source)
+            cfg = with_grid(cfg, given, source + " (with -g)")
         except ConfigError as exc:
             fail(str(exc))
-    source = _source(config, set_)
-    _launch("sweep", cfg, source, runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)
+    _launch("sweep", cfg, source, runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard, origins)
 
 
 def _user_norms(specs: Optional[list[str]]) -> dict:

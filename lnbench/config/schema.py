@@ -64,6 +64,15 @@ class ConfigError(ValueError):
 MAX_INPUT = 1e18  # the largest input magnitude data may reach: its square stays finite in float32
 MAX_SEED = 2**32 - 1  # numpy's default_rng and torch.manual_seed both take [0, 2**32)
 DEFAULT_NUM_SEEDS = 5  # seeds of compare and sweeps when ``seeds`` is not set: seed, seed + 1, ...
+GRID_SECTIONS = ("data", "model", "train")  # the sections whose keys sweep.grid varies
+
+
+def is_grid_key(key: str) -> bool:
+    """Whether ``key`` is ``section.key`` of a section in :data:`GRID_SECTIONS` (a key sweep.grid may vary)."""
+    section, _, leaf = key.partition(".")
+    return section in GRID_SECTIONS and bool(leaf) and "." not in leaf
+
+
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 
 
