@@ -133,9 +133,24 @@ DryRunOption = Annotated[
         "--dry-run", help="List the runs this would start, and their number, and exit; nothing is run or written."
     ),
 ]
+
+
+def _seed_option(help: str) -> Any:
+    return typer.Option("--seed", metavar="N", min=0, max=MAX_SEED, help=help)
+
+
 SeedOption = Annotated[
     Optional[int],
-    typer.Option("--seed", metavar="N", min=0, max=MAX_SEED, help="Replace the config's seed (and a seeds list)."),
+    _seed_option(
+        "The first seed: replaces the config's seed, and a seeds list of k seeds becomes N .. N + k - 1 "
+        "(the same number of seeds; seeds unset: N .. N + 4)."
+    ),
+]
+TrainSeedOption = Annotated[
+    Optional[int],
+    _seed_option(
+        "The seed of the one model: replaces the config's seed (a seeds list, which train does not use, is dropped)."
+    ),
 ]
 GridOption = Annotated[
     Optional[list[str]],
@@ -339,13 +354,15 @@ def train(
     config: Annotated[Path, typer.Argument(metavar="CONFIG", help="YAML config, e.g. configs/train.yaml.")],
     set_: SetOption = None,
     runs_dir: RunsDirOption = Path("runs"),
-    seed: SeedOption = None,
+    seed: TrainSeedOption = None,
     print_config: PrintConfigOption = False,
     dry_run: DryRunOption = False,
     tensorboard: TensorBoardOption = False,
 ) -> None:
     """Train one model; write config.yaml, run.json, metrics.json and the plots to a run folder."""
-    cfg = _load(config, set_, seed)
+    cfg = _load(config, set_, None)
+    if seed is not None:  # one model, one seed: a seeds list (compare's) is not shifted but dropped
+        cfg = cfg.with_changes(seed=seed, seeds=None)
     source = _source(config, set_)
     _launch("train", cfg, source, runs_dir, print_config=print_config, dry_run=dry_run, tensorboard=tensorboard)
 
@@ -530,7 +547,7 @@ def claims(
         if first + num_seeds - 1 > MAX_SEED:
             fail(f"--seed {first} --num-seeds {num_seeds}: the last seed, {first + num_seeds - 1}, exceeds {MAX_SEED}")
         overrides += [f"seed={first}", f"seeds=[{', '.join(str(first + k) for k in range(num_seeds))}]"]
-        seed = None  # --seed is the first of them here; passed on, it would replace the list with [seed]
+        seed = None  # --seed is the first of them, already in the overrides
     names = [*(task or []), *([tasks] if tasks is not None else [])] or ["trend"]
     option = "--tasks" if tasks is not None and not task else "--task"
     try:

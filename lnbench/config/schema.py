@@ -469,7 +469,7 @@ class RunConfig(_Section):
     seed: Seed = Field(
         0,
         description="Seed of one run: its data, initial weights and batch order (NumPy default_rng and "
-        "torch.manual_seed). --seed N replaces it.",
+        "torch.manual_seed). --seed N replaces it (and shifts a seeds list to N, N + 1, ...).",
     )
     seeds: list[Seed] | None = Field(
         None,
@@ -629,11 +629,13 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None, see
     Args:
         path: a YAML file, or None for the schema defaults.
         overrides: ``key=value`` strings applied after loading (``train.epochs=5``).
-        seed: if given, replaces ``seed`` (and a ``seeds`` list with ``[seed]``).
+        seed: if given, the first seed (``--seed``): it replaces ``seed``, and a ``seeds`` list of k
+            seeds becomes ``seed .. seed + k - 1`` (as ``seeds`` unset means ``seed .. seed + 4``).
 
     Raises:
-        ConfigError: unreadable file, invalid YAML, unknown key, wrong type or impossible value;
-            the message is one line naming the file and the key.
+        ConfigError: unreadable file, invalid YAML, unknown key, wrong type or impossible value,
+            or a ``seed`` whose k seeds pass the largest seed; the message is one line naming the
+            file and the key.
     """
     source = str(path) if path is not None else "(defaults)"
     raw: Any = {}
@@ -661,8 +663,13 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None, see
         source += " (with --set)"
     if seed is not None:
         raw["seed"] = seed
-        if raw.get("seeds") is not None:
-            raw["seeds"] = [seed]
+        if isinstance(raw.get("seeds"), list):  # the same number of seeds, from the new first one
+            if seed + len(raw["seeds"]) - 1 > MAX_SEED:
+                raise ConfigError(
+                    f"--seed {seed}: with the {len(raw['seeds'])} seeds of seeds, the last one, "
+                    f"{seed + len(raw['seeds']) - 1}, exceeds {MAX_SEED}"
+                )
+            raw["seeds"] = [seed + k for k in range(len(raw["seeds"]))]
     try:
         return RunConfig.model_validate(raw)
     except ValidationError as err:
