@@ -158,7 +158,7 @@ GridOption = Annotated[
         "--grid",
         "-g",
         metavar="KEY=V1,V2",
-        help="Sweep KEY (a data.*, model.* or train.* key) over these values, read as YAML; repeatable. Merged "
+        help="Sweep KEY (a key of data, model or train) over these values, read as YAML; repeatable. Merged "
         "into the config's sweep.grid (as Hydra does): a key given here replaces its values there, a new one is "
         "added; --dry-run says which key came from where.",
     ),
