@@ -104,13 +104,24 @@ JobsOption = Annotated[
         help="Worker processes for the cells (default: the usable CPU cores). Results do not depend on it.",
     ),
 ]
+
+
+def _resume_option(help: str) -> Any:
+    return typer.Option("--resume", metavar="RUN_DIR", help=help)
+
+
+_OWN_CONFIG = "with its own config.yaml (or CONFIG, if given, which must equal it)"
 ResumeOption = Annotated[
     Optional[Path],
-    typer.Option(
-        "--resume",
-        metavar="RUN_DIR",
-        help="Continue this earlier experiment folder with its own config.yaml (or CONFIG, if given, which must "
-        "equal it): keep the cells whose runs finished, run the rest.",
+    _resume_option(
+        f"Continue this earlier experiment folder {_OWN_CONFIG}: keep the cells whose runs finished, run the rest."
+    ),
+]
+TrainResumeOption = Annotated[
+    Optional[Path],
+    _resume_option(
+        f"Continue this interrupted or failed train run folder in place, {_OWN_CONFIG}, from its last finished "
+        "epoch (its checkpoint.pt): the metrics of a run in one go. A finished run is kept."
     ),
 ]
 LauncherOption = Annotated[
@@ -205,8 +216,13 @@ def _config_of(config: Optional[Path], resume: Optional[Path], default: str, kin
         return Path(default)
     if not (resume / "config.yaml").is_file():
         fail(f"--resume {resume}: not an experiment folder (no config.yaml)")
+    from lnbench.config.checks import check_not_a_child
     from lnbench.experiments.base import read_json
 
+    try:
+        check_not_a_child(resume)  # a compare's child is a train folder too, but resumed with its compare
+    except ConfigError as exc:
+        fail(str(exc))
     found = (read_json(resume / "run.json") or {}).get("kind")
     if found != kind:
         fail(f"--resume {resume}: a {found!r} folder, not {kind!r}; resume it with lnbench {found}")
@@ -263,9 +279,9 @@ def _launch(
     if note is not None:
         console.print(note, highlight=False, soft_wrap=True, markup=False)
     if dry_run:
-        _print_plan(driver.cells_to_run(cells, resume), len(cells), resume)
+        _print_plan(driver.cells_to_run(cells, resume, exp), len(cells), resume)
         raise typer.Exit()
-    to_run = driver.cells_to_run(cells, resume)
+    to_run = driver.cells_to_run(cells, resume, exp)
     if resume is not None:
         n_kept = len(cells) - len(to_run)
         console.print(
@@ -276,7 +292,7 @@ def _launch(
             if kind == "train":
                 from lnbench.experiments.train import train
 
-                result = train(spec, runs_dir, on_epoch, tensorboard=tensorboard)
+                result = train(spec, runs_dir, on_epoch, tensorboard=tensorboard, resume=resume)
             else:
                 result = driver.execute(exp, spec, cells, runs_dir, on_epoch, n_jobs, resume, launcher)
         stop.folder = result.path
@@ -351,20 +367,31 @@ def claims_list_table(listed: list) -> Table:
 
 @app.command()
 def train(
-    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="YAML config, e.g. configs/train.yaml.")],
+    config: Annotated[
+        Optional[Path],
+        typer.Argument(
+            metavar="CONFIG",
+            help="YAML config, e.g. configs/train.yaml (with --resume: the folder's own config.yaml).",
+            show_default=False,
+        ),
+    ] = None,
     set_: SetOption = None,
     runs_dir: RunsDirOption = Path("runs"),
     seed: TrainSeedOption = None,
     print_config: PrintConfigOption = False,
     dry_run: DryRunOption = False,
+    resume: TrainResumeOption = None,
     tensorboard: TensorBoardOption = False,
 ) -> None:
     """Train one model; write config.yaml, run.json, metrics.json and the plots to a run folder."""
+    if config is None and resume is None:
+        fail("CONFIG: missing; give a config file, e.g. lnbench train configs/train.yaml (or --resume RUN_DIR)")
+    config = _config_of(config, resume, "", "train")
     cfg = _load(config, set_, None)
     if seed is not None:  # one model, one seed: a seeds list (compare's) is not shifted but dropped
         cfg = cfg.with_changes(seed=seed, seeds=None)
     source = _source(config, set_)
-    _launch("train", cfg, source, runs_dir, print_config=print_config, dry_run=dry_run, tensorboard=tensorboard)
+    _launch("train", cfg, source, runs_dir, 1, "local", resume, print_config, dry_run, tensorboard)
 
 
 @app.command()
