@@ -23,10 +23,9 @@ from statistics import mean, stdev
 
 from lnbench.analysis import stats
 from lnbench.config import ConfigError, RunConfig
+from lnbench.config.schema import GRID_SECTIONS, is_grid_key
 from lnbench.names import norm_label
 from lnbench.records.schema import SummaryRow
-
-GRID_SECTIONS = ("data", "model", "train")
 
 
 def _first_error(exc: Exception) -> str:
@@ -49,7 +48,7 @@ def check_grid(cfg: RunConfig) -> list[dict]:
         )
     for key, values in grid.items():
         section, _, leaf = key.partition(".")
-        if section not in GRID_SECTIONS or not leaf or "." in leaf:
+        if not is_grid_key(key):
             raise ConfigError(
                 f"sweep.grid: {key!r}: expected section.key with section one of {', '.join(GRID_SECTIONS)}"
             )

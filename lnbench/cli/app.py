@@ -107,13 +107,24 @@ JobsOption = Annotated[
         help="Worker processes for the cells (default: the usable CPU cores). Results do not depend on it.",
     ),
 ]
+
+
+def _resume_option(help: str) -> Any:
+    return typer.Option("--resume", metavar="RUN_DIR", help=help)
+
+
+_OWN_CONFIG = "with its own config.yaml (or CONFIG, if given, which must equal it)"
 ResumeOption = Annotated[
     Optional[Path],
-    typer.Option(
-        "--resume",
-        metavar="RUN_DIR",
-        help="Continue this earlier experiment folder with its own config.yaml (or CONFIG, if given, which must "
-        "equal it): keep the cells whose runs finished, run the rest.",
+    _resume_option(
+        f"Continue this earlier experiment folder {_OWN_CONFIG}: keep the cells whose runs finished, run the rest."
+    ),
+]
+TrainResumeOption = Annotated[
+    Optional[Path],
+    _resume_option(
+        f"Continue this interrupted or failed train run folder in place, {_OWN_CONFIG}, from its last finished "
+        "epoch (its checkpoint.pt): the metrics of a run in one go. A finished run is kept."
     ),
 ]
 LauncherOption = Annotated[
@@ -136,9 +147,24 @@ DryRunOption = Annotated[
         "--dry-run", help="List the runs this would start, and their number, and exit; nothing is run or written."
     ),
 ]
+
+
+def _seed_option(help: str) -> Any:
+    return typer.Option("--seed", metavar="N", min=0, max=MAX_SEED, help=help)
+
+
 SeedOption = Annotated[
     Optional[int],
-    typer.Option("--seed", metavar="N", min=0, max=MAX_SEED, help="Replace the config's seed (and a seeds list)."),
+    _seed_option(
+        "The first seed: replaces the config's seed, and a seeds list of k seeds becomes N .. N + k - 1 "
+        "(the same number of seeds; seeds unset: N .. N + 4)."
+    ),
+]
+TrainSeedOption = Annotated[
+    Optional[int],
+    _seed_option(
+        "The seed of the one model: replaces the config's seed (a seeds list, which train does not use, is dropped)."
+    ),
 ]
 GridOption = Annotated[
     Optional[list[str]],
@@ -146,8 +172,9 @@ GridOption = Annotated[
         "--grid",
         "-g",
         metavar="KEY=V1,V2",
-        help="Sweep KEY over these values, read as YAML (a list value in brackets: -g compare.norms=[none],[layer] "
-        "is two cells); repeatable, merged into sweep.grid (a key given here replaces its values there).",
+        help="Sweep KEY (a key of data, model or train) over these values, read as YAML; repeatable. Merged "
+        "into the config's sweep.grid (as Hydra does): a key given here replaces its values there, a new one is "
+        "added; --dry-run says which key came from where.",
     ),
 ]
 TensorBoardOption = Annotated[
@@ -194,8 +221,13 @@ def _config_of(config: Optional[Path], resume: Optional[Path], default: str, kin
         return Path(default)
     if not (resume / "config.yaml").is_file():
         fail(f"--resume {resume}: not an experiment folder (no config.yaml)")
+    from lnbench.config.checks import check_not_a_child
     from lnbench.experiments.base import read_json
 
+    try:
+        check_not_a_child(resume)  # a compare's child is a train folder too, but resumed with its compare
+    except ConfigError as exc:
+        fail(str(exc))
     found = (read_json(resume / "run.json") or {}).get("kind")
     if found != kind:
         fail(f"--resume {resume}: a {found!r} folder, not {kind!r}; resume it with lnbench {found}")
@@ -218,8 +250,10 @@ def _launch(
     print_config: bool = False,
     dry_run: bool = False,
     tensorboard: bool = False,
+    note: Optional[str] = None,
 ) -> None:
-    """Check, plan and run the experiment ``kind`` on ``spec``; print its tables and verdicts."""
+    """Check, plan and run the experiment ``kind`` on ``spec``; print its tables and verdicts
+    (``note``: a line printed before the plan of ``--dry-run`` or the run, e.g. where a grid came from)."""
     from lnbench.experiments import driver
     from lnbench.experiments.registry import EXPERIMENTS
     from lnbench.launchers.executors import usable_cores, worker_count
@@ -247,7 +281,9 @@ def _launch(
                 cfg.to_yaml(model_family_only=kind == "train"), markup=False, highlight=False, soft_wrap=True, end=""
             )
         raise typer.Exit()
-    to_run = driver.cells_to_run(cells, resume)
+    if note is not None:
+        console.print(note, highlight=False, soft_wrap=True, markup=False)
+    to_run = driver.cells_to_run(cells, resume, exp)
     if launcher == "local":  # no more workers than cells to run and CPU cores to run them on
         n_jobs = worker_count(n_jobs, len(to_run))
         if jobs is not None and n_jobs < jobs:
@@ -270,7 +306,7 @@ def _launch(
             if kind == "train":
                 from lnbench.experiments.train import train
 
-                result = train(spec, runs_dir, on_epoch, tensorboard=tensorboard)
+                result = train(spec, runs_dir, on_epoch, tensorboard=tensorboard, resume=resume)
             else:
                 result = driver.execute(exp, spec, cells, runs_dir, on_epoch, n_jobs, resume, launcher)
         stop.folder = result.path
@@ -364,18 +400,31 @@ def claims_list_table(listed: list) -> Table:
 
 @app.command()
 def train(
-    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="YAML config, e.g. configs/train.yaml.")],
+    config: Annotated[
+        Optional[Path],
+        typer.Argument(
+            metavar="CONFIG",
+            help="YAML config, e.g. configs/train.yaml (with --resume: the folder's own config.yaml).",
+            show_default=False,
+        ),
+    ] = None,
     set_: SetOption = None,
     runs_dir: RunsDirOption = Path("runs"),
-    seed: SeedOption = None,
+    seed: TrainSeedOption = None,
     print_config: PrintConfigOption = False,
     dry_run: DryRunOption = False,
+    resume: TrainResumeOption = None,
     tensorboard: TensorBoardOption = False,
 ) -> None:
     """Train one model; write config.yaml, run.json, metrics.json and the plots to a run folder."""
-    cfg = _load(config, set_, seed)
+    if config is None and resume is None:
+        fail("CONFIG: missing; give a config file, e.g. lnbench train configs/train.yaml (or --resume RUN_DIR)")
+    config = _config_of(config, resume, "", "train")
+    cfg = _load(config, set_, None)
+    if seed is not None:  # one model, one seed: a seeds list (compare's) is not shifted but dropped
+        cfg = cfg.with_changes(seed=seed, seeds=None)
     source = _source(config, set_)
-    _launch("train", cfg, source, runs_dir, print_config=print_config, dry_run=dry_run, tensorboard=tensorboard)
+    _launch("train", cfg, source, runs_dir, 1, "local", resume, print_config, dry_run, tensorboard)
 
 
 @app.command()
@@ -445,15 +494,18 @@ def sweep(
     """Train every cell of sweep.grid (the product of its values) x seed; tabulate, test each norm vs NoNorm, plot."""
     config = _config_of(config, resume, "configs/sweep.yaml", "sweep")
     cfg = _load(config, set_, seed)
+    source = _source(config, set_)
+    origins = None
     if grid:
-        from lnbench.config.grid_args import parse_grid_args, with_grid
+        from lnbench.config.grid_args import grid_origins, parse_grid_args, with_grid
 
         try:
-            cfg = with_grid(cfg, parse_grid_args(grid), _source(config, set_) + " (with -g)")
+            given = parse_grid_args(grid)
+            origins = grid_origins(cfg.sweep.grid, given, source)
+            cfg = with_grid(cfg, given, source + " (with -g)")
         except ConfigError as exc:
             fail(str(exc))
-    source = _source(config, set_)
-    _launch("sweep", cfg, source, runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)
+    _launch("sweep", cfg, source, runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard, origins)
 
 
 def _user_norms(specs: Optional[list[str]]) -> dict:
@@ -555,7 +607,7 @@ def claims(
         if first + num_seeds - 1 > MAX_SEED:
             fail(f"--seed {first} --num-seeds {num_seeds}: the last seed, {first + num_seeds - 1}, exceeds {MAX_SEED}")
         overrides += [f"seed={first}", f"seeds=[{', '.join(str(first + k) for k in range(num_seeds))}]"]
-        seed = None  # --seed is the first of them here; passed on, it would replace the list with [seed]
+        seed = None  # --seed is the first of them, already in the overrides
     names = [*(task or []), *([tasks] if tasks is not None else [])] or ["trend"]
     option = "--tasks" if tasks is not None and not task else "--task"
     try:

@@ -60,6 +60,15 @@ Family = Annotated[str, AfterValidator(_known_family)]  # a name of the registry
 
 MAX_INPUT = 1e18  # the largest input magnitude data may reach: its square stays finite in float32
 DEFAULT_NUM_SEEDS = 5  # seeds of compare and sweeps when ``seeds`` is not set: seed, seed + 1, ...
+GRID_SECTIONS = ("data", "model", "train")  # the sections whose keys sweep.grid varies
+
+
+def is_grid_key(key: str) -> bool:
+    """Whether ``key`` is ``section.key`` of a section in :data:`GRID_SECTIONS` (a key sweep.grid may vary)."""
+    section, _, leaf = key.partition(".")
+    return section in GRID_SECTIONS and bool(leaf) and "." not in leaf
+
+
 Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
 
 
@@ -456,7 +465,7 @@ class RunConfig(_Section):
     seed: Seed = Field(
         0,
         description="Seed of one run: its data, initial weights and batch order (NumPy default_rng and "
-        "torch.manual_seed). --seed N replaces it.",
+        "torch.manual_seed). --seed N replaces it (and shifts a seeds list to N, N + 1, ...).",
     )
     seeds: list[Seed] | None = Field(
         None,
@@ -616,11 +625,13 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None, see
     Args:
         path: a YAML file, or None for the schema defaults.
         overrides: ``key=value`` strings applied after loading (``train.epochs=5``).
-        seed: if given, replaces ``seed`` (and a ``seeds`` list with ``[seed]``).
+        seed: if given, the first seed (``--seed``): it replaces ``seed``, and a ``seeds`` list of k
+            seeds becomes ``seed .. seed + k - 1`` (as ``seeds`` unset means ``seed .. seed + 4``).
 
     Raises:
-        ConfigError: unreadable file, invalid YAML, unknown key, wrong type or impossible value;
-            the message is one line naming the file and the key.
+        ConfigError: unreadable file, invalid YAML, unknown key, wrong type or impossible value,
+            or a ``seed`` whose k seeds pass the largest seed; the message is one line naming the
+            file and the key.
     """
     source = str(path) if path is not None else "(defaults)"
     raw: Any = {}
@@ -648,8 +659,13 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None, see
         source += " (with --set)"
     if seed is not None:
         raw["seed"] = seed
-        if raw.get("seeds") is not None:
-            raw["seeds"] = [seed]
+        if isinstance(raw.get("seeds"), list):  # the same number of seeds, from the new first one
+            if seed + len(raw["seeds"]) - 1 > MAX_SEED:
+                raise ConfigError(
+                    f"--seed {seed}: with the {len(raw['seeds'])} seeds of seeds, the last one, "
+                    f"{seed + len(raw['seeds']) - 1}, exceeds {MAX_SEED}"
+                )
+            raw["seeds"] = [seed + k for k in range(len(raw["seeds"]))]
     try:
         return RunConfig.model_validate(raw)
     except ValidationError as err:

@@ -114,22 +114,28 @@ def config_hash(cfg: RunConfig) -> str:
     return hashlib.sha256(cfg.to_yaml(model_family_only=True).encode()).hexdigest()[:16]
 
 
+def finished_run(path: Path, cfg: RunConfig, target_acc: float) -> tuple[SummaryRow, Path] | None:
+    """The row of the run folder ``path`` if its run finished (completed or diverged) under
+    ``cfg`` (its run.json's ``config_hash``), read from its files; None if it must run again."""
+    try:
+        manifest = json.loads((path / "run.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if manifest.get("status") not in ("completed", "diverged") or manifest.get("config_hash") != config_hash(cfg):
+        return None
+    row = summary_row(read_metrics(path), target_acc, path.name, manifest.get("wall_seconds"), manifest.get("warnings"))
+    return row, path
+
+
 def reusable(cell: Cell) -> list[tuple[SummaryRow, Path]] | None:
     """The rows of a cell whose every run finished (completed or diverged) under the same
     config, read from their folders; None if any must run again."""
     out = []
     for c in cell.cfgs:
-        path = cell.parent / c.name
-        try:
-            manifest = json.loads((path / "run.json").read_text())
-        except (OSError, ValueError):
+        kept = finished_run(cell.parent / c.name, c, cell.target_acc)
+        if kept is None:
             return None
-        if manifest.get("status") not in ("completed", "diverged") or manifest.get("config_hash") != config_hash(c):
-            return None
-        m = read_metrics(path)
-        out.append(
-            (summary_row(m, cell.target_acc, path.name, manifest.get("wall_seconds"), manifest.get("warnings")), path)
-        )
+        out.append(kept)
     return out
 
 
@@ -204,6 +210,11 @@ class Experiment:
     def plan(self, spec: Any, parent: Path) -> list[Cell]:
         """The cells to train, in the order their rows appear in summary.json."""
         raise NotImplementedError
+
+    def kept(self, cell: Cell) -> list[tuple[SummaryRow, Path]] | None:
+        """With ``--resume``: the rows of ``cell`` if its runs finished in the folder (nothing to
+        run again), else None (:func:`reusable`)."""
+        return reusable(cell)
 
     def baselines(self, spec: Any) -> Any:
         """The linear baselines of the data of every seed (:mod:`lnbench.training.baselines`)."""

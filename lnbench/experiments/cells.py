@@ -62,6 +62,7 @@ def run_cell(
     target_acc: float = 0.9,
     previous: Sequence[Path | None] | None = None,
     tensorboard: bool = False,
+    resume: Path | None = None,
 ) -> list[tuple[SummaryRow, Path]]:
     """Train the seeds of one cell (configs equal but for ``seed`` and ``name``), each into its
     own run folder ``parent/<cfg.name>``; the building block of every experiment.
@@ -78,6 +79,8 @@ def run_cell(
             has a checkpoint there of its config and of one epoch, the cell goes on after that
             epoch, exactly as if it had not stopped (:func:`lnbench.training.checkpoints.resumable`).
         tensorboard: also write each run's curves as TensorBoard event files into its folder.
+        resume: a cell of one run only: its earlier run folder, which the run goes on in (a train
+            run resumed in place, ``lnbench train --resume``) instead of a new folder.
 
     Returns:
         Per seed, the summary row (README, "summary.json") and the run folder.
@@ -92,7 +95,7 @@ def run_cell(
             for c, p in zip(cfgs, before)
             for out in _train_members([c], parent, on_epoch, *options, [p], tensorboard)
         ]
-    return _train_members(cfgs, parent, on_epoch, *options, before, tensorboard)
+    return _train_members(cfgs, parent, on_epoch, *options, before, tensorboard, resume)
 
 
 def run_one(
@@ -102,19 +105,22 @@ def run_one(
     timestamped: bool = True,
     target_acc: float = 0.9,
     tensorboard: bool = False,
+    resume: Path | None = None,
 ) -> tuple[SummaryRow, Path]:
-    """Train one model as its own run folder (``lnbench train``): :func:`run_cell` with one seed."""
-    return run_cell([cfg], parent, on_epoch, timestamped, target_acc, tensorboard=tensorboard)[0]
+    """Train one model as its own run folder (``lnbench train``): :func:`run_cell` with one seed;
+    ``resume``: an earlier run folder of ``cfg`` to go on in, from its checkpoint if it has one."""
+    previous = None if resume is None else [resume]
+    return run_cell([cfg], parent, on_epoch, timestamped, target_acc, previous, tensorboard, resume)[0]
 
 
-def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, previous, tensorboard):
+def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, previous, tensorboard, resume=None):
     cfg0, epochs = cfgs[0], cfgs[0].train.epochs
     labels = [label(c) for c in cfgs]
     metrics = [metrics_for(c) for c in cfgs]
     with ExitStack() as stack:
         runs = [
             stack.enter_context(
-                Run(parent, c.name, c.to_yaml(model_family_only=True), c.seed, "train", timestamped=timestamped)
+                Run(parent, c.name, c.to_yaml(model_family_only=True), c.seed, "train", timestamped, resume=resume)
             )
             for c in cfgs
         ]
@@ -137,8 +143,7 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, p
         if states is not None:  # go on from the earlier attempt's checkpoints, which move here
             for run, st, p, m, name in zip(runs, states, previous, metrics, labels):
                 run.manifest["resumed_from"] = {"run_dir": p.name, "epoch": st["epoch"]}
-                checkpoints.save(run.path / checkpoints.CHECKPOINT, st)
-                (p / checkpoints.CHECKPOINT).unlink()
+                (p / checkpoints.CHECKPOINT).replace(run.path / checkpoints.CHECKPOINT)  # in place: stays
                 m.__dict__.update(Metrics.from_dict(st["metrics"]).__dict__)
                 run.write_json("metrics.json", m.to_dict())
                 if on_epoch is not None:

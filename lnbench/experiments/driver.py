@@ -83,11 +83,13 @@ def check_not_running(run_dir: str | Path) -> None:
         raise ConfigError(f"--resume {FolderBusy(Path(run_dir), holder)}")
 
 
-def cells_to_run(cells: list[Cell], resume: str | Path | None) -> list[Cell]:
-    """The cells a run would train: all of them, or with ``--resume`` those not finished in the folder."""
+def cells_to_run(cells: list[Cell], resume: str | Path | None, exp: Experiment | None = None) -> list[Cell]:
+    """The cells a run would train: all of them, or with ``--resume`` those not finished in the
+    folder (:meth:`Experiment.kept` of ``exp``; without it, :func:`reusable`)."""
     if resume is None:
         return cells
-    return [c for c in cells if reusable(c) is None]
+    kept = exp.kept if exp is not None else reusable
+    return [c for c in cells if kept(c) is None]
 
 
 def summary(kind: str, rows: list[SummaryRow], complete: bool, **extra: Any) -> dict:

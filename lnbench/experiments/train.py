@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.table import Table
 
@@ -10,10 +11,19 @@ from lnbench.config import ConfigError, RunConfig
 from lnbench.config.checks import check_keys_apply
 from lnbench.config.schema import show_value
 from lnbench.experiments import driver
-from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, read_json, rows_of, run_name
+from lnbench.experiments.base import (
+    Cell,
+    EpochCallback,
+    Experiment,
+    ExperimentResult,
+    finished_run,
+    read_json,
+    rows_of,
+    run_name,
+)
 from lnbench.names import norm_slug
 from lnbench.records.runs import finishing, write_json_atomic
-from lnbench.records.schema import read_metrics, summary_row
+from lnbench.records.schema import SummaryRow, read_metrics, summary_row
 from lnbench.report import tables
 
 
@@ -22,7 +32,7 @@ class Train(Experiment):
     seeded = False  # one model, one seed (``seeds`` is not used)
 
     def config_yaml(self, spec: RunConfig) -> str:
-        return spec.to_yaml(model_family_only=True)
+        return named(spec).to_yaml(model_family_only=True)  # what its run folder's config.yaml holds
 
     def seeds(self, spec: RunConfig) -> list[int]:
         return [spec.seed]
@@ -39,8 +49,17 @@ class Train(Experiment):
                 "remove seeds (compare, the sweeps and claims train each of them), or pick one with --seed N"
             )
 
+    def baselines(self, spec: RunConfig) -> Any:
+        return super().baselines(spec.with_changes(seeds=[spec.seed]))  # of its one seed's data
+
     def plan(self, spec: RunConfig, parent: Path) -> list[Cell]:
+        """One cell of one run; ``parent``: with ``--resume``, the run folder itself (a train run
+        is its own folder, not a child)."""
         return [Cell([named(spec)], parent, spec.compare.target_acc)]
+
+    def kept(self, cell: Cell) -> list[tuple[SummaryRow, Path]] | None:
+        kept = finished_run(cell.parent, cell.cfgs[0], cell.target_acc)
+        return None if kept is None else [kept]
 
     def figures(self, path: Path) -> list[str]:
         from lnbench.report.figures import draw_run_figures
@@ -54,7 +73,10 @@ class Train(Experiment):
             manifest = read_json(path / "run.json") or {}
             rows = [summary_row(read_metrics(path), 0.9, path.name, manifest.get("wall_seconds"))]
         seed = f" (seed {rows[0].seed})" if rows else ""
-        return [tables.runs_table(f"lnbench train: {run_name(path)}{seed}", rows, summary.get("target_acc", 0.9))]
+        out = [tables.runs_table(f"lnbench train: {run_name(path)}{seed}", rows, summary.get("target_acc", 0.9))]
+        if summary.get("baselines"):  # a folder of an older version has none
+            out.append(tables.baselines_table(summary["baselines"]))
+        return out
 
 
 def named(cfg: RunConfig) -> RunConfig:
@@ -69,21 +91,38 @@ TRAIN = Train()
 
 
 def train(
-    cfg: RunConfig, runs_dir: str | Path = "runs", on_epoch: EpochCallback | None = None, tensorboard: bool = False
+    cfg: RunConfig,
+    runs_dir: str | Path = "runs",
+    on_epoch: EpochCallback | None = None,
+    tensorboard: bool = False,
+    resume: str | Path | None = None,
 ) -> ExperimentResult:
     """``lnbench train``: one model of ``cfg`` (``cfg.seed``) in a new run folder under ``runs_dir``,
     named after the model (:func:`named`): config.yaml, run.json, metrics.json, summary.json with
-    its one row, the figures, report.html.
+    its one row and the baselines of its data, the figures, report.html.
+
+    ``resume``: an interrupted or failed train run folder of the same config, continued in place
+    from its last finished epoch (its checkpoint.pt; without a usable one, from epoch 1), with the
+    metrics of a run in one go; a finished one is kept, its summary, figures and report written again.
 
     Raises:
-        ConfigError: a config that cannot run, before anything is written.
+        ConfigError: a config that cannot run, or a ``resume`` folder of another kind or config, or
+            one in use, before anything is written.
     """
-    from lnbench.experiments.cells import run_one
+    from lnbench.experiments.cells import label, run_one
 
-    (cell,) = driver.prepare(TRAIN, cfg)  # its one run, named after its model
+    (cell,) = driver.prepare(TRAIN, cfg, resume=resume)  # its one run, named after its model
     target = cfg.compare.target_acc
-    row, path = run_one(cell.cfgs[0], runs_dir, on_epoch, target_acc=target, tensorboard=tensorboard)
-    body = driver.summary(TRAIN.kind, [row], True, target_acc=target, seeds=[cfg.seed])
+    kept = TRAIN.kept(cell) if resume is not None else None
+    if kept is not None:
+        ((row, path),) = kept
+        if on_epoch is not None:
+            on_epoch(label(cell.cfgs[0]), cfg.train.epochs, cfg.train.epochs, row.final_test_acc)
+    else:
+        folder = Path(resume) if resume is not None else None
+        row, path = run_one(cell.cfgs[0], runs_dir, on_epoch, target_acc=target, tensorboard=tensorboard, resume=folder)
+    baselines = TRAIN.baselines(cfg)
+    body = driver.summary(TRAIN.kind, [row], True, target_acc=target, seeds=[cfg.seed], baselines=baselines)
     with finishing(path):  # a file that cannot be written (a full disk) fails the run, in its run.json
         write_json_atomic(path / "summary.json", body)
         body["figures"] = TRAIN.figures(path)

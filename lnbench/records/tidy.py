@@ -20,8 +20,10 @@ is its own):
 - ``comparisons``, ``claims``, ``baselines``: summary.json's lists, one row each (claims with their
   ``task``, and a row with verdict ``n/a`` for each claim a task cannot measure).
 
-The identity columns ``family``, ``norm``, ``norm_placement``, ``norm_gain_init``, ``batch_size``, ``seed`` (and
-``regime``) are repeated in the per-epoch tables so that a plot needs no join.
+The identity columns ``model`` (the model a row is compared in, as the tables and figures name it:
+``RNN (joint)``, ``RNN (separate)``, ``LSTM, gains 0.1``: one curve per model and norm), ``family``,
+``norm``, ``norm_placement``, ``norm_gain_init``, ``batch_size``, ``seed`` (and ``regime``) are repeated
+in the per-epoch tables so that a plot needs no join.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from lnbench.names import DEFAULT_TASK
+from lnbench.names import DEFAULT_TASK, model_label
 from lnbench.records.index import read_json, run_folders
 from lnbench.records.schema import SchemaError, read_metrics, summary_row
 
@@ -134,10 +136,11 @@ def _run_tables(experiment: str, kind: str, run: Path, row: dict, out: dict[str,
         out["runs"].append({**record, "norm": model.get("norm"), "note": "; ".join(notes), **flat(config)})
         return
     summary = summary_row(m, target, run.name, manifest.get("wall_seconds"), manifest.get("warnings"))
-    ident = {**base, **{k: getattr(m, k) for k in IDENTITY}}
+    model = model_label(m.family, m.norm_placement, m.norm_gain_init)
+    ident = {**base, "model": model, **{k: getattr(m, k) for k in IDENTITY}}
     if "regime" in row:
         ident["regime"] = row["regime"]
-    record = {**base, "kind": kind, **flat(summary.to_dict()), **{k: getattr(m, k) for k in INIT}}
+    record = {**base, "kind": kind, "model": model, **flat(summary.to_dict()), **{k: getattr(m, k) for k in INIT}}
     record["warnings"] = "; ".join(summary.warnings)
     if "regime" in row:
         record["regime"] = row["regime"]
@@ -222,7 +225,7 @@ def load(*paths: str | Path) -> Tables:
             out["baselines"] += [{**experiment, "regime": r, **flat(b)} for r, bs in baselines.items() for b in bs]
         else:
             out["baselines"] += [{**experiment, **flat(b)} for b in baselines]
-    first = ("experiment", "run", *IDENTITY, "regime", "epoch")
+    first = ("experiment", "run", "model", *IDENTITY, "regime", "epoch")
     return Tables(**{name: _frame(rows, first) for name, rows in out.items()})
 
 

@@ -1,4 +1,4 @@
-"""Reference accuracies every compare, sweep and claims run computes from its own data.
+"""Reference accuracies every train, compare, sweep and claims run computes from its own data.
 
 A norm comparison means little if the task can be passed without memory. Each baseline is fit
 on the training split of one seed's data and scored on its test split:

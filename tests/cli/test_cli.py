@@ -314,7 +314,6 @@ def test_every_help_text_is_printed_whole():
         for text in texts:  # word by word: a wrapped table row interleaves an option's columns
             assert [w for w in text.split() if w not in shown] == [], (name, text)
     assert "lnbench[tensorboard]" in runner.invoke(app, ["train", "--help"]).output
-    assert "compare.norms=[none],[layer]" in runner.invoke(app, ["sweep", "--help"], env={"COLUMNS": "80"}).output
 
 
 def test_gradcheck_with_one_feature_writes_json(tmp_path):

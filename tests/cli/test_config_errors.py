@@ -1,6 +1,8 @@
 """Config mistakes refused by the command line before anything runs: one line each, exit code 2,
 no run folder (issue 20 (6) and (12)). Nothing here trains."""
 
+import re
+
 import pytest
 from typer.testing import CliRunner
 
@@ -72,6 +74,31 @@ def test_train_refuses_seeds_it_would_not_use(tmp_path):
     assert "seeds: [0, 1, 2]: train trains one model, with seed (0); remove seeds" in out
     result = runner.invoke(app, ["train", "configs/train.yaml", "--set", "seeds=[0,1]", "--seed", "3", "--dry-run"])
     assert result.exit_code == 0, result.output
+    assert "1 run, " in result.output and "│    3 │" in result.output  # the one model, of seed 3
+
+
+def test_seed_is_the_first_of_as_many_seeds_as_the_list_has():
+    """--seed N with a seeds list of k seeds: N .. N + k - 1 (as --num-seeds and seeds unset do);
+    it made the list [N], and claims then said "needs at least 2 seeds (got [10])" after three."""
+    from lnbench.config import load_config
+
+    assert load_config(None, ["seeds=[0, 1, 2]"], seed=10).seeds == [10, 11, 12]
+    assert load_config(None, ["seeds=[3, 7]"], seed=0).seed_list == [0, 1]
+    assert load_config(None, [], seed=10).seed_list == [10, 11, 12, 13, 14]
+    result = runner.invoke(
+        app, ["claims", "--only", "rnn_faster_default", "--set", "seeds=[0,1,2]", "--seed", "10", "--dry-run"]
+    )
+    assert result.exit_code == 0, result.output
+    seeds = {int(name.rpartition("_seed")[2]) for name in re.findall(r"\S+_seed\d+", result.output)}
+    assert seeds == {10, 11, 12}
+    assert "with seeds unset" not in result.output
+
+
+def test_a_seed_whose_list_passes_the_largest_seed_is_refused(tmp_path):
+    out = _refused(tmp_path, ["compare", "--set", "seeds=[0,1,2]", "--seed", "4294967294", "--dry-run"])
+    assert out.strip() == (
+        "lnbench: error: --seed 4294967294: with the 3 seeds of seeds, the last one, 4294967296, exceeds 4294967295"
+    )
 
 
 def test_a_train_folder_is_named_after_the_model_it_trains(tmp_path):

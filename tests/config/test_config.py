@@ -33,7 +33,7 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
     assert cfg.train.epochs == 7 and cfg.compare.norms == ["layer"] and cfg.model.d_ff is None
     assert cfg.seed == 5 and cfg.seeds is None and cfg.seed_list == [5, 6, 7, 8, 9]  # 5 seeds by default
     listed = load_config(_write(tmp_path, "seeds: [1, 2]\n"), seed=7)
-    assert listed.seed_list == [7]
+    assert listed.seed_list == [7, 8]  # --seed is the first seed; the list keeps its length
     assert load_config(_write(tmp_path, "seeds: [1, 2]\n")).seed_list == [1, 2]
 
 

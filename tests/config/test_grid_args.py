@@ -20,9 +20,9 @@ def test_short_grid_equals_the_mapping():
         "data.seq_len": [10, 20],
         "train.grad_clip": [None, 1],
     }
-    # a value that is a list is bracketed; commas inside brackets, braces and quotes do not split
-    assert parse_grid_args(["compare.norms=[none,layer],[layer]", 'name="a,b",c']) == {
-        "compare.norms": [["none", "layer"], ["layer"]],
+    # commas inside brackets, braces and quotes do not split
+    assert parse_grid_args(["model.norm=[none,layer],[layer]", 'name="a,b",c']) == {
+        "model.norm": [["none", "layer"], ["layer"]],
         "name": ["a,b", "c"],
     }
     assert parse_grid_args(["seed=010"]) == {"seed": [10]}  # YAML 1.2: not octal
@@ -37,6 +37,23 @@ def test_short_grid_equals_the_mapping():
         ('name="abc,d', "-g name: the quote \" at column 1 of '\"abc,d' is never closed"),
         ("train.lr", "-g 'train.lr': expected KEY=V1,V2,..., e.g. -g train.lr=1e-3,1e-2"),
         ("train.lr=", "-g train.lr: no values; e.g. -g train.lr=V1,V2"),
+        # YAML's flow list keeps [1e-3,] as one value: a trailing comma gave a one-value grid silently
+        (
+            "train.lr=1e-3,",
+            "-g train.lr: an empty value after the comma at column 5 of '1e-3,'; e.g. -g train.lr=V1,V2",
+        ),
+        (
+            "train.lr=1e-3, ",
+            "-g train.lr: an empty value after the comma at column 5 of '1e-3, '; e.g. -g train.lr=V1,V2",
+        ),
+        (
+            "train.lr=,1e-3",
+            "-g train.lr: an empty value before the comma at column 1 of ',1e-3'; e.g. -g train.lr=V1,V2",
+        ),
+        (
+            "train.lr=1e-3,,1e-2",
+            "-g train.lr: an empty value after the comma at column 5 of '1e-3,,1e-2'; e.g. -g train.lr=V1,V2",
+        ),
     ],
 )
 def test_a_bad_grid_says_where(item, message):
@@ -62,6 +79,46 @@ def test_merge_rule_with_a_grid_in_the_config():
     ]
 
 
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-g", "train.lr=1e-3,"], "-g train.lr: an empty value after the comma at column 5 of '1e-3,'"),
+        (["-g", "train.lr=,1e-3"], "-g train.lr: an empty value before the comma at column 1 of ',1e-3'"),
+        # docs/cli.md's example: compare.norms is no key a sweep varies (no data/model/train key takes a list)
+        (
+            ["-g", "compare.norms=[none,layer],[layer]"],
+            "-g compare.norms: not a key a sweep can vary; sweep.grid takes data.*, model.*, train.* keys (section.key)",
+        ),
+    ],
+)
+def test_sweep_command_refuses_an_empty_value_or_a_key_it_cannot_vary(tmp_path, args, message):
+    result = CliRunner().invoke(app, ["sweep", *args, "--dry-run", "--runs-dir", str(tmp_path / "runs")])
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith(f"lnbench: error: {message}"), (
+        result.output
+    )
+    assert not (tmp_path / "runs").exists()
+
+
+def test_the_dry_run_says_the_grid_is_the_configs_merged_with_g(tmp_path):
+    """README's `-g train.lr=1e-3,1e-2 -g model.norm=none,layer` on configs/sweep.yaml (whose grid is
+    model.norm x data.seq_len) is 12 cells, not the 4 of --set "sweep.grid={...}": the plan says why."""
+    args = ["sweep", "-g", "train.lr=1e-3,1e-2", "-g", "model.norm=none,layer", "--set", "seeds=[0]", "--dry-run"]
+    result = CliRunner().invoke(app, [*args, "--runs-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == (
+        "sweep.grid: the grid of configs/sweep.yaml (with --set) merged with -g, 12 cells: "
+        "model.norm ['none', 'layer'] (-g, replacing ['none', 'batch', 'layer']); "
+        "data.seq_len [10, 20, 40] (configs/sweep.yaml (with --set)); train.lr [0.001, 0.01] (-g, added)"
+    )
+    assert "12 runs, 120 epochs in all" in result.output
+    alone = CliRunner().invoke(app, [*args, "--set", "sweep.grid=null", "--runs-dir", str(tmp_path)])
+    assert alone.output.splitlines()[0].startswith(
+        "sweep.grid: from -g (configs/sweep.yaml (with --set) has none), 4 cells: "
+    )
+    assert "4 runs, 40 epochs in all" in alone.output
+
+
 def test_sweep_command_with_g_resolves_and_plans_as_the_mapping(tmp_path):
     runner = CliRunner()
     common = ["sweep", "configs/sweep.yaml", "--runs-dir", str(tmp_path), "--set", "sweep.grid=null"]
@@ -71,7 +128,8 @@ def test_sweep_command_with_g_resolves_and_plans_as_the_mapping(tmp_path):
     assert yaml.safe_load(by_g.output) == yaml.safe_load(by_mapping.output)
     assert yaml.safe_load(by_g.output)["sweep"]["grid"] == {"model.norm": ["none", "layer"], "train.lr": [0.001, 0.01]}
     plans = [runner.invoke(app, [*common, *args, "--dry-run"]).output for args in (["--set", MAPPING], SHORT)]
-    assert plans[0] == plans[1] and "would start" in plans[0]
+    assert plans[1].startswith("sweep.grid: from -g")  # the line that says where the grid came from
+    assert plans[0] == plans[1].split("\n", 1)[1] and "would start" in plans[0]
     bad = runner.invoke(app, [*common, "-g", "train.lr=[1e-3", "--dry-run"])
     assert (
         bad.exit_code == 2

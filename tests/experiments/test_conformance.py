@@ -127,18 +127,22 @@ def test_report_redraws_the_same_figures(finished):
 
 def test_resuming_a_finished_folder_runs_nothing_and_changes_no_row(finished):
     kind, spec, _, result = finished
-    if kind == "train":
-        pytest.skip("a train run is one run, not an experiment folder: nothing to resume")
     exp = EXPERIMENTS[kind]
     plan = driver.prepare(exp, spec, resume=result.path)
-    assert driver.cells_to_run(plan, result.path) == []
+    assert driver.cells_to_run(plan, result.path, exp) == []
     before = json.loads((result.path / "summary.json").read_text())["rows"]
     epochs = []
-    again = driver.run(exp, spec, result.path.parent, lambda *a, **k: epochs.append(a), resume=result.path)
+    if kind == "train":  # a train run is its own folder, resumed in place
+        from lnbench.experiments import train
+
+        again = train(spec, result.path.parent, lambda *a, **k: epochs.append(a), resume=result.path)
+        assert sorted(p.name for p in result.path.parent.iterdir()) == [result.path.name]
+    else:
+        again = driver.run(exp, spec, result.path.parent, lambda *a, **k: epochs.append(a), resume=result.path)
+        manifest = json.loads((result.path / "run.json").read_text())
+        assert manifest["resumed"][-1]["cells_kept"] == len(plan)
     assert again.path == result.path and again.status == "completed"
     assert json.loads((result.path / "summary.json").read_text())["rows"] == before
-    manifest = json.loads((result.path / "run.json").read_text())
-    assert manifest["resumed"][-1]["cells_kept"] == len(plan)
     assert not any(p.name.endswith(".attempt1") for p in result.path.iterdir())
 
 

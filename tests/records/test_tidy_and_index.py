@@ -246,24 +246,82 @@ def test_show_prints_what_the_run_printed(mixed_runs):
     assert half.exit_code == 2 and "not a run folder" in half.output and len(half.output.strip().splitlines()) == 1
 
 
-def test_the_readme_seaborn_example_redraws_the_accuracy_curves(mixed_runs, tmp_path, monkeypatch):
-    """The README's five lines run on a compare folder and plot its mean test accuracy per epoch."""
-    sns = pytest.importorskip("seaborn")
+def _readme_seaborn_block() -> str:
     import re
 
     block = next(b for b in re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(), re.S) if "sns." in b)
     assert len(block.strip().splitlines()) == 5
-    code = re.sub(r'lnbench\.load\("[^"]*"\)', f"lnbench.load({str(mixed_runs['compare'])!r})", block)
+    return block
+
+
+def _readme_curves(block: str) -> list[str]:
+    """The columns the README's lineplot draws one curve per combination of (hue, style, ...)."""
+    import re
+
+    call = re.search(r"sns\.lineplot\((.*)\)", block).group(1)
+    return [v for k, v in re.findall(r'\b(hue|style|units|size)="([^"]+)"', call)]
+
+
+def _run_readme_block(block: str, folder: Path, tmp_path, monkeypatch) -> dict:
+    import re
+
+    import matplotlib.pyplot as plt
+
+    code = re.sub(r'lnbench\.load\("[^"]*"\)', f"lnbench.load({str(folder)!r})", block)
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
+    plt.close("all")  # seaborn draws on the current axes: a fresh figure, as in a new session
     exec(code, namespace)
     assert (tmp_path / "test_accuracy_seaborn.png").stat().st_size > 10_000
-    lines = namespace["ax"].get_lines()
+    return namespace
+
+
+def test_the_readme_seaborn_example_redraws_the_accuracy_curves(mixed_runs, tmp_path, monkeypatch):
+    """The README's five lines run on a compare folder and plot its mean test accuracy per epoch."""
+    pytest.importorskip("seaborn")
+    block = _readme_seaborn_block()
+    lines = _run_readme_block(block, mixed_runs["compare"], tmp_path, monkeypatch)["ax"].get_lines()
     t = lnbench.load(mixed_runs["compare"])
-    means = t.epochs.groupby(["norm", "family", "epoch"]).test_acc.mean()
+    means = t.epochs.groupby([*_readme_curves(block), "epoch"]).test_acc.mean()
     drawn = sorted(tuple(line.get_ydata()) for line in lines if len(line.get_ydata()) == 2)
-    assert drawn == sorted(tuple(means[n, f]) for n, f in {(n, f) for n, f, _ in means.index})
-    assert sns.__version__
+    assert drawn == sorted(tuple(means[key]) for key in {key[:-1] for key in means.index})
+
+
+@pytest.fixture(scope="module")
+def both_placements(tmp_path_factory) -> Path:
+    """A tiny compare of the RNN in both placements, 3 seeds, exported to CSV: the curves' data."""
+    runs = tmp_path_factory.mktemp("placements")
+    args = ["compare", "--runs-dir", str(runs / "runs"), "-j", "1"]
+    sets = [*TINY_OVERRIDES, "seeds=[0, 1, 2]", "compare.families=[rnn]", "compare.norms=[none, batch]"]
+    result = CliRunner().invoke(app, [*args, *[x for o in sets for x in ("--set", o)]])
+    assert result.exit_code == 0, result.output
+    (folder,) = (runs / "runs").iterdir()
+    exported = CliRunner().invoke(app, ["export", str(folder), "--out", str(runs / "csv")])
+    assert exported.exit_code == 0, exported.output
+    return folder
+
+
+def test_each_readme_curve_is_one_model_over_its_seeds(both_placements):
+    """The README's grouping (hue="norm", style="family") merged the RNN's joint and separate runs
+    into one "RNN BatchNorm" curve, its band over 6 rows as if they were 6 seeds."""
+    epochs = pd.read_csv(both_placements.parent.parent / "csv" / "epochs.csv")
+    assert set(epochs.norm_placement) == {"joint", "separate"}
+    curves = epochs.groupby([*_readme_curves(_readme_seaborn_block()), "epoch"])
+    assert curves.ngroups == 2 * 2 * 2  # (joint, separate) x (none, batch) x 2 epochs
+    for _, rows in curves:
+        assert sorted(rows.seed) == [0, 1, 2]  # one row per seed: a band over the model's seeds
+        assert len(rows.groupby(["family", "norm_placement", "norm_gain_init", "norm"], dropna=False)) == 1
+    assert sorted(set(epochs.model)) == ["RNN (joint)", "RNN (separate)"]
+
+
+def test_the_readme_seaborn_example_draws_one_curve_per_model(both_placements, tmp_path, monkeypatch):
+    pytest.importorskip("seaborn")
+    block = _readme_seaborn_block()
+    lines = _run_readme_block(block, both_placements, tmp_path, monkeypatch)["ax"].get_lines()
+    epochs = lnbench.load(both_placements).epochs
+    means = epochs.groupby(["family", "norm_placement", "norm", "epoch"]).test_acc.mean()  # per model and norm
+    drawn = sorted(tuple(line.get_ydata()) for line in lines if len(line.get_ydata()) == 2)
+    assert drawn == sorted(tuple(means[key]) for key in {key[:-1] for key in means.index})
 
 
 def test_export_of_a_folder_without_runs_and_show_of_a_damaged_summary_are_one_line(mixed_runs, tmp_path):
