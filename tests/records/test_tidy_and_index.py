@@ -187,6 +187,31 @@ def test_export_refuses_in_one_line(mixed_runs, tmp_path, monkeypatch):
     assert result.exit_code == 2 and "pip install 'lnbench[parquet]'" in result.output
 
 
+def test_a_start_time_without_utc_offset_is_read_as_utc_and_ls_lists_every_folder(tmp_path):
+    """Issue 32 (5): one run.json with a naive start_time broke lnbench ls for every folder
+    (TypeError: can't compare offset-naive and offset-aware datetimes)."""
+    from datetime import datetime, timezone
+
+    from lnbench.records.index import index
+
+    starts = {"naive": "2026-12-01T10:00:00", "utc": "2026-12-01T09:30:00+00:00", "paris": "2026-12-01T11:00:00+02:00"}
+    for name, start in starts.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "run.json").write_text(
+            json.dumps({"kind": "train", "status": "completed", "start_time": start})
+        )
+    entries = index(tmp_path)
+    assert [e.path.name for e in entries] == ["naive", "utc", "paris"]  # 10:00, 09:30 and 09:00 UTC
+    assert [e.start for e in entries] == [
+        datetime(2026, 12, 1, h, m, tzinfo=timezone.utc) for h, m in ((10, 0), (9, 30), (9, 0))
+    ]
+    result = CliRunner().invoke(app, ["ls", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if "2026-12-01" in line]
+    assert [r.split()[1] for r in rows] == ["naive", "utc", "paris"]
+    assert ["2026-12-01 10:00" in rows[0], "2026-12-01 09:30" in rows[1], "2026-12-01 09:00" in rows[2]] == [True] * 3
+
+
 def test_ls_lists_every_folder_newest_first_with_its_result(mixed_runs):
     from lnbench.records.index import index
 
