@@ -456,8 +456,15 @@ class Run:
         return self
 
     def _lock(self) -> None:
-        if self._locks:
-            self.lock = FolderLock(self.path).acquire()
+        """Take the folder's lock (when this run locks). A lock file that cannot be created (a
+        read-only folder) is a WriteError naming it; FolderBusy as :meth:`FolderLock.acquire`."""
+        if not self._locks:
+            return
+        lock = FolderLock(self.path)
+        try:
+            self.lock = lock.acquire()
+        except OSError as exc:
+            raise WriteError(exc.errno or 0, exc.strerror or str(exc), str(lock.path)) from None
 
     def _note_stale_lock(self) -> None:
         """Say, in run.json and as a warning, that the lock of a process that died was taken over."""
