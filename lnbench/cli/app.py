@@ -246,6 +246,14 @@ def _launch(
         _print_plan(driver.cells_to_run(cells, resume), len(cells), resume)
         raise typer.Exit()
     to_run = driver.cells_to_run(cells, resume)
+    if driver.finished(cells, resume):
+        console.print(
+            f"Nothing to do: {resume} is completed ({plural(len(cells), 'cell')}, every run finished); "
+            f"lnbench show {resume} prints its results",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit()
     if resume is not None and not os.access(resume, os.W_OK | os.X_OK):
         why = "a read-only file system" if os.statvfs(resume).f_flag & os.ST_RDONLY else "its permissions"
         fail(f"--resume {resume}: the folder is not writable ({why}); nothing was changed")

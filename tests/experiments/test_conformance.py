@@ -2,8 +2,8 @@
 
 For each kind that trains, at tiny sizes: the plan (what ``--dry-run`` shows) is exactly the
 children trained, in order; summary.json (complete) and report.html are written; ``lnbench
-report`` redraws the same figure files; resuming the finished folder runs nothing and changes
-no row; a bad config is exit code 2 with no folder. The checking kinds (invariance, gradcheck)
+report`` redraws the same figure files; resuming the finished folder runs nothing and writes
+nothing; a bad config is exit code 2 with no folder. The checking kinds (invariance, gradcheck)
 write their report and its table. A new experiment kind gets these checks by registering.
 """
 
@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import TINY_OVERRIDES, set_args
+from conftest import TINY_OVERRIDES, fingerprint, set_args
 from typer.testing import CliRunner
 
 from lnbench.cli.app import app
@@ -125,21 +125,21 @@ def test_report_redraws_the_same_figures(finished):
     assert all((result.path / name).stat().st_size > 1000 for name in summary["figures"])
 
 
-def test_resuming_a_finished_folder_runs_nothing_and_changes_no_row(finished):
+def test_resuming_a_finished_folder_runs_nothing_and_writes_nothing(finished):
+    """Issue 32 (3): it rewrote run.json (its wall time and command were lost)."""
     kind, spec, _, result = finished
     if kind == "train":
         pytest.skip("a train run is one run, not an experiment folder: nothing to resume")
     exp = EXPERIMENTS[kind]
     plan = driver.prepare(exp, spec, resume=result.path)
-    assert driver.cells_to_run(plan, result.path) == []
-    before = json.loads((result.path / "summary.json").read_text())["rows"]
+    assert driver.cells_to_run(plan, result.path) == [] and driver.finished(plan, result.path)
+    before, rows = fingerprint(result.path), json.loads((result.path / "summary.json").read_text())["rows"]
     epochs = []
     again = driver.run(exp, spec, result.path.parent, lambda *a, **k: epochs.append(a), resume=result.path)
     assert again.path == result.path and again.status == "completed"
-    assert json.loads((result.path / "summary.json").read_text())["rows"] == before
-    manifest = json.loads((result.path / "run.json").read_text())
-    assert manifest["resumed"][-1]["cells_kept"] == len(plan)
-    assert not any(p.name.endswith(".attempt1") for p in result.path.iterdir())
+    assert [(r.run_dir, r.final_test_acc) for r in again.rows] == [(r["run_dir"], r["final_test_acc"]) for r in rows]
+    assert epochs == []
+    assert fingerprint(result.path) == before  # every file, byte for byte (and not rewritten)
 
 
 @pytest.mark.parametrize("kind", sorted(TRAINED))
