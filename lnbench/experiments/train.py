@@ -42,11 +42,11 @@ class Train(Experiment):
     def plan(self, spec: RunConfig, parent: Path) -> list[Cell]:
         return [Cell([named(spec)], parent, spec.compare.target_acc)]
 
-    def figures(self, path: Path) -> list[str]:
+    def figures(self, path: Path, into: Path | None = None) -> list[str]:
         from lnbench.report.figures import draw_run_figures
 
         summary = read_json(path / "summary.json") or {}
-        return draw_run_figures(path, [path], summary.get("target_acc", 0.9))
+        return draw_run_figures(into or path, [path], summary.get("target_acc", 0.9))
 
     def tables(self, path: Path, summary: dict) -> list[Table]:
         rows = rows_of(summary)

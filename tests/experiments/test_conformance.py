@@ -2,9 +2,10 @@
 
 For each kind that trains, at tiny sizes: the plan (what ``--dry-run`` shows) is exactly the
 children trained, in order; summary.json (complete) and report.html are written; ``lnbench
-report`` redraws the same figure files; resuming the finished folder runs nothing and writes
-nothing; a bad config is exit code 2 with no folder. The checking kinds (invariance, gradcheck)
-write their report and its table. A new experiment kind gets these checks by registering.
+report`` redraws the same figure files (into another folder too, leaving the run folder as it
+is); resuming the finished folder runs nothing and writes nothing; a bad config is exit code 2
+with no folder. The checking kinds (invariance, gradcheck) write their report and its table. A
+new experiment kind gets these checks by registering.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.e2e
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
 SEEDS = "seeds=[0,1]"
+PNG_END = b"IEND\xaeB`\x82"  # the last chunk of every complete PNG
 
 
 def tiny(task: str = "trend") -> list[str]:
@@ -123,6 +125,17 @@ def test_report_redraws_the_same_figures(finished):
         (result.path / name).unlink()
     assert redraw(result.path) == summary["figures"]
     assert all((result.path / name).stat().st_size > 1000 for name in summary["figures"])
+
+
+def test_figures_redrawn_elsewhere_leave_the_folder_as_it_is(finished, tmp_path):
+    """Issue 32 (4): ``lnbench report A B --out X`` redrew the figures into A and B."""
+    _, _, _, result = finished
+    names = json.loads((result.path / "summary.json").read_text())["figures"]
+    before = fingerprint(result.path)
+    assert redraw(result.path, tmp_path) == names
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
+    assert all((tmp_path / name).read_bytes().endswith(PNG_END) for name in names)
+    assert fingerprint(result.path) == before
 
 
 def test_resuming_a_finished_folder_runs_nothing_and_writes_nothing(finished):
