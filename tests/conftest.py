@@ -6,6 +6,9 @@ End-to-end tests (they train and write run folders) are marked ``e2e``: ``pytest
 runs the unit tests alone (``make test-unit``).
 """
 
+import hashlib
+from pathlib import Path
+
 import matplotlib
 import pytest
 
@@ -20,6 +23,16 @@ TINY_OVERRIDES = [
     "model.hidden_size=8",
     "train.epochs=2",
 ]
+
+
+def fingerprint(folder: Path) -> dict[str, tuple[str, int]]:
+    """Every file under ``folder`` (hidden ones too): its path relative to ``folder`` -> (SHA-256
+    of its bytes, mtime in ns). Equal before and after: nothing under ``folder`` was written."""
+    return {
+        str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def set_args(overrides) -> list[str]:

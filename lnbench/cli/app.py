@@ -12,6 +12,10 @@ answer at once.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
@@ -294,6 +298,17 @@ def _launch(
     if dry_run:
         _print_plan(to_run, len(cells), resume)
         raise typer.Exit()
+    if driver.finished(cells, resume):
+        console.print(
+            f"Nothing to do: {resume} is completed ({plural(len(cells), 'cell')}, every run finished); "
+            f"lnbench show {resume} prints its results",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit()
+    if resume is not None and not os.access(resume, os.W_OK | os.X_OK):
+        why = "a read-only file system" if os.statvfs(resume).f_flag & os.ST_RDONLY else "its permissions"
+        fail(f"--resume {resume}: the folder is not writable ({why}); nothing was changed")
     if resume is not None:
         n_kept = len(cells) - len(to_run)
         console.print(
@@ -709,7 +724,8 @@ def report_cmd(
     """Redraw the figures of run folders from their metrics files and write report.html.
 
     One self-contained page: what was run, the tables with intervals, the verdicts, the baselines,
-    every figure with a caption, links to each child run. Several folders: side by side.
+    every figure with a caption, links to each child run. Several folders: side by side. With
+    --out only that file is written: the figures are redrawn for the page, not into the folders.
     """
     for d in run_dirs:
         if not (d / "run.json").is_file():
@@ -721,18 +737,48 @@ def report_cmd(
         fail(f"--out {out}: give a file path in an existing folder")
     from lnbench.experiments import redraw, report
 
-    with guarded(epochs=False):
+    with guarded(epochs=False), _figures_beside(out, run_dirs) as figures:
         where = ", ".join(map(str, run_dirs))
         try:
             for d in run_dirs:
                 where = str(d)
-                drawn = redraw(d)
+                drawn = redraw(d, figures.get(d))
                 console.print(f"{d}: {plural(len(drawn), 'figure')} drawn", highlight=False)
             where = ", ".join(map(str, run_dirs))
-            path = report(list(run_dirs), out)
+            path = report(list(run_dirs), out, figures=figures)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a file that is not what lnbench wrote
             fail(f"{where}: cannot read a file of this run folder (edited or damaged?): {type(exc).__name__}: {exc}")
     console.print(f"Report: {path}", highlight=False, soft_wrap=True)
+
+
+@contextmanager
+def _figures_beside(out: Optional[Path], run_dirs: list[Path]) -> Iterator[dict[Path, Path]]:
+    """Where ``lnbench report --out FILE`` draws each run folder's figures: a temporary folder
+    beside FILE, removed once the page (which inlines them) is written, so that the run folders
+    are only read (one may be read-only). Without --out: nowhere ({}), they go into the folder.
+
+    Raises:
+        WriteError: the temporary folder cannot be made (FILE's folder is full or read-only), naming FILE.
+    """
+    if out is None:
+        yield {}
+        return
+    drawn = None
+    try:
+        drawn = Path(tempfile.mkdtemp(dir=out.absolute().parent, prefix=f".{out.name}.figures."))
+        figures = {d: drawn / str(k) for k, d in enumerate(dict.fromkeys(run_dirs))}
+        for folder in figures.values():
+            folder.mkdir()
+    except OSError as exc:
+        from lnbench.records.runs import WriteError
+
+        if drawn is not None:
+            shutil.rmtree(drawn, ignore_errors=True)
+        raise WriteError(exc.errno or 0, exc.strerror or str(exc), str(out)) from None
+    try:
+        yield figures
+    finally:
+        shutil.rmtree(drawn, ignore_errors=True)
 
 
 def _check_json_objects(folder: Path) -> None:

@@ -232,9 +232,10 @@ class Experiment:
     def annotate_rows(self, spec: Any, cells: Sequence[Cell], summary_rows: list[dict]) -> None:
         """Add per-row keys to summary.json's rows (e.g. a claims row's regime); none by default."""
 
-    def figures(self, path: Path) -> list[str]:
+    def figures(self, path: Path, into: Path | None = None) -> list[str]:
         """Draw the figures of the finished (or interrupted) experiment folder ``path`` from its
-        files (summary.json, the children's metrics.json); returns the file names drawn."""
+        files (summary.json, the children's metrics.json) into the folder ``into`` (default:
+        ``path``); returns the file names drawn."""
         return []
 
     def tables(self, path: Path, summary: dict) -> list[Table]:

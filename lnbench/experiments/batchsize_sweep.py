@@ -66,7 +66,7 @@ class BatchSizeSweep(Experiment):
             "verdicts": verdicts.sweep_verdicts(rows, comparisons, ref),
         }
 
-    def figures(self, path: Path) -> list[str]:
+    def figures(self, path: Path, into: Path | None = None) -> list[str]:
         from lnbench.report import figures
 
         summary = driver.read_json(path / "summary.json") or {}
@@ -82,7 +82,7 @@ class BatchSizeSweep(Experiment):
                 "final_test_acc",
                 "final test accuracy",
                 f"{family}: test accuracy after {epochs} vs batch size",
-                path / "accuracy_vs_batch_size.png",
+                (into or path) / "accuracy_vs_batch_size.png",
                 chance=1 / rows[0].num_classes,
             ).name,
             figures.plot_sweep(
@@ -90,7 +90,7 @@ class BatchSizeSweep(Experiment):
                 "mean_train_loss",
                 "mean train loss over epochs (nats, log scale)",
                 f"{family}: mean training loss over {epochs} vs batch size",
-                path / "train_loss_vs_batch_size.png",
+                (into or path) / "train_loss_vs_batch_size.png",
                 log_y=True,
             ).name,
         ]

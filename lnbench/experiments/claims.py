@@ -152,18 +152,18 @@ class Claims(Experiment):
         for row, regime in zip(summary_rows, [cell.group for cell in cells for _ in cell.cfgs]):
             row["regime"] = regime
 
-    def figures(self, path: Path) -> list[str]:
+    def figures(self, path: Path, into: Path | None = None) -> list[str]:
         from lnbench.report import figures
 
         summary = driver.read_json(path / "summary.json") or {}
         if not summary.get("claims"):
             return []
         results = [claim_rules.ClaimResult(**c) for c in summary["claims"]]
-        drawn = [figures.plot_claims(results, path / "claims.png").name]
+        drawn = [figures.plot_claims(results, (into or path) / "claims.png").name]
         if summary.get("claims_by_task"):
             drawn.append(
                 figures.plot_claims_by_task(
-                    summary["claims_by_task"], summary["tasks"], path / "claims_by_task.png"
+                    summary["claims_by_task"], summary["tasks"], (into or path) / "claims_by_task.png"
                 ).name
             )
         return drawn

@@ -110,12 +110,12 @@ class Compare(Experiment):
             "verdicts": sentences,
         }
 
-    def figures(self, path: Path) -> list[str]:
+    def figures(self, path: Path, into: Path | None = None) -> list[str]:
         from lnbench.report.figures import draw_run_figures
 
         summary = driver.read_json(path / "summary.json") or {}
         memoryless = next((b["mean"] for b in summary.get("baselines") or [] if b["name"] == "last_timestep"), None)
-        return draw_run_figures(path, run_folders(path, summary), summary.get("target_acc", 0.9), memoryless)
+        return draw_run_figures(into or path, run_folders(path, summary), summary.get("target_acc", 0.9), memoryless)
 
     def tables(self, path: Path, summary: dict) -> list[Table]:
         epochs = summary.get("epochs")

@@ -24,6 +24,7 @@ from lnbench.experiments.base import (
     comparisons_of,
     read_json,
     reusable,
+    rows_of,
 )
 from lnbench.launchers import interrupts
 from lnbench.launchers.executors import Executor, Failed, check_launcher, make_launcher
@@ -92,6 +93,18 @@ def cells_to_run(cells: list[Cell], resume: str | Path | None, exp: Experiment |
     return [c for c in cells if kept(c) is None]
 
 
+def finished(cells: list[Cell], resume: str | Path | None) -> bool:
+    """Whether resuming the folder ``resume`` has nothing to do: its run.json says ``completed``,
+    its summary.json is complete, its report.html is written and every cell's runs finished under
+    this config (:func:`cells_to_run` is empty). :func:`execute` then leaves it byte for byte."""
+    if resume is None:
+        return False
+    path = Path(resume)
+    manifest, body = read_json(path / "run.json") or {}, read_json(path / "summary.json") or {}
+    done = manifest.get("status") == "completed" and body.get("complete") is True
+    return done and (path / "report.html").is_file() and not cells_to_run(cells, resume)
+
+
 def summary(kind: str, rows: list[SummaryRow], complete: bool, **extra: Any) -> dict:
     """A summary.json body (README, "summary.json")."""
     return {"kind": kind, "complete": complete, **extra, "rows": [r.to_dict() for r in rows]}
@@ -133,12 +146,16 @@ def execute(
     The cells run on ``jobs`` local worker processes or as Slurm jobs (``launcher``); the results
     do not depend on where. A cell that fails gives ``failed`` rows and the others go on; the
     experiment then ends ``failed``. ``resume``: the cells whose runs all finished under the
-    same config are kept, the others run again, and the summary is the one of a run in one go.
+    same config are kept, the others run again, and the summary is the one of a run in one go;
+    a folder with nothing left to do (:func:`finished`) is not written to (its results are read).
     """
     from lnbench.nn.kernels import ensure_built
     from lnbench.records.locks import FolderBusy
     from lnbench.records.runs import Run
 
+    if resume is not None and finished(cells, resume):  # nothing to run or to write: the folder stays as it is
+        body = read_json(Path(resume) / "summary.json") or {}
+        return _result(Path(resume), "completed", rows_of(body), body)
     configs = exp.configs(spec)
     ensure_built()  # a first build (~30-60 s) says so, and is no run's time
     # the folder's lock is held from its creation (or resumption) until report.html is written
@@ -163,9 +180,14 @@ def execute(
         raise ConfigError(f"--resume {exc}") from None
     finally:
         folder.unlock()
+    return _result(folder.path, folder.status, rows, body)
+
+
+def _result(path: Path, status: str, rows: list[SummaryRow], body: dict) -> ExperimentResult:
+    """What :func:`execute` returns: the folder, its status, its rows and the summary.json ``body``'s results."""
     return ExperimentResult(
-        folder.path,
-        folder.status,
+        path,
+        status,
         rows,
         body.get("verdicts", []),
         body.get("aggregate", body.get("cells")),

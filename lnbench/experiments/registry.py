@@ -26,16 +26,19 @@ def experiment_of(path: Path) -> Experiment | None:
     return EXPERIMENTS.get(str((read_json(path / "run.json") or {}).get("kind")))
 
 
-def redraw(path: Path) -> list[str]:
+def redraw(path: Path, into: Path | None = None) -> list[str]:
     """Draw a run folder's figures again from its files, exactly as its experiment drew them
-    (same files, same titles), whatever state it ended in; returns the files drawn."""
+    (same files, same titles), whatever state it ended in, into the folder ``into`` (default:
+    ``path``); returns the files drawn."""
     exp = experiment_of(path)
-    return exp.figures(path) if exp is not None else []
+    return exp.figures(path, into) if exp is not None else []
 
 
-def report(run_dirs: list[Path], out: Path | None = None) -> Path:
+def report(run_dirs: list[Path], out: Path | None = None, figures: dict[Path, Path] | None = None) -> Path:
     """``lnbench report``: write report.html for run folders (one, or several side by side into
-    ``out``) with each experiment's own tables. Reads the folders' files only.
+    ``out``) with each experiment's own tables. Reads the folders' files only; ``figures``: per
+    run folder, a folder of its figures drawn elsewhere (:func:`redraw` ``into``), shown instead
+    of the folder's own PNGs of the same names.
 
     Raises:
         ValueError: no folder, or several folders and no ``out``.
@@ -46,4 +49,4 @@ def report(run_dirs: list[Path], out: Path | None = None) -> Path:
     for d in run_dirs:
         exp = experiment_of(d)
         tables[d] = exp.tables(d, read_json(d / "summary.json") or {}) if exp is not None else []
-    return write_report(list(run_dirs), out, tables=tables)
+    return write_report(list(run_dirs), out, tables=tables, figures=figures)

@@ -67,7 +67,7 @@ class Sweep(Experiment):
         for row, v in zip(summary_rows, values):
             row["values"] = v
 
-    def figures(self, path: Path) -> list[str]:
+    def figures(self, path: Path, into: Path | None = None) -> list[str]:
         from lnbench.report import figures
 
         summary = driver.read_json(path / "summary.json") or {}
@@ -75,7 +75,7 @@ class Sweep(Experiment):
         if not any(e["mean_final_test_acc"] is not None for e in entries):
             return []
         return [
-            figures.plot_grid(entries, key, path / f"accuracy_vs_{key.split('.')[-1]}.png").name
+            figures.plot_grid(entries, key, (into or path) / f"accuracy_vs_{key.split('.')[-1]}.png").name
             for key in summary.get("grid", {})
             if key != "model.norm"
         ]

@@ -61,11 +61,11 @@ class Train(Experiment):
         kept = finished_run(cell.parent, cell.cfgs[0], cell.target_acc)
         return None if kept is None else [kept]
 
-    def figures(self, path: Path) -> list[str]:
+    def figures(self, path: Path, into: Path | None = None) -> list[str]:
         from lnbench.report.figures import draw_run_figures
 
         summary = read_json(path / "summary.json") or {}
-        return draw_run_figures(path, [path], summary.get("target_acc", 0.9))
+        return draw_run_figures(into or path, [path], summary.get("target_acc", 0.9))
 
     def tables(self, path: Path, summary: dict) -> list[Table]:
         rows = rows_of(summary)

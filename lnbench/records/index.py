@@ -68,6 +68,18 @@ def _stamp(name: str) -> datetime | None:
         return None
 
 
+def start_time(text: str) -> datetime:
+    """A run.json ``start_time`` (ISO 8601) as an aware UTC datetime. lnbench writes it with its
+    UTC offset (``+00:00``); a time without an offset (a naive ``2026-12-01T10:00:00``, written by
+    hand or by another tool) is read as UTC, and one with another offset is converted to UTC.
+
+    Raises:
+        ValueError: not an ISO 8601 time. TypeError: not a string.
+    """
+    when = datetime.fromisoformat(text)
+    return when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+
+
 @dataclass
 class Entry:
     """One line of ``lnbench ls``."""
@@ -75,7 +87,7 @@ class Entry:
     path: Path
     kind: str = "?"
     status: str = "?"
-    start: datetime | None = None
+    start: datetime | None = None  # UTC, aware (:func:`start_time`)
     wall_seconds: float | None = None
     seeds: list[int] = field(default_factory=list)
     headline: str = ""
@@ -138,7 +150,7 @@ def entry(path: Path) -> Entry:
     out.status = str(manifest.get("status") or "?")
     if manifest.get("start_time"):
         try:
-            out.start = datetime.fromisoformat(manifest["start_time"])
+            out.start = start_time(manifest["start_time"])
         except (TypeError, ValueError):
             pass
     out.wall_seconds = manifest.get("wall_seconds")

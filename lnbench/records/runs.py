@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
@@ -82,21 +82,39 @@ def atomic_write(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
     Raises:
         WriteError: an OSError while writing (ENOSPC, EROFS, ...), naming ``path``.
     """
-    path = Path(path)
-    tmp = None
+    return atomic_write_all({Path(path): write})[0]
+
+
+def atomic_write_all(writes: Mapping[Path, Callable[[BinaryIO], object]]) -> list[Path]:
+    """Write several files as :func:`atomic_write` writes one, all or none: each ``write(f)``
+    fills a temporary file beside its path, and only once every one is written are they renamed
+    into place. On failure every temporary file is removed; a failure while writing (a full
+    disk, a read-only folder: before any rename) leaves every path as it was.
+
+    Returns:
+        The paths written, in the order given.
+
+    Raises:
+        WriteError: an OSError while writing (ENOSPC, EROFS, ...), naming the file it was writing.
+    """
+    staged: list[tuple[Path, Path]] = []  # (temporary, path)
+    path: Path | None = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual permissions
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
+        for path, write in writes.items():
+            fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            staged.append((Path(name), path))
+            os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual permissions
+            with os.fdopen(fd, "wb") as f:
+                write(f)
+        for tmp, path in staged:
+            os.replace(tmp, path)
     except BaseException as exc:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
         if isinstance(exc, OSError) and not isinstance(exc, WriteError):
             raise WriteError(exc.errno or 0, exc.strerror or str(exc), str(path)) from exc
         raise
-    return path
+    return [path for _, path in staged]
 
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
@@ -438,10 +456,17 @@ class Run:
         return self
 
     def _lock(self) -> None:
-        if self._locks:
-            self.lock = FolderLock(self.path).acquire()
-            if self.lock.soft:  # no flock here: run.json says the folder had a soft lock
-                self.manifest["warnings"].append(self.lock.soft)
+        """Take the folder's lock (when this run locks). A lock file that cannot be created (a
+        read-only folder) is a WriteError naming it; FolderBusy as :meth:`FolderLock.acquire`."""
+        if not self._locks:
+            return
+        lock = FolderLock(self.path)
+        try:
+            self.lock = lock.acquire()
+        except OSError as exc:
+            raise WriteError(exc.errno or 0, exc.strerror or str(exc), str(lock.path)) from None
+        if self.lock.soft:  # no flock here: run.json says the folder had a soft lock
+            self.manifest["warnings"].append(self.lock.soft)
 
     def _note_stale_lock(self) -> None:
         """Say, in run.json and as a warning, that the lock of a process that died was taken over."""

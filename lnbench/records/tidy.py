@@ -28,6 +28,8 @@ in the per-epoch tables so that a plot needs no join.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import math
 from collections.abc import Iterable
@@ -40,6 +42,7 @@ import yaml
 
 from lnbench.names import DEFAULT_TASK, model_label
 from lnbench.records.index import read_json, run_folders
+from lnbench.records.runs import WriteError, atomic_write_all
 from lnbench.records.schema import SchemaError, read_metrics, summary_row
 
 IDENTITY = ("family", "norm", "norm_placement", "norm_gain_init", "batch_size", "seed")
@@ -232,24 +235,36 @@ def load(*paths: str | Path) -> Tables:
 def export(tables: Tables, out: str | Path, fmt: str = "csv") -> list[Path]:
     """Write every table as ``out/<table>.csv`` (or ``.parquet``, which needs pyarrow); returns the
     files written. Empty tables are written too (their header), so a script finds every file.
+    All or none (:func:`lnbench.records.runs.atomic_write_all`): a failed export leaves no file
+    of it, whole or cut short, and ``out`` as it was (a folder it created is removed).
 
     Raises:
         ValueError: an unknown format.
         ImportError: parquet without pyarrow.
+        WriteError: a file or ``out`` could not be written (a full disk, a read-only place), naming it.
     """
     if fmt not in ("csv", "parquet"):
         raise ValueError(f"unknown format {fmt!r}; allowed: csv, parquet")
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, frame in tables.items():
-        path = out / f"{name}.{fmt}"
-        if fmt == "csv":
-            frame.to_csv(path, index=False)
-        else:
-            _parquet_ready(frame).to_parquet(path, index=False)
-        written.append(path)
-    return written
+    created = [p for p in (out, *out.parents) if not p.exists()]  # deepest first
+    writes = {
+        out / f"{name}.{fmt}": (
+            functools.partial(frame.to_csv, index=False)
+            if fmt == "csv"
+            else functools.partial(_parquet_ready(frame).to_parquet, index=False)
+        )
+        for name, frame in tables.items()
+    }
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        return atomic_write_all(writes)
+    except OSError as exc:
+        for folder in created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        if isinstance(exc, WriteError):
+            raise
+        raise WriteError(exc.errno or 0, exc.strerror or str(exc), str(out)) from None
 
 
 def _parquet_ready(frame: pd.DataFrame) -> pd.DataFrame:

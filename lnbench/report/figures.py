@@ -793,20 +793,20 @@ def plot_grid(entries: Sequence[dict], key: str, path: str | Path) -> Path:
 
 
 def draw_run_figures(
-    path: Path, run_dirs: Sequence[Path], target_acc: float, memoryless: float | None = None
+    into: Path, run_dirs: Sequence[Path], target_acc: float, memoryless: float | None = None
 ) -> list[str]:
-    """Draw the figures of a train or compare run folder from its runs' metrics files;
-    ``memoryless``: the memoryless baseline's mean accuracy, drawn in the accuracy figure."""
+    """Draw the figures of a train or compare run folder into the folder ``into`` from its runs'
+    metrics files; ``memoryless``: the memoryless baseline's mean accuracy, drawn in the accuracy figure."""
     metrics = [read_metrics(d) for d in run_dirs if (d / "metrics.json").exists()]
     metrics = [m for m in metrics if m.epochs or m.status == "diverged"]
     if not metrics:
         return []
     files = [
-        plot_training_loss(metrics, path / "training_loss.png"),
-        plot_test_accuracy(metrics, path / "test_accuracy.png", target_acc, memoryless),
-        plot_hidden_norm_mean(metrics, path / "hidden_norm_mean.png"),
-        plot_grad_norm(metrics, path / "grad_norm.png"),
+        plot_training_loss(metrics, into / "training_loss.png"),
+        plot_test_accuracy(metrics, into / "test_accuracy.png", target_acc, memoryless),
+        plot_hidden_norm_mean(metrics, into / "hidden_norm_mean.png"),
+        plot_grad_norm(metrics, into / "grad_norm.png"),
     ]
     if all(TASKS[m.task].has_scale for m in metrics if m.task in TASKS):  # by input-scale quartile: trend's
-        files.insert(2, plot_hidden_norm(metrics, path / "hidden_norm.png"))
+        files.insert(2, plot_hidden_norm(metrics, into / "hidden_norm.png"))
     return [f.name for f in files]

@@ -53,11 +53,12 @@ def _provenance(manifest: dict) -> str:
     return f"{commit} with uncommitted changes ({len(changed)} files, diff sha256 {digest}...)"
 
 
-def _view(path: Path, out_dir: Path, tables: list) -> dict:
+def _view(path: Path, out_dir: Path, tables: list, drawn: Path | None = None) -> dict:
     manifest = _read_json(path / "run.json") or {}
     summary = _read_json(path / "summary.json")
     config = (path / "config.yaml").read_text() if (path / "config.yaml").exists() else "(none)"
-    pngs = sorted(path.glob("*.png"), key=lambda p: (ORDER.index(p.name) if p.name in ORDER else len(ORDER), p.name))
+    found = {p.name: p for folder in (path, drawn) if folder is not None for p in folder.glob("*.png")}
+    pngs = sorted(found.values(), key=lambda p: (ORDER.index(p.name) if p.name in ORDER else len(ORDER), p.name))
 
     kind = (summary or {}).get("kind")
 
@@ -116,9 +117,13 @@ def _view(path: Path, out_dir: Path, tables: list) -> dict:
     return view
 
 
-def write_report(run_dirs: list[Path], out: Path | None = None, tables: dict | None = None) -> Path:
+def write_report(
+    run_dirs: list[Path], out: Path | None = None, tables: dict | None = None, figures: dict[Path, Path] | None = None
+) -> Path:
     """Render ``report.html`` for one run folder (default: ``<run>/report.html``) or several side
     by side (``out`` required). Reads the folders' files only; draws nothing (see :func:`redraw`).
+    ``figures``: per run folder, a folder of PNGs shown instead of the run folder's own of the
+    same names (figures redrawn elsewhere, so that the run folder is not written to).
 
     Raises:
         ValueError: no folder, or several folders and no ``out``.
@@ -133,7 +138,7 @@ def write_report(run_dirs: list[Path], out: Path | None = None, tables: dict | N
             raise ValueError("report: several run folders need an output file")
         out = run_dirs[0] / "report.html"
     env = Environment(loader=PackageLoader("lnbench.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
-    runs = [_view(Path(d), out.parent, (tables or {}).get(d, [])) for d in run_dirs]
+    runs = [_view(Path(d), out.parent, (tables or {}).get(d, []), (figures or {}).get(d)) for d in run_dirs]
     title = (
         f"lnbench {runs[0]['kind']}: {runs[0]['name']}" if len(runs) == 1 else f"lnbench: {len(runs)} runs side by side"
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from conftest import TINY_OVERRIDES, set_args
+from conftest import TINY_OVERRIDES, fingerprint, set_args
 from typer.testing import CliRunner
 
 from lnbench import experiments
@@ -729,8 +729,9 @@ def test_resume_after_ctrl_c_keeps_finished_cells_and_ends_as_one_run_would(tmp_
     assert changed.exit_code == 2 and "train.epochs: 2 in the folder, 3 now" in changed.output
 
 
-def test_resuming_a_finished_experiment_keeps_everything_and_stays_completed(tmp_path):
-    """A resume of a folder whose every cell finished has nothing to run (the pool had zero jobs)."""
+def test_resuming_a_finished_experiment_says_so_and_writes_nothing(tmp_path):
+    """A resume of a folder whose every cell finished has nothing to run (the pool had zero jobs);
+    issue 32 (3): it rewrote run.json, losing the run's wall time and command line."""
     result = runner.invoke(
         app,
         [
@@ -750,11 +751,15 @@ def test_resuming_a_finished_experiment_keeps_everything_and_stays_completed(tmp
     )
     assert result.exit_code == 0
     run = _only_run(tmp_path)
+    before = fingerprint(run)
     again = runner.invoke(app, ["compare", str(run / "config.yaml"), "--resume", str(run), "--jobs", "2"])
     assert again.exit_code == 0, again.output
-    manifest = json.loads((run / "run.json").read_text())
     # three cells: the RNN's, the LSTM's and the Transformer's seeds, each one ensemble (batch size 16)
-    assert manifest["status"] == "completed" and manifest["resumed"][0]["cells_kept"] == 3
+    assert again.output.strip().splitlines() == [
+        f"Nothing to do: {run} is completed (3 cells, every run finished); lnbench show {run} prints its results"
+    ]
+    assert fingerprint(run) == before  # every file byte for byte, none rewritten
+    assert "resumed" not in json.loads((run / "run.json").read_text())
 
 
 def test_resume_reruns_a_cell_whose_runs_were_made_under_another_config(tmp_path):

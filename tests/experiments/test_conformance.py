@@ -2,9 +2,10 @@
 
 For each kind that trains, at tiny sizes: the plan (what ``--dry-run`` shows) is exactly the
 children trained, in order; summary.json (complete) and report.html are written; ``lnbench
-report`` redraws the same figure files; resuming the finished folder runs nothing and changes
-no row; a bad config is exit code 2 with no folder. The checking kinds (invariance, gradcheck)
-write their report and its table. A new experiment kind gets these checks by registering.
+report`` redraws the same figure files (into another folder too, leaving the run folder as it
+is); resuming the finished folder runs nothing and writes nothing; a bad config is exit code 2
+with no folder. The checking kinds (invariance, gradcheck) write their report and its table. A
+new experiment kind gets these checks by registering.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import TINY_OVERRIDES, set_args
+from conftest import TINY_OVERRIDES, fingerprint, set_args
 from typer.testing import CliRunner
 
 from lnbench.cli.app import app
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.e2e
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
 SEEDS = "seeds=[0,1]"
+PNG_END = b"IEND\xaeB`\x82"  # the last chunk of every complete PNG
 
 
 def tiny(task: str = "trend") -> list[str]:
@@ -125,12 +127,24 @@ def test_report_redraws_the_same_figures(finished):
     assert all((result.path / name).stat().st_size > 1000 for name in summary["figures"])
 
 
-def test_resuming_a_finished_folder_runs_nothing_and_changes_no_row(finished):
+def test_figures_redrawn_elsewhere_leave_the_folder_as_it_is(finished, tmp_path):
+    """Issue 32 (4): ``lnbench report A B --out X`` redrew the figures into A and B."""
+    _, _, _, result = finished
+    names = json.loads((result.path / "summary.json").read_text())["figures"]
+    before = fingerprint(result.path)
+    assert redraw(result.path, tmp_path) == names
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
+    assert all((tmp_path / name).read_bytes().endswith(PNG_END) for name in names)
+    assert fingerprint(result.path) == before
+
+
+def test_resuming_a_finished_folder_runs_nothing_and_writes_nothing(finished):
+    """Issue 32 (3): it rewrote run.json (its wall time and command were lost)."""
     kind, spec, _, result = finished
     exp = EXPERIMENTS[kind]
     plan = driver.prepare(exp, spec, resume=result.path)
-    assert driver.cells_to_run(plan, result.path, exp) == []
-    before = json.loads((result.path / "summary.json").read_text())["rows"]
+    assert driver.cells_to_run(plan, result.path, exp) == [] and driver.finished(plan, result.path)
+    before, rows = fingerprint(result.path), json.loads((result.path / "summary.json").read_text())["rows"]
     epochs = []
     if kind == "train":  # a train run is its own folder, resumed in place
         from lnbench.experiments import train
@@ -139,11 +153,10 @@ def test_resuming_a_finished_folder_runs_nothing_and_changes_no_row(finished):
         assert sorted(p.name for p in result.path.parent.iterdir()) == [result.path.name]
     else:
         again = driver.run(exp, spec, result.path.parent, lambda *a, **k: epochs.append(a), resume=result.path)
-        manifest = json.loads((result.path / "run.json").read_text())
-        assert manifest["resumed"][-1]["cells_kept"] == len(plan)
     assert again.path == result.path and again.status == "completed"
-    assert json.loads((result.path / "summary.json").read_text())["rows"] == before
-    assert not any(p.name.endswith(".attempt1") for p in result.path.iterdir())
+    assert [(r.run_dir, r.final_test_acc) for r in again.rows] == [(r["run_dir"], r["final_test_acc"]) for r in rows]
+    assert epochs == []
+    assert fingerprint(result.path) == before  # every file, byte for byte (and not rewritten)
 
 
 @pytest.mark.parametrize("kind", sorted(TRAINED))

@@ -1,6 +1,7 @@
 """One process per run folder (issue 20, item 5): a second process is refused with "DIR is being
 run by pid N"; the lock of a process killed with SIGKILL is taken over with a note."""
 
+import errno
 import json
 import os
 import signal
@@ -9,12 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import TINY_OVERRIDES, set_args
+from conftest import TINY_OVERRIDES, fingerprint, set_args
 from typer.testing import CliRunner
 
 from lnbench.cli.app import app
 from lnbench.records.locks import LOCK_NAME, FolderBusy, FolderLock, holder_of
-from lnbench.records.runs import Run, StaleLockWarning
+from lnbench.records.runs import Run, StaleLockWarning, WriteError
 
 HOLD = """
 import sys, time
@@ -227,3 +228,71 @@ def test_the_command_line_shows_a_warning_in_one_line():
     assert one_line_warning(SoftLockWarning("no flock"), SoftLockWarning, "x.py", 3, "src") == (
         "lnbench: warning: no flock\n"
     )
+
+
+def _read_only_lock_file(monkeypatch) -> None:
+    """From now on a lock file cannot be created, as on a read-only file system (root passes chmod)."""
+    from lnbench.records import locks
+
+    real = locks.os.open
+
+    def read_only(path, flags, *args):
+        if flags & os.O_CREAT:
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return real(path, flags, *args)
+
+    monkeypatch.setattr(locks.os, "open", read_only)
+
+
+def test_a_lock_that_cannot_be_created_is_a_write_error_naming_it_and_nothing_changes(tmp_path, monkeypatch):
+    """Issue 32 (2): --resume of a folder on a read-only file system was a 50-line traceback from
+    the lock file."""
+    folder = _unfinished_compare(tmp_path)
+    before = fingerprint(folder)
+    _read_only_lock_file(monkeypatch)
+    with pytest.raises(WriteError) as info:
+        Run(folder.parent, "x", None, 0, "compare", resume=folder).__enter__()
+    assert str(info.value) == f"could not write {LOCK_NAME} in {folder}: Read-only file system"
+    assert info.value.errno == errno.EROFS
+    result = CliRunner().invoke(app, [*ARGS, "--resume", str(folder)])  # a folder os.access calls writable
+    assert result.exit_code == 1, result.output
+    assert result.output.strip().splitlines()[-1] == (
+        f"lnbench: error: could not write {LOCK_NAME} in {folder}: Read-only file system"
+    )
+    assert "Traceback" not in result.output and fingerprint(folder) == before
+
+
+@pytest.fixture
+def read_only_view(tmp_path):
+    """``view(folder)``: ``folder`` bind-mounted read-only (a real read-only file system, which root
+    cannot write either), unmounted after the test; a skip where mounting is not allowed."""
+    mounts = []
+
+    def view(folder: Path) -> Path:
+        target = tmp_path / f"{folder.name}-read-only"
+        target.mkdir()
+        done = subprocess.run(["mount", "--bind", "-o", "ro", str(folder), str(target)], capture_output=True)
+        if done.returncode != 0:
+            pytest.skip(f"cannot bind-mount read-only here (needs root): {done.stderr.decode().strip()}")
+        mounts.append(target)
+        return target
+
+    if os.geteuid() != 0:
+        pytest.skip("cannot bind-mount read-only here (needs root)")
+    yield view
+    for target in mounts:
+        subprocess.run(["umount", "-l", str(target)], check=False)
+
+
+def test_resume_of_a_folder_on_a_read_only_file_system_is_one_line_and_nothing_changes(tmp_path, read_only_view):
+    """Issue 32 (2), for real: refused before anything is tried, exit code 2 (as a --runs-dir
+    that is not writable)."""
+    folder = _unfinished_compare(tmp_path)
+    before = fingerprint(folder)
+    view = read_only_view(folder)
+    result = CliRunner().invoke(app, [*ARGS, "--resume", str(view)])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        f"lnbench: error: --resume {view}: the folder is not writable (a read-only file system); nothing was changed"
+    ]
+    assert fingerprint(folder) == before

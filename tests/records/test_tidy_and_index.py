@@ -14,15 +14,17 @@ run.json) and a gradcheck folder.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import TINY_OVERRIDES
+from conftest import TINY_OVERRIDES, fingerprint
 from typer.testing import CliRunner
 
 import lnbench
@@ -185,6 +187,79 @@ def test_export_refuses_in_one_line(mixed_runs, tmp_path, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyarrow" else real(name, *a))
     result = runner.invoke(app, ["export", str(mixed_runs["compare"]), "--format", "parquet", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "pip install 'lnbench[parquet]'" in result.output
+
+
+@pytest.mark.parametrize("out_exists", [False, True])
+def test_export_on_a_full_disk_is_one_line_and_leaves_no_file_of_it(mixed_runs, tmp_path, monkeypatch, out_exists):
+    """Issue 32 (1): a 52-line traceback, and hidden_norm.csv left cut short (runs.csv and
+    epochs.csv of this export beside an earlier export's other files)."""
+    out = tmp_path / "out"
+    if out_exists:  # an earlier export stays as it was
+        out.mkdir()
+        (out / "runs.csv").write_text("experiment,run\nearlier,export\n")
+    before = fingerprint(out) if out_exists else None
+    to_csv = pd.DataFrame.to_csv
+
+    def full(frame, path_or_buf=None, *args, **kwargs):
+        if "timestep" in frame.columns:  # the hidden_norm table, the largest: the disk fills
+            f = open(path_or_buf, "wb") if isinstance(path_or_buf, (str, Path)) else path_or_buf
+            f.write(b"experiment,run,fam")
+            f.flush()
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return to_csv(frame, path_or_buf, *args, **kwargs)
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", full)
+    result = CliRunner().invoke(app, ["export", str(mixed_runs["compare"]), "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    assert result.output.strip().splitlines() == [
+        f"lnbench: error: could not write hidden_norm.csv in {out}: No space left on device"
+    ]
+    assert fingerprint(out) == before if out_exists else not out.exists()  # no file, no temporary, no folder
+
+
+def test_export_to_a_read_only_place_is_one_line(mixed_runs, tmp_path, monkeypatch):
+    """Issue 32 (1): a 40-line traceback from mkdir."""
+    place = tmp_path / "read-only"
+    place.mkdir()
+    mkdir = Path.mkdir
+
+    def read_only(path, *args, **kwargs):
+        if place in path.parents:
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", read_only)
+    result = CliRunner().invoke(app, ["export", str(mixed_runs["compare"]), "--out", str(place / "out")])
+    assert result.exit_code == 1, result.output
+    assert result.output.strip().splitlines() == [
+        f"lnbench: error: could not write out in {place}: Read-only file system"
+    ]
+    assert list(place.iterdir()) == []
+
+
+def test_a_start_time_without_utc_offset_is_read_as_utc_and_ls_lists_every_folder(tmp_path):
+    """Issue 32 (5): one run.json with a naive start_time broke lnbench ls for every folder
+    (TypeError: can't compare offset-naive and offset-aware datetimes)."""
+    from datetime import datetime, timezone
+
+    from lnbench.records.index import index
+
+    starts = {"naive": "2026-12-01T10:00:00", "utc": "2026-12-01T09:30:00+00:00", "paris": "2026-12-01T11:00:00+02:00"}
+    for name, start in starts.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "run.json").write_text(
+            json.dumps({"kind": "train", "status": "completed", "start_time": start})
+        )
+    entries = index(tmp_path)
+    assert [e.path.name for e in entries] == ["naive", "utc", "paris"]  # 10:00, 09:30 and 09:00 UTC
+    assert [e.start for e in entries] == [
+        datetime(2026, 12, 1, h, m, tzinfo=timezone.utc) for h, m in ((10, 0), (9, 30), (9, 0))
+    ]
+    result = CliRunner().invoke(app, ["ls", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if "2026-12-01" in line]
+    assert [r.split()[1] for r in rows] == ["naive", "utc", "paris"]
+    assert ["2026-12-01 10:00" in rows[0], "2026-12-01 09:30" in rows[1], "2026-12-01 09:00" in rows[2]] == [True] * 3
 
 
 def test_ls_lists_every_folder_newest_first_with_its_result(mixed_runs):

@@ -2,13 +2,16 @@
 real browser (headless Chromium) where one is installed (issue 12, A)."""
 
 import base64
+import errno
 import json
+import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
-from conftest import TINY_OVERRIDES, set_args
+from conftest import TINY_OVERRIDES, fingerprint, set_args
 from typer.testing import CliRunner
 
 from lnbench.cli.app import app
@@ -71,6 +74,36 @@ def test_report_command_redraws_an_interrupted_run_and_compares_folders(compare_
     assert result.exit_code == 0, result.output
     html = out.read_text()
     assert "2 runs side by side" in html and 'id="overview"' in html and html.count('<section class="run"') == 2
+
+
+def test_report_out_writes_only_its_page_and_reads_a_read_only_folder(compare_run, tmp_path, monkeypatch):
+    """Issue 32 (4): ``report A B --out X`` redrew the PNGs inside A and B, and failed when A was
+    read-only. B has lost its figures: the page draws them without putting them back into B."""
+    from lnbench.records import runs
+
+    a, b, out = tmp_path / "a", tmp_path / "b", tmp_path / "both.html"
+    shutil.copytree(compare_run, a)
+    shutil.copytree(compare_run, b)
+    for png in b.glob("*.png"):
+        png.unlink()
+    before = {a: fingerprint(a), b: fingerprint(b)}
+    mkstemp = runs.tempfile.mkstemp
+
+    def read_only_a(*args, dir=None, **kwargs):  # every file lnbench writes starts as a temporary beside it
+        if dir is not None and Path(dir).is_relative_to(a):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(dir))
+        return mkstemp(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(runs.tempfile, "mkstemp", read_only_a)
+    result = runner.invoke(app, ["report", str(a), str(b), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert {a: fingerprint(a), b: fingerprint(b)} == before  # nothing in either folder was written
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b", "both.html"]  # the figures' folder is gone
+    html = out.read_text()
+    images = re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)" alt="([^"]+)"', html)
+    pngs = sorted(p.name for p in a.glob("*.png"))
+    assert len(pngs) == 5 and sorted(alt for _, alt in images) == sorted(pngs * 2)  # each folder's five
+    assert all(base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n" for data, _ in images)
 
 
 @pytest.mark.parametrize(
