@@ -290,7 +290,7 @@ def _launch(
     to_run = driver.cells_to_run(cells, resume, exp)
     if launcher == "local":  # no more workers than cells to run and CPU cores to run them on
         n_jobs = worker_count(n_jobs, len(to_run))
-        if jobs is not None and n_jobs < jobs:
+        if to_run and jobs is not None and n_jobs < jobs:
             cores = plural(usable_cores(), "usable CPU core")
             console.print(
                 f"--jobs {jobs}: {_workers(n_jobs)} ({plural(len(to_run), 'cell')} to run, {cores})", highlight=False
@@ -298,7 +298,7 @@ def _launch(
     if dry_run:
         _print_plan(to_run, len(cells), resume)
         raise typer.Exit()
-    if driver.finished(cells, resume):
+    if driver.finished(cells, resume, exp):
         console.print(
             f"Nothing to do: {resume} is completed ({plural(len(cells), 'cell')}, every run finished); "
             f"lnbench show {resume} prints its results",

@@ -93,7 +93,7 @@ def cells_to_run(cells: list[Cell], resume: str | Path | None, exp: Experiment |
     return [c for c in cells if kept(c) is None]
 
 
-def finished(cells: list[Cell], resume: str | Path | None) -> bool:
+def finished(cells: list[Cell], resume: str | Path | None, exp: Experiment | None = None) -> bool:
     """Whether resuming the folder ``resume`` has nothing to do: its run.json says ``completed``,
     its summary.json is complete, its report.html is written and every cell's runs finished under
     this config (:func:`cells_to_run` is empty). :func:`execute` then leaves it byte for byte."""
@@ -102,7 +102,7 @@ def finished(cells: list[Cell], resume: str | Path | None) -> bool:
     path = Path(resume)
     manifest, body = read_json(path / "run.json") or {}, read_json(path / "summary.json") or {}
     done = manifest.get("status") == "completed" and body.get("complete") is True
-    return done and (path / "report.html").is_file() and not cells_to_run(cells, resume)
+    return done and (path / "report.html").is_file() and not cells_to_run(cells, resume, exp)
 
 
 def summary(kind: str, rows: list[SummaryRow], complete: bool, **extra: Any) -> dict:
@@ -153,7 +153,7 @@ def execute(
     from lnbench.records.locks import FolderBusy
     from lnbench.records.runs import Run
 
-    if resume is not None and finished(cells, resume):  # nothing to run or to write: the folder stays as it is
+    if resume is not None and finished(cells, resume, exp):  # nothing to run or to write: the folder stays as it is
         body = read_json(Path(resume) / "summary.json") or {}
         return _result(Path(resume), "completed", rows_of(body), body)
     configs = exp.configs(spec)

@@ -103,7 +103,7 @@ def train(
 
     ``resume``: an interrupted or failed train run folder of the same config, continued in place
     from its last finished epoch (its checkpoint.pt; without a usable one, from epoch 1), with the
-    metrics of a run in one go; a finished one is kept, its summary, figures and report written again.
+    metrics of a run in one go; a finished one (its summary and report written) is left as it is.
 
     Raises:
         ConfigError: a config that cannot run, or a ``resume`` folder of another kind or config, or
@@ -118,6 +118,8 @@ def train(
         ((row, path),) = kept
         if on_epoch is not None:
             on_epoch(label(cell.cfgs[0]), cfg.train.epochs, cfg.train.epochs, row.final_test_acc)
+        if driver.finished([cell], resume, TRAIN):  # nothing to do: the folder stays byte for byte
+            return ExperimentResult(path, row.status, [row])
     else:
         folder = Path(resume) if resume is not None else None
         row, path = run_one(cell.cfgs[0], runs_dir, on_epoch, target_acc=target, tensorboard=tensorboard, resume=folder)

@@ -529,8 +529,9 @@ def test_load_regimes_names_the_preset_on_every_line_of_a_check_and_takes_the_se
         f"{tmp_path / 'default.yaml'}: model.num_layers: applies to the transformer only, and this run trains rnn; remove it"
     )
     _preset(tmp_path, "default", "seeds: [0, 1]\n")
-    with pytest.raises(ConfigError, match=r"needs at least 2 \(got \[7\]\)"):  # --seed 7: the one seed 7
-        load_regimes(select_claims(["rnn_faster_default"]), tmp_path, seed=7)
+    # --seed 7 with a list of two seeds: seeds 7 and 8 (it was the one seed 7, then refused)
+    regimes = load_regimes(select_claims(["rnn_faster_default"]), tmp_path, seed=7)
+    assert [r.seeds for r in regimes.values()] == [[7, 8]]
 
 
 def test_a_condition_and_a_result_as_written():

@@ -57,7 +57,7 @@ def test_resume_continues_an_interrupted_train_run_in_its_folder_as_one_run_woul
     assert summary["rows"][0]["final_test_acc"] == whole.rows[0].final_test_acc
 
     again = runner.invoke(app, ["train", str(run / "config.yaml"), "--resume", str(run)])  # finished: kept
-    assert again.exit_code == 0 and f"Resuming {run}: 1 cell kept, 0 to run" in again.output, again.output
+    assert again.exit_code == 0 and f"Nothing to do: {run} is completed" in again.output, again.output
     assert _metrics(run) == _metrics(whole.path)
     changed = runner.invoke(app, ["train", "--resume", str(run), "--set", "train.epochs=4"])
     assert changed.exit_code == 2 and "train.epochs: 3 in the folder, 4 now" in changed.output, changed.output

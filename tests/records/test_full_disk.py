@@ -205,7 +205,8 @@ def test_a_disk_too_full_for_run_json_leaves_no_folder_and_one_line(small_disk, 
             f.write(b"\0" * 400_000)  # fills the 300 kB disk
     result = runner.invoke(app, [*command, "--runs-dir", str(small_disk)])
     assert result.exit_code == 1, result.output
-    (line,) = result.output.strip().splitlines()
+    *plan, line = result.output.strip().splitlines()  # the start line with the plan, then the error
+    assert len(plan) <= 1 and all(": " in p and " on " in p for p in plan), result.output
     assert line.startswith("lnbench: error: could not write run.json in ") and line.endswith("No space left on device")
     assert [p.name for p in small_disk.iterdir()] == ["fill"]
 
@@ -214,7 +215,8 @@ def test_a_disk_too_full_for_run_json_leaves_no_folder_and_one_line(small_disk, 
 def test_a_runs_dir_that_takes_no_new_folder_is_one_line():
     """A bad-input attack: --runs-dir /proc passed the writability check, then was a traceback."""
     result = runner.invoke(app, ["compare", "--runs-dir", "/proc", *set_args(TINY_OVERRIDES)])
-    (line,) = result.output.strip().splitlines()
+    plan, line = result.output.strip().splitlines()  # the start line with the plan, then the error
+    assert plan.startswith("compare: ") and " on " in plan
     assert (
         result.exit_code == 1
         and line.startswith("lnbench: error: could not write ")
