@@ -236,7 +236,7 @@ register_family(
         keys=("forget_bias",),
         seeds_together=_always,
         memory=_lstm_memory,
-        cost=6.0,  # a member costs 5-9x an RNN's (docs/speed.md)
+        cost=2.5,  # a member's step on the fused kernel: 2-3x an RNN member's (docs/speed.md, 2026-12-03)
         builder="lnbench.nn.lstm:LSTM",
         paper_gains={"batch": 0.1},
         saturating_units="gate",

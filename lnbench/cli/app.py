@@ -317,7 +317,10 @@ def _launch(
     if to_run:
         console.print(plan_line(kind, to_run, n_jobs, launcher), highlight=False, soft_wrap=True)
     with guarded() as stop:
-        with progress(work_of(c for cell in to_run for c in cell.cfgs)) as on_epoch:
+        from lnbench.experiments.cells import step_cost
+
+        weights = {c.name: step_cost(cell) for cell in to_run for c in cell.cfgs}
+        with progress(work_of([c for cell in to_run for c in cell.cfgs], weights)) as on_epoch:
             if kind == "train":
                 from lnbench.experiments.train import train
 

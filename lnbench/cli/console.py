@@ -126,11 +126,15 @@ def guarded(epochs: bool = True) -> Iterator[Stop]:
 
 
 class Work:
-    """The work of an experiment, in training steps, and the remaining time estimated from the work done.
+    """The work of an experiment, in training steps weighted by their cost, and the remaining
+    time estimated from the work done.
 
     An epoch of a run costs ``ceil(n_train / batch_size)`` steps: a batch-size-1 epoch is 64 steps
-    of a batch-size-64 one, so counting epochs misjudges a batch-size sweep many times over. The
-    remaining time is the steps left over the speed of the steps reported after the first report:
+    of a batch-size-64 one, so counting epochs misjudges a batch-size sweep many times over. A step
+    of one model costs more than a step of another (a Transformer run's ~4x an RNN ensemble member's,
+    :func:`lnbench.experiments.cells.step_cost`), so each run's steps count with its weight: an
+    estimate made while the RNN cells run does not take the Transformer's steps left for RNN steps.
+    The remaining time is the (weighted) steps left over the speed of the steps reported after the first report:
     the time before it (starting the workers, importing torch, loading or building a C++ kernel)
     and the first epochs, which include it, are not step time. The first report is every report
     within :attr:`BURST` seconds of it: the members of an ensemble report an epoch together, and
@@ -138,20 +142,21 @@ class Work:
     in no time.
 
     Args:
-        runs: per run label, ``(epochs, steps per epoch)``; reports of other labels (a resumed
-            experiment's kept runs) are not work done now and are ignored.
+        runs: per run label, ``(epochs, steps per epoch)``, the steps weighted by their relative
+            cost (:func:`work_of`); reports of other labels (a resumed experiment's kept runs) are
+            not work done now and are ignored.
         clock: seconds, monotonic (:func:`time.monotonic`; a test passes a fake one).
     """
 
     BURST = 1.0
 
-    def __init__(self, runs: Mapping[str, tuple[int, int]], clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, runs: Mapping[str, tuple[int, float]], clock: Callable[[], float] = time.monotonic) -> None:
         self.runs, self.clock, self.t0 = dict(runs), clock, clock()
         self.total_epochs = sum(e for e, _ in self.runs.values())
         self.total_steps = sum(e * s for e, s in self.runs.values())
-        self.epochs = self.steps = 0
+        self.epochs, self.steps = 0, 0.0
         self.seen: dict[str, int] = {}
-        self.first: tuple[float, int] | None = None  # (time, steps) of the first report
+        self.first: tuple[float, float] | None = None  # (time, steps) of the first report
         self.last = self.t0  # time of the latest report
 
     def report(self, label: str, epoch: int) -> bool:
@@ -180,13 +185,18 @@ class Work:
         return (self.total_steps - self.steps) / speed
 
 
-def work_of(cfgs) -> dict[str, tuple[int, int]]:
-    """Per child run (its label, the run's name): ``(epochs, steps per epoch)``."""
-    return {c.name: (c.train.epochs, math.ceil(c.data.n_train / c.train.batch_size)) for c in cfgs}
+def work_of(cfgs, weights: Mapping[str, float] | None = None) -> dict[str, tuple[int, float]]:
+    """Per child run (its label, the run's name): ``(epochs, steps per epoch)``, the steps times
+    the run's weight in ``weights`` (by name; default 1: its relative cost per step,
+    :func:`lnbench.experiments.cells.step_cost`)."""
+    weights = weights or {}
+    return {
+        c.name: (c.train.epochs, math.ceil(c.data.n_train / c.train.batch_size) * weights.get(c.name, 1)) for c in cfgs
+    }
 
 
 @contextmanager
-def progress(runs: Mapping[str, tuple[int, int]], clock: Callable[[], float] = time.monotonic) -> Iterator:
+def progress(runs: Mapping[str, tuple[int, float]], clock: Callable[[], float] = time.monotonic) -> Iterator:
     """Progress over the runs' epochs (see :class:`Work`); yields the ``on_epoch(label, epoch,
     epochs, acc=None)`` callback. With stdout a terminal: rich's live bar (on stderr). Otherwise (a
     pipe, ``make run > log``, CI): plain lines on stdout, one per finished run and one every

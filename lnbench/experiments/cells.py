@@ -216,16 +216,19 @@ def run_cell_job(cell: Cell, progress: EpochCallback | None) -> list[tuple[Summa
     return run_cell(cell.cfgs, cell.parent, progress, False, cell.target_acc, previous, cell.tensorboard)
 
 
+def step_cost(cell: Cell) -> float:
+    """The relative cost of a training step of one run of ``cell`` (a member of an ensemble, or a
+    run trained alone): its family's :attr:`~lnbench.names.FamilyInfo.cost`, halved when the
+    cell's seeds train as one ensemble (a member of 5 costs about half a run alone; docs/speed.md).
+    For scheduling the cells (:func:`cost`) and the progress bar's remaining time."""
+    return (0.5 if ensemble_mechanism(cell.cfgs) == "native" else 1.0) * FAMILY_REGISTRY[cell.cfgs[0].model.family].cost
+
+
 def cost(cell: Cell) -> float:
-    """A rough relative cost of a cell: steps x members (an RNN ensemble member costs ~1/2)."""
+    """A rough relative cost of a cell: steps x members x :func:`step_cost`."""
     c = cell.cfgs[0]
     steps = c.train.epochs * -(-c.data.n_train // c.train.batch_size)
-    return (
-        steps
-        * len(cell.cfgs)
-        * (0.5 if ensemble_mechanism(cell.cfgs) == "native" else 1.0)
-        * FAMILY_REGISTRY[c.model.family].cost
-    )
+    return steps * len(cell.cfgs) * step_cost(cell)
 
 
 def failed_row(cfg: RunConfig, target_acc: float) -> SummaryRow:

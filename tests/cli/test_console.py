@@ -3,6 +3,7 @@
 import io
 import json
 import re
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -119,6 +120,39 @@ def test_work_of_counts_steps_per_epoch_from_the_batch_size():
         RunConfig().with_changes(name="b", train__batch_size=1, train__epochs=3),
     ]
     assert work_of(cfgs) == {"a": (50, 16), "b": (3, 1000)}  # ceil(1000 / 64) = 16
+
+
+def test_work_of_weights_each_runs_steps_by_its_cost():
+    cfgs = [RunConfig().with_changes(name="a", train__batch_size=64), RunConfig().with_changes(name="b")]
+    assert work_of(cfgs, {"a": 0.5, "b": 2.0}) == {"a": (50, 8.0), "b": (50, 32.0)}
+
+
+def test_the_remaining_time_counts_a_costlier_familys_steps_as_costlier():
+    """An RNN ensemble member's steps cost 0.5, a Transformer run's 2.0 (cells.step_cost): while
+    only the RNN has run, the Transformer's steps left are 4x the RNN's time per step each, as
+    they will take. Counted as plain steps, the estimate would be 4x too low for them."""
+    clock = FakeClock()
+    work = Work(work_of([RunConfig().with_changes(name=n) for n in ("rnn", "tr")], {"rnn": 0.5, "tr": 2.0}), clock)
+    rnn_step, tr_step = 0.01, 0.04  # seconds: true cost per step, in the weights' ratio
+    work.report("rnn", 1)
+    clock.now += 16 * 10 * rnn_step  # ten more epochs of 16 steps
+    work.report("rnn", 11)
+    true_left = 39 * 16 * rnn_step + 50 * 16 * tr_step
+    assert work.remaining() == pytest.approx(true_left)
+
+
+def test_the_cost_of_a_step_follows_the_family_and_the_ensemble():
+    from lnbench.experiments.base import Cell
+    from lnbench.experiments.cells import step_cost
+    from lnbench.names import FAMILY_REGISTRY
+
+    def cell(family: str, batch_size: int = 64) -> Cell:
+        cfg = RunConfig().with_changes(model__family=family, train__batch_size=batch_size)
+        return Cell([cfg], parent=Path("."), target_acc=0.9)
+
+    assert step_cost(cell("rnn")) == 0.5 * FAMILY_REGISTRY["rnn"].cost  # an ensemble member
+    assert step_cost(cell("transformer")) == FAMILY_REGISTRY["transformer"].cost  # alone at batch size 64
+    assert step_cost(cell("transformer", 16)) == 0.5 * FAMILY_REGISTRY["transformer"].cost  # an ensemble at 16
 
 
 def test_the_interrupt_line_says_finished_epochs_were_kept_only_when_some_were(tmp_path):
