@@ -182,7 +182,7 @@ class Work:
 
 def work_of(cfgs) -> dict[str, tuple[int, int]]:
     """Per child run (its label, the run's name): ``(epochs, steps per epoch)``."""
-    return {c.name: (c.train.epochs, math.ceil(c.data.n_train / c.train.batch_size)) for c in cfgs}
+    return {c.name: (c.train.epochs, math.ceil((c.data.n_train - c.data.n_val) / c.train.batch_size)) for c in cfgs}
 
 
 @contextmanager

@@ -386,5 +386,5 @@ def test_a_body_read_without_a_file_name_is_called_metrics_json():
     assert str(err.value) == "metrics.json: expected a JSON object"
     with pytest.raises(SchemaError) as err:
         Metrics.from_dict({"schema_version": SCHEMA_VERSION + 1})
-    assert str(err.value) == f"metrics.json: schema_version {SCHEMA_VERSION + 1} is newer than this lnbench reads (3)"
+    assert str(err.value) == f"metrics.json: schema_version {SCHEMA_VERSION + 1} is newer than this lnbench reads (4)"
     assert Metrics.from_dict({"schema_version": SCHEMA_VERSION, "norm": "none"}) == Metrics(norm="none")
