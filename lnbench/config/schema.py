@@ -347,6 +347,12 @@ class TrainConfig(_Section):
         gt=0,
         description="Learning rate (the peak of a schedule); at most ~3e37, where float32 overflows.",
     )
+    grad_clip: float | None = Field(
+        None,
+        gt=0,
+        description="Maximum global L2 norm of the gradient (as torch.nn.utils.clip_grad_norm_, per seed of "
+        "an ensemble); null: no clipping.",
+    )
     optimizer: Literal[OPTIMIZERS] = Field(  # type: ignore[valid-type]
         "adam",
         description="The optimizer: adam (torch.optim.Adam, default betas), adamw (torch.optim.AdamW: weight_decay "
@@ -387,12 +393,6 @@ class TrainConfig(_Section):
         None,
         ge=1,
         description="lr_schedule warmup_cosine only (and needed there): the epochs of linear warm-up; < epochs.",
-    )
-    grad_clip: float | None = Field(
-        None,
-        gt=0,
-        description="Maximum global L2 norm of the gradient (as torch.nn.utils.clip_grad_norm_, per seed of "
-        "an ensemble); null: no clipping.",
     )
     # One thread is about as fast as two for these tiny models on an idle 2-core machine, and much
     # faster on a busy one (OpenMP threads stall when a core is taken).
