@@ -17,6 +17,13 @@ def condition_label(family: str, norm: str, batch_norm_stats: str | None) -> str
     return f"batch ({batch_norm_stats})" if stats else norm
 
 
+def selected_on(rows: Sequence[SummaryRow]) -> str:
+    """The split the rows' selections read (:func:`lnbench.records.schema.selection_split`):
+    ``val``, ``test``, or ``mixed`` when they differ; ``test`` for no rows."""
+    splits = {r.selected_on for r in rows}
+    return splits.pop() if len(splits) == 1 else ("mixed" if splits else "test")
+
+
 def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
     """One entry per (family, norm placement, initial gain, norm, batch size) over its seeds.
 
@@ -25,8 +32,9 @@ def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
     ``n_diverged``; over the seeds that did not diverge: ``mean_final_test_acc``,
     ``std_final_test_acc`` (None for one seed), ``ci95_final_test_acc`` (t interval of the mean
     over >= 2 seeds, clipped to [0, 1]; Wilson interval on the test set for one seed), ``min_``/``max_final_test_acc``,
-    ``mean_final_test_acc_batch_stats``, ``mean_mean_train_loss``; and the first epoch at the
-    target over all seeds: ``n_reached_target``, ``median_first_epoch_at_target``,
+    ``mean_final_test_acc_batch_stats``, ``mean_mean_train_loss``, ``mean_final_val_acc`` (None without a
+    validation split); ``selected_on``: the split the first epochs read (``val`` or ``test``, or
+    ``mixed``); and the first epoch at the target over all seeds: ``n_reached_target``, ``median_first_epoch_at_target``,
     ``min_``/``max_first_epoch_at_target`` (a seed that never reached it is not averaged in: it
     is counted in ``n_reached_target`` of ``n_seeds``).
     """
@@ -46,6 +54,7 @@ def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
             ci = None
         bs_accs = [r.final_test_acc_batch_stats for r in ok if r.final_test_acc_batch_stats is not None]
         losses = [r.mean_train_loss for r in ok if r.mean_train_loss is not None]
+        val_accs = [r.final_val_acc for r in ok if r.final_val_acc is not None]
         reach = stats.summarize_first_epochs([r.first_epoch_at_target for r in rs])
         out.append(
             {
@@ -65,6 +74,8 @@ def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
                 "max_final_test_acc": max(accs, default=None),
                 "mean_final_test_acc_batch_stats": mean(bs_accs) if bs_accs else None,
                 "mean_mean_train_loss": mean(losses) if losses else None,
+                "mean_final_val_acc": mean(val_accs) if val_accs else None,
+                "selected_on": selected_on(rs),
                 "n_reached_target": reach["n_reached"],
                 "median_first_epoch_at_target": reach["median"],
                 "min_first_epoch_at_target": reach["min"],

@@ -6,7 +6,9 @@ child run folder named after its values (``seq_len-20_norm-layer_seed0``). Aggre
 comparisons read the rows only:
 
 - per cell: mean, sd and t interval over seeds of the final test accuracy, mean train loss,
-  diverged seeds;
+  diverged seeds, and with a validation split (``data.n_val`` > 0) the mean final validation
+  accuracy, which then picks the best cell (a choice made on the test set would report an
+  optimistic test accuracy);
 - with ``model.norm`` in the grid and ``none`` among its values: each norm against NoNorm at
   every combination of the other keys, paired over seeds (:func:`lnbench.analysis.stats.paired_over_seeds`,
   accuracy with its resolution 1 / n_test), Holm over all comparisons of the sweep.
@@ -22,6 +24,7 @@ from collections.abc import Sequence
 from statistics import mean, stdev
 
 from lnbench.analysis import stats
+from lnbench.analysis.aggregate import selected_on
 from lnbench.config import ConfigError, RunConfig
 from lnbench.config.schema import GRID_SECTIONS, is_grid_key
 from lnbench.names import norm_label
@@ -112,11 +115,13 @@ def cell_name(changes: dict) -> str:
 def aggregate(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRow]]) -> list[dict]:
     """One entry per cell over its seeds: ``values`` (key -> value), ``n_seeds``, ``n_diverged``,
     ``mean_final_test_acc``, ``std_final_test_acc``, ``ci95_final_test_acc`` (t interval, clipped
-    to [0, 1]), ``mean_mean_train_loss``."""
+    to [0, 1]), ``mean_mean_train_loss``, ``mean_final_val_acc`` (None without a validation split),
+    ``selected_on`` (``val``, ``test`` or ``mixed``: :func:`lnbench.analysis.aggregate.selected_on`)."""
     out = []
     for changes, rows in zip(cells, rows_by_cell):
         accs = [r.final_test_acc for r in rows if r.ok and r.final_test_acc is not None]  # ok implies a value
         losses = [r.mean_train_loss for r in rows if r.ok and r.mean_train_loss is not None]
+        val_accs = [r.final_val_acc for r in rows if r.ok and r.final_val_acc is not None]
         ci = None
         if len(accs) > 1:
             half = stats.t_half_width(accs)
@@ -130,6 +135,8 @@ def aggregate(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRow]
                 "std_final_test_acc": stdev(accs) if len(accs) > 1 else None,
                 "ci95_final_test_acc": ci,
                 "mean_mean_train_loss": mean(losses) if losses else None,
+                "mean_final_val_acc": mean(val_accs) if val_accs else None,
+                "selected_on": selected_on(rows),
             }
         )
     return out
@@ -168,16 +175,26 @@ def comparisons(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRo
 
 
 def sentences(entries: Sequence[dict], comps: Sequence) -> list[str]:
-    """The sweep's verdicts: the best and worst cell, and each significant comparison."""
+    """The sweep's verdicts: the best and worst cell, and each significant comparison.
+
+    With a validation split in every cell, the best cell is the one of the highest mean final
+    validation accuracy, reported with its test accuracy (:func:`best_cell`)."""
     out = []
     done = [e for e in entries if e["mean_final_test_acc"] is not None]
+    fmt = lambda e: ", ".join(f"{k.partition('.')[2]}={v}" for k, v in e["values"].items())  # noqa: E731
     if done:
         best = max(done, key=lambda e: e["mean_final_test_acc"])
         worst = min(done, key=lambda e: e["mean_final_test_acc"])
-        fmt = lambda e: ", ".join(f"{k.partition('.')[2]}={v}" for k, v in e["values"].items())  # noqa: E731
         out.append(
             f"Final test accuracy (mean over seeds) ranges from {worst['mean_final_test_acc']:.1%} ({fmt(worst)}) "
             f"to {best['mean_final_test_acc']:.1%} ({fmt(best)})."
+        )
+    chosen = best_cell(entries)
+    if chosen is not None and chosen.get("mean_final_val_acc") is not None:
+        out.append(
+            f"Chosen on the validation split: the best cell is {fmt(chosen)} (final validation accuracy "
+            f"{chosen['mean_final_val_acc']:.1%}, mean over seeds), whose final test accuracy is "
+            f"{chosen['mean_final_test_acc']:.1%}."
         )
     dead = [e for e in entries if e["n_seeds"] and e["n_diverged"] == e["n_seeds"]]
     if dead:
@@ -208,6 +225,18 @@ def sentences(entries: Sequence[dict], comps: Sequence) -> list[str]:
             f"{norm_label(c.norm_a)} minus NoNorm at {c.condition_a or 'every cell'}, {what}: {size}, Holm p = {c.p_adjusted:.2g}."
         )
     return out
+
+
+def best_cell(entries: Sequence[dict]) -> dict | None:
+    """The sweep's best cell: the highest mean final validation accuracy when every cell with a result
+    has one (``data.n_val`` > 0), else the highest mean final test accuracy (as without a validation
+    split); None when no cell has a result. Ties: the first in grid order."""
+    done = [e for e in entries if e["mean_final_test_acc"] is not None]
+    if not done:
+        return None
+    on_val = all(e.get("mean_final_val_acc") is not None for e in done)
+    key = "mean_final_val_acc" if on_val else "mean_final_test_acc"
+    return max(done, key=lambda e: e[key])
 
 
 def by_key(entries: Sequence[dict], key: str) -> dict[str, list[tuple]]:

@@ -505,8 +505,10 @@ def compare_verdicts(
         for norm, rs in by_norm.items():
             summary = stats.summarize_first_epochs([r.first_epoch_at_target for r in rs])
             reach.append(f"{norm_label(norm)} {stats.describe_first_epochs(summary)}")
+        split = {r.selected_on for rs in by_norm.values() for r in rs}
+        on = "validation" if split == {"val"} else "test" if split == {"test"} else "validation (else test)"
         verdicts.append(
-            f"{fam}, first epoch at {target_acc:.0%} test accuracy within {plural(epochs, 'epoch')}: "
+            f"{fam}, first epoch at {target_acc:.0%} {on} accuracy within {plural(epochs, 'epoch')}: "
             + "; ".join(reach)
             + "."
         )

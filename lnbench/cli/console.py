@@ -191,7 +191,11 @@ def work_of(cfgs, weights: Mapping[str, float] | None = None) -> dict[str, tuple
     :func:`lnbench.experiments.cells.step_cost`)."""
     weights = weights or {}
     return {
-        c.name: (c.train.epochs, math.ceil(c.data.n_train / c.train.batch_size) * weights.get(c.name, 1)) for c in cfgs
+        c.name: (
+            c.train.epochs,
+            math.ceil((c.data.n_train - c.data.n_val) / c.train.batch_size) * weights.get(c.name, 1),
+        )
+        for c in cfgs
     }
 
 

@@ -34,10 +34,12 @@ def check_sweep(cfg: RunConfig) -> None:
     """Raise :class:`ConfigError` if a sweep batch size exceeds ``data.n_train`` (or the seeds
     pass the largest seed, :func:`check_seeds`)."""
     check_seeds(cfg)
-    too_big = [b for b in cfg.sweep.batch_sizes if b > cfg.data.n_train]
+    n = cfg.data.n_train - cfg.data.n_val
+    too_big = [b for b in cfg.sweep.batch_sizes if b > n]
     if too_big:
+        data = f"data.n_train - data.n_val ({n})" if cfg.data.n_val else f"data.n_train ({n})"
         raise ConfigError(
-            f"sweep.batch_sizes: {too_big} exceed data.n_train ({cfg.data.n_train}); every batch size must be <= n_train"
+            f"sweep.batch_sizes: {too_big} exceed {data}; every batch size must be <= the training sequences"
         )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import reprlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -122,6 +123,16 @@ class DataConfig(_Section):
         description="Test sequences per seed. All runs of one seed share this test set, so their results are "
         "paired; an accuracy moves in steps of 1 / n_test.",
     )
+    n_val: int = Field(
+        0,
+        ge=0,
+        description="Validation sequences per seed, carved out of the n_train training sequences (which leaves "
+        "n_train - n_val to train on) by a fixed generator (lnbench.training.data.carve_validation): the same "
+        "positions for every seed and config, so for digits the same images, and for trend and adding (whose "
+        "data are drawn per seed) held-out draws of that seed's training distribution. Every selection (the "
+        "first epoch at the target, a sweep's best cell) then reads it instead of the test set; 0: none, "
+        "selections read the test set.",
+    )
     seq_len: int = Field(
         20,
         ge=2,
@@ -196,6 +207,10 @@ class DataConfig(_Section):
         ):
             raise ValueError(
                 f"permutation_seed: applies to digits_order permuted only, and digits_order is {self.digits_order}"
+            )
+        if self.n_val >= self.n_train:
+            raise ValueError(
+                f"n_val: {self.n_val}, but n_train is {self.n_train}; it must leave training data: < n_train"
             )
         for key, most in (("n_train", task.max_train), ("n_test", task.max_test)):
             if most is not None and getattr(self, key) > most:
@@ -300,8 +315,26 @@ class ModelConfig(_Section):
 FAMILY_KEYS = {name: FAMILY_REGISTRY[name].keys for name in FAMILY_NAMES}  # the built-in families
 
 
+#: train keys and the values of the key that they apply to (``key: (owner, values)``); every
+#: other train key applies to every optimizer and schedule
+TRAIN_KEY_OWNERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "momentum": ("optimizer", ("sgd", "rmsprop")),
+    "nesterov": ("optimizer", ("sgd",)),
+    "lr_step_epochs": ("lr_schedule", ("step",)),
+    "lr_gamma": ("lr_schedule", ("step",)),
+    "warmup_epochs": ("lr_schedule", ("warmup_cosine",)),
+}
+OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop")  # torch.optim.Adam, AdamW, SGD, RMSprop
+LR_SCHEDULES = ("constant", "cosine", "step", "warmup_cosine")
+
+
+def _either(values: Sequence[str]) -> str:
+    return " or ".join(values) if len(values) < 3 else f"{', '.join(values[:-1])} or {values[-1]}"
+
+
 class TrainConfig(_Section):
-    """Optimisation: Adam on cross-entropy."""
+    """Optimisation: a torch optimizer (Adam by default) and a per-epoch learning-rate schedule on
+    cross-entropy (:mod:`lnbench.training.optim`)."""
 
     epochs: int = Field(50, ge=1, description="Epochs: full passes over the training set.")
     batch_size: int = Field(
@@ -312,13 +345,54 @@ class TrainConfig(_Section):
     lr: float = Field(
         1e-3,
         gt=0,
-        description="Learning rate of Adam (torch.optim.Adam, default betas); at most ~3e37, where float32 overflows.",
+        description="Learning rate (the peak of a schedule); at most ~3e37, where float32 overflows.",
     )
     grad_clip: float | None = Field(
         None,
         gt=0,
         description="Maximum global L2 norm of the gradient (as torch.nn.utils.clip_grad_norm_, per seed of "
         "an ensemble); null: no clipping.",
+    )
+    optimizer: Literal[OPTIMIZERS] = Field(  # type: ignore[valid-type]
+        "adam",
+        description="The optimizer: adam (torch.optim.Adam, default betas), adamw (torch.optim.AdamW: weight_decay "
+        "decoupled from the gradient), sgd (torch.optim.SGD, with momentum and nesterov) or rmsprop "
+        "(torch.optim.RMSprop, alpha 0.99, with momentum). Each parameter element has its own state, so each seed "
+        "of an ensemble trains as it would alone.",
+    )
+    momentum: float = Field(
+        0.0, ge=0, lt=1, description="sgd and rmsprop only: the momentum factor (torch's momentum); 0: none."
+    )
+    nesterov: StrictBool = Field(
+        False, description="sgd only: Nesterov momentum (torch.optim.SGD's nesterov); needs momentum > 0."
+    )
+    weight_decay: float = Field(
+        0.0,
+        ge=0,
+        description="Weight decay, every optimizer (torch's weight_decay): an L2 term lambda w added to the "
+        "gradient (adam, sgd, rmsprop), or decoupled, w -= lr lambda w (adamw); 0: none.",
+    )
+    lr_schedule: Literal[LR_SCHEDULES] = Field(  # type: ignore[valid-type]
+        "constant",
+        description="The learning rate per epoch (set once per epoch, before it): constant (lr); cosine "
+        "(torch.optim.lr_scheduler.CosineAnnealingLR over the epochs: epoch e trains at lr (1 + cos(pi (e - 1) / "
+        "epochs)) / 2); step (StepLR: lr times lr_gamma every lr_step_epochs epochs); warmup_cosine (LinearLR "
+        "then CosineAnnealingLR in a SequentialLR: epoch e <= warmup_epochs trains at lr e / (warmup_epochs + 1), "
+        "then cosine from lr over the remaining epochs).",
+    )
+    lr_step_epochs: int | None = Field(
+        None,
+        ge=1,
+        description="lr_schedule step only (and needed there): the learning rate is multiplied by lr_gamma every "
+        "this many epochs (StepLR's step_size); < epochs.",
+    )
+    lr_gamma: float = Field(
+        0.1, gt=0, lt=1, description="lr_schedule step only: the factor of each step (StepLR's gamma)."
+    )
+    warmup_epochs: int | None = Field(
+        None,
+        ge=1,
+        description="lr_schedule warmup_cosine only (and needed there): the epochs of linear warm-up; < epochs.",
     )
     # One thread is about as fast as two for these tiny models on an idle 2-core machine, and much
     # faster on a busy one (OpenMP threads stall when a core is taken).
@@ -332,6 +406,28 @@ class TrainConfig(_Section):
         if lr > 1e30:  # checked only where float32 can overflow
             _adam_accepts(lr)
         return lr
+
+    @model_validator(mode="after")
+    def _keys_apply(self) -> "TrainConfig":
+        """A key of one optimizer or schedule (:data:`TRAIN_KEY_OWNERS`) set to other than its default
+        under another would be recorded as if used; the keys a schedule needs must be set."""
+        defaults = TrainConfig.model_fields
+        for key, (owner, values) in TRAIN_KEY_OWNERS.items():
+            if key in self.model_fields_set and getattr(self, key) != defaults[key].default:
+                if getattr(self, owner) not in values:
+                    raise ValueError(
+                        f"{key}: applies to {owner} {_either(values)} only, and {owner} is {getattr(self, owner)}; "
+                        "remove it"
+                    )
+        if self.nesterov and self.momentum == 0:
+            raise ValueError("nesterov: needs momentum > 0 (torch.optim.SGD refuses it with momentum 0); set momentum")
+        for key, schedule in (("lr_step_epochs", "step"), ("warmup_epochs", "warmup_cosine")):
+            value = getattr(self, key)
+            if self.lr_schedule == schedule and value is None:
+                raise ValueError(f"{key}: lr_schedule {schedule} needs it; give a number of epochs >= 1")
+            if value is not None and value >= self.epochs:
+                raise ValueError(f"{key}: {value}, but epochs is {self.epochs}; it must be < epochs")
+        return self
 
 
 def _adam_accepts(lr: float) -> None:
@@ -477,7 +573,9 @@ class RunConfig(_Section):
         default_factory=DataConfig, description="The synthetic trend task (lnbench.training.data)."
     )
     model: ModelConfig = Field(default_factory=ModelConfig, description="The model to build (lnbench.nn.models).")
-    train: TrainConfig = Field(default_factory=TrainConfig, description="Optimisation: Adam on cross-entropy.")
+    train: TrainConfig = Field(
+        default_factory=TrainConfig, description="Optimisation: the optimizer and learning-rate schedule."
+    )
     compare: CompareConfig = Field(default_factory=CompareConfig, description="What lnbench compare varies.")
     sweep: SweepConfig = Field(
         default_factory=SweepConfig, description="What lnbench batchsize-sweep and lnbench sweep vary."
@@ -488,9 +586,14 @@ class RunConfig(_Section):
 
     @model_validator(mode="after")
     def _batches_fit_the_data(self) -> "RunConfig":
-        n = self.data.n_train
+        n = self.data.n_train - self.data.n_val
         if self.train.batch_size > n:
-            raise ValueError(f"train.batch_size ({self.train.batch_size}) must be <= data.n_train ({n})")
+            data = (
+                f"data.n_train - data.n_val ({self.data.n_train} - {self.data.n_val})"
+                if self.data.n_val
+                else "data.n_train"
+            )
+            raise ValueError(f"train.batch_size ({self.train.batch_size}) must be <= {data} ({n})")
         _unique(self.seeds or [], "seeds")
         return self
 

@@ -14,6 +14,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import torch
+from torch.optim.lr_scheduler import LRScheduler
 
 from lnbench.config import RunConfig
 from lnbench.experiments.base import Cell, EpochCallback, config_hash, ensemble_mechanism
@@ -39,6 +40,7 @@ def metrics_for(cfg: RunConfig) -> Metrics:
         seed=cfg.seed,
         hidden_size=cfg.model.hidden_size,
         n_test=cfg.data.n_test,
+        n_val=cfg.data.n_val,
         task=cfg.data.task,
         num_classes=cfg.data.shape()[2],
         batch_norm_stats=bn_stats,
@@ -152,10 +154,11 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, p
                 for epoch in m.epochs:
                     board.epoch(m, epoch)
 
-        def save_checkpoints(epoch: int, opt: torch.optim.Optimizer, gens: list[torch.Generator]) -> None:
-            for run, st, digest in zip(
-                runs, checkpoints.member_states(model, models[0], opt, gens, metrics, epoch), hashes
-            ):
+        def save_checkpoints(
+            epoch: int, opt: torch.optim.Optimizer, gens: list[torch.Generator], scheduler: LRScheduler | None
+        ) -> None:
+            states = checkpoints.member_states(model, models[0], opt, gens, metrics, epoch, scheduler)
+            for run, st, digest in zip(runs, states, hashes):
                 checkpoints.save(run.path / checkpoints.CHECKPOINT, {**st, "config_hash": digest})
 
         def epoch_done(epoch: int, ms: list[Metrics]) -> None:
@@ -227,7 +230,7 @@ def step_cost(cell: Cell) -> float:
 def cost(cell: Cell) -> float:
     """A rough relative cost of a cell: steps x members x :func:`step_cost`."""
     c = cell.cfgs[0]
-    steps = c.train.epochs * -(-c.data.n_train // c.train.batch_size)
+    steps = c.train.epochs * -(-(c.data.n_train - c.data.n_val) // c.train.batch_size)
     return steps * len(cell.cfgs) * step_cost(cell)
 
 

@@ -52,12 +52,16 @@ class Sweep(Experiment):
         rows_by_setting = [[r for r, k in zip(rows, setting_of_row) if k == j] for j in range(len(settings))]
         entries = grid.aggregate(settings, rows_by_setting)
         comparisons = grid.comparisons(settings, rows_by_setting)
+        best = grid.best_cell(entries)
         return {
             "target_acc": spec.compare.target_acc,
             "grid": spec.sweep.grid,
             "seeds": spec.seed_list,
             "baselines": baselines,
             "cells": entries,
+            "best_cell": None
+            if best is None
+            else {"values": best["values"], "selected_on": "val" if best["mean_final_val_acc"] is not None else "test"},
             "comparisons": [c.to_dict() for c in comparisons],
             "verdicts": grid.sentences(entries, comparisons),
         }

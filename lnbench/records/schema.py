@@ -17,7 +17,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-SCHEMA_VERSION = 3  # 2: test_correct, test_correct_batch_stats, divergence_reason, batch_norm_stats; 3: probes
+SCHEMA_VERSION = (
+    4  # 2: test_correct, test_correct_batch_stats, divergence_reason, batch_norm_stats; 3: probes; 4: val_*, lr
+)
 
 
 class SchemaError(ValueError):
@@ -39,6 +41,7 @@ class Metrics:
     seed: int = 0
     hidden_size: int = 64
     n_test: int = 0
+    n_val: int = 0  # data.n_val: 0, no validation split (and val_loss, val_acc empty)
     task: str = "trend"  # data.task (lnbench.names.TASKS)
     num_classes: int = 2  # C: the task's classes (chance is 1 / C)
     batch_norm_stats: str | None = None  # RNN with BatchNorm: "pooled" or "per_timestep"
@@ -50,6 +53,9 @@ class Metrics:
     train_loss: list[float] = field(default_factory=list)
     test_loss: list[float] = field(default_factory=list)
     test_acc: list[float] = field(default_factory=list)
+    val_loss: list[float] = field(default_factory=list)  # empty: no validation split (or an older file)
+    val_acc: list[float] = field(default_factory=list)
+    lr: list[float] = field(default_factory=list)  # empty in older files
     test_acc_batch_stats: list[float] | None = None
     test_correct: list[int] | None = None
     test_correct_batch_stats: list[int] | None = None
@@ -106,6 +112,7 @@ METRICS_DOCS: dict[str, str] = {
     "seed": "The run's seed (its data, initial weights and batch order).",
     "hidden_size": "Hidden size H of the model.",
     "n_test": "Number of test sequences.",
+    "n_val": "Number of validation sequences (`data.n_val`, carved out of the training data); 0: no validation split.",
     "task": "The task (`data.task`): trend, adding or digits.",
     "num_classes": "Number of classes C of the task (2 for trend and adding, 10 for digits); chance is 1 / C.",
     "batch_norm_stats": "RNN with BatchNorm: `pooled` or `per_timestep` running statistics; otherwise null.",
@@ -118,6 +125,11 @@ METRICS_DOCS: dict[str, str] = {
     "train_loss": "Per epoch: mean cross-entropy over the epoch's mini-batches (nats).",
     "test_loss": "Per epoch: cross-entropy over the whole test set in eval mode (nats; BatchNorm: running statistics).",
     "test_acc": "Per epoch: accuracy over the whole test set in eval mode (a fraction; BatchNorm: running statistics).",
+    "val_loss": "Per epoch: cross-entropy over the whole validation split in eval mode (nats); empty when `n_val` is 0 "
+    "(and in files before version 4).",
+    "val_acc": "Per epoch: accuracy over the whole validation split in eval mode (a fraction); empty when `n_val` is 0. "
+    "Selections (the first epoch at the target, a sweep's best cell) read it when there is one.",
+    "lr": "Per epoch: the learning rate the epoch trained at (`train.lr_schedule`); empty in files before version 4.",
     "test_acc_batch_stats": "BatchNorm only, per epoch: test accuracy with the statistics of test mini-batches of "
     "the training batch size; otherwise null.",
     "test_correct": "One 0/1 per test sequence at the last completed epoch: 1 where it was classified right "
@@ -150,8 +162,8 @@ METRICS_DOCS: dict[str, str] = {
     "otherwise null.",
     "divergence_reason": "Why it diverged (a non-finite loss or weights, or a loss above 100 ln C nats); "
     "otherwise null.",
-    "schema_version": f"{SCHEMA_VERSION}; files of versions 1 and 2 (without the per-example results or the "
-    "probes) are still read.",
+    "schema_version": f"{SCHEMA_VERSION}; files of versions 1 to 3 (without the per-example results, the "
+    "probes, or the validation split and learning rates) are still read.",
 }
 
 
@@ -171,9 +183,15 @@ def read_metrics(path: str | Path) -> Metrics:
     return Metrics.from_dict(raw, str(path))
 
 
+def selection_split(m: Metrics) -> str:
+    """``val`` if the run has a validation split (``n_val`` > 0), else ``test``: the split every
+    selection reads (a target's first epoch, a sweep's best cell)."""
+    return "val" if m.n_val > 0 else "test"
+
+
 def first_epoch_at(test_acc: Sequence[float | None], target: float) -> int | None:
-    """The first epoch (1-based) whose test accuracy is at or above ``target`` (a fraction);
-    None if none is. Reaching the target counts even if the accuracy drops again later."""
+    """The first epoch (1-based) whose accuracy (``test_acc``, or the validation split's) is at or
+    above ``target`` (a fraction); None if none is. Reaching the target counts even if the accuracy drops again later."""
     return next((i + 1 for i, a in enumerate(test_acc) if a is not None and a >= target), None)
 
 
@@ -208,6 +226,10 @@ class SummaryRow:
     initial_gain: float | None = None
     task: str = "trend"
     num_classes: int = 2
+    n_val: int = 0
+    final_val_acc: float | None = None
+    final_val_loss: float | None = None
+    selected_on: str = "test"
     final_scale_spearman: float | None = None
     final_saturation: float | None = None
     final_grad_ratio: float | None = None
@@ -242,9 +264,15 @@ SUMMARY_ROW_DOCS: dict[str, str] = {
     "final_test_loss": "Test loss after the last epoch (nats); null if diverged.",
     "mean_train_loss": "Area under the train-loss curve divided by the number of epochs (nats): convergence "
     "speed without a threshold; null if diverged.",
-    "first_epoch_at_target": "First epoch (1-based) whose test accuracy reached `compare.target_acc`; null if "
-    "none did (a diverged run's earlier epochs count).",
+    "first_epoch_at_target": "First epoch (1-based) whose accuracy on the `selected_on` split (validation if "
+    "there is one, else test) reached `compare.target_acc`; null if none did (a diverged run's earlier epochs count).",
     "n_test": "Number of test sequences.",
+    "n_val": "Number of validation sequences (`data.n_val`); 0: none.",
+    "final_val_acc": "Validation accuracy after the last epoch (a fraction; eval mode); null without a validation "
+    "split or if diverged.",
+    "final_val_loss": "Validation loss after the last epoch (nats); null without a validation split or if diverged.",
+    "selected_on": "The split the selections read, `val` (`n_val` > 0) or `test`: `first_epoch_at_target`, and a "
+    "sweep's best cell.",
     "task": "The task (`data.task`).",
     "num_classes": "Number of classes C of the task.",
     "batch_norm_stats": "RNN with BatchNorm: `pooled` or `per_timestep`; otherwise null.",
@@ -271,8 +299,10 @@ def summary_row(
     wall_seconds: float | None = None,
     warnings: list[str] | None = None,
 ) -> SummaryRow:
-    """The table row of one run, with the diverged-run rule applied."""
+    """The table row of one run, with the diverged-run rule applied; its selections read the
+    validation split when the run has one (``selected_on``)."""
     diverged = m.status == "diverged"
+    selected_on = selection_split(m)
     last = lambda xs: None if diverged or not xs else xs[-1]  # noqa: E731
     finite = [x for x in m.train_loss if x is not None and math.isfinite(x)]
     return SummaryRow(
@@ -287,7 +317,7 @@ def summary_row(
         final_train_loss=last(m.train_loss),
         final_test_loss=last(m.test_loss),
         mean_train_loss=None if diverged or not finite else sum(finite) / len(finite),
-        first_epoch_at_target=first_epoch_at(m.test_acc, target_acc),
+        first_epoch_at_target=first_epoch_at(m.val_acc if selected_on == "val" else m.test_acc, target_acc),
         n_test=m.n_test,
         batch_norm_stats=m.batch_norm_stats,
         norm_placement=m.norm_placement,
@@ -295,6 +325,10 @@ def summary_row(
         initial_gain=m.initial_gain,
         task=m.task,
         num_classes=m.num_classes,
+        n_val=m.n_val,
+        final_val_acc=last(m.val_acc),
+        final_val_loss=last(m.val_loss),
+        selected_on=selected_on,
         final_scale_spearman=last(m.scale_spearman),
         final_saturation=last(m.saturation),
         final_grad_ratio=last(m.grad_ratio),

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from lnbench.analysis import stats
 from lnbench.analysis.aggregate import condition_label
+from lnbench.analysis.grid import best_cell
 from lnbench.analysis.verdicts import METRICS_SHORT, Comparison
 from lnbench.names import family_label, model_label, norm_label, plural, seeds_train_together
 from lnbench.records.schema import SummaryRow
@@ -32,17 +33,31 @@ def _gains_differ(gains: Sequence[float | None]) -> bool:
     return len({g for g in gains if g is not None}) > 1
 
 
+def split_note(splits: Sequence[str]) -> str:
+    """Which split a selection read, for a column header: ``val``, ``test``, or, when the rows
+    differ (a sweep over ``data.n_val``), ``val where n_val > 0, else test``."""
+    kinds = set(splits) - {"mixed"}
+    if "mixed" in splits or len(kinds) > 1:
+        return "val where n_val > 0, else test"
+    return kinds.pop() if kinds else "test"
+
+
 def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep: bool = False) -> Table:
-    """One line per run: final test accuracy with its Wilson 95% interval over the test set; an
-    ``initial gain`` column when the rows' norm gains started at different values."""
+    """One line per run: final test accuracy with its Wilson 95% interval over the test set (and the
+    final validation accuracy when there is a validation split); the first epoch at the target, on
+    the split its header names; an ``initial gain`` column when the rows' norm gains started at
+    different values."""
     seeds = len({r.seed for r in rows}) > 1
+    has_val = any(r.n_val for r in rows)
+    split = split_note([r.selected_on for r in rows])
     has_bn = any(r.final_test_acc_batch_stats is not None for r in rows)
     gains = _gains_differ([r.initial_gain for r in rows])
     table = Table(title=title, title_justify="left", caption_justify="left")
     columns = ["model", "norm"] + (["initial gain"] if gains else []) + (["batch"] if sweep else [])
     columns += ["seed"] if seeds else []
-    columns += ["test acc [95% CI]"] + (["BN acc, batch stats"] if has_bn else []) + ["train loss", "mean train loss"]
-    columns += [] if sweep else [f"1st epoch >= {target_acc:.0%}"]
+    columns += ["test acc [95% CI]"] + (["BN acc, batch stats"] if has_bn else []) + (["val acc"] if has_val else [])
+    columns += ["train loss", "mean train loss"]
+    columns += [] if sweep else [f"1st epoch >= {target_acc:.0%} ({split})"]
     columns += ["seconds", "status"]
     for col in columns:
         table.add_column(col, justify="left" if col in ("model", "norm", "status") else "right")
@@ -59,6 +74,7 @@ def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep:
         cells += [str(r.batch_size)] if sweep else []
         cells += [str(r.seed)] if seeds else []
         cells += [acc] + ([_pct(r.final_test_acc_batch_stats)] if has_bn else [])
+        cells += [_pct(r.final_val_acc)] if has_val else []
         cells += [_num(r.final_train_loss), _num(r.mean_train_loss)]
         cells += [] if sweep else [str(r.first_epoch_at_target or "never")]
         status = "ok" if r.status == "completed" else f"[bold red]{r.status}[/]"
@@ -70,6 +86,10 @@ def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep:
             f"test acc: eval mode (BatchNorm with running statistics), n_test = {n_test}, Wilson 95% interval; "
             "a diverged run has no final values"
         )
+        if has_val:
+            table.caption += (
+                f"; val acc: the validation split (n_val = {max(r.n_val for r in rows)}, carved from the training data)"
+            )
         if seeds and any(seeds_train_together(r.family, r.norm, r.batch_size) for r in rows):
             table.caption += "; the seeds of a cell that trains as one ensemble each show the ensemble's time"
     return table
@@ -82,8 +102,11 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
     gains = _gains_differ([e.get("initial_gain") for e in entries])
     columns = ["model", "norm"] + (["initial gain"] if gains else []) + (["batch"] if sweep else [])
     has_bn = any(e["mean_final_test_acc_batch_stats"] is not None for e in entries)
+    has_val = any(e.get("mean_final_val_acc") is not None for e in entries)
+    split = split_note([e.get("selected_on", "test") for e in entries])
     columns += ["test acc mean ± sd", "95% CI of mean", "range"] + (["BN batch stats"] if has_bn else [])
-    columns += ["mean train loss"] + ([] if sweep else [f"reached {target_acc:.0%}"]) + ["diverged"]
+    columns += ["val acc mean"] if has_val else []
+    columns += ["mean train loss"] + ([] if sweep else [f"reached {target_acc:.0%} ({split})"]) + ["diverged"]
     has_memoryless = any(e.get("vs_memoryless") for e in entries)
     columns += ["vs memoryless baseline"] if has_memoryless else []
     for col in columns:
@@ -104,6 +127,7 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
         cells += [f"{_pct(e['min_final_test_acc'])} - {_pct(e['max_final_test_acc'])}"]
         if has_bn:
             cells += [_pct(e["mean_final_test_acc_batch_stats"])]
+        cells += [_pct(e.get("mean_final_val_acc"))] if has_val else []
         cells += [_num(e["mean_mean_train_loss"])] + ([] if sweep else [reach]) + [str(e["n_diverged"])]
         if has_memoryless:
             cells += [_memoryless_cell(e.get("vs_memoryless"))]
@@ -112,7 +136,7 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
         "95% CI of mean: t interval over seeds, clipped to [0, 100%] (one seed: Wilson interval over the test set)"
     )
     if not sweep:
-        table.caption += "; reached: seeds that reached the target, median first epoch (range)"
+        table.caption += f"; reached: seeds that reached the target on the {split} split, median first epoch (range)"
     if has_memoryless:
         table.caption += (
             "; vs memoryless baseline: test accuracy minus a linear readout of x_T alone, paired on the same seeds and "
@@ -315,10 +339,16 @@ def table_data(table: Table) -> dict:
 
 
 def grid_table(entries: Sequence[dict], title: str = "cells over seeds") -> Table:
-    """``lnbench sweep``: one line per grid cell, the final test accuracy over seeds."""
+    """``lnbench sweep``: one line per grid cell, the final test accuracy over seeds (and the
+    validation accuracy, with a validation split); the best cell (:func:`lnbench.analysis.grid.best_cell`)
+    is marked, and the caption names the split it was chosen on."""
     keys = list(entries[0]["values"]) if entries else []
+    has_val = any(e.get("mean_final_val_acc") is not None for e in entries)
+    best = best_cell(entries)
+    on_val = best is not None and best.get("mean_final_val_acc") is not None
     table = Table(title=title, title_justify="left", caption_justify="left")
-    for col in [*keys, "test acc mean ± sd", "95% CI of mean", "mean train loss", "diverged"]:
+    columns = [*keys, "test acc mean ± sd", "95% CI of mean"] + (["val acc mean"] if has_val else [])
+    for col in [*columns, "mean train loss", "diverged", "best"]:
         table.add_column(col, justify="left" if col in keys else "right")
     for e in entries:
         sd = f" ± {e['std_final_test_acc']:.1%}" if e["std_final_test_acc"] is not None else ""
@@ -327,10 +357,14 @@ def grid_table(entries: Sequence[dict], title: str = "cells over seeds") -> Tabl
             *[str(e["values"][k]) for k in keys],
             _pct(e["mean_final_test_acc"]) + sd,
             f"{ci[0]:.1%} - {ci[1]:.1%}" if ci else "-",
+            *([_pct(e.get("mean_final_val_acc"))] if has_val else []),
             _num(e["mean_mean_train_loss"]),
             f"{e['n_diverged']}/{e['n_seeds']}",
+            "*" if e is best else "",
         )
-    table.caption = "95% CI of mean: t interval over seeds, clipped to [0, 100%]"
+    table.caption = "95% CI of mean: t interval over seeds, clipped to [0, 100%]; best (*): the highest mean final " + (
+        "val accuracy (chosen on the validation split)" if on_val else "test accuracy (chosen on the test split)"
+    )
     return table
 
 

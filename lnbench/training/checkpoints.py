@@ -8,8 +8,8 @@ load), each holding tensors, numbers, strings, lists and dicts only:
 - ``weights.pt``: the final ``state_dict`` of the run's model as :func:`lnbench.nn.models.build_model`
   builds it alone (a member of a seed ensemble is cut out of it), for completed runs.
   :func:`load_model` rebuilds the model from the folder's config.yaml and loads it.
-- ``checkpoint.pt``: the state after the last finished epoch: the model, Adam's state (per
-  parameter, by name), the member's batch-order generator and the global torch RNG, and the
+- ``checkpoint.pt``: the state after the last finished epoch: the model, the optimizer's state (per
+  parameter, by name), the learning-rate schedule's (``scheduler``, None for constant), the member's batch-order generator and the global torch RNG, and the
   metrics so far (:class:`lnbench.records.schema.Metrics`); BatchNorm's running statistics are
   buffers of the model. One per run (each epoch replaces it), removed when the run completes.
 
@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.optim.lr_scheduler import LRScheduler
 
 from lnbench.nn.base import Norm
 from lnbench.records.runs import atomic_write
@@ -67,16 +68,18 @@ def member_states(
     generators: Sequence[torch.Generator],
     hists: Sequence[Metrics],
     epoch: int,
+    scheduler: LRScheduler | None = None,
 ) -> list[dict[str, Any]]:
     """Each member's checkpoint after ``epoch`` (see the module docstring).
 
     Args:
         model: the trained model, an ensemble of S members or a plain model (S = 1).
         solo: a plain model of the same config (its shapes are a member's shapes).
-        opt: the model's Adam.
+        opt: the model's optimizer (:func:`lnbench.training.optim.build_optimizer`).
         generators: each member's batch-order generator.
         hists: each member's metrics so far.
         epoch: the last finished epoch.
+        scheduler: the optimizer's schedule (one for all members), or None.
     """
     shapes = {n: t.shape for n, t in solo.state_dict().items()}
     names = [n for n, _ in model.named_parameters()]
@@ -96,6 +99,7 @@ def member_states(
                 "epoch": epoch,
                 "model": {n: _member_slice(model, n, t, shapes[n], s) for n, t in model.state_dict().items()},
                 "optimizer": {"param_groups": state["param_groups"], "state": adam},
+                "scheduler": None if scheduler is None else scheduler.state_dict(),
                 "generator": gen.get_state(),
                 "rng": rng,
                 "metrics": hist.to_dict(),
@@ -119,9 +123,10 @@ def restore(
     opt: torch.optim.Optimizer,
     generators: Sequence[torch.Generator],
     hists: Sequence[Metrics],
+    scheduler: LRScheduler | None = None,
 ) -> int:
-    """Put the members' checkpoints ``states`` back into the model, its Adam, the generators and
-    the metrics (in place); returns the epoch to go on from.
+    """Put the members' checkpoints ``states`` back into the model, its optimizer and schedule, the
+    generators and the metrics (in place); returns the epoch to go on from.
 
     Raises:
         ValueError: the checkpoints are not all of one epoch.
@@ -146,6 +151,8 @@ def restore(
     opt.load_state_dict(
         {"state": {k: v for k, v in adam.items() if v}, "param_groups": states[0]["optimizer"]["param_groups"]}
     )
+    if scheduler is not None and states[0].get("scheduler") is not None:
+        scheduler.load_state_dict(states[0]["scheduler"])
     for gen, st in zip(generators, states):
         gen.set_state(st["generator"])
     torch.set_rng_state(states[0]["rng"])

@@ -1,8 +1,11 @@
-"""The one training loop (Adam on cross-entropy) and its probes.
+"""The one training loop (the config's optimizer and schedule on cross-entropy) and its probes.
 
 Per epoch it records, into a :class:`lnbench.records.schema.Metrics`:
 
-- ``train_loss``: mean cross-entropy over the epoch's mini-batches (nats).
+- ``train_loss``: mean cross-entropy over the epoch's mini-batches (nats); ``lr``: the learning
+  rate the epoch trained at (:mod:`lnbench.training.optim`: the schedule steps once per epoch).
+- ``val_loss``, ``val_acc``: with a validation split (``data.n_val`` > 0), on the whole of it in
+  eval mode, as the test set; empty without one.
 - ``test_loss``, ``test_acc``: on the whole test set in eval mode (BatchNorm: running statistics);
   ``test_correct``: one 0/1 per test sequence, for the last epoch.
 - ``test_acc_batch_stats`` (and ``test_correct_batch_stats``): models with BatchNorm only; test
@@ -24,8 +27,9 @@ Seed ensembles: :func:`train_members` trains S members at once, each with its ow
 weights, batch order and metrics, either as one model with a leading member axis (an ensemble
 built by :meth:`lnbench.nn.models.SimpleRNN.stack`: parameters ``(S, ...)``, inputs ``(S, B, T, I)``)
 or, for S = 1, as a plain model. Per member the arithmetic is that of a solo run: the loss is the
-sum of the members' losses (so each member's gradient is its own), Adam is elementwise, and
-gradient clipping uses each member's own global norm.
+sum of the members' losses (so each member's gradient is its own), every optimizer of
+:mod:`lnbench.training.optim` is elementwise (each member its own state), the schedule is one
+learning rate for all, and gradient clipping uses each member's own global norm.
 
 Divergence, one rule: a run is ``diverged`` when a mini-batch loss is NaN or inf, when the
 weights are not all finite at the end of an epoch, or when the epoch's train loss or test loss
@@ -42,6 +46,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
+from torch.optim.lr_scheduler import LRScheduler
 
 from lnbench.config import TrainConfig
 from lnbench.nn.batchnorm import batch_statistics
@@ -50,6 +55,7 @@ from lnbench.training.allocator import keep_freed_memory
 from lnbench.training.checkpoints import restore
 from lnbench.training.data import TaskData
 from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, layer_names, per_member
+from lnbench.training.optim import build_optimizer, build_scheduler
 from lnbench.training.probes import probe_members, probe_passes
 
 EXPLODED_LOSS_FACTOR = 100.0
@@ -70,6 +76,17 @@ def correct_with_batch_stats(model: nn.Module, X: torch.Tensor, y: torch.Tensor,
             logits = forward(model, X[:, i:j])
         out.append((logits.argmax(dim=-1) == y[:, i:j]).to(torch.int64))
     return torch.cat(out, dim=1).tolist()
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> tuple[list[float], list[float]]:
+    """Per member, the mean cross-entropy (nats) and the accuracy of ``model`` in eval mode on the
+    whole of ``X (S, N, T, I)``, ``y (S, N)`` in one pass (BatchNorm: running statistics)."""
+    model.eval()
+    logits = forward(model, X)  # (S, N, C)
+    loss = cross_entropy(logits, y)  # (S,)
+    correct = (logits.argmax(dim=-1) == y).sum(dim=1)  # (S,)
+    return loss.tolist(), [int(c) / y.shape[1] for c in correct]  # exact: 187 / 200, as the test set's
 
 
 def _grad_norms(model: nn.Module, params: list[tuple[str, nn.Parameter]], S: int) -> torch.Tensor:
@@ -113,22 +130,26 @@ def train_members(
     on_epoch: Callable[[int, list[Metrics]], None] | None = None,
     metrics: list[Metrics] | None = None,
     resume_from: Sequence[dict] | None = None,
-    on_checkpoint: Callable[[int, torch.optim.Optimizer, list[torch.Generator]], None] | None = None,
+    on_checkpoint: Callable[[int, torch.optim.Optimizer, list[torch.Generator], LRScheduler | None], None]
+    | None = None,
 ) -> list[Metrics]:
-    """Train S members with Adam and cross-entropy, probing every epoch: the one training loop.
+    """Train S members with the config's optimizer and schedule on cross-entropy, probing every
+    epoch: the one training loop.
 
     Args:
         model: an ensemble of S members (``model.members == S``; logits ``(S, B, C)`` from
             ``(S, B, T, I)``) or, with S = 1, a plain model (logits ``(B, C)`` from ``(B, T, I)``).
         datas: each member's train and test splits (equal sizes).
-        cfg: epochs, batch_size, lr, grad_clip.
+        cfg: epochs, batch_size, the optimizer and its schedule (:mod:`lnbench.training.optim`), grad_clip.
         seeds: each member's seed for its mini-batch order (a ``torch.Generator`` each).
         on_epoch: called after every epoch with the epoch number and every member's metrics.
         metrics: filled in place if given.
         resume_from: each member's checkpoint (:mod:`lnbench.training.checkpoints`): go on after
-            its epoch, with its weights, Adam state, batch order, RNG and metrics, as if never stopped.
+            its epoch, with its weights, optimizer and schedule state, batch order, RNG and metrics,
+            as if never stopped.
         on_checkpoint: called after every epoch, before ``on_epoch``, with the epoch, the
-            optimizer and the members' batch-order generators (to save a checkpoint).
+            optimizer, the members' batch-order generators and the schedule (None for constant),
+            already stepped for the next epoch (to save a checkpoint).
 
     Returns:
         One :class:`lnbench.records.schema.Metrics` per member, status ``completed`` or ``diverged``
@@ -142,7 +163,11 @@ def train_members(
     X_test = torch.stack([d.X_test for d in datas])
     y_test = torch.stack([d.y_test for d in datas])
     gens = [torch.Generator().manual_seed(seed) for seed in seeds]
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, foreach=True)  # one op per step for all tensors: same values
+    opt = build_optimizer(model.parameters(), cfg)
+    scheduler = build_scheduler(opt, cfg)
+    vals = [(d.X_val, d.y_val) for d in datas if d.X_val is not None and d.y_val is not None]
+    X_val = torch.stack([x for x, _ in vals]) if vals else None  # (S, N_val, T, I); None: no validation split
+    y_val = torch.stack([y for _, y in vals]) if vals else None
     params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     layer_of = layer_names(model)
     layers = list(dict.fromkeys(layer_of[n] for n, _ in params))
@@ -164,7 +189,7 @@ def train_members(
         hist.scale_quartile_edges = edges[s]
     num_classes = datas[0].num_classes
     exploded = EXPLODED_LOSS_FACTOR * math.log(max(num_classes, 2))
-    start = 1 if resume_from is None else restore(resume_from, model, opt, gens, hists)
+    start = 1 if resume_from is None else restore(resume_from, model, opt, gens, hists, scheduler)
     alive = [hist.status != "diverged" for hist in hists]
 
     def diverge(s: int, epoch: int, reason: str) -> None:
@@ -174,6 +199,7 @@ def train_members(
     n_train, members = X_train.shape[1], torch.arange(S)[:, None]
     for epoch in range(start, cfg.epochs + 1):
         t0 = time.perf_counter()
+        lr = opt.param_groups[0]["lr"]
         model.train()
         perms = torch.stack([torch.randperm(n_train, generator=g) for g in gens])  # (S, N)
         loss_sum = torch.zeros(S)
@@ -207,6 +233,8 @@ def train_members(
             opt.step()
             loss_sum += loss.detach()
             steps += 1
+        if scheduler is not None:
+            scheduler.step()  # once per epoch: the next epoch's rate
 
         train_loss = (loss_sum / steps).tolist()
         finite = torch.stack(
@@ -230,6 +258,7 @@ def train_members(
                 diverge(
                     s, epoch, f"test loss {test_loss[s]:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}"
                 )
+        val = evaluate(model, X_val, y_val) if X_val is not None and y_val is not None else None
         correct_bs = correct_with_batch_stats(model, X_test, y_test, cfg.batch_size) if has_bn else None
         seconds = time.perf_counter() - t0
         grad_norms, layer_norms = (norm_sum / steps).tolist(), (layer_sum / steps).tolist()
@@ -240,6 +269,10 @@ def train_members(
             hist.train_loss.append(train_loss[s])
             hist.test_loss.append(test_loss[s])
             hist.test_acc.append(test_acc[s])
+            hist.lr.append(lr)
+            if val is not None:
+                hist.val_loss.append(val[0][s])
+                hist.val_acc.append(val[1][s])
             hist.test_correct = probes[s]["correct"]
             hist.hidden_norm.append(probes[s]["hidden_norm"])
             hist.hidden_norm_by_scale.append(probes[s]["hidden_norm_by_scale"])
@@ -256,7 +289,7 @@ def train_members(
                 hist.test_acc_batch_stats.append(sum(correct_bs[s]) / len(correct_bs[s]))
             hist.epoch_seconds.append(seconds)
         if on_checkpoint is not None:
-            on_checkpoint(epoch, opt, gens)
+            on_checkpoint(epoch, opt, gens, scheduler)
         if on_epoch is not None:
             on_epoch(epoch, hists)
         if not any(alive):

@@ -60,6 +60,10 @@ METRIC_KEYS = {
     "saturation_init",
     "grad_ratio",
     "grad_ratio_init",
+    "n_val",  # issue 33
+    "val_loss",
+    "val_acc",
+    "lr",
 }
 ROW_KEYS = {
     "task",
@@ -87,6 +91,10 @@ ROW_KEYS = {
     "final_scale_spearman",
     "final_saturation",
     "final_grad_ratio",
+    "n_val",  # issue 33: the validation split, and the split the selections read
+    "final_val_acc",
+    "final_val_loss",
+    "selected_on",
 }
 PLOTS = {"training_loss.png", "test_accuracy.png", "hidden_norm.png", "hidden_norm_mean.png", "grad_norm.png"}
 

@@ -367,6 +367,10 @@ def test_every_field_of_a_summary_row_and_the_defaults():
         "initial_gain": 0.5,
         "task": "digits",
         "num_classes": 10,
+        "n_val": 0,
+        "final_val_acc": None,
+        "final_val_loss": None,
+        "selected_on": "test",
         "final_scale_spearman": 0.125,
         "final_saturation": 0.03125,
         "final_grad_ratio": 4.0,
@@ -386,5 +390,5 @@ def test_a_body_read_without_a_file_name_is_called_metrics_json():
     assert str(err.value) == "metrics.json: expected a JSON object"
     with pytest.raises(SchemaError) as err:
         Metrics.from_dict({"schema_version": SCHEMA_VERSION + 1})
-    assert str(err.value) == f"metrics.json: schema_version {SCHEMA_VERSION + 1} is newer than this lnbench reads (3)"
+    assert str(err.value) == f"metrics.json: schema_version {SCHEMA_VERSION + 1} is newer than this lnbench reads (4)"
     assert Metrics.from_dict({"schema_version": SCHEMA_VERSION, "norm": "none"}) == Metrics(norm="none")

@@ -50,6 +50,16 @@ CONFIGS = {
     "rnn-batch-per-timestep": ["model.norm=batch", "model.batch_norm_stats=per_timestep"],
     "rnn-layer": ["model.norm=layer"],
     "transformer-batch": ["model.family=transformer", "model.norm=batch"],
+    # issue 33: the optimizer's momentum and the schedule's position come back too
+    "rnn-sgd-warmup-cosine": [
+        "train.optimizer=sgd",
+        "train.momentum=0.9",
+        "train.lr=0.05",
+        "train.lr_schedule=warmup_cosine",
+        "train.warmup_epochs=1",
+        "data.n_val=8",
+        "train.epochs=4",  # two epochs after the resumed one: the schedule's own state matters
+    ],
 }
 
 
@@ -65,8 +75,9 @@ def test_training_continued_from_a_checkpoint_is_bit_identical(name):
     hists = [Metrics() for _ in seeds]
     saved = {}
 
-    def checkpoint(epoch, opt, gens):
-        saved[epoch] = [_roundtrip(s) for s in checkpoints.member_states(stopped, solo[0], opt, gens, hists, epoch)]
+    def checkpoint(epoch, opt, gens, scheduler):
+        states = checkpoints.member_states(stopped, solo[0], opt, gens, hists, epoch, scheduler)
+        saved[epoch] = [_roundtrip(s) for s in states]
 
     def interrupt(epoch, ms):
         if epoch == 2:
@@ -79,7 +90,7 @@ def test_training_continued_from_a_checkpoint_is_bit_identical(name):
     torch.manual_seed(12345)  # whatever the global RNG did meanwhile: the checkpoint's comes back
     again = train_members(resumed, datas, cfg.train, seeds, resume_from=saved[2])
     assert [_without_time(m) for m in again] == [_without_time(m) for m in full]
-    assert [m.epochs for m in again] == [[1, 2, 3]] * len(seeds)
+    assert [m.epochs for m in again] == [list(range(1, cfg.train.epochs + 1))] * len(seeds)
     for (k, a), b in zip(model.state_dict().items(), resumed.state_dict().values()):
         assert torch.equal(a, b), k
 

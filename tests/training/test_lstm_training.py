@@ -229,8 +229,9 @@ def test_an_lstm_continued_from_its_checkpoint_is_bit_identical_and_a_member_loa
     datas, solo, stopped = setup()
     hists, saved = [Metrics() for _ in SEEDS[:2]], {}
 
-    def checkpoint(epoch, opt, gens):
-        saved[epoch] = [roundtrip(s) for s in checkpoints.member_states(stopped, solo[0], opt, gens, hists, epoch)]
+    def checkpoint(epoch, opt, gens, scheduler):
+        states = checkpoints.member_states(stopped, solo[0], opt, gens, hists, epoch, scheduler)
+        saved[epoch] = [roundtrip(s) for s in states]
 
     def interrupt(epoch, ms):
         if epoch == 2:

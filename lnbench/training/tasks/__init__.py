@@ -16,11 +16,13 @@ import importlib
 
 from lnbench.config import DataConfig
 from lnbench.names import TASKS
-from lnbench.training.data import TaskData
+from lnbench.training.data import TaskData, carve_validation
 
 
 def make_task_data(cfg: DataConfig, seed: int = 0) -> TaskData:
-    """The train and test splits of ``cfg.task`` for one seed (its registry entry's maker).
+    """The train and test splits of ``cfg.task`` for one seed (its registry entry's maker), and
+    with ``cfg.n_val`` > 0 the validation split carved out of the training split
+    (:func:`lnbench.training.data.carve_validation`: fixed positions, the same for every seed).
 
     Args:
         cfg: the ``data`` section of a run's config.
@@ -28,10 +30,10 @@ def make_task_data(cfg: DataConfig, seed: int = 0) -> TaskData:
 
     Returns:
         :class:`~lnbench.training.data.TaskData` of shape ``cfg.shape()``: ``(N, T, D)`` inputs,
-        labels in 0 .. C - 1.
+        labels in 0 .. C - 1; ``n_train - n_val`` training sequences.
 
     Raises:
         ValueError: the task's own (a size it cannot give; the config's checks catch these first).
     """
     module, _, function = TASKS[cfg.task].maker.partition(":")
-    return getattr(importlib.import_module(module), function)(cfg, seed)
+    return carve_validation(getattr(importlib.import_module(module), function)(cfg, seed), cfg.n_val)

@@ -1,0 +1,150 @@
+"""Issue 33 (B): a validation split carved out of the training data by its own fixed generator.
+
+Oracles: the task's data without a split (the validation and training sequences are exactly its
+training sequences, at disjoint positions), the model's own predictions on the validation split
+(its accuracy by hand), and hand-made metrics whose validation and test curves reach the target
+at different epochs."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from lnbench.analysis.aggregate import aggregate_over_seeds
+from lnbench.analysis.grid import aggregate, best_cell, sentences
+from lnbench.config import DataConfig, ModelConfig, TrainConfig
+from lnbench.nn.models import build_model
+from lnbench.records.schema import Metrics, summary_row
+from lnbench.report.tables import aggregate_table, grid_table, runs_table
+from lnbench.training.data import carve_validation, validation_positions
+from lnbench.training.loop import train_model
+from lnbench.training.tasks import make_task_data
+
+TASKS = {
+    "trend": dict(task="trend", n_train=60, n_test=20, seq_len=4, features=3),
+    "adding": dict(task="adding", n_train=60, n_test=20, seq_len=6),
+    "digits": dict(task="digits", n_train=300, n_test=50),
+}
+
+
+def _rows(X):
+    return {tuple(x.flatten().tolist()) for x in X}
+
+
+@pytest.mark.parametrize("task", list(TASKS))
+def test_the_split_is_carved_from_the_training_data_and_disjoint(task):
+    keys = TASKS[task]
+    whole = make_task_data(DataConfig(**keys), seed=3)
+    split = make_task_data(DataConfig(**keys, n_val=15), seed=3)
+    assert whole.X_val is None and split.X_val is not None and split.y_val is not None
+    assert split.X_val.shape[0] == 15 and split.X_train.shape[0] == keys["n_train"] - 15
+    val = torch.from_numpy(validation_positions(keys["n_train"], 15))
+    rest = torch.tensor([i for i in range(keys["n_train"]) if i not in set(val.tolist())])
+    assert torch.equal(split.X_val, whole.X_train[val]) and torch.equal(split.y_val, whole.y_train[val])
+    assert torch.equal(split.X_train, whole.X_train[rest]) and torch.equal(split.y_train, whole.y_train[rest])
+    assert torch.equal(split.X_test, whole.X_test) and torch.equal(split.y_test, whole.y_test)  # untouched
+    assert len(set(val.tolist()) | set(rest.tolist())) == keys["n_train"]  # every position once
+    if task != "digits":  # continuous draws: no sequence twice, so disjoint as sequences too
+        assert not _rows(split.X_val) & _rows(split.X_train) and not _rows(split.X_val) & _rows(split.X_test)
+
+
+def test_the_split_is_stable_and_its_own_seed():
+    """The same config gives the same split; the positions do not move with the run's seed (digits,
+    one fixed data set: the same images for every seed); n_val 0 is the data as before."""
+    cfg = DataConfig(**TASKS["digits"], n_val=40)
+    a, b, other_seed = make_task_data(cfg, 0), make_task_data(cfg, 0), make_task_data(cfg, 7)
+    assert torch.equal(a.X_val, b.X_val) and torch.equal(a.X_train, b.X_train)
+    assert torch.equal(a.X_val, other_seed.X_val) and torch.equal(a.y_val, other_seed.y_val)
+    trend = DataConfig(**TASKS["trend"], n_val=10)
+    assert torch.equal(make_task_data(trend, 2).X_val, make_task_data(trend, 2).X_val)
+    assert validation_positions(60, 10).tolist() == validation_positions(60, 10).tolist()
+    assert carve_validation(a, 0) is a
+    with pytest.raises(ValueError, match="n_val must be >= 0 and < n_train"):
+        carve_validation(make_task_data(DataConfig(**TASKS["trend"]), 0), 60)
+
+
+def test_val_metrics_per_epoch_are_the_models_own_on_the_split():
+    data = make_task_data(DataConfig(**TASKS["trend"], n_val=20), seed=0)
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(hidden_size=4), 3, 4)
+    m = train_model(model, data, TrainConfig(epochs=3, batch_size=8, lr=1e-2))
+    assert len(m.val_loss) == len(m.val_acc) == 3
+    model.eval()
+    with torch.no_grad():
+        logits = model(data.X_val)
+    assert m.val_acc[-1] == (logits.argmax(-1) == data.y_val).sum().item() / 20
+    assert m.val_loss[-1] == pytest.approx(torch.nn.functional.cross_entropy(logits, data.y_val).item(), rel=1e-5)
+    assert len(m.test_acc) == 3  # the test set is still read every epoch
+    plain = train_model(model, make_task_data(DataConfig(**TASKS["trend"]), seed=0), TrainConfig(epochs=1))
+    assert plain.val_acc == [] and plain.val_loss == []
+
+
+def _metrics(n_val, seed=0, val=(0.5, 0.95, 0.95), test=(0.92, 0.6, 0.91)):
+    return Metrics(
+        seed=seed,
+        n_test=100,
+        n_val=n_val,
+        status="completed",
+        epochs=[1, 2, 3],
+        train_loss=[0.7, 0.5, 0.4],
+        test_loss=[0.6, 0.5, 0.4],
+        test_acc=list(test),
+        val_loss=[0.6, 0.5, 0.4] if n_val else [],
+        val_acc=list(val) if n_val else [],
+    )
+
+
+def test_the_first_epoch_at_the_target_reads_the_validation_split():
+    """Validation reaches 90 % at epoch 2, test at epoch 1: with a split the row says 2 (and val),
+    without one 1 (and test), as before."""
+    with_val, without = summary_row(_metrics(20), 0.9), summary_row(_metrics(0), 0.9)
+    assert (with_val.first_epoch_at_target, with_val.selected_on, with_val.final_val_acc) == (2, "val", 0.95)
+    assert (without.first_epoch_at_target, without.selected_on, without.final_val_acc) == (1, "test", None)
+    assert with_val.final_test_acc == without.final_test_acc == 0.91  # the test number is reported as it was
+    entry = aggregate_over_seeds([with_val, summary_row(_metrics(20, seed=1), 0.9)])[0]
+    assert (entry["selected_on"], entry["mean_final_val_acc"], entry["median_first_epoch_at_target"]) == (
+        "val",
+        0.95,
+        2,
+    )
+
+
+def _header(table):
+    return [c.header for c in table.columns]
+
+
+def test_tables_say_which_split_each_number_comes_from():
+    rows_val, rows_test = [summary_row(_metrics(20), 0.9)], [summary_row(_metrics(0), 0.9)]
+    assert "1st epoch >= 90% (val)" in _header(runs_table("t", rows_val, 0.9))
+    assert "val acc" in _header(runs_table("t", rows_val, 0.9))
+    assert "1st epoch >= 90% (test)" in _header(runs_table("t", rows_test, 0.9))
+    assert "val acc" not in _header(runs_table("t", rows_test, 0.9))
+    mixed = runs_table("t", rows_val + rows_test, 0.9)
+    assert "1st epoch >= 90% (val where n_val > 0, else test)" in _header(mixed)
+    assert "reached 90% (val)" in _header(aggregate_table(aggregate_over_seeds(rows_val), 0.9))
+    assert "reached 90% (test)" in _header(aggregate_table(aggregate_over_seeds(rows_test), 0.9))
+
+
+def test_a_sweeps_best_cell_is_chosen_on_the_validation_split():
+    """Cell a has the higher test accuracy, cell b the higher validation accuracy: b is chosen, and
+    its test accuracy is what the sentence reports; without a split the test accuracy chooses a."""
+    cells = [{"model__norm": "layer", "train__lr": 0.01}, {"model__norm": "layer", "train__lr": 0.1}]
+    a = [summary_row(_metrics(20, s, val=(0.5, 0.6, 0.7), test=(0.5, 0.8, 0.95)), 0.9) for s in (0, 1)]
+    b = [summary_row(_metrics(20, s, val=(0.5, 0.8, 0.9), test=(0.5, 0.8, 0.85)), 0.9) for s in (0, 1)]
+    entries = aggregate(cells, [a, b])
+    assert best_cell(entries) is entries[1] and entries[1]["mean_final_val_acc"] == 0.9
+    text = " ".join(sentences(entries, []))
+    assert "Chosen on the validation split: the best cell is norm=layer, lr=0.1" in text and "85.0%" in text
+    table = grid_table(entries)
+    assert [row for row in table.columns[-1]._cells] == ["", "*"] and "val acc mean" in _header(table)
+    assert "chosen on the validation split" in str(table.caption)
+    no_val = [[summary_row(_metrics(0, s, test=(0.5, 0.8, t)), 0.9) for s in (0, 1)] for t in (0.95, 0.85)]
+    plain = aggregate(cells, no_val)
+    assert best_cell(plain) is plain[0] and "chosen on the test split" in str(grid_table(plain).caption)
+    assert not any("validation" in s for s in sentences(plain, []))
+
+
+def test_an_older_metrics_file_reads_with_no_validation_split():
+    old = Metrics.from_dict({"schema_version": 3, "epochs": [1], "test_acc": [0.9], "status": "completed"})
+    assert (old.val_acc, old.val_loss, old.n_val, old.lr) == ([], [], 0, [])
+    assert summary_row(old, 0.9).selected_on == "test"
