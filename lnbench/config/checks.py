@@ -225,8 +225,13 @@ def check_resume(run_dir, config_yaml: str, kind: str) -> None:
         raise ConfigError(f"--resume {run_dir}: a {manifest.get('kind')!r} folder, not {kind!r}")
     if stored == config_yaml:
         return
-    old, new = _flatten(yaml.safe_load(stored) or {}), _flatten(yaml.safe_load(config_yaml) or {})
+    from lnbench.config.schema import without_added_keys
+
+    # a folder written before a key was added lacks it: at its neutral value it is the same config
+    old, new = (_flatten(without_added_keys(yaml.safe_load(text) or {})) for text in (stored, config_yaml))
     changed = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+    if not changed and list(old) == list(new):
+        return
     if not changed:  # the same keys and values in another order: claims' regimes (--task order)
         raise ConfigError(
             f"--resume {run_dir}: the same settings in another order (claims: give --task/--tasks in the "

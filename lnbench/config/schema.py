@@ -64,6 +64,37 @@ DEFAULT_NUM_SEEDS = 5  # seeds of compare and sweeps when ``seeds`` is not set: 
 GRID_SECTIONS = ("data", "model", "train")  # the sections whose keys sweep.grid varies
 
 
+#: Keys added after run folders were first written, each with the value that does what a folder
+#: written before the key existed did (its config.yaml lacks the key). A run's identity
+#: (:meth:`RunConfig.identity_yaml`, ``config_hash``) and ``--resume``'s comparison leave such a
+#: key out at that value, so a new key does not make every earlier folder "changed" and its
+#: finished runs train again. Add a new key here with its neutral value.
+ADDED_KEYS: dict[str, Any] = {
+    "data.n_val": 0,
+    "train.optimizer": "adam",
+    "train.momentum": 0.0,
+    "train.nesterov": False,
+    "train.weight_decay": 0.0,
+    "train.lr_schedule": "constant",
+    "train.lr_step_epochs": None,
+    "train.lr_gamma": 0.1,
+    "train.warmup_epochs": None,
+}
+
+
+def without_added_keys(raw: Any) -> Any:
+    """``raw`` (a config as nested dicts, or a mapping of configs: claims' regimes) without the
+    :data:`ADDED_KEYS` at their neutral values, at any depth; ``raw`` itself is not changed."""
+    if not isinstance(raw, dict):
+        return raw
+    out = {k: without_added_keys(v) for k, v in raw.items()}
+    for key, neutral in ADDED_KEYS.items():
+        section, _, leaf = key.partition(".")
+        if isinstance(out.get(section), dict) and leaf in out[section] and out[section][leaf] == neutral:
+            del out[section][leaf]
+    return out
+
+
 def is_grid_key(key: str) -> bool:
     """Whether ``key`` is ``section.key`` of a section in :data:`GRID_SECTIONS` (a key sweep.grid may vary)."""
     section, _, leaf = key.partition(".")
@@ -624,13 +655,22 @@ class RunConfig(_Section):
     def to_yaml(self, model_family_only: bool = False) -> str:
         """The resolved config as YAML; with ``model_family_only``, without the model keys that
         do not apply to ``model.family`` (a run's config.yaml records what it used)."""
+        return yaml.safe_dump(self._dump(model_family_only), sort_keys=False)
+
+    def identity_yaml(self) -> str:
+        """What makes a child run the same run (``config_hash``): :meth:`to_yaml` of its family's
+        keys without the :data:`ADDED_KEYS` at their neutral values, so that a run written before
+        such a key existed is the same run as one written after it at that value."""
+        return yaml.safe_dump(without_added_keys(self._dump(True)), sort_keys=False)
+
+    def _dump(self, model_family_only: bool) -> dict:
         raw = self.model_dump(mode="json")
         if model_family_only:
             for family, keys in FAMILY_KEYS.items():
                 if family != self.model.family:
                     for key in keys:
                         raw["model"].pop(key)
-        return yaml.safe_dump(raw, sort_keys=False)
+        return raw
 
 
 def _allowed_keys(loc: tuple) -> list[str]:

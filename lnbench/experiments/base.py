@@ -110,8 +110,9 @@ def seed_cells(
 
 
 def config_hash(cfg: RunConfig) -> str:
-    """A child run's identity for ``--resume``: the SHA-256 of its resolved config.yaml (16 hex)."""
-    return hashlib.sha256(cfg.to_yaml(model_family_only=True).encode()).hexdigest()[:16]
+    """A child run's identity for ``--resume``: the SHA-256 of its resolved config.yaml (16 hex),
+    without the keys added since at their neutral values (:meth:`RunConfig.identity_yaml`)."""
+    return hashlib.sha256(cfg.identity_yaml().encode()).hexdigest()[:16]
 
 
 def finished_run(path: Path, cfg: RunConfig, target_acc: float) -> tuple[SummaryRow, Path] | None:

@@ -210,3 +210,32 @@ def test_a_set_value_may_itself_contain_equals_signs():
     cfg = load_config(None, ["launcher.slurm_additional_parameters={comment: x=1=2}", "launcher.partition=a=b"])
     assert cfg.launcher.slurm_additional_parameters == {"comment": "x=1=2"}
     assert cfg.launcher.partition == "a=b"
+
+
+def test_a_folder_written_before_a_key_was_added_is_the_same_config_and_the_same_runs(tmp_path):
+    """ADDED_KEYS (issue 33 added optimizers and n_val): a config.yaml without them is the same
+    config for --resume, and a child run's config_hash is the hash of the YAML it had then."""
+    import hashlib
+    import json
+
+    import yaml
+
+    from lnbench.config.checks import check_resume
+    from lnbench.config.schema import ADDED_KEYS
+    from lnbench.experiments.base import config_hash
+
+    cfg = RunConfig()
+    raw = yaml.safe_load(cfg.to_yaml(model_family_only=True))
+    for key in ADDED_KEYS:
+        section, _, leaf = key.partition(".")
+        del raw[section][leaf]
+    before = yaml.safe_dump(raw, sort_keys=False)  # as the code before the keys wrote it
+    assert config_hash(cfg) == hashlib.sha256(before.encode()).hexdigest()[:16]
+    assert config_hash(cfg.with_changes(train__optimizer="sgd")) != config_hash(cfg)
+    assert config_hash(cfg.with_changes(data__n_val=100)) != config_hash(cfg)
+
+    (tmp_path / "run.json").write_text(json.dumps({"kind": "compare"}))
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    check_resume(tmp_path, cfg.to_yaml(model_family_only=True), "compare")  # the same: no error
+    with pytest.raises(ConfigError, match=r"train.optimizer: absent in the folder, 'sgd' now|train.optimizer"):
+        check_resume(tmp_path, cfg.with_changes(train__optimizer="sgd").to_yaml(model_family_only=True), "compare")
