@@ -45,7 +45,7 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
         (
             "model:\n  norm: group\n",
             [],
-            "model.norm: Input should be 'none', 'batch', 'layer', 'rms' or 'weight', or a norm class 'package.module:ClassName' (got 'group')",
+            "model.norm: Input should be 'none', 'batch', 'layer', 'rms', 'weight' or 'group', or a norm class 'package.module:ClassName' (got 'group')",
         ),
         (
             "train:\n  epoch: 3\n",
