@@ -291,7 +291,7 @@ class ModelConfig(_Section):
         "norm none or weight (weight norm's g starts at the rows' norms).",
     )
     norm_groups: int = Field(
-        4,
+        2,
         ge=1,
         description="With norm group only: G, the number of groups of the features D (the hidden size) that "
         "GroupNorm normalizes separately (Wu & He 2018); it must divide model.hidden_size (the LSTM's 4H gate "

@@ -65,7 +65,7 @@ from lnbench.nn.rmsnorm import RMSNorm
 from lnbench.nn.weightnorm import weight_normalize
 
 EPS = 1e-10  # the layers' eps here: small, so the table shows the math (see "Thresholds")
-GROUPS = 4  # GroupNorm's G here: 32 units in groups of 8 (the config's model.norm_groups default)
+GROUPS = 4  # GroupNorm's G here: 32 units in groups of 8
 TRANSFORMATIONS = (
     ("weight_matrix_rescaling", "weight matrix re-scaling"),
     ("weight_matrix_recentering", "weight matrix re-centering"),

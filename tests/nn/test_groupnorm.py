@@ -142,7 +142,7 @@ def test_the_config_key_is_read_by_the_layer_and_checked_once():
 def test_the_key_is_in_a_group_runs_config_yaml_only():
     """A run's config.yaml keeps the keys it used: another norm's run leaves norm_groups out, so its
     config hash (``--resume``) is what it was before GroupNorm existed."""
-    assert "norm_groups: 4" in load_config(None, ["model.norm=group"]).to_yaml(model_family_only=True)
+    assert "norm_groups: 2" in load_config(None, ["model.norm=group"]).to_yaml(model_family_only=True)
     assert "norm_groups" not in load_config(None, ["model.norm=layer"]).to_yaml(model_family_only=True)
 
 
@@ -218,7 +218,7 @@ def test_a_group_norm_compare_runs_end_to_end(tmp_path):
         "--set",
         "seeds=[0, 1]",
         "--set",
-        "model.norm_groups=2",
+        "model.norm_groups=4",
     ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -229,5 +229,5 @@ def test_a_group_norm_compare_runs_end_to_end(tmp_path):
         len(group_rows) == 4 * 2 and all
     )  # RNN joint and separate (configs/compare.yaml), LSTM, Transformer(r["status"] == "completed" for r in group_rows)
     child = run / group_rows[0]["run_dir"]
-    assert "norm_groups: 2" in (child / "config.yaml").read_text()
-    assert load_config(child / "config.yaml").model.norm_groups == 2
+    assert "norm_groups: 4" in (child / "config.yaml").read_text()
+    assert load_config(child / "config.yaml").model.norm_groups == 4
