@@ -37,7 +37,7 @@ def _always(norm: str, batch_size: int) -> bool:
 
 
 def _transformer_ensemble(norm: str, batch_size: int) -> bool:
-    return batch_size <= TRANSFORMER_ENSEMBLE_MAX_BATCH and norm in TRANSFORMER_ENSEMBLE_NORMS
+    return batch_size <= TRANSFORMER_ENSEMBLE_MAX_BATCH and norm_has_member_axis(norm)
 
 
 @dataclass(frozen=True)
@@ -87,14 +87,92 @@ def register_family(name: str, info: FamilyInfo) -> None:
     FAMILIES[name] = info.label
 
 
-#: The norm kinds: config name -> (label, plot colour). One colour per norm in every figure.
-NORM_NAMES = {
-    "none": ("NoNorm", "tab:gray"),
-    "batch": ("BatchNorm", "tab:orange"),
-    "layer": ("LayerNorm", "tab:blue"),
-    "rms": ("RMSNorm", "tab:green"),
-    "weight": ("WeightNorm", "tab:purple"),
+def _divides_hidden_size(key: str) -> Callable[[Any], str | None]:
+    """A check of a norm option that splits the features D (= ``model.hidden_size``; the LSTM's 4H
+    then splits too) into equal groups: the problem as one line naming the key and the allowed values."""
+
+    def check(model: Any) -> str | None:
+        value, H = getattr(model, key), model.hidden_size
+        if H % value == 0:
+            return None
+        allowed = ", ".join(str(d) for d in range(1, H + 1) if H % d == 0)
+        return f"model.{key}: {value} does not divide model.hidden_size {H}; allowed: {allowed}"
+
+    return check
+
+
+@dataclass(frozen=True)
+class NormInfo:
+    """One entry of the norm-kind registry (:data:`NORM_REGISTRY`): what the config, the checks,
+    the experiments and the reports need to know of a norm kind, without importing torch. Its
+    layer and the capabilities read off the layer's class are :data:`lnbench.nn.registry.NORMS`,
+    built from these entries (the import-time check there keeps the two in agreement).
+
+    Attributes:
+        label: its name in tables, legends and verdicts.
+        color: its plot colour, one per norm in every figure.
+        summary: what it is, in the config reference (``model.norm``'s description).
+        layer: ``"module:Class"`` of the :class:`lnbench.nn.base.Norm` it places on summed
+            inputs and activations; None: the identity there (none, weight).
+        recurrent_layer: ``"module:Class"`` of the layer inside a recurrence, when it differs.
+        reparametrizes_weights: the models build weight-normalized layers instead (weight norm).
+        has_gain: its layer has a gain gamma (``model.norm_gain_init`` applies).
+        has_member_axis: its layers take a seed ensemble's leading member axis in every family (a
+            Transformer cell trains its seeds as one ensemble only then; weight norm's Linear
+            layers have no member form there). A user's norm declares it on its class.
+        uses_batch_statistics: statistics over the batch (BatchNorm); as its layer's class says.
+        keys: the ``model`` keys that apply to it alone (``norm_groups``): a run with another norm
+            leaves them out of its config.yaml (:meth:`lnbench.config.RunConfig.to_yaml`).
+        check: ``model config -> problem or None``: its options' constraints, declared once here
+            (:func:`lnbench.config.checks.check_norm_options` runs it on every run of a plan).
+    """
+
+    label: str
+    color: str
+    summary: str
+    layer: str | None = None
+    recurrent_layer: str | None = None
+    reparametrizes_weights: bool = False
+    has_gain: bool = True
+    has_member_axis: bool = True
+    uses_batch_statistics: bool = False
+    keys: tuple[str, ...] = ()
+    check: Callable[[Any], str | None] | None = None
+
+
+#: The norm kinds: config name -> its entry, in table order ("none" first: the baseline).
+NORM_REGISTRY: dict[str, NormInfo] = {
+    "none": NormInfo("NoNorm", "tab:gray", "NoNorm", has_gain=False),
+    "batch": NormInfo(
+        "BatchNorm",
+        "tab:orange",
+        "BatchNorm1d",
+        layer="lnbench.nn.batchnorm:BatchNorm1d",
+        recurrent_layer="lnbench.nn.batchnorm:RecurrentBatchNorm1d",
+        uses_batch_statistics=True,
+    ),
+    "layer": NormInfo("LayerNorm", "tab:blue", "LayerNorm, Ba et al. 2016", layer="lnbench.nn.layernorm:LayerNorm"),
+    "rms": NormInfo("RMSNorm", "tab:green", "RMSNorm, Zhang & Sennrich 2019", layer="lnbench.nn.rmsnorm:RMSNorm"),
+    "weight": NormInfo(
+        "WeightNorm",
+        "tab:purple",
+        "weight normalization, Salimans & Kingma 2016",
+        reparametrizes_weights=True,
+        has_gain=False,
+        has_member_axis=False,
+    ),
+    "group": NormInfo(
+        "GroupNorm",
+        "tab:brown",
+        "GroupNorm over model.norm_groups groups of the features, Wu & He 2018",
+        layer="lnbench.nn.groupnorm:GroupNorm",
+        keys=("norm_groups",),
+        check=_divides_hidden_size("norm_groups"),
+    ),
 }
+
+#: The norm kinds: config name -> (label, plot colour).
+NORM_NAMES = {kind: (info.label, info.color) for kind, info in NORM_REGISTRY.items()}
 NORM_KINDS = tuple(NORM_NAMES)
 
 
@@ -185,7 +263,7 @@ def plural(n: int, word: str) -> str:
 
 
 #: The norm kinds without a gain on activations: ``model.norm_gain_init`` changes nothing in them.
-GAINLESS_NORMS = ("none", "weight")
+GAINLESS_NORMS = tuple(kind for kind, info in NORM_REGISTRY.items() if not info.has_gain)
 
 
 def paper_gain_init(family: str, norm: str) -> float | None:
@@ -198,8 +276,41 @@ def paper_gain_init(family: str, norm: str) -> float | None:
     return info.paper_gains.get(norm, 1.0) if info is not None else 1.0
 
 
-#: The norms a Transformer seed ensemble has (weight norm has no member-axis form).
-TRANSFORMER_ENSEMBLE_NORMS = ("none", "batch", "layer", "rms")
+def _plugin_class(kind: str) -> Any:
+    """A user's norm class (``"package.module:ClassName"`` or an entry point), imported to read
+    its declared capabilities; None when it cannot be imported (the experiments' checks then say
+    so in one line: :func:`lnbench.nn.registry.plugin_norm`). Imports the user's module, never lnbench's."""
+    import importlib
+
+    module, _, name = entry_point_norms().get(kind, kind).partition(":")
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return None
+
+
+def norm_has_member_axis(kind: str) -> bool:
+    """Whether the layers of norm ``kind`` take a seed ensemble's member axis in every family
+    (:attr:`NormInfo.has_member_axis`; a user's norm: its class's ``has_member_axis``,
+    :class:`lnbench.nn.base.Norm`'s True unless it says otherwise)."""
+    if kind in NORM_REGISTRY:
+        return NORM_REGISTRY[kind].has_member_axis
+    return is_plugin_norm(kind) and bool(getattr(_plugin_class(kind), "has_member_axis", False))
+
+
+def norm_keys(kind: str) -> tuple[str, ...]:
+    """The ``model`` keys that apply to norm ``kind`` alone (:attr:`NormInfo.keys`); ``()`` for a
+    user's norm or an unknown kind."""
+    info = NORM_REGISTRY.get(kind)
+    return info.keys if info is not None else ()
+
+
+def norm_uses_batch_statistics(kind: str) -> bool:
+    """Whether norm ``kind`` normalizes with statistics over the batch (BatchNorm); False for a
+    user's norm or an unknown kind (a run's ``hidden_norm_init`` note in the figures)."""
+    info = NORM_REGISTRY.get(kind)
+    return info is not None and info.uses_batch_statistics
+
 
 #: The largest batch size at which a Transformer cell trains its seeds as one ensemble: above it a
 #: step is compute, not per-op overhead, and an ensemble does not pay (docs/speed.md).
@@ -209,8 +320,8 @@ TRANSFORMER_ENSEMBLE_MAX_BATCH = 16
 def seeds_train_together(family: str, norm: str, batch_size: int) -> bool:
     """Whether the seeds of a cell of this family, norm and batch size train as one ensemble
     (one model with a member axis): always for the RNN and the LSTM; for the Transformer up to
-    batch size :data:`TRANSFORMER_ENSEMBLE_MAX_BATCH` with a norm in
-    :data:`TRANSFORMER_ENSEMBLE_NORMS`. See :func:`lnbench.experiments.base.ensemble_mechanism`."""
+    batch size :data:`TRANSFORMER_ENSEMBLE_MAX_BATCH` with a norm that has a member axis
+    (:func:`norm_has_member_axis`). See :func:`lnbench.experiments.base.ensemble_mechanism`."""
     return FAMILY_REGISTRY[family].seeds_together(norm, batch_size)
 
 

@@ -85,8 +85,17 @@ def invariance_method(cls: type[Norm]):
     def normalized(W: torch.Tensor, X: torch.Tensor) -> tuple[torch.Tensor, float]:
         a = X @ W.T
         layer = cls(W.shape[0], eps=EPS).double().train()
-        # the tolerance's scale: the smallest variance a norm could divide by (over a row or a column)
-        return layer(a), min(float(a.var(dim=d, unbiased=False).min()) for d in (0, 1))
+        out = layer(a)
+        # the tolerance's scale: the smallest variance v the norm divides by. Over a row or a column
+        # for LayerNorm- and BatchNorm-like norms; a norm over smaller sets (GroupNorm's groups)
+        # divides by smaller ones, so eps's own effect is measured too: y ~ x_hat (1 - eps / (2 v)),
+        # so doubling eps moves y by ~ eps |x_hat| / (2 v), which gives v whatever the statistics
+        v = min(float(a.var(dim=d, unbiased=False).min()) for d in (0, 1))
+        layer.eps = 2 * EPS
+        moved = float((layer(a) - out).abs().max())
+        if moved > 0:
+            v = min(v, EPS * max(1.0, float(out.abs().max())) / (2 * moved))
+        return out, v
 
     return cls.__name__, normalized
 

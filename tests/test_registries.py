@@ -1,17 +1,19 @@
-"""Issue 31, A (in part): every fact about a model family or a task lives in its registry entry
-(lnbench.names.FAMILY_REGISTRY, TASKS), and everything else asks the entry. Read from the source
-(``ast``): no comparison with a family's or a task's name outside the registries and the claims
-catalogue (which names each claim's family). Norm kinds and experiment kinds are not covered yet."""
+"""Issue 31, A (in part): every fact about a model family, a task or a norm kind lives in its
+registry entry (lnbench.names.FAMILY_REGISTRY, TASKS, NORM_REGISTRY), and everything else asks the
+entry. Read from the source (``ast``): no comparison with a family's, a task's or a norm kind's name
+outside the registries and the claims catalogue (which names each claim's family and norms); the
+norm ``"none"``, the baseline, is allowed. Experiment kinds are not covered yet."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-from lnbench.names import FAMILY_REGISTRY, TASKS
+from lnbench.names import FAMILY_REGISTRY, NORM_REGISTRY, TASKS
 
 PACKAGE = Path(__file__).resolve().parents[1] / "lnbench"
 ALLOWED = {"names.py", "analysis/claims.py"}  # the registries, and the claims catalogue
+NORM_NAMES = set(NORM_REGISTRY) - {"none"}  # batch, layer, rms, weight, group: "none" is the baseline
 
 
 def name_comparisons(names: set[str], package: Path = PACKAGE) -> list[str]:
@@ -48,3 +50,16 @@ def test_the_check_sees_a_planted_comparison(tmp_path):
         'def f(cfg):\n    return cfg.model.family == "lstm" or cfg.data.task in ("adding",)\n'
     )
     assert name_comparisons({"lstm", "adding"}, tmp_path) == ["planted.py:2: ['lstm']", "planted.py:2: ['adding']"]
+
+
+def test_no_norm_kind_is_compared_outside_the_registries():
+    assert NORM_NAMES >= {"batch", "layer", "rms", "weight", "group"}
+    assert name_comparisons(NORM_NAMES) == []
+
+
+def test_the_check_sees_a_planted_norm_comparison(tmp_path):
+    (tmp_path / "planted.py").write_text(
+        'def f(cfg, mode):\n    if cfg.model.norm == "none":\n        return 0\n'
+        '    return mode == "batch" or cfg.model.norm in ("group", "layer")\n'
+    )
+    assert name_comparisons(NORM_NAMES, tmp_path) == ["planted.py:4: ['batch']", "planted.py:4: ['group', 'layer']"]

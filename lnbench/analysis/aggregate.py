@@ -6,15 +6,17 @@ from collections.abc import Sequence
 from statistics import mean, stdev
 
 from lnbench.analysis import stats
-from lnbench.names import FAMILY_REGISTRY
+from lnbench.names import FAMILY_REGISTRY, norm_uses_batch_statistics
 from lnbench.records.schema import SummaryRow
 
 
 def condition_label(family: str, norm: str, batch_norm_stats: str | None) -> str:
     """The norm as a table shows it: ``batch`` or ``batch (per_timestep)`` for the RNN's BN."""
     info = FAMILY_REGISTRY.get(family)
-    stats = norm == "batch" and batch_norm_stats and info is not None and "batch_norm_stats" in info.keys
-    return f"batch ({batch_norm_stats})" if stats else norm
+    stats = (
+        norm_uses_batch_statistics(norm) and batch_norm_stats and info is not None and "batch_norm_stats" in info.keys
+    )
+    return f"{norm} ({batch_norm_stats})" if stats else norm
 
 
 def selected_on(rows: Sequence[SummaryRow]) -> str:

@@ -17,7 +17,7 @@ from lnbench.config.schema import (
     RunConfig,
     show_value,
 )
-from lnbench.names import FAMILY_REGISTRY, plural
+from lnbench.names import FAMILY_REGISTRY, NORM_REGISTRY, plural
 
 
 def check_seeds(cfg: RunConfig) -> None:
@@ -65,6 +65,21 @@ def check_keys_apply(cfg: RunConfig, families: Iterable[str]) -> None:
                 for k in unused
             )
         )
+
+
+def check_norm_options(cfgs: Iterable[RunConfig]) -> None:
+    """Raise :class:`ConfigError` if a run's norm refuses its options (each norm's own check,
+    declared once in its registry entry: :attr:`lnbench.names.NormInfo.check`; GroupNorm's
+    ``model.norm_groups`` must divide ``model.hidden_size``), one line per problem. Run on the
+    runs of a plan, so a compare that trains ``group`` among its ``compare.norms`` is checked too."""
+    problems: list[str] = []
+    for cfg in cfgs:
+        info = NORM_REGISTRY.get(cfg.model.norm)
+        problem = info.check(cfg.model) if info is not None and info.check is not None else None
+        if problem is not None and problem not in problems:
+            problems.append(problem)
+    if problems:
+        raise ConfigError("\n".join(problems))
 
 
 def check_not_overridden(cfg: RunConfig, owned: dict[str, str]) -> None:

@@ -28,7 +28,7 @@ from pydantic import (
 
 from lnbench.config import yaml12
 from lnbench.config.limits import MAX_SEED, ConfigError
-from lnbench.names import FAMILY_NAMES, FAMILY_REGISTRY, NORM_KINDS, TASK_NAMES, TASKS, is_plugin_norm
+from lnbench.names import FAMILY_NAMES, FAMILY_REGISTRY, NORM_KINDS, NORM_REGISTRY, TASK_NAMES, TASKS, is_plugin_norm
 
 
 def _known_norm(name: str) -> str:
@@ -70,6 +70,7 @@ GRID_SECTIONS = ("data", "model", "train")  # the sections whose keys sweep.grid
 #: key out at that value, so a new key does not make every earlier folder "changed" and its
 #: finished runs train again. Add a new key here with its neutral value.
 ADDED_KEYS: dict[str, Any] = {
+    "model.norm_groups": 2,
     "data.n_val": 0,
     "train.optimizer": "adam",
     "train.momentum": 0.0,
@@ -273,8 +274,10 @@ class ModelConfig(_Section):
     )
     norm: Norm = Field(
         "layer",
-        description="Normalization: none (NoNorm), batch (BatchNorm1d), layer (LayerNorm, Ba et al. 2016), "
-        "rms (RMSNorm, Zhang & Sennrich 2019) or weight (weight normalization, Salimans & Kingma 2016).",
+        description="Normalization: "
+        + ", ".join(f"{kind} ({info.summary})" for kind, info in list(NORM_REGISTRY.items())[:-1])
+        + f" or {NORM_KINDS[-1]} ({NORM_REGISTRY[NORM_KINDS[-1]].summary}); or a user's norm class "
+        "'package.module:ClassName'.",
     )
     hidden_size: int = Field(
         64,
@@ -333,6 +336,14 @@ class ModelConfig(_Section):
         "norm position; null: each model's paper (1, and 0.1 for the BN-LSTM's gains: Cooijmans et al. 2016, "
         "section 4.2). Set it to compare norms at equal initial gains (model.norm_gain_init: 0.1). No effect with "
         "norm none or weight (weight norm's g starts at the rows' norms).",
+    )
+    norm_groups: int = Field(
+        2,
+        ge=1,
+        description="With norm group only: G, the number of groups of the features D (the hidden size) that "
+        "GroupNorm normalizes separately (Wu & He 2018); it must divide model.hidden_size (the LSTM's 4H gate "
+        "terms then split too). 1 is LayerNorm; hidden_size normalizes each feature alone, which is degenerate "
+        "(x_hat = 0: the output is beta).",
     )
     input_norm: StrictBool = Field(
         True,
@@ -654,7 +665,8 @@ class RunConfig(_Section):
 
     def to_yaml(self, model_family_only: bool = False) -> str:
         """The resolved config as YAML; with ``model_family_only``, without the model keys that
-        do not apply to ``model.family`` (a run's config.yaml records what it used)."""
+        do not apply to ``model.family`` or to ``model.norm`` (a run's config.yaml records what it
+        used: :data:`FAMILY_KEYS`, :attr:`lnbench.names.NormInfo.keys`)."""
         return yaml.safe_dump(self._dump(model_family_only), sort_keys=False)
 
     def identity_yaml(self) -> str:
@@ -670,6 +682,10 @@ class RunConfig(_Section):
                 if family != self.model.family:
                     for key in keys:
                         raw["model"].pop(key)
+            for norm, info in NORM_REGISTRY.items():
+                if norm != self.model.norm:
+                    for key in info.keys:
+                        raw["model"].pop(key, None)
         return raw
 
 

@@ -19,7 +19,7 @@ from torch.optim.lr_scheduler import LRScheduler
 from lnbench.config import RunConfig
 from lnbench.experiments.base import Cell, EpochCallback, config_hash, ensemble_mechanism
 from lnbench.experiments.tensorboard import TensorBoard
-from lnbench.names import FAMILY_REGISTRY, has_placements
+from lnbench.names import FAMILY_REGISTRY, has_placements, norm_uses_batch_statistics
 from lnbench.nn.kernels import ensure_built
 from lnbench.nn.models import build_model, initial_gain
 from lnbench.nn.norms import SingleValueWarning
@@ -32,7 +32,8 @@ from lnbench.training.tasks import make_task_data
 
 def metrics_for(cfg: RunConfig) -> Metrics:
     keys = FAMILY_REGISTRY[cfg.model.family].keys
-    bn_stats = cfg.model.batch_norm_stats if cfg.model.norm == "batch" and "batch_norm_stats" in keys else None
+    batch_stats = norm_uses_batch_statistics(cfg.model.norm) and "batch_norm_stats" in keys
+    bn_stats = cfg.model.batch_norm_stats if batch_stats else None
     return Metrics(
         family=cfg.model.family,
         norm=cfg.model.norm,

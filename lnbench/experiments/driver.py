@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lnbench.config import ConfigError, RunConfig
-from lnbench.config.checks import check_resume
+from lnbench.config.checks import check_norm_options, check_resume
 from lnbench.experiments.base import (
     Cell,
     EpochCallback,
@@ -53,7 +53,9 @@ def prepare(
         check_resume(resume, exp.config_yaml(spec), exp.kind)
         check_not_running(resume)
     cells = exp.plan(spec, Path(resume) if resume is not None else Path("."))
-    check_plugin_norms([c for cell in cells for c in cell.cfgs])
+    cfgs = [c for cell in cells for c in cell.cfgs]
+    check_norm_options(cfgs)
+    check_plugin_norms(cfgs)
     return cells
 
 

@@ -8,7 +8,7 @@ The base holds the hyper-parameters (``features``, ``eps``, ``members``), create
 ``gamma`` (ones) and ``beta`` (zeros; absent for a norm without one), checks the input's shape,
 issues the one-value :class:`SingleValueWarning` and shows the hyper-parameters in ``repr``. A
 subclass says what it can do with class attributes (``has_beta``, ``uses_batch_statistics``,
-``takes_timestep``, ``grouped_as_layer``), which the models and the training loop ask instead of
+``takes_timestep``, ``grouped_as_layer``, ``has_member_axis``), which the models and the training loop ask instead of
 testing which norm they hold. The registry of norm kinds is :mod:`lnbench.nn.registry`.
 """
 
@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import ClassVar, Self
+from typing import TYPE_CHECKING, ClassVar, Self
 
 import torch
 from torch import nn
+
+if TYPE_CHECKING:
+    from lnbench.config import ModelConfig
 
 #: dtypes normalized in float32 (as PyTorch's CPU kernels accumulate them: 600^2 overflows float16)
 LOW_PRECISION = frozenset((torch.float16, torch.bfloat16))
@@ -71,6 +74,8 @@ class Norm(nn.Module):
             :func:`lnbench.nn.batchnorm.batch_statistics`).
         input_ranks: class attribute: the ranks the input may have (without the member axis);
             None: any ``(*, D)``.
+        has_member_axis: class attribute: ``members=S`` gives S independent layers in every model
+            family (a Transformer seed ensemble needs it; ``lnbench.testing.check_norm`` checks it).
 
     Shape:
         Input: ``(*, D)`` (ensemble: ``(S, *, D)``), floating. Output: same shape and dtype.
@@ -85,6 +90,7 @@ class Norm(nn.Module):
     takes_timestep: ClassVar[bool] = False
     grouped_as_layer: ClassVar[bool] = True
     input_ranks: ClassVar[tuple[int, ...] | None] = None
+    has_member_axis: ClassVar[bool] = True
 
     gamma: nn.Parameter
     beta: nn.Parameter | None
@@ -104,12 +110,18 @@ class Norm(nn.Module):
         self._warned_single_value = False
 
     @classmethod
-    def from_options(
-        cls, features: int, members: int | None = None, seq_len: int | None = None, batch_norm_stats: str = "pooled"
+    def from_config(
+        cls, features: int, model_cfg: ModelConfig, members: int | None = None, seq_len: int | None = None
     ) -> Self:
         """Build the layer a model asks for (:meth:`lnbench.nn.registry.NormKind.build`). A norm
-        takes ``features`` and ``members``; one that needs more of the model's options
-        (``seq_len``, ``batch_norm_stats``) overrides this."""
+        takes ``features`` and ``members``; one with options of its own reads its keys from
+        ``model_cfg`` (:class:`lnbench.nn.groupnorm.GroupNorm`: ``norm_groups``) and overrides this.
+
+        Args:
+            features: D. model_cfg: the model's :class:`lnbench.config.ModelConfig`.
+            members: S for a seed ensemble. Default: None.
+            seq_len: T of the data, for a layer with state per timestep. Default: None.
+        """
         return cls(features, members=members)
 
     @property

@@ -19,13 +19,16 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Iterator
-from typing import ClassVar, Self
+from typing import TYPE_CHECKING, ClassVar, Self
 
 import torch
 from torch import nn
 
 from lnbench.nn.base import Norm, SingleValueWarning
 from lnbench.nn.layernorm import NormalizeAffine
+
+if TYPE_CHECKING:
+    from lnbench.config import ModelConfig
 
 
 class SingleValueBatchWarning(SingleValueWarning):
@@ -284,10 +287,11 @@ class RecurrentBatchNorm1d(BatchNorm1d):
         self._pending: list[tuple[torch.Tensor, torch.Tensor, int]] = []  # (mu_t, s_t^2, B) per timestep
 
     @classmethod
-    def from_options(
-        cls, features: int, members: int | None = None, seq_len: int | None = None, batch_norm_stats: str = "pooled"
+    def from_config(
+        cls, features: int, model_cfg: ModelConfig, members: int | None = None, seq_len: int | None = None
     ) -> Self:
-        return cls(features, batch_norm_stats, seq_len, members=members)
+        """The layer with the model's ``batch_norm_stats`` (and ``seq_len`` rows for ``per_timestep``)."""
+        return cls(features, model_cfg.batch_norm_stats, seq_len, members=members)
 
     def forward(self, x: torch.Tensor, t: int = 0) -> torch.Tensor:
         return self._normalize(x, t)

@@ -8,7 +8,8 @@ the LSTM's ``norm_x``) do not depend on the recurrence, so the models compute th
 timestep at once before it, in torch ops (autograd takes their gradient from the node's).
 
 Which path a model takes (:func:`kernel_covers`): the kernel for a float32/float64 CPU input with
-a built-in norm (``none``, ``batch``, ``layer``, ``rms``, ``weight``), unless ``LNBENCH_KERNELS=0``,
+a norm it has a mode for (the identity, LayerNorm, RMSNorm, recurrent BatchNorm; weight norm's
+weights are computed before it), unless ``LNBENCH_KERNELS=0``,
 the model's ``use_kernel`` is False, or the kernel cannot be built; otherwise the step-by-step
 Python code, which stays the reference (``tests/nn/test_fused.py`` compares the two in float64 to
 1e-10: outputs, every gradient, the running statistics and the probes).
@@ -17,10 +18,13 @@ Double backward (``create_graph=True``): the node's backward recomputes the recu
 :func:`reference_recurrence`, the same equations in differentiable torch ops, and differentiates
 through it (as activation checkpointing does), so a gradient penalty works as on the Python path.
 
-Norm modes (one per norm position; ``MODES``): ``none``, ``layer``, ``rms``, ``batch`` (the
-statistics of each group of ``group`` consecutive examples of a member at this timestep: the
-batch's in training) and ``affine`` (BatchNorm in eval: ``scale_t x + shift_t`` from its running
-statistics). Shapes: T timesteps, S members (1 for one model), B batch, H hidden size, G = H
+Norm modes (one per norm position; ``MODES``, named for what they compute): ``none``,
+``over_features`` (mean and variance over the features: LayerNorm), ``rms_over_features`` (the root
+mean square over the features: RMSNorm), ``over_batch`` (the statistics of each group of ``group``
+consecutive examples of a member at this timestep: the batch's in training; BatchNorm) and
+``affine`` (BatchNorm in eval: ``scale_t x + shift_t`` from its running statistics). Which layer
+takes which mode is :func:`_norm_mode`'s table of exact classes; any other layer (GroupNorm, a
+user's norm, a subclass) takes the Python path. Shapes: T timesteps, S members (1 for one model), B batch, H hidden size, G = H
 (RNN) or 4H (LSTM).
 """
 
@@ -39,7 +43,8 @@ from lnbench.nn.kernels import recurrence_kernel
 from lnbench.nn.layernorm import LayerNorm
 from lnbench.nn.rmsnorm import RMSNorm
 
-MODES = {"none": 0, "layer": 1, "rms": 2, "batch": 3, "affine": 4}
+#: the kernel's norm modes (its LAYER, RMS, BATCH, AFFINE): what is computed, not which norm asks for it
+MODES = {"none": 0, "over_features": 1, "rms_over_features": 2, "over_batch": 3, "affine": 4}
 KERNEL_DTYPES = frozenset((torch.float32, torch.float64))
 
 
@@ -52,7 +57,7 @@ class Recurrence:
         inner: the input term is added inside norm_h (the joint RNN, Ba et al. eq. 4).
         mode_h, mode_c, mode_x: the norm modes (:data:`MODES`) on the recurrent (or summed) term,
             over G, on the LSTM's c_t, over H, and on the input term (separate RNN, LSTM), over G.
-        group: examples per BatchNorm statistic (``batch`` mode); B otherwise.
+        group: examples per BatchNorm statistic (``over_batch`` mode); B otherwise.
         eps_h, eps_c, eps_x: the norms' eps.
         count_saturated: also count each example's saturated units (the probes).
     """
@@ -82,7 +87,7 @@ class FusedRecurrence(torch.autograd.Function):
     Returns:
         ``(h_T, H, BM_h, BV_h, BM_c, BV_c, BM_x, BV_x, SAT)``: h_T ``(S, B, H)`` and h_1 .. h_T
         ``(T, S, B, H)`` (differentiable: a loss on h_T alone gives the backward no (T, S, B, H)
-        gradient to fill and copy); the rest detached: ``batch`` mode's means and biased variances
+        gradient to fill and copy); the rest detached: ``over_batch`` mode's means and biased variances
         ``(T, S, B / group, D)`` of norm_h, norm_c and norm_x, and with ``spec.count_saturated``
         each example's saturated units over all timesteps ``(S, B)`` (empty tensors where absent).
     """
@@ -217,15 +222,15 @@ def reference_recurrence(
             return x
         if mode == "affine":
             return x * scale[t].unsqueeze(1) + shift[t].unsqueeze(1)
-        if mode == "batch":
+        if mode == "over_batch":
             g = x.unflatten(1, (B // spec.group, spec.group))  # (S, B/g, g, D)
             mean = g.mean(dim=2, keepdim=True)
             var = (g - mean).square().mean(dim=2, keepdim=True)
             y = ((g - mean) * (var + eps).rsqrt()).flatten(1, 2)
-        elif mode == "layer":
+        elif mode == "over_features":
             mean = x.mean(dim=-1, keepdim=True)
             y = (x - mean) * ((x - mean).square().mean(dim=-1, keepdim=True) + eps).rsqrt()
-        else:  # rms
+        else:  # rms_over_features
             y = x * (x.square().mean(dim=-1, keepdim=True) + eps).rsqrt()
         y = y * gamma.unsqueeze(1)
         return y if beta is None else y + beta.unsqueeze(1)
@@ -287,20 +292,20 @@ def per_member(t: torch.Tensor | None, S: int) -> torch.Tensor | None:
 
 def _norm_mode(norm: nn.Module, T: int, S: int, B: int) -> tuple[str, list, float, int | None] | None:
     """The kernel's mode for a norm layer, its ``[gamma, beta, scale, shift]`` and eps, and the
-    BatchNorm group; None for a norm the kernel does not know (a user's own: the Python path)."""
+    BatchNorm group; None for a norm the kernel does not know (GroupNorm, a user's own: the Python path)."""
     kind = type(norm)  # exactly these classes: a subclass may change the arithmetic (the Python path)
     if kind is nn.Identity:
         return "none", [None] * 4, 1e-5, None
     if (
         isinstance(norm, LayerNorm) and kind is LayerNorm and norm.features > 1
     ):  # features 1: the Python path, which warns
-        return "layer", [per_member(norm.gamma, S), per_member(norm.beta, S), None, None], norm.eps, None
+        return "over_features", [per_member(norm.gamma, S), per_member(norm.beta, S), None, None], norm.eps, None
     if isinstance(norm, RMSNorm) and kind is RMSNorm:
-        return "rms", [per_member(norm.gamma, S), None, None, None], norm.eps, None
+        return "rms_over_features", [per_member(norm.gamma, S), None, None, None], norm.eps, None
     if isinstance(norm, RecurrentBatchNorm1d) and kind is RecurrentBatchNorm1d:
         if norm.training or norm.use_batch_stats_in_eval:
             group = B if norm.training or norm.batch_group is None else norm.batch_group
-            return "batch", [per_member(norm.gamma, S), per_member(norm.beta, S), None, None], norm.eps, group
+            return "over_batch", [per_member(norm.gamma, S), per_member(norm.beta, S), None, None], norm.eps, group
         mean, var = norm.running_rows(T)  # (T, *param_shape)
         scale = norm.gamma * torch.rsqrt(var + norm.eps)
         shift = norm.beta - mean * scale
@@ -355,7 +360,7 @@ def unroll_fused(
     outputs = cast(tuple[torch.Tensor, ...], FusedRecurrence.apply(spec, U, W_h, *params, tap, *params_x))
     h_T, H, *stats, saturated = outputs
     for norm, mode, mean, var in zip(norms, (mode_h, mode_c, mode_x), stats[0::2], stats[1::2], strict=True):
-        if mode == "batch" and norm.training:  # the running statistics, as the Python path updates them
+        if mode == "over_batch" and norm.training:  # the running statistics, as the Python path updates them
             assert isinstance(norm, RecurrentBatchNorm1d)
             norm.track_sequence(mean.reshape(T, *norm.param_shape), var.reshape(T, *norm.param_shape), B)
     hidden = H.permute(1, 2, 0, 3)  # (S, B, T, H)

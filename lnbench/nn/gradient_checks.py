@@ -19,10 +19,12 @@ comparison, in four groups:
   and in float32 it computes y as ``x * rstd - mean * rstd``, so a constant row of 100 gives
   x_hat ~ 1e-3 instead of 0. For float32 and float16 there are also ``<name> vs float64``
   checks against that float64 answer, within 1e-5 and 1e-3.
-- ``autograd``: ``torch.autograd.gradcheck`` in float64 on :class:`lnbench.nn.norms.LayerNorm`
-  and :class:`lnbench.nn.norms.BatchNorm1d` (training mode; running statistics get updated,
-  which does not change the training-mode output), with gamma and beta as inputs too; and
-  each module's forward and gradients against ``F.layer_norm`` / ``F.batch_norm``
+- ``autograd``: ``torch.autograd.gradcheck`` in float64 on :class:`lnbench.nn.norms.LayerNorm`,
+  :class:`lnbench.nn.norms.BatchNorm1d` (training mode; running statistics get updated,
+  which does not change the training-mode output) and :class:`lnbench.nn.groupnorm.GroupNorm`
+  (two groups, or one for an odd D), with gamma and beta as inputs too; and each module's forward
+  and gradients against ``F.layer_norm`` / ``F.batch_norm`` / ``F.group_norm`` (the (B, T, D)
+  input as B * T rows, D its channel axis)
   (``rel_error <= 1e-10``). Input ``(2, 3, min(D, 16))``: the Jacobian is dense, so cost grows
   with the square of the input size.
 - ``edge-cases``: float32 cancellation (40000 + [0, 1, 2, 3]), a constant row, D = 1, an empty
@@ -253,6 +255,7 @@ def autograd_checks(features: int, rng: np.random.Generator) -> list[Check]:
     from torch.func import functional_call
 
     try:
+        from lnbench.nn.groupnorm import GroupNorm
         from lnbench.nn.norms import BatchNorm1d, LayerNorm
     except ImportError as exc:  # norms.py is optional for the NumPy checks
         detail = f"cannot import lnbench.nn.norms: {exc}"
@@ -268,13 +271,19 @@ def autograd_checks(features: int, rng: np.random.Generator) -> list[Check]:
         y = F.batch_norm(x.reshape(-1, D), None, None, gamma, beta, training=True, eps=EPS)
         return y.reshape(x.shape)
 
+    groups = 2 if D % 2 == 0 else 1
+
+    def group_norm_reference(x, gamma, beta):  # torch normalizes (N, C, *): our D as C, each (b, t) a sample
+        return F.group_norm(x.reshape(-1, D), groups, gamma, beta, EPS).reshape(x.shape)
+
     references = {
-        "LayerNorm": (LayerNorm, lambda x, g, b: F.layer_norm(x, (D,), g, b, EPS), "F.layer_norm"),
-        "BatchNorm1d": (BatchNorm1d, batch_norm_reference, "F.batch_norm(training=True)"),
+        "LayerNorm": (LayerNorm(D, eps=EPS), lambda x, g, b: F.layer_norm(x, (D,), g, b, EPS), "F.layer_norm"),
+        "BatchNorm1d": (BatchNorm1d(D, eps=EPS), batch_norm_reference, "F.batch_norm(training=True)"),
+        "GroupNorm": (GroupNorm(D, eps=EPS, groups=groups), group_norm_reference, f"F.group_norm({groups} groups)"),
     }
     checks = []
-    for name, (cls, reference, reference_name) in references.items():
-        module = cls(D, eps=EPS).double().train()
+    for name, (layer, reference, reference_name) in references.items():
+        module = layer.double().train()
         module._warned_single_value = True  # D = 1 is checked on purpose: no "one feature" warning
 
         def fn(x, gamma, beta, module=module):

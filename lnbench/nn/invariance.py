@@ -18,7 +18,8 @@ with ``delta`` log-uniform in [0.1, 10] and ``gamma ~ N(0, I)``, several draws p
 
 The methods are lnbench's own layers: :class:`lnbench.nn.norms.BatchNorm1d` (training mode: batch
 statistics), weight normalization (:func:`lnbench.nn.weightnorm.weight_normalize`, g = 1),
-:class:`lnbench.nn.norms.LayerNorm` and :class:`lnbench.nn.rmsnorm.RMSNorm` (a fourth row, from Zhang & Sennrich 2019, Table 1, which the row derived below agrees with).
+:class:`lnbench.nn.norms.LayerNorm`, :class:`lnbench.nn.rmsnorm.RMSNorm` (a fourth row, from Zhang & Sennrich 2019, Table 1, which the row derived below agrees with)
+and :class:`lnbench.nn.groupnorm.GroupNorm` with :data:`GROUPS` groups (a fifth row, derived below).
 
 **Thresholds.** An exactly invariant method changes its output only through ``eps`` inside the
 square root and through float64 rounding. With ``v`` the variance (or mean square) a method
@@ -38,6 +39,15 @@ and eps alone moves the output by up to ~eps / (2 v) |a_hat|.
 is multiplied by the same factor: weight matrix re-scaling (I), dataset re-scaling (I), single
 case re-scaling (I). Nothing is subtracted, so the shifts of re-centering stay (N, N), and
 re-scaling one unit changes the root mean square of every case (N).
+
+**GroupNorm's row**, derived (G groups of H/G units, statistics per case and group): the same as
+LayerNorm's, whose argument holds group by group. ``W -> delta W`` and ``x -> delta x`` multiply
+every group's values, mean and standard deviation by delta (I, I); ``W -> W + 1 gamma^T`` adds
+the same ``gamma^T x_n`` to every unit of case n, so to every group's mean, which is subtracted
+(I); one case re-scaled is its own statistics (I). Re-scaling one row ``w_i`` changes the mean and
+variance of unit i's group (N); re-centering the data adds ``w_i^T gamma``, a different amount to
+each unit (N). Not in the paper (Wu & He 2018 came later). With G = H each group is one unit,
+whose x_hat is 0 whatever happens: every cell would read I, a degenerate layer, not an invariance.
 """
 
 from __future__ import annotations
@@ -49,11 +59,13 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
+from lnbench.nn.groupnorm import GroupNorm
 from lnbench.nn.norms import BatchNorm1d, LayerNorm
 from lnbench.nn.rmsnorm import RMSNorm
 from lnbench.nn.weightnorm import weight_normalize
 
 EPS = 1e-10  # the layers' eps here: small, so the table shows the math (see "Thresholds")
+GROUPS = 4  # GroupNorm's G here: 32 units in groups of 8
 TRANSFORMATIONS = (
     ("weight_matrix_rescaling", "weight matrix re-scaling"),
     ("weight_matrix_recentering", "weight matrix re-centering"),
@@ -68,6 +80,7 @@ EXPECTED = {
     "weight": ("I", "N", "I", "N", "N", "N"),
     "layer": ("I", "I", "N", "I", "N", "I"),
     "rms": ("I", "N", "N", "I", "N", "I"),
+    "group": ("I", "I", "N", "I", "N", "I"),  # derived (module docstring): LayerNorm's, group by group
 }
 IN_PAPER = ("batch", "weight", "layer")
 
@@ -94,12 +107,19 @@ def _rms(W: torch.Tensor, X: torch.Tensor) -> Normalized:
     return RMSNorm(W.shape[0], eps=EPS).double()(a), float(a.square().mean(dim=1).min())
 
 
+def _group(W: torch.Tensor, X: torch.Tensor) -> Normalized:
+    a = X @ W.T  # (N, H)
+    groups = a.unflatten(1, (GROUPS, W.shape[0] // GROUPS))  # (N, G, H/G): the variance GroupNorm divides by
+    return GroupNorm(W.shape[0], eps=EPS, groups=GROUPS).double()(a), float(groups.var(dim=2, unbiased=False).min())
+
+
 #: method -> (label, the normalized summed inputs (and v_min) of the batch X under weights W)
 METHODS: dict[str, tuple[str, Callable[[torch.Tensor, torch.Tensor], Normalized]]] = {
     "batch": ("batch norm", _batch),
     "weight": ("weight norm", _weight),
     "layer": ("layer norm", _layer),
     "rms": ("RMSNorm", _rms),
+    "group": ("GroupNorm", _group),
 }
 
 
@@ -142,7 +162,7 @@ class Cell:
     max_change: float
     tolerance: float
     measured: str  # "I", "N" or "?"
-    paper: str | None  # the paper's verdict; None for RMSNorm (not in the paper)
+    paper: str | None  # the paper's verdict; None for RMSNorm and GroupNorm (not in the paper)
     expected: str  # the paper's, or the derived one
     agrees: bool
 

@@ -30,6 +30,8 @@ Every norm's gain starts at ``model.norm_gain_init`` when it is set (the same va
 kind, so LN and BN can be compared at equal initial gains); null keeps each paper's (above).
 - ``rms``: RMSNorm (Zhang & Sennrich 2019) in LayerNorm's three places; it has no beta, so (1)'s
   b is the only bias and (3) has none.
+- ``group``: GroupNorm (Wu & He 2018) in LayerNorm's three places, the 4H terms and the H cell
+  state each in ``model.norm_groups`` groups (any norm of the registry goes there, as a user's does).
 - ``weight``: weight normalization (Salimans & Kingma 2016) of W_h and W_x, each row with its own
   length (``g_h``, ``g_x``, starting at the rows' norms, so the LSTM starts as the plain one); the
   three norm positions are the identity.
@@ -59,14 +61,6 @@ from lnbench.nn.weightnorm import row_norms, weight_normalize
 
 GATES = ("i", "f", "o", "g")  # the slices of the 4H summed inputs, in this order
 BATCH_NORM_GAIN = paper_gain_init("lstm", "batch")  # 0.1, Cooijmans et al. 2016, section 4.2 (the registry's)
-
-
-def gain_init(cfg: ModelConfig) -> float:
-    """The initial value of the LSTM's norm gains: ``model.norm_gain_init``, or when it is null each
-    model's paper: 0.1 for the BN-LSTM (Cooijmans et al. 2016, section 4.2), 1 otherwise (Ba et al. 2016)."""
-    if cfg.norm_gain_init is not None:
-        return cfg.norm_gain_init
-    return paper_gain_init("lstm", cfg.norm) or 1.0  # the family registry's paper_gains (None: no gain)
 
 
 class LSTMCellWithNorm(nn.Module):
@@ -117,12 +111,12 @@ class LSTMCellWithNorm(nn.Module):
             with torch.no_grad():
                 self.g_h, self.g_x = nn.Parameter(row_norms(self.W_h)), nn.Parameter(row_norms(self.W_x))
 
-        gain = gain_init(cfg)
+        # the BN-LSTM keeps running statistics per timestep (Cooijmans et al. 2016, section 4), whatever
+        # the RNN's batch_norm_stats; its gains start at the registry's initial_gain (0.1 for BN)
+        norm_cfg = cfg.model_copy(update={"batch_norm_stats": "per_timestep"})
 
         def make_norm(features: int) -> nn.Module:
-            return spec.build(
-                features, members, recurrent=True, seq_len=seq_len, batch_norm_stats="per_timestep", gain_init=gain
-            )
+            return spec.build(features, norm_cfg, members, recurrent=True, seq_len=seq_len)
 
         self.norm_h, self.norm_x, self.norm_c = make_norm(4 * H), make_norm(4 * H), make_norm(H)
         if spec.uses_batch_statistics:  # Cooijmans et al.'s BN-LSTM

@@ -16,9 +16,9 @@ import importlib
 from torch import nn
 
 from lnbench.config import ModelConfig
-from lnbench.names import FAMILIES, FAMILY_REGISTRY, family_label, paper_gain_init
+from lnbench.names import FAMILIES, FAMILY_REGISTRY, family_label
 from lnbench.nn.lstm import LSTM, LSTMCellWithNorm
-from lnbench.nn.registry import norm_kind
+from lnbench.nn.registry import initial_gain
 from lnbench.nn.rnn import (
     PLACEMENTS,
     RECURRENT_INITS,
@@ -54,17 +54,6 @@ __all__ = [
     "family_label",
     "sinusoidal_positions",
 ]
-
-
-def initial_gain(model_cfg: ModelConfig) -> float | None:
-    """The value every norm gain of this model starts at: ``model.norm_gain_init``, or its paper's
-    when null (1; the BN-LSTM's 0.1); None for a norm without a gain on activations (none, weight).
-    Recorded in metrics.json (``initial_gain``) so a table can say which gains were compared."""
-    if not norm_kind(model_cfg.norm).normalizes_activations:
-        return None
-    if model_cfg.norm_gain_init is not None:
-        return model_cfg.norm_gain_init
-    return paper_gain_init(model_cfg.family, model_cfg.norm)  # the LSTM's: lnbench.nn.lstm.gain_init
 
 
 def build_model(model_cfg: ModelConfig, input_size: int, seq_len: int, num_classes: int = 2) -> nn.Module:

@@ -1,20 +1,26 @@
-"""The registry of norm kinds: for each kind of :data:`lnbench.names.NORM_KINDS`, its layer and what
-it can do. The models ask it (and the layers' own class attributes, :class:`lnbench.nn.base.Norm`)
-instead of testing a norm's name, so a new norm is one file in ``lnbench/nn/`` plus one line in
-:data:`NORMS`.
+"""The registry of norm kinds: for each kind of :data:`lnbench.names.NORM_REGISTRY`, its layer and
+what it can do. The models ask it (and the layers' own class attributes, :class:`lnbench.nn.base.Norm`)
+instead of testing a norm's name, so a new norm is one file in ``lnbench/nn/`` plus its entry in
+:data:`lnbench.names.NORM_REGISTRY` (and a ``model`` key in the schema if it has an option of its
+own); :data:`NORMS` is built from those entries.
 
 Capabilities of a kind (:class:`NormKind`; all but ``reparametrizes_weights`` read off its layer class):
 
-=========================  ====  =====  =====  ===  ======
-capability                 none  batch  layer  rms  weight
-=========================  ====  =====  =====  ===  ======
-normalizes_activations           x      x      x
-has_beta                         x      x
+=========================  ====  =====  =====  ===  ======  =====
+capability                 none  batch  layer  rms  weight  group
+=========================  ====  =====  =====  ===  ======  =====
+normalizes_activations           x      x      x            x
+has_beta                         x      x                   x
 uses_batch_statistics            x
 takes_timestep (in an RNN)       x
-grouped_as_layer                 x      x      x
+grouped_as_layer                 x      x      x            x
 reparametrizes_weights                                x
-=========================  ====  =====  =====  ===  ======
+has_member_axis            x     x      x      x            x
+=========================  ====  =====  =====  ===  ======  =====
+
+Each layer reads its own options from the model config (:meth:`lnbench.nn.base.Norm.from_config`:
+BatchNorm's ``batch_norm_stats``, GroupNorm's ``norm_groups``); :meth:`NormKind.build` passes the
+config through, so the factory knows no norm's options.
 """
 
 from __future__ import annotations
@@ -25,11 +31,17 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from lnbench.names import NORM_KINDS, entry_point_norms, is_plugin_norm, norm_color, norm_label
+from lnbench.config import ModelConfig
+from lnbench.names import (
+    NORM_KINDS,
+    NORM_REGISTRY,
+    entry_point_norms,
+    is_plugin_norm,
+    norm_color,
+    norm_label,
+    paper_gain_init,
+)
 from lnbench.nn.base import Norm
-from lnbench.nn.batchnorm import BatchNorm1d, RecurrentBatchNorm1d
-from lnbench.nn.layernorm import LayerNorm
-from lnbench.nn.rmsnorm import RMSNorm
 
 
 @dataclass(frozen=True)
@@ -44,15 +56,20 @@ class NormKind:
             (BatchNorm: :class:`lnbench.nn.batchnorm.RecurrentBatchNorm1d`). Default: None.
         reparametrizes_weights: the model builds its weight-normalized layers
             (:mod:`lnbench.nn.weightnorm`) instead of normalizing activations. Default: False.
+        member_axis: for a kind without a layer, whether its model has a seed ensemble's member
+            axis in every family (weight norm's Linear layers have none in a Transformer); a
+            layer says it itself (``has_member_axis``). Default: True.
 
     Raises:
-        ValueError: in :meth:`build`, from the layer (``features < 1``, a bad ``batch_norm_stats``).
+        ValueError: in :meth:`build`, from the layer (``features < 1``, a bad ``batch_norm_stats``,
+            ``norm_groups`` not dividing D).
     """
 
     kind: str
     layer: type[Norm] | None
     recurrent_layer: type[Norm] | None = None
     reparametrizes_weights: bool = False
+    member_axis: bool = True
 
     @property
     def label(self) -> str:
@@ -94,49 +111,87 @@ class NormKind:
         """The layer's parameters are one layer in the per-layer gradient norms."""
         return self.layer is not None and self.layer.grouped_as_layer
 
+    @property
+    def has_member_axis(self) -> bool:
+        """Its layers take a seed ensemble's leading member axis in every family (a Transformer
+        cell's seeds train as one ensemble only then; :func:`lnbench.names.norm_has_member_axis`)."""
+        return self.layer.has_member_axis if self.layer is not None else self.member_axis
+
     def build(
         self,
         features: int,
+        model_cfg: ModelConfig,
         members: int | None = None,
         recurrent: bool = False,
+        *,
         seq_len: int | None = None,
-        batch_norm_stats: str = "pooled",
-        gain_init: float = 1.0,
     ) -> nn.Module:
-        """The layer for ``features`` D (``nn.Identity`` where this kind has none).
+        """The layer for ``features`` D (``nn.Identity`` where this kind has none), built by its
+        class from the model config (:meth:`lnbench.nn.base.Norm.from_config`: each norm reads
+        its own keys), with every entry of gamma at the model's initial gain (:func:`initial_gain`).
 
         Args:
             features: D, the normalized last axis.
+            model_cfg: the model's :class:`lnbench.config.ModelConfig` (its family, its gain, the
+                norm's options).
             members: S for a seed ensemble (parameters ``(S, 1, D)``). Default: None.
             recurrent: inside a recurrence (see ``recurrent_layer``). Default: False.
-            seq_len, batch_norm_stats: the model's options, for a layer that needs them
-                (:meth:`lnbench.nn.base.Norm.from_options`).
-            gain_init: the initial value of every entry of gamma (``model.norm_gain_init``; the
-                models resolve its null to their paper's value). Default: 1.0, PyTorch's.
+            seq_len: T of the data, for a layer with state per timestep (BatchNorm's
+                ``per_timestep`` running statistics). Default: None.
+
+        Raises:
+            ValueError: from the layer, for a bad option (one line naming the key).
         """
         layer = self.layer_class(recurrent)
         if layer is None:
             return nn.Identity()
-        built = layer.from_options(features, members=members, seq_len=seq_len, batch_norm_stats=batch_norm_stats)
-        if gain_init != 1.0:
+        built = layer.from_config(features, model_cfg, members=members, seq_len=seq_len)
+        gain = initial_gain(model_cfg, self.kind)
+        if gain is not None and gain != 1.0:
             with torch.no_grad():
-                built.gamma.fill_(gain_init)
+                built.gamma.fill_(gain)
         return built
 
 
-#: The one registry of norm kinds (names and colours: :mod:`lnbench.names`); config, models,
-#: plots and tables read it. In the order of :data:`lnbench.names.NORM_KINDS`.
+def initial_gain(model_cfg: ModelConfig, kind: str | None = None) -> float | None:
+    """The value every norm gain of this model starts at: ``model.norm_gain_init``, or its paper's
+    when null (1; the BN-LSTM's 0.1: :func:`lnbench.names.paper_gain_init`); None for a norm without
+    a gain on activations (none, weight). ``kind``: the norm (default: ``model_cfg.norm``).
+    Recorded in metrics.json (``initial_gain``) so a table can say which gains were compared."""
+    kind = model_cfg.norm if kind is None else kind
+    if not norm_kind(kind).normalizes_activations:
+        return None
+    if model_cfg.norm_gain_init is not None:
+        return model_cfg.norm_gain_init
+    return paper_gain_init(model_cfg.family, kind)
+
+
+def _load(path: str | None) -> type[Norm] | None:
+    """The class ``"module:Class"`` names (a built-in norm's, :data:`lnbench.names.NORM_REGISTRY`)."""
+    if path is None:
+        return None
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+#: The one registry of norm kinds, built from :data:`lnbench.names.NORM_REGISTRY` (names, colours,
+#: the torch-free facts); config, models, plots and tables read it. In the order of
+#: :data:`lnbench.names.NORM_KINDS`.
 NORMS: dict[str, NormKind] = {
-    entry.kind: entry
-    for entry in (
-        NormKind("none", None),
-        NormKind("batch", BatchNorm1d, recurrent_layer=RecurrentBatchNorm1d),
-        NormKind("layer", LayerNorm),
-        NormKind("rms", RMSNorm),
-        NormKind("weight", None, reparametrizes_weights=True),
+    kind: NormKind(
+        kind,
+        _load(info.layer),
+        _load(info.recurrent_layer),
+        reparametrizes_weights=info.reparametrizes_weights,
+        member_axis=info.has_member_axis,
     )
+    for kind, info in NORM_REGISTRY.items()
 }
-assert tuple(NORMS) == NORM_KINDS, "one registry line per kind of lnbench.names.NORM_KINDS, in its order"
+for _kind, _entry in NORMS.items():  # the torch-free facts of names.py are what the classes say
+    _info = NORM_REGISTRY[_kind]
+    assert _entry.has_member_axis == _info.has_member_axis, f"{_kind}: has_member_axis disagrees with its layer"
+    assert _entry.uses_batch_statistics == _info.uses_batch_statistics, f"{_kind}: uses_batch_statistics disagrees"
+    assert _entry.normalizes_activations == _info.has_gain, f"{_kind}: has_gain disagrees with its layer"
 
 
 def norm_kind(kind: str) -> NormKind:
@@ -186,20 +241,23 @@ def plugin_norm(spec: str) -> NormKind:
 def build_norm(
     kind: str,
     features: int,
+    model_cfg: ModelConfig | None = None,
     members: int | None = None,
     recurrent: bool = False,
+    *,
     seq_len: int | None = None,
-    batch_norm_stats: str = "pooled",
 ) -> nn.Module:
     """Return the normalization layer for ``kind`` (:meth:`NormKind.build`; ``none`` and ``weight``:
     the identity).
 
     Args:
-        kind: one of :data:`lnbench.names.NORM_KINDS`.
+        kind: one of :data:`lnbench.names.NORM_KINDS`, or a user's ``"package.module:ClassName"``.
         features: the size of the normalized last axis.
-        members, recurrent, seq_len, batch_norm_stats: see :meth:`NormKind.build`.
+        model_cfg: the model's options (the norm's own keys, the gain); None: the schema's defaults.
+        members, recurrent, seq_len: see :meth:`NormKind.build`.
 
     Raises:
         ValueError: for any other ``kind``, naming the allowed kinds; from the layer for bad options.
     """
-    return norm_kind(kind).build(features, members, recurrent, seq_len, batch_norm_stats)
+    entry = norm_kind(kind)
+    return entry.build(features, ModelConfig() if model_cfg is None else model_cfg, members, recurrent, seq_len=seq_len)

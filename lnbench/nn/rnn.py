@@ -141,15 +141,12 @@ class RNNCellWithNorm(nn.Module):
                 else:
                     self.g_hh, self.g_xh = nn.Parameter(row_norms(self.W_hh)), nn.Parameter(row_norms(self.W_xh))
 
-        gain = 1.0 if cfg.norm_gain_init is None else cfg.norm_gain_init  # Ba et al.: gains start at 1
-
-        def make_norm() -> nn.Module:
-            return spec.build(
-                H, members, recurrent=True, seq_len=seq_len, batch_norm_stats=cfg.batch_norm_stats, gain_init=gain
-            )
-
-        self.norm = make_norm()  # joint: on the sum; separate: on W_hh h
-        self.norm_x = make_norm() if placement == "separate" else None
+        # each norm reads its options from cfg (batch_norm_stats, norm_groups); gains start at
+        # model.norm_gain_init, or 1 (Ba et al.)
+        self.norm = spec.build(
+            H, cfg, members, recurrent=True, seq_len=seq_len
+        )  # joint: on the sum; separate: on W_hh h
+        self.norm_x = spec.build(H, cfg, members, recurrent=True, seq_len=seq_len) if placement == "separate" else None
         self.takes_timestep = spec.takes_timestep
 
     def recurrent_weights(self) -> tuple[torch.Tensor, torch.Tensor]:

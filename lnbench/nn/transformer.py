@@ -27,7 +27,6 @@ import torch
 from torch import nn
 
 from lnbench.config import ModelConfig
-from lnbench.names import TRANSFORMER_ENSEMBLE_NORMS
 from lnbench.nn.base import Norm, copy_members
 from lnbench.nn.registry import norm_kind
 from lnbench.nn.rnn import EnsembleLinear
@@ -40,16 +39,11 @@ def _linear(in_features: int, out_features: int, cfg: ModelConfig, members: int 
     wn = norm_kind(cfg.norm).reparametrizes_weights
     if members is None:
         return linear(in_features, out_features, wn, bias)
-    if cfg.norm not in TRANSFORMER_ENSEMBLE_NORMS:
+    if not norm_kind(cfg.norm).has_member_axis:
         raise ValueError(
-            f"a Transformer seed ensemble supports norm {', '.join(TRANSFORMER_ENSEMBLE_NORMS)}; got {cfg.norm!r}"
+            f"a Transformer seed ensemble needs a norm with a member axis (has_member_axis); got {cfg.norm!r}"
         )
     return EnsembleLinear(members, in_features, out_features, bias)
-
-
-def _gain(cfg: ModelConfig) -> float:
-    """The initial gain of every norm: ``model.norm_gain_init``, or 1 (Ba et al.; torch.nn.LayerNorm)."""
-    return 1.0 if cfg.norm_gain_init is None else cfg.norm_gain_init
 
 
 def _normalize(norm: nn.Module, z: torch.Tensor, members: int | None) -> torch.Tensor:
@@ -116,9 +110,9 @@ class TransformerBlock(nn.Module):
         d_ff = 4 * D if cfg.d_ff is None else cfg.d_ff
         # weight norm: every Linear weight-normalized; the norm positions are the identity
         self.members = members
-        self.norm_1 = spec.build(D, members, gain_init=_gain(cfg))
+        self.norm_1 = spec.build(D, cfg, members)
         self.attn = SelfAttention(cfg, members)
-        self.norm_2 = spec.build(D, members, gain_init=_gain(cfg))
+        self.norm_2 = spec.build(D, cfg, members)
         self.mlp = nn.Sequential(_linear(D, d_ff, cfg, members), nn.GELU(), _linear(d_ff, D, cfg, members))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -167,7 +161,7 @@ class TransformerClassifier(nn.Module):
         seq_len: T, the number of positions.
         num_classes: C. Default: 2.
         members: S for a seed ensemble of S independent models trained at once (build it with
-            :meth:`stack`; norms :data:`lnbench.names.TRANSFORMER_ENSEMBLE_NORMS`); every tensor then has a leading member
+            :meth:`stack`; norms that have a member axis, :func:`lnbench.names.norm_has_member_axis`); every tensor then has a leading member
             axis. Default: None.
 
     Shape:
@@ -193,13 +187,13 @@ class TransformerClassifier(nn.Module):
         lead = () if members is None else (members,)
         normed_input = cfg.input_norm and spec.normalizes_activations
         self.input_proj = _linear(input_size, D, cfg, members, bias=not normed_input)
-        self.input_norm = spec.build(D, members, gain_init=_gain(cfg)) if normed_input else None
+        self.input_norm = spec.build(D, cfg, members) if normed_input else None
         if cfg.pos_emb == "learned":
             self.pos_emb = nn.Parameter(torch.randn(*lead, seq_len, D) * cfg.pos_emb_std)
         else:
             self.register_buffer("pos_emb", sinusoidal_positions(seq_len, D).expand(*lead, seq_len, D).clone())
         self.blocks = nn.ModuleList(TransformerBlock(cfg, members) for _ in range(cfg.num_layers))
-        self.norm_f = spec.build(D, members, gain_init=_gain(cfg))
+        self.norm_f = spec.build(D, cfg, members)
         self.head = _linear(D, num_classes, cfg, members)
 
     @classmethod

@@ -31,6 +31,7 @@ from lnbench.names import (
     model_group_of,
     norm_color,
     norm_label,
+    norm_uses_batch_statistics,
 )
 from lnbench.records.runs import atomic_write
 from lnbench.records.schema import Metrics, read_metrics
@@ -430,7 +431,10 @@ def figure_hidden_norm_mean(metrics: Sequence[Metrics]) -> Figure:
         sizes = {r.hidden_size for rs in norms.values() for r in rs}
         if _recurrent(family) and len(sizes) == 1 and None not in sizes:  # |h_t| < 1
             ax.axhline(np.sqrt(sizes.pop()), color="k", lw=0.7, ls="--", label="sqrt(H), the bound of tanh")
-        init_note = "dotted: at initialisation" + (" (BatchNorm: batch statistics)" if "batch" in norms else "")
+        batch_stats = [norm_label(n) for n in norms if norm_uses_batch_statistics(n)]
+        init_note = "dotted: at initialisation" + (
+            f" ({', '.join(batch_stats)}: batch statistics)" if batch_stats else ""
+        )
         ax.plot([], [], color="k", ls=":", lw=1.2, label=init_note)
         ax.set(title=_title(family), xlabel="timestep t", ylabel=ylabel)
         ax.set_ylim(bottom=0)

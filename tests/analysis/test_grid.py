@@ -37,7 +37,7 @@ def test_the_cells_are_the_product_of_the_grid_in_order():
         ({"sweep.family": ["rnn"]}, "expected section.key with section one of data, model, train"),
         ({"data.seq_len": []}, "expected a non-empty list"),
         ({"data.seq_len": [1]}, "data.seq_len: value 1: Input should be greater than or equal to 2"),
-        ({"model.norm": ["none", "group"]}, "model.norm: value 'group'"),
+        ({"model.norm": ["none", "instance"]}, "model.norm: value 'instance'"),
         (
             {"train.batch_size": [64, 5000]},
             "train.batch_size: value 5000: train.batch_size (5000) must be <= data.n_train",

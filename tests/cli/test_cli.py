@@ -239,7 +239,7 @@ def test_a_diverged_child_does_not_stop_the_comparison(tmp_path, monkeypatch):
     "args,message",
     [
         (["compare", "--set", "train.epochs=0"], "train.epochs"),
-        (["compare", "--set", "model.norm=group"], "'none', 'batch', 'layer', 'rms' or 'weight'"),
+        (["compare", "--set", "model.norm=instance"], "'none', 'batch', 'layer', 'rms', 'weight' or 'group'"),
         (["compare", "--set", "train.lr=-0.1"], "train.lr"),
         (["compare", "--set", "train.bogus=1"], "train.bogus: unknown key"),
         (["compare", "missing.yaml"], "missing.yaml: cannot read config"),

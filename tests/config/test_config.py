@@ -43,9 +43,9 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
         ("train:\n  epochs: 0\n", [], "train.epochs: Input should be greater than or equal to 1 (got 0)"),
         ("train:\n  lr: -1\n", [], "train.lr: Input should be greater than 0"),
         (
-            "model:\n  norm: group\n",
+            "model:\n  norm: instance\n",
             [],
-            "model.norm: Input should be 'none', 'batch', 'layer', 'rms' or 'weight', or a norm class 'package.module:ClassName' (got 'group')",
+            "model.norm: Input should be 'none', 'batch', 'layer', 'rms', 'weight' or 'group', or a norm class 'package.module:ClassName' (got 'instance')",
         ),
         (
             "train:\n  epoch: 3\n",
@@ -162,7 +162,7 @@ def test_duplicate_keys_are_refused_with_both_lines(tmp_path):
 
 def test_every_schema_error_is_its_own_line_and_invalid_yaml_says_why(tmp_path):
     with pytest.raises(ConfigError) as err:
-        _load_text(tmp_path, "train:\n  epochs: 0\n  lr: -1\nmodel:\n  norm: group\n")
+        _load_text(tmp_path, "train:\n  epochs: 0\n  lr: -1\nmodel:\n  norm: instance\n")
     lines = str(err.value).splitlines()
     assert len(lines) == 3 and all(line.startswith(str(tmp_path / "c.yaml")) for line in lines)
     assert (

@@ -17,7 +17,7 @@ class MeanPool(nn.Module):
         H = cfg.hidden_size
         self.cfg, self.input_size, self.seq_len, self.num_classes = cfg, input_size, seq_len, num_classes
         self.proj = nn.Linear(input_size, H)
-        self.norm = norm_kind(cfg.norm).build(H)  # nn.Identity where the kind has no layer
+        self.norm = norm_kind(cfg.norm).build(H, cfg)  # nn.Identity where the kind has no layer
         self.head = nn.Linear(H, num_classes)
 
     def forward(self, x: torch.Tensor, return_hidden: bool = False):

@@ -142,16 +142,25 @@ def test_batch_statistics_in_groups_and_the_probes_match(family):
 
 SPECS = [
     pytest.param(
-        fused.Recurrence(lstm=True, inner=False, mode_h="layer", mode_c="layer", mode_x="layer"), id="ln-lstm"
+        fused.Recurrence(
+            lstm=True, inner=False, mode_h="over_features", mode_c="over_features", mode_x="over_features"
+        ),
+        id="ln-lstm",
     ),
     pytest.param(
-        fused.Recurrence(lstm=True, inner=False, mode_h="batch", mode_c="batch", mode_x="batch", group=2), id="bn-lstm"
+        fused.Recurrence(
+            lstm=True, inner=False, mode_h="over_batch", mode_c="over_batch", mode_x="over_batch", group=2
+        ),
+        id="bn-lstm",
     ),
     pytest.param(
         fused.Recurrence(lstm=True, inner=False, mode_h="affine", mode_c="affine", mode_x="affine"), id="bn-lstm-eval"
     ),
-    pytest.param(fused.Recurrence(lstm=False, inner=True, mode_h="rms"), id="rms-rnn-joint"),
-    pytest.param(fused.Recurrence(lstm=False, inner=False, mode_h="layer", mode_x="batch", group=4), id="rnn-separate"),
+    pytest.param(fused.Recurrence(lstm=False, inner=True, mode_h="rms_over_features"), id="rms-rnn-joint"),
+    pytest.param(
+        fused.Recurrence(lstm=False, inner=False, mode_h="over_features", mode_x="over_batch", group=4),
+        id="rnn-separate",
+    ),
 ]
 
 
@@ -167,7 +176,7 @@ def node_inputs(spec, S=2, T=3, B=4, H=3, seed=4):
             return [None] * 4
         if mode == "affine":
             return [None, None, r(T, S, D, scale=0.5), r(T, S, D)]
-        return [r(S, D), None if mode == "rms" else r(S, D), None, None]
+        return [r(S, D), None if mode == "rms_over_features" else r(S, D), None, None]
 
     c = params(spec.mode_c, H) if spec.lstm else [None] * 4
     tap = torch.zeros(T, S, B, H, dtype=torch.float64, requires_grad=True)

@@ -30,9 +30,10 @@ def test_default_run_passes():
             assert check.rel_error < 1e-5
     for name in ("y", "dx", "dgamma", "dbeta"):
         assert named[f"vs-torch/{name}"].rel_error < 1e-10
-    for module in ("LayerNorm", "BatchNorm1d"):
+    for module in ("LayerNorm", "BatchNorm1d", "GroupNorm"):
         assert named[f"autograd/{module} gradcheck"].passed
     assert named["autograd/LayerNorm vs F.layer_norm"].rel_error < 1e-10
+    assert named["autograd/GroupNorm vs F.group_norm(2 groups)"].rel_error < 1e-10  # D = 8: two groups of 4
     assert len([c for c in checks if c.group == "edge-cases"]) == 6
 
 

@@ -17,12 +17,14 @@ PAPER = {
     "layer": "I I N I N I",
 }
 RMS_DERIVED = "I N N I N I"  # y = a / rms(a): per-case scale invariant, nothing subtracted
+GROUP_DERIVED = "I I N I N I"  # LayerNorm's, group by group (lnbench.nn.invariance's docstring)
 
 
 def test_expected_table_is_the_papers():
     for method, row in PAPER.items():
         assert " ".join(inv.EXPECTED[method]) == row
     assert " ".join(inv.EXPECTED["rms"]) == RMS_DERIVED
+    assert " ".join(inv.EXPECTED["group"]) == GROUP_DERIVED
     assert [t for t, _ in inv.TRANSFORMATIONS] == [
         "weight_matrix_rescaling",
         "weight_matrix_recentering",
@@ -35,7 +37,7 @@ def test_expected_table_is_the_papers():
 
 def test_every_measured_cell_agrees_with_a_clear_margin():
     cells = inv.measure(seed=3)
-    assert len(cells) == 24 and all(c.agrees for c in cells)
+    assert len(cells) == 30 and all(c.agrees for c in cells)  # 5 methods x 6 transformations
     assert max(c.max_change for c in cells if c.measured == "I") < 1e-6
     assert min(c.max_change for c in cells if c.measured == "N") > 0.1
 
@@ -49,9 +51,9 @@ def test_the_command_writes_the_table_and_exits_1_for_a_wrong_norm(tmp_path, mon
     result = runner.invoke(app, ["invariance", "--json", str(tmp_path / "inv.json")])
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "inv.json").read_text())
-    assert report["agrees"] and len(report["cells"]) == 24
+    assert report["agrees"] and len(report["cells"]) == 30
     assert set(report["cells"][0]) >= {"method", "transformation", "max_change", "measured", "paper", "agrees"}
-    assert {c["paper"] for c in report["cells"] if c["method"] == "rms"} == {None}
+    assert {c["paper"] for c in report["cells"] if c["method"] in ("rms", "group")} == {None}
     monkeypatch.setitem(inv.METHODS, "layer", ("layer norm", _layer_norm_without_centering))
     result = runner.invoke(app, ["invariance", "--runs-dir", str(tmp_path / "runs")])
     assert result.exit_code == 1 and "disagree" in result.output

@@ -256,13 +256,13 @@ def test_bn_lstm_term_biases_stay_zero_through_training():
 def test_gradcheck_of_every_cell_in_float64(norm):
     """torch.autograd.gradcheck of one step w.r.t. x_t, h_{t-1}, c_{t-1} and every trainable
     parameter (BatchNorm in training mode: batch statistics)."""
-    cell = _lstm(norm, H=3, D=2).cell.double().train()
+    cell = _lstm(norm, H=4, D=2).cell.double().train()  # H = 4: GroupNorm's 2 groups of 2 (4H: of 8)
     params = {n: p.detach().clone().requires_grad_() for n, p in cell.named_parameters() if p.requires_grad}
     with torch.no_grad():  # away from the initial values (gains 1 or 0.1, biases 0)
         for p in params.values():
             p.add_(0.3 * torch.randn_like(p))
     g = torch.Generator().manual_seed(1)
-    x, h, c = (torch.randn(4, n, generator=g, dtype=torch.float64, requires_grad=True) for n in (2, 3, 3))
+    x, h, c = (torch.randn(4, n, generator=g, dtype=torch.float64, requires_grad=True) for n in (2, 4, 4))
     names = list(params)
 
     def step(x, h, c, *values):

@@ -124,7 +124,7 @@ def test_build_norm_kinds_and_error():
     assert isinstance(build_norm("batch", 4), BatchNorm1d)
     assert isinstance(build_norm("layer", 4), LayerNorm)
     with pytest.raises(ValueError, match="allowed: none, batch, layer"):
-        build_norm("group", 4)
+        build_norm("instance", 4)
 
 
 def test_repr_shows_hyperparameters():

@@ -56,7 +56,7 @@ def test_a_users_norm_in_a_config_is_built_by_the_registry():
     cfg = load_config(None, [f"model.norm={SCALE}"])
     kind = norm_kind(cfg.model.norm)
     assert kind.label == "ScaleNorm" and kind.normalizes_activations and not kind.has_beta
-    layer = kind.build(8)
+    layer = kind.build(8, cfg.model)
     torch.testing.assert_close(layer(torch.ones(2, 8)), torch.ones(2, 8), rtol=1e-5, atol=1e-5)  # sqrt(D) x / ||x||
 
 
@@ -66,7 +66,7 @@ def test_a_users_norm_in_a_config_is_built_by_the_registry():
         ("no_such_module:Norm", "model.norm: norm 'no_such_module:Norm': cannot import no_such_module"),
         ("toy_norms:Missing", "model.norm: norm 'toy_norms:Missing': toy_norms has no Missing"),
         ("toy_norms:NotANorm", "model.norm: norm 'toy_norms:NotANorm': NotANorm is not a subclass of lnbench.nn.Norm"),
-        ("layer2", "model.norm: Input should be 'none', 'batch', 'layer', 'rms' or 'weight', or a norm class"),
+        ("layer2", "model.norm: Input should be 'none', 'batch', 'layer', 'rms', 'weight' or 'group', or a norm class"),
     ],
 )
 def test_a_bad_plugin_is_one_line_exit_2_and_no_folder(norm, message, tmp_path):

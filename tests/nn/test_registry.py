@@ -11,6 +11,7 @@ from lnbench.config import ModelConfig, TrainConfig
 from lnbench.names import NORM_KINDS
 from lnbench.nn.base import Norm
 from lnbench.nn.batchnorm import BatchNorm1d, RecurrentBatchNorm1d
+from lnbench.nn.groupnorm import GroupNorm
 from lnbench.nn.layernorm import LayerNorm
 from lnbench.nn.models import SimpleRNN, build_model
 from lnbench.nn.registry import NORMS, NormKind, build_norm, norm_kind
@@ -26,18 +27,20 @@ CAPABILITIES = (
     "takes_timestep",
     "grouped_as_layer",
     "reparametrizes_weights",
+    "has_member_axis",
 )
 EXPECTED = {  # the table of lnbench.nn.registry's docstring
-    "none": (False, False, False, False, False, False),
-    "batch": (True, True, True, True, True, False),
-    "layer": (True, True, False, False, True, False),
-    "rms": (True, False, False, False, True, False),
-    "weight": (False, False, False, False, False, True),
+    "none": (False, False, False, False, False, False, True),
+    "batch": (True, True, True, True, True, False, True),
+    "layer": (True, True, False, False, True, False, True),
+    "rms": (True, False, False, False, True, False, True),
+    "weight": (False, False, False, False, False, True, False),
+    "group": (True, True, False, False, True, False, True),
 }
 
 
 def test_one_entry_per_norm_kind_with_the_documented_capabilities():
-    assert tuple(NORMS) == NORM_KINDS
+    assert tuple(NORMS) == NORM_KINDS == tuple(EXPECTED)
     for kind, expected in EXPECTED.items():
         spec = norm_kind(kind)
         assert tuple(getattr(spec, c) for c in CAPABILITIES) == expected, kind
@@ -45,19 +48,28 @@ def test_one_entry_per_norm_kind_with_the_documented_capabilities():
 
 
 def test_build_norm_builds_each_kind_and_names_the_allowed_ones():
-    assert [type(build_norm(k, 4)) for k in NORM_KINDS] == [nn.Identity, BatchNorm1d, LayerNorm, RMSNorm, nn.Identity]
-    bn = build_norm("batch", 4, members=3, recurrent=True, seq_len=7, batch_norm_stats="per_timestep")
+    assert [type(build_norm(k, 4)) for k in NORM_KINDS] == [
+        nn.Identity,
+        BatchNorm1d,
+        LayerNorm,
+        RMSNorm,
+        nn.Identity,
+        GroupNorm,
+    ]
+    per_timestep = ModelConfig(norm="batch", batch_norm_stats="per_timestep")
+    bn = build_norm("batch", 4, per_timestep, members=3, recurrent=True, seq_len=7)
     assert type(bn) is RecurrentBatchNorm1d and bn.running_mean.shape == (7, 3, 1, 4) and bn.gamma.shape == (3, 1, 4)
     assert build_norm("layer", 4, members=3).gamma.shape == (3, 1, 4)
-    with pytest.raises(ValueError, match="unknown norm 'group'; allowed: none, batch, layer, rms, weight"):
-        build_norm("group", 4)
+    assert build_norm("group", 4, ModelConfig(norm="group", norm_groups=2)).groups == 2  # its own key
+    with pytest.raises(ValueError, match="unknown norm 'instance'; allowed: none, batch, layer, rms, weight, group"):
+        build_norm("instance", 4)
 
 
 @pytest.mark.parametrize("kind", NORM_KINDS)
 def test_capabilities_match_what_the_built_layers_do(kind):
     spec = norm_kind(kind)
     for recurrent in (False, True):
-        layer = spec.build(4, recurrent=recurrent, seq_len=3)
+        layer = spec.build(4, ModelConfig(norm_groups=2), recurrent=recurrent, seq_len=3)
         has_beta = any(name == "beta" for name, _ in layer.named_parameters())
         assert has_beta == spec.has_beta
         x = 5 * torch.randn(8, 4) + 2

@@ -8,7 +8,7 @@ from torch.nn import functional as F
 
 from lnbench.config import ModelConfig, RunConfig, TrainConfig
 from lnbench.experiments.base import ensemble_mechanism
-from lnbench.names import TRANSFORMER_ENSEMBLE_MAX_BATCH, TRANSFORMER_ENSEMBLE_NORMS
+from lnbench.names import NORM_KINDS, TRANSFORMER_ENSEMBLE_MAX_BATCH, norm_has_member_axis
 from lnbench.nn.models import TransformerClassifier, build_model
 from lnbench.nn.rnn import EnsembleLinear
 from lnbench.training.checkpoints import member_weights
@@ -16,6 +16,7 @@ from lnbench.training.data import make_trend_data
 from lnbench.training.loop import train_members
 
 FEATURES, T = 6, 5
+ENSEMBLE_NORMS = [k for k in NORM_KINDS if norm_has_member_axis(k)]  # the registry's capability
 
 
 @pytest.fixture(autouse=True)
@@ -38,7 +39,11 @@ def _models(norm, n=3, **options):
     return out
 
 
-@pytest.mark.parametrize("norm", TRANSFORMER_ENSEMBLE_NORMS)
+def test_the_norms_with_a_member_axis_are_all_but_weight_norm():
+    assert ENSEMBLE_NORMS == ["none", "batch", "layer", "rms", "group"]
+
+
+@pytest.mark.parametrize("norm", ENSEMBLE_NORMS)
 @pytest.mark.parametrize("options", [{}, {"pos_emb": "learned", "input_norm": False, "num_layers": 2}])
 @pytest.mark.parametrize("training", [False, True])
 def test_each_member_computes_its_plain_model(norm, options, training):
@@ -116,7 +121,7 @@ def test_batchnorm_running_statistics_are_each_members_own():
 
 
 def test_weight_norm_has_no_ensemble():
-    with pytest.raises(ValueError, match="supports norm none, batch, layer, rms; got 'weight'"):
+    with pytest.raises(ValueError, match="needs a norm with a member axis \\(has_member_axis\\); got 'weight'"):
         TransformerClassifier(ModelConfig(family="transformer", norm="weight"), FEATURES, T, members=2)
 
 
@@ -128,6 +133,9 @@ def test_weight_norm_has_no_ensemble():
         ("transformer", "layer", TRANSFORMER_ENSEMBLE_MAX_BATCH + 1, "sequential"),
         ("transformer", "none", 64, "sequential"),
         ("transformer", "weight", 1, "sequential"),
+        ("transformer", "group", TRANSFORMER_ENSEMBLE_MAX_BATCH, "native"),  # asked, not listed
+        ("transformer", "toy_norms:ScaleNorm", 1, "native"),  # a user's norm: Norm's has_member_axis
+        ("transformer", "toy_norms:SoloNorm", 1, "sequential"),  # ... or its own class's False
         ("rnn", "layer", 64, "native"),
     ],
 )

@@ -5,6 +5,7 @@
 - :class:`WrongBackward`: LayerNorm's forward with a hand-written backward that drops a term: a
   norm ``check_norm`` must refuse.
 - :class:`NotANorm`: an ``nn.Module`` that is not a :class:`lnbench.nn.Norm`.
+- :class:`SoloNorm`: ScaleNorm declaring ``has_member_axis = False`` (no seed-ensemble form).
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ class ScaleNorm(Norm):
         self.check_input(x)
         D = x.shape[-1]
         return self.gamma * x * (D**0.5) / (x.norm(dim=-1, keepdim=True) + self.eps)
+
+
+class SoloNorm(ScaleNorm):
+    has_member_axis = False
 
 
 class _Dropped(torch.autograd.Function):

@@ -10,6 +10,7 @@ from lnbench_scalenorm import ScaleNorm
 from typer.testing import CliRunner
 
 from lnbench.cli.app import app
+from lnbench.config import ModelConfig
 from lnbench.nn.registry import norm_kind
 from lnbench.testing import check_norm
 
@@ -33,7 +34,7 @@ def test_its_entry_point_names_it_in_a_config():
     kind = norm_kind("scalenorm")
     assert kind.layer is ScaleNorm and kind.label == "ScaleNorm"
     x = torch.randn(3, 8)
-    torch.testing.assert_close(kind.build(8)(x).norm(dim=-1), torch.full((3,), 8**0.5))
+    torch.testing.assert_close(kind.build(8, ModelConfig())(x).norm(dim=-1), torch.full((3,), 8**0.5))
 
 
 def test_it_trains_in_a_compare_against_layernorm(tmp_path):
