@@ -46,10 +46,14 @@ class ClaimsSpec:
 #: opt-in so that a plain run stays the short one; ``--all`` or ``--only ID`` runs them.
 OPT_IN_FAMILIES: tuple[str, ...] = ("lstm",)
 
+#: Regimes a plain ``lnbench claims`` leaves out: the optimizer as an axis (issue 33, D), so that
+#: the plain run's claims, and their Holm family, stay those it had before. ``--all`` runs them.
+OPT_IN_REGIMES: tuple[str, ...] = ("rnn_sgd", "transformer_sgd", "lstm_sgd")
+
 
 def in_default_run(claim: claim_rules.Claim) -> bool:
     """Whether a plain ``lnbench claims`` (no ``--only``, no ``--all``) evaluates ``claim``."""
-    return claim.family not in OPT_IN_FAMILIES
+    return claim.family not in OPT_IN_FAMILIES and claim.regime not in OPT_IN_REGIMES
 
 
 def claims_spec(

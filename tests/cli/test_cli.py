@@ -841,9 +841,11 @@ def test_a_plain_claims_run_leaves_the_lstm_claims_out_and_all_or_only_runs_them
 
     presets = Path("configs/claims")
     lstm = [c.id for c in CLAIMS if c.family == "lstm"]
-    assert len(lstm) == 10
+    assert len(lstm) == 11
+    sgd = [c.id for c in CLAIMS if c.regime in ("rnn_sgd", "transformer_sgd", "lstm_sgd")]  # issue 33 D: opt-in too
+    assert sgd == ["rnn_faster_sgd", "tf_faster_sgd", "lstm_faster_sgd"]
     plain = [c.id for c in claims_spec(None, presets).selected]
-    assert plain == [c.id for c in CLAIMS if c.family != "lstm"] and len(plain) == len(CLAIMS) - 10
+    assert plain == [c.id for c in CLAIMS if c.id not in lstm + sgd] and len(plain) == len(CLAIMS) - 13
     assert [c.id for c in claims_spec(None, presets, everything=True).selected] == [c.id for c in CLAIMS]
     assert [c.id for c in claims_spec(["lstm_faster"], presets).selected] == ["lstm_faster"]
     assert (
@@ -857,7 +859,7 @@ def test_a_plain_claims_run_leaves_the_lstm_claims_out_and_all_or_only_runs_them
 
     table = claims_list_table(list(CLAIMS))
     run_column = dict(zip(table.columns[0]._cells, table.columns[-1]._cells))
-    assert run_column == {c.id: "--all" if c.family == "lstm" else "default" for c in CLAIMS}
+    assert run_column == {c.id: "--all" if c.id in lstm + sgd else "default" for c in CLAIMS}
 
 
 def test_num_seeds_trains_that_many_seeds_from_seed(tmp_path):
