@@ -1,7 +1,8 @@
 """Issue 31, A (in part): every fact about a model family or a task lives in its registry entry
 (lnbench.names.FAMILY_REGISTRY, TASKS), and everything else asks the entry. Read from the source
 (``ast``): no comparison with a family's or a task's name outside the registries and the claims
-catalogue (which names each claim's family). Norm kinds and experiment kinds are not covered yet."""
+catalogue (which names each claim's family), nor with an experiment kind's name (further down). Norm kinds
+are not covered yet."""
 
 from __future__ import annotations
 
@@ -48,3 +49,22 @@ def test_the_check_sees_a_planted_comparison(tmp_path):
         'def f(cfg):\n    return cfg.model.family == "lstm" or cfg.data.task in ("adding",)\n'
     )
     assert name_comparisons({"lstm", "adding"}, tmp_path) == ["planted.py:2: ['lstm']", "planted.py:2: ['adding']"]
+
+
+def test_no_experiment_kind_name_is_compared_outside_the_registries():
+    """Issue 31, A (experiment kinds): ``lnbench ls``, export and the CLI asked ``kind == "train"``;
+    now each kind answers for itself (lnbench.experiments.registry.EXPERIMENTS: its headline, the
+    files it holds, whether its folder is its own run, its figures' captions)."""
+    from lnbench.experiments.registry import EXPERIMENTS
+
+    assert name_comparisons(set(EXPERIMENTS)) == []
+
+
+def test_the_check_sees_a_planted_kind_comparison(tmp_path):
+    (tmp_path / "planted.py").write_text(
+        'def f(manifest):\n    return manifest.get("kind") == "train" or manifest["kind"] in ("invariance", "gradcheck")\n'
+    )
+    assert name_comparisons({"train", "invariance", "gradcheck"}, tmp_path) == [
+        "planted.py:2: ['train']",
+        "planted.py:2: ['gradcheck', 'invariance']",
+    ]

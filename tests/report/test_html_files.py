@@ -4,8 +4,8 @@ by hand, nothing trained."""
 
 import json
 import re
-from html import escape
 from concurrent.futures import ThreadPoolExecutor
+from html import escape
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
 from urllib.request import url2pathname
