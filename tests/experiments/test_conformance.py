@@ -227,6 +227,7 @@ def _best_value(kind: str, summary: dict) -> float | None:
 def test_ls_show_and_export_read_the_folder_it_wrote(finished, tmp_path):
     """Issue 31, D: a registered kind is never "unknown kind" in ``lnbench ls``; its headline is the
     one it wrote into summary.json; ``show`` prints its tables; ``export`` gives one row per run."""
+    from lnbench.cli.app import ls_table
     from lnbench.experiments.registry import index
 
     kind, _, _, result = finished
@@ -239,7 +240,8 @@ def test_ls_show_and_export_read_the_folder_it_wrote(finished, tmp_path):
     assert (entry.kind, entry.status, entry.notes) == (kind, "completed", [])
     assert entry.headline == headline["text"] and entry.headline
     listed = runner.invoke(app, ["ls", str(result.path.parent)])
-    assert listed.exit_code == 0 and headline["text"] in " ".join(listed.output.split()), listed.output
+    assert listed.exit_code == 0 and kind in listed.output and "unknown" not in listed.output, listed.output
+    assert list(ls_table([entry], "ls").columns[6].cells) == [headline["text"]]  # the result column
     shown = runner.invoke(app, ["show", str(result.path)])
     titles = [t.title for t in EXPERIMENTS[kind].tables(result.path, summary) if t.title]
     assert shown.exit_code == 0 and titles, shown.output
@@ -254,18 +256,18 @@ def test_every_drawn_figure_has_its_own_caption(finished):
     """Issue 31, D: figures are records of their kind (file, draw function, caption); report.html
     shows each drawn figure with its kind's caption (a sweep's accuracy_vs_batch_size.png is not
     the batch-size sweep's)."""
-    from html import escape
+    from html import unescape
 
     from lnbench.report import figures
 
     kind, _, _, result = finished
     exp = EXPERIMENTS[kind]
     names = json.loads((result.path / "summary.json").read_text())["figures"]
-    html = (result.path / "report.html").read_text()
+    html = unescape((result.path / "report.html").read_text())
     for name in names:
         (record,) = [r for r in exp.figure_records if r.names(name)]
         assert record.caption and callable(getattr(figures, record.draw)), name
-        assert f"<b>{name}</b>: {escape(record.caption)}</figcaption>" in html, name
+        assert f"<b>{name}</b>: {record.caption}</figcaption>" in html, name
     assert len({exp.caption(n) for n in names}) == len({r.file for r in exp.figure_records if any(map(r.names, names))})
 
 
