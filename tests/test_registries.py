@@ -1,8 +1,9 @@
-"""Issue 31, A (in part): every fact about a model family, a task or a norm kind lives in its
-registry entry (lnbench.names.FAMILY_REGISTRY, TASKS, NORM_REGISTRY), and everything else asks the
-entry. Read from the source (``ast``): no comparison with a family's, a task's or a norm kind's name
-outside the registries and the claims catalogue (which names each claim's family and norms); the
-norm ``"none"``, the baseline, is allowed. Experiment kinds are not covered yet."""
+"""Issue 31, A: every fact about a model family, a task, a norm kind or an experiment kind lives
+in its registry entry (lnbench.names.FAMILY_REGISTRY, TASKS, NORM_REGISTRY;
+lnbench.experiments.registry.EXPERIMENTS), and everything else asks the entry. Read from the
+source (``ast``): no comparison with a family's, a task's, a norm kind's or an experiment kind's
+name outside the registries and the claims catalogue (which names each claim's family and norms);
+the norm ``"none"``, the baseline, is allowed."""
 
 from __future__ import annotations
 
@@ -63,3 +64,22 @@ def test_the_check_sees_a_planted_norm_comparison(tmp_path):
         '    return mode == "batch" or cfg.model.norm in ("group", "layer")\n'
     )
     assert name_comparisons(NORM_NAMES, tmp_path) == ["planted.py:4: ['batch']", "planted.py:4: ['group', 'layer']"]
+
+
+def test_no_experiment_kind_name_is_compared_outside_the_registries():
+    """Issue 31, A (experiment kinds): ``lnbench ls``, export and the CLI asked ``kind == "train"``;
+    now each kind answers for itself (lnbench.experiments.registry.EXPERIMENTS: its headline, the
+    files it holds, whether its folder is its own run, its figures' captions)."""
+    from lnbench.experiments.registry import EXPERIMENTS
+
+    assert name_comparisons(set(EXPERIMENTS)) == []
+
+
+def test_the_check_sees_a_planted_kind_comparison(tmp_path):
+    (tmp_path / "planted.py").write_text(
+        'def f(manifest):\n    return manifest.get("kind") == "train" or manifest["kind"] in ("invariance", "gradcheck")\n'
+    )
+    assert name_comparisons({"train", "invariance", "gradcheck"}, tmp_path) == [
+        "planted.py:2: ['train']",
+        "planted.py:2: ['gradcheck', 'invariance']",
+    ]

@@ -226,13 +226,13 @@ def _config_of(config: Optional[Path], resume: Optional[Path], default: str, kin
     if not (resume / "config.yaml").is_file():
         fail(f"--resume {resume}: not an experiment folder (no config.yaml)")
     from lnbench.config.checks import check_not_a_child
-    from lnbench.experiments.base import read_json
+    from lnbench.records.folder import RunFolder
 
     try:
         check_not_a_child(resume)  # a compare's child is a train folder too, but resumed with its compare
     except ConfigError as exc:
         fail(str(exc))
-    found = (read_json(resume / "run.json") or {}).get("kind")
+    found = RunFolder(resume).kind
     if found != kind:
         fail(f"--resume {resume}: a {found!r} folder, not {kind!r}; resume it with lnbench {found}")
     return resume / "config.yaml"
@@ -261,6 +261,7 @@ def _launch(
     from lnbench.experiments import driver
     from lnbench.experiments.registry import EXPERIMENTS
     from lnbench.launchers.executors import usable_cores, worker_count
+    from lnbench.records.folder import RunFolder
 
     exp = EXPERIMENTS[kind]
     n_jobs = usable_cores() if jobs is None else jobs
@@ -282,7 +283,7 @@ def _launch(
             if header:
                 console.print(f"# {header}", markup=False, highlight=False)
             console.print(
-                cfg.to_yaml(model_family_only=kind == "train"), markup=False, highlight=False, soft_wrap=True, end=""
+                cfg.to_yaml(model_family_only=exp.own_run), markup=False, highlight=False, soft_wrap=True, end=""
             )
         raise typer.Exit()
     if note is not None:
@@ -321,14 +322,9 @@ def _launch(
 
         weights = {c.name: step_cost(cell) for cell in to_run for c in cell.cfgs}
         with progress(work_of([c for cell in to_run for c in cell.cfgs], weights)) as on_epoch:
-            if kind == "train":
-                from lnbench.experiments.train import train
-
-                result = train(spec, runs_dir, on_epoch, tensorboard=tensorboard, resume=resume)
-            else:
-                result = driver.execute(exp, spec, cells, runs_dir, on_epoch, n_jobs, resume, launcher)
+            result = driver.execute(exp, spec, cells, runs_dir, on_epoch, n_jobs, resume, launcher)
         stop.folder = result.path
-        summary = driver.read_json(result.path / "summary.json") or {}
+        summary = RunFolder(result.path).summary() or {}
         for table in exp.tables(result.path, summary):
             print_table(table)
         for note in sorted({w for r in result.rows for w in r.warnings}):
@@ -339,7 +335,7 @@ def _launch(
         if (result.path / "report.html").exists():
             console.print(f"Report: {result.path / 'report.html'}", highlight=False, soft_wrap=True)
     if result.status == "failed":  # what finished is kept and reported above; the command did not succeed
-        error = (driver.read_json(result.path / "run.json") or {}).get("error") or "a run failed"
+        error = (RunFolder(result.path).manifest() or {}).get("error") or "a run failed"
         fail(f"{error}; run folder: {result.path} (status: failed)", code=1)
 
 
@@ -787,18 +783,14 @@ def _figures_beside(out: Optional[Path], run_dirs: list[Path]) -> Iterator[dict[
 def _check_json_objects(folder: Path) -> None:
     """Exit 2 (one line) unless the folder's run.json, and its summary.json if there is one, are
     JSON objects: a damaged one would be drawn as an empty run and overwrite report.html."""
-    import json
+    from lnbench.records.folder import DamagedFile, RunFolder
 
-    for name in ("run.json", "summary.json"):
-        path = folder / name
-        if name == "summary.json" and not path.exists():
-            continue
-        try:
-            body = json.loads(path.read_bytes().decode("utf-8"))
-        except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-            fail(f"{path}: cannot read it as JSON ({exc}); was it edited or cut short?")
-        if not isinstance(body, dict):
-            fail(f"{path}: not a JSON object (a {type(body).__name__}); was it edited?")
+    run = RunFolder(folder)
+    try:  # the callers found run.json; summary.json may be missing (stopped before its first cell)
+        run.manifest(strict=True)
+        run.summary(strict=True)
+    except DamagedFile as exc:
+        fail(str(exc))
 
 
 def _report_write_failed(exc: OSError, json_path: Optional[Path]) -> NoReturn:
@@ -966,11 +958,11 @@ def ls_cmd(
 
     Read from the folders' files only; a folder that is half written or of another version says so.
     """
-    from lnbench.records.index import HEADLINES, index
+    from lnbench.experiments.registry import EXPERIMENTS, index
     from lnbench.records.runs import STATUSES
 
-    if kind is not None and kind not in HEADLINES:
-        fail(f"--kind {kind}: allowed: {', '.join(HEADLINES)}")
+    if kind is not None and kind not in EXPERIMENTS:
+        fail(f"--kind {kind}: allowed: {', '.join(EXPERIMENTS)}")
     if status is not None and status not in STATUSES:
         fail(f"--status {status}: allowed: {', '.join(STATUSES)}")
     if not runs_dir.is_dir():
@@ -989,17 +981,19 @@ def show_cmd(
     run_dir: Annotated[Path, typer.Argument(metavar="RUN_DIR", help="A run folder (finished or interrupted).")],
 ) -> None:
     """Print a run folder's tables, baselines and verdicts again, from its files, as the run printed them."""
-    from lnbench.experiments.base import read_json, rows_of
+    from lnbench.experiments.base import rows_of
     from lnbench.experiments.registry import experiment_of
+    from lnbench.records.folder import RunFolder
 
-    manifest = read_json(run_dir / "run.json")
+    folder = RunFolder(run_dir)
+    manifest = folder.manifest()
     if manifest is None:
         fail(f"{run_dir}: not a run folder (no readable run.json)")
     exp = experiment_of(run_dir)
     if exp is None:
         fail(f"{run_dir}: unknown kind {manifest.get('kind')!r} (a newer lnbench?)")
     _check_json_objects(run_dir)
-    summary = read_json(run_dir / "summary.json")
+    summary = folder.summary()
     if summary is None and exp.seeded:
         console.print(f"[dim]note: {run_dir} has no summary.json yet: it stopped before its first cell finished[/]")
     elif summary is not None and not summary.get("complete", True):

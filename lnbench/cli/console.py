@@ -7,7 +7,6 @@ and plain lines in a log, its remaining time estimated from the training steps (
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -65,12 +64,12 @@ _NOTE = re.compile(r"^run folder: (?P<folder>.+) \([^()]*\)$")  # as Run and rec
 
 def epochs_kept(folder: Path) -> int:
     """The epochs recorded in the metrics.json files of ``folder`` and of its child runs."""
+    from lnbench.records.folder import read_object
+
     n = 0
     for path in [folder / "metrics.json", *folder.glob("*/metrics.json")]:
-        try:
-            n += len(json.loads(path.read_text()).get("epochs") or [])
-        except (OSError, ValueError, AttributeError):
-            continue
+        epochs = (read_object(path) or {}).get("epochs")
+        n += len(epochs) if isinstance(epochs, list) else 0
     return n
 
 
@@ -84,20 +83,14 @@ def interrupted_line(exc: BaseException, stop: Stop) -> str:
     if folder is None:
         return f"stopped by {what} while starting; nothing was written"
     if note is None:
-        manifest = _read_json(folder / "run.json")
+        from lnbench.records.folder import RunFolder
+
+        manifest = RunFolder(folder).manifest() or {}
         note = f"run folder: {folder} (status: {manifest.get('status', 'unknown')})"
     if not stop.epochs:
         return f"stopped by {what}; {note}"
     kept = "finished epochs were kept" if epochs_kept(folder) else "no epoch had finished"
     return f"stopped by {what}; {note}; {kept}"
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 @contextmanager

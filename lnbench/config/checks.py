@@ -202,15 +202,13 @@ def _flatten(node, prefix: str = "") -> dict:
 def check_not_a_child(run_dir) -> None:
     """Raise :class:`ConfigError` if ``run_dir`` is a child run of an experiment folder (its parent
     folder's run.json), naming the experiment to resume instead: a child goes on with its experiment."""
-    import json
     from pathlib import Path
 
+    from lnbench.records.folder import RunFolder
+
     run_dir = Path(run_dir)
-    try:
-        parent = json.loads((run_dir.resolve().parent / "run.json").read_text())
-    except (OSError, ValueError):
-        return
-    if isinstance(parent, dict) and parent.get("kind"):
+    parent = RunFolder(run_dir.resolve().parent).manifest()
+    if parent is not None and parent.get("kind"):
         kind = parent["kind"]
         raise ConfigError(
             f"--resume {run_dir}: a run of the {kind} experiment {run_dir.parent}; "
@@ -222,17 +220,17 @@ def check_resume(run_dir, config_yaml: str, kind: str) -> None:
     """Raise :class:`ConfigError` unless ``run_dir`` is a ``kind`` experiment folder (not a child
     run of one, :func:`check_not_a_child`) whose config.yaml is ``config_yaml`` (the resolved config
     of the resumed command); a difference is named key by key (``train.epochs: 50 in the folder, 3 now``)."""
-    import json
     from pathlib import Path
 
     import yaml
 
+    from lnbench.records.folder import RunFolder
+
     run_dir = Path(run_dir)
     check_not_a_child(run_dir)
-    try:
-        manifest = json.loads((run_dir / "run.json").read_text())
-        stored = (run_dir / "config.yaml").read_text()
-    except (OSError, ValueError):
+    folder = RunFolder(run_dir)
+    manifest, stored = folder.manifest(), folder.config_text()
+    if manifest is None or stored is None:
         raise ConfigError(
             f"--resume {run_dir}: not an experiment folder (no readable run.json and config.yaml)"
         ) from None

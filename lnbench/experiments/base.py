@@ -22,7 +22,6 @@ and its manifest, the launcher, the baselines, ``--resume``, the partial and fin
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -30,8 +29,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from lnbench.config import RunConfig
 from lnbench.config.checks import check_memory_of_families, check_seeds
-from lnbench.names import seeds_train_together
+from lnbench.names import DEFAULT_TASK, seeds_train_together
+from lnbench.records.folder import RunFolder
+from lnbench.records.index import make_headline
 from lnbench.records.schema import SummaryRow, read_metrics, summary_row
+from lnbench.report.captions import FigureRecord, caption_of
 
 EpochCallback = Callable[..., None]  # (label, epoch, epochs, acc=None)
 
@@ -118,9 +120,8 @@ def config_hash(cfg: RunConfig) -> str:
 def finished_run(path: Path, cfg: RunConfig, target_acc: float) -> tuple[SummaryRow, Path] | None:
     """The row of the run folder ``path`` if its run finished (completed or diverged) under
     ``cfg`` (its run.json's ``config_hash``), read from its files; None if it must run again."""
-    try:
-        manifest = json.loads((path / "run.json").read_text())
-    except (OSError, ValueError):
+    manifest = RunFolder(path).manifest()
+    if manifest is None:
         return None
     if manifest.get("status") not in ("completed", "diverged") or manifest.get("config_hash") != config_hash(cfg):
         return None
@@ -140,15 +141,6 @@ def reusable(cell: Cell) -> list[tuple[SummaryRow, Path]] | None:
     return out
 
 
-def read_json(path: Path) -> dict | None:
-    """A JSON file's object, or None when it is missing or unreadable (a half-written folder)."""
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def rows_of(summary: dict) -> list[SummaryRow]:
     """The ``rows`` of a summary.json as :class:`SummaryRow` (extra keys such as ``regime`` dropped)."""
     known = {f.name for f in fields(SummaryRow)}
@@ -164,12 +156,7 @@ def comparisons_of(summary: dict) -> list[Comparison]:
 
 def run_name(path: Path) -> str:
     """The name an experiment folder was run under (its manifest's ``name``), else the folder's."""
-    return str((read_json(path / "run.json") or {}).get("name") or path.name)
-
-
-def children(path: Path) -> list[Path]:
-    """The child run folders of an experiment folder (``*.attempt*`` folders included), sorted."""
-    return sorted(d for d in path.iterdir() if d.is_dir() and (d / "run.json").exists())
+    return RunFolder(path).name
 
 
 class Experiment:
@@ -179,6 +166,9 @@ class Experiment:
     kind: ClassVar[str]
     #: True for kinds whose seeds are an axis (compare, sweeps, claims): at least two seeds, memory per seed
     seeded: ClassVar[bool] = True
+    #: True for a kind whose folder is its one run (train), not a parent of child runs: the driver
+    #: trains its one cell into its own timestamped folder, and ``--print-config`` shows only its family's keys
+    own_run: ClassVar[bool] = False
 
     # -- what to run -------------------------------------------------------------------------
     def configs(self, spec: Any) -> dict[str, RunConfig]:
@@ -239,6 +229,58 @@ class Experiment:
         ``path``); returns the file names drawn."""
         return []
 
+    #: the figures :meth:`figures` draws, as records (file, draw function, caption: :mod:`lnbench.report.captions`)
+    figure_records: ClassVar[tuple[FigureRecord, ...]] = ()
+
+    def caption(self, name: str) -> str:
+        """The caption report.html shows under its figure file ``name`` (its :attr:`figure_records`'); "" if none."""
+        return caption_of(self.figure_records, name)
+
     def tables(self, path: Path, summary: dict) -> list[Table]:
         """The tables the command prints, from ``summary`` (and ``path``'s files) only."""
         return []
+
+    # -- what ``lnbench ls`` says of it ------------------------------------------------------------
+    #: the files its folder holds besides run.json once it has a result (``lnbench ls`` notes a missing one)
+    holds: ClassVar[tuple[str, ...]] = ("summary.json",)
+
+    def headline(self, folder: RunFolder, summary: dict) -> dict | None:
+        """Its one-line result for ``lnbench ls`` (:func:`lnbench.records.index.headline_of`), from
+        ``summary`` (the summary.json body being written, or read) and the folder's files: the
+        best mean final test accuracy over seeds of an aggregate entry (``aggregate``, or a sweep's
+        ``cells``), else, before there is one (an interrupted run), the best single run; None
+        when it has none yet. The driver writes it into summary.json as ``headline``; a folder of
+        an older version, without one, is given this again by ``lnbench ls``.
+
+        Returns:
+            :func:`lnbench.records.index.make_headline`'s ``{"label", "value", "text"}``, or None.
+
+        Raises:
+            TypeError, ValueError, KeyError, AttributeError: a summary of another version.
+        """
+        tasks = tasks_of(summary)
+        entries = summary.get("aggregate") or summary.get("cells") or []
+        best = _best(entries, "mean_final_test_acc", self.entry_label)
+        if best is not None:
+            return make_headline(f"best {best[1]}", best[0], tasks)
+        best = _best(summary.get("rows") or [], "final_test_acc", lambda r: f"{r.get('run_dir', '?')}")
+        return make_headline(f"best run {best[1]}", best[0], tasks) if best else None
+
+    def entry_label(self, entry: dict) -> str:
+        """How :meth:`headline` names an aggregate entry: a sweep cell by its values
+        (``norm=layer, lr=0.01``), else by family, placement and norm (``rnn separate layer``)."""
+        if "values" in entry and isinstance(entry["values"], dict):
+            return ", ".join(f"{k.split('.')[-1]}={v}" for k, v in entry["values"].items())
+        parts = [entry.get("family"), entry.get("norm_placement"), entry.get("norm")]
+        return " ".join(str(p) for p in parts if p)
+
+
+def tasks_of(summary: dict) -> list[str]:
+    """The tasks of a summary.json body: its ``tasks`` (claims), else its rows' (sorted)."""
+    return summary.get("tasks") or sorted({r.get("task", DEFAULT_TASK) for r in summary.get("rows") or []})
+
+
+def _best(rows: list[dict], key: str, label: Callable[[dict], str]) -> tuple[float, str] | None:
+    """The highest numeric ``key`` of ``rows`` and its row's label, or None."""
+    scored = [(r[key], label(r)) for r in rows if isinstance(r.get(key), (int, float))]
+    return max(scored, key=lambda s: s[0]) if scored else None

@@ -24,11 +24,14 @@ from lnbench.experiments import driver
 from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, rows_of, seed_cells
 from lnbench.experiments.compare import printed_tables
 from lnbench.names import family_label, norm_slug, plural
+from lnbench.records.folder import RunFolder
 from lnbench.records.schema import SummaryRow
+from lnbench.report import captions
 
 
 class BatchSizeSweep(Experiment):
     kind = "batchsize-sweep"
+    figure_records = captions.BATCH_SIZE_FIGURES
 
     def check(self, spec: RunConfig) -> None:
         check_sweep(spec)  # first: the memory check sizes the largest of sweep.batch_sizes
@@ -69,7 +72,7 @@ class BatchSizeSweep(Experiment):
     def figures(self, path: Path, into: Path | None = None) -> list[str]:
         from lnbench.report import figures
 
-        summary = driver.read_json(path / "summary.json") or {}
+        summary = RunFolder(path).summary() or {}
         rows = rows_of(summary)
         if not any(r.ok for r in rows):
             return []
@@ -94,6 +97,10 @@ class BatchSizeSweep(Experiment):
                 log_y=True,
             ).name,
         ]
+
+    def entry_label(self, entry: dict) -> str:
+        """An aggregate entry by family, placement, norm and batch size (``rnn joint none B=8``)."""
+        return f"{super().entry_label(entry)} B={entry.get('batch_size')}"
 
     def tables(self, path: Path, summary: dict) -> list[Table]:
         title = "lnbench batchsize-sweep"

@@ -5,31 +5,53 @@ PyTorch). They train nothing: each writes one JSON report, into a run folder or 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.table import Table
 
 from lnbench.experiments import driver
-from lnbench.experiments.base import Experiment, read_json
+from lnbench.experiments.base import Experiment
+from lnbench.records.folder import RunFolder
+from lnbench.records.index import make_headline
 from lnbench.records.runs import Run, write_json_atomic
 from lnbench.report import tables
 
 
-class Invariance(Experiment):
-    kind = "invariance"
+class Checking(Experiment):
+    """A kind that trains nothing and writes one report, ``<kind>.json``: a list of ``items``
+    (under the key ``items``), each good when its ``good`` key is true; its headline counts them."""
+
     seeded = False
+    items: ClassVar[str]
+    good: ClassVar[str]
+    word: ClassVar[str]  # what a good item did: ``24/24 agree``
+
+    def headline(self, folder: RunFolder, summary: dict) -> dict | None:
+        """The good items of its report, counted (``24/24 agree``, ``23/23 passed``); None without a report."""
+        report = folder.json(f"{self.kind}.json")
+        if report is None:
+            return None
+        items = report.get(self.items) or []
+        return make_headline(f"{sum(bool(i.get(self.good)) for i in items)}/{len(items)} {self.word}")
+
+
+class Invariance(Checking):
+    kind = "invariance"
+    holds = ("invariance.json",)
+    items, good, word = "cells", "agrees", "agree"
 
     def tables(self, path: Path, summary: dict) -> list[Table]:
-        report = read_json(path / "invariance.json")
+        report = RunFolder(path).json("invariance.json")
         return [tables.invariance_table(report["cells"], report.get("draws", 0))] if report else []
 
 
-class Gradcheck(Experiment):
+class Gradcheck(Checking):
     kind = "gradcheck"
-    seeded = False
+    holds = ("gradcheck.json",)
+    items, good, word = "checks", "passed", "passed"
 
     def tables(self, path: Path, summary: dict) -> list[Table]:
-        report = read_json(path / "gradcheck.json")
+        report = RunFolder(path).json("gradcheck.json")
         return [tables.gradcheck_table(report)] if report else []
 
 

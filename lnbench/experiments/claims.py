@@ -8,6 +8,7 @@ claims need once per regime (all seeds) and gives each claim a verdict from the 
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,10 +21,12 @@ from lnbench.analysis import claims as claim_rules
 from lnbench.analysis.aggregate import aggregate_over_seeds
 from lnbench.config import ConfigError, RunConfig
 from lnbench.experiments import driver
-from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, seed_cells
+from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, seed_cells, tasks_of
 from lnbench.names import plural
+from lnbench.records.folder import RunFolder
+from lnbench.records.index import make_headline
 from lnbench.records.schema import SummaryRow
-from lnbench.report import tables
+from lnbench.report import captions, tables
 
 
 @dataclass
@@ -90,6 +93,7 @@ def claims_spec(
 
 class Claims(Experiment):
     kind = "claims"
+    figure_records = captions.CLAIMS_FIGURES
 
     def configs(self, spec: ClaimsSpec) -> dict[str, RunConfig]:
         return {f"regime: {name}": cfg for name, cfg in spec.regimes.items()}
@@ -159,7 +163,7 @@ class Claims(Experiment):
     def figures(self, path: Path, into: Path | None = None) -> list[str]:
         from lnbench.report import figures
 
-        summary = driver.read_json(path / "summary.json") or {}
+        summary = RunFolder(path).summary() or {}
         if not summary.get("claims"):
             return []
         results = [claim_rules.ClaimResult(**c) for c in summary["claims"]]
@@ -171,6 +175,14 @@ class Claims(Experiment):
                 ).name
             )
         return drawn
+
+    def headline(self, folder: RunFolder, summary: dict) -> dict | None:
+        """The claims' verdicts, counted, most frequent first (``2 held, 1 inconclusive``)."""
+        if not summary.get("claims"):
+            return super().headline(folder, summary)
+        counts = Counter(c.get("verdict", "?") for c in summary["claims"])
+        label = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items(), key=lambda c: (-c[1], c[0])))
+        return make_headline(label, None, tasks_of(summary))
 
     def tables(self, path: Path, summary: dict) -> list[Table]:
         results = summary.get("claims") or []

@@ -29,8 +29,9 @@ from lnbench.experiments.base import (
     seed_cells,
 )
 from lnbench.names import has_placements, model_group_of, norm_slug, plural
+from lnbench.records.folder import RunFolder
 from lnbench.records.schema import SummaryRow
-from lnbench.report import tables
+from lnbench.report import captions, tables
 
 
 def run_folders(path: Path, summary: dict) -> list[Path]:
@@ -60,6 +61,7 @@ def printed_tables(title: str, path: Path, summary: dict, sweep: bool = False) -
 
 class Compare(Experiment):
     kind = "compare"
+    figure_records = captions.RUN_FIGURES
 
     def check(self, spec: RunConfig) -> None:
         super().check(spec)
@@ -113,7 +115,7 @@ class Compare(Experiment):
     def figures(self, path: Path, into: Path | None = None) -> list[str]:
         from lnbench.report.figures import draw_run_figures
 
-        summary = driver.read_json(path / "summary.json") or {}
+        summary = RunFolder(path).summary() or {}
         memoryless = next((b["mean"] for b in summary.get("baselines") or [] if b["name"] == "last_timestep"), None)
         return draw_run_figures(into or path, run_folders(path, summary), summary.get("target_acc", 0.9), memoryless)
 

@@ -22,12 +22,12 @@ from lnbench.experiments.base import (
     Experiment,
     ExperimentResult,
     comparisons_of,
-    read_json,
     reusable,
     rows_of,
 )
 from lnbench.launchers import interrupts
 from lnbench.launchers.executors import Executor, Failed, check_launcher, make_launcher
+from lnbench.records.folder import RunFolder
 from lnbench.records.schema import SummaryRow
 
 if TYPE_CHECKING:
@@ -102,14 +102,18 @@ def finished(cells: list[Cell], resume: str | Path | None, exp: Experiment | Non
     if resume is None:
         return False
     path = Path(resume)
-    manifest, body = read_json(path / "run.json") or {}, read_json(path / "summary.json") or {}
+    folder = RunFolder(path)
+    manifest, body = folder.manifest() or {}, folder.summary() or {}
     done = manifest.get("status") == "completed" and body.get("complete") is True
     return done and (path / "report.html").is_file() and not cells_to_run(cells, resume, exp)
 
 
-def summary(kind: str, rows: list[SummaryRow], complete: bool, **extra: Any) -> dict:
-    """A summary.json body (README, "summary.json")."""
-    return {"kind": kind, "complete": complete, **extra, "rows": [r.to_dict() for r in rows]}
+def summary(exp: Experiment, path: Path, rows: list[SummaryRow], complete: bool, **extra: Any) -> dict:
+    """A summary.json body (README, "summary.json") of ``exp``'s folder ``path``, with the kind's
+    ``headline`` for ``lnbench ls`` (:meth:`Experiment.headline`) when it has one yet."""
+    body = {"kind": exp.kind, "complete": complete, **extra, "rows": [r.to_dict() for r in rows]}
+    headline = exp.headline(RunFolder(path), body)
+    return body if headline is None else {**body, "headline": headline}
 
 
 def run(
@@ -156,8 +160,10 @@ def execute(
     from lnbench.records.runs import Run
 
     if resume is not None and finished(cells, resume, exp):  # nothing to run or to write: the folder stays as it is
-        body = read_json(Path(resume) / "summary.json") or {}
+        body = RunFolder(resume).summary() or {}
         return _result(Path(resume), "completed", rows_of(body), body)
+    if exp.own_run:
+        return _execute_own_run(exp, spec, cells, runs_dir, on_epoch, resume)
     configs = exp.configs(spec)
     ensure_built()  # a first build (~30-60 s) says so, and is no run's time
     # the folder's lock is held from its creation (or resumption) until report.html is written
@@ -170,9 +176,9 @@ def execute(
                 cell.parent = folder.path
             executor = _executor(folder, len(cells), jobs, launcher, next(iter(configs.values())).launcher)
             baselines = exp.baselines(spec)
-            folder.write_json("summary.json", summary(exp.kind, [], False, baselines=baselines))
-            rows = _run_cells(folder, cells, executor, on_epoch, exp.kind, baselines)
-            body = summary(exp.kind, rows, True, **exp.analyse(spec, cells, rows, baselines))
+            folder.write_json("summary.json", summary(exp, folder.path, [], False, baselines=baselines))
+            rows = _run_cells(folder, cells, executor, on_epoch, exp, baselines)
+            body = summary(exp, folder.path, rows, True, **exp.analyse(spec, cells, rows, baselines))
             exp.annotate_rows(spec, cells, body["rows"])
             folder.write_json("summary.json", body)
             body["figures"] = exp.figures(folder.path)
@@ -183,6 +189,43 @@ def execute(
     finally:
         folder.unlock()
     return _result(folder.path, folder.status, rows, body)
+
+
+def _execute_own_run(
+    exp: Experiment,
+    spec: Any,
+    cells: list[Cell],
+    runs_dir: str | Path,
+    on_epoch: EpochCallback | None,
+    resume: str | Path | None,
+) -> ExperimentResult:
+    """:func:`execute` for a kind whose folder is its one run (:attr:`Experiment.own_run`: train):
+    the run is trained into its own timestamped folder under ``runs_dir`` (or continued in the
+    folder ``resume`` from its last checkpoint; kept as it is when it finished), then its
+    summary.json, figures and report.html are written as for any experiment."""
+    from lnbench.experiments.cells import label, run_one
+    from lnbench.records.runs import finishing, write_json_atomic
+
+    (cell,) = cells
+    cfg = cell.cfgs[0]
+    kept = exp.kept(cell) if resume is not None else None
+    if kept is not None:
+        ((row, path),) = kept
+        if on_epoch is not None:
+            on_epoch(label(cfg), cfg.train.epochs, cfg.train.epochs, row.final_test_acc)
+    else:
+        folder = Path(resume) if resume is not None else None
+        row, path = run_one(
+            cfg, runs_dir, on_epoch, target_acc=cell.target_acc, tensorboard=cell.tensorboard, resume=folder
+        )
+    baselines = exp.baselines(spec)
+    body = summary(exp, path, [row], True, **exp.analyse(spec, cells, [row], baselines))
+    with finishing(path):  # a file that cannot be written (a full disk) fails the run, in its run.json
+        write_json_atomic(path / "summary.json", body)
+        body["figures"] = exp.figures(path)
+        write_json_atomic(path / "summary.json", body)
+    write_html(exp, path)
+    return ExperimentResult(path, row.status, [row])
 
 
 def _result(path: Path, status: str, rows: list[SummaryRow], body: dict) -> ExperimentResult:
@@ -210,7 +253,8 @@ def write_html(exp: Experiment, path: Path) -> Path | None:
         import jinja2  # noqa: F401  the renderer's import first: a Ctrl-C during it is raised here, not after the page
 
         interrupts.raise_pending()
-        return write_report([path], tables={path: exp.tables(path, read_json(path / "summary.json") or {})})
+        tables = {path: exp.tables(path, RunFolder(path).summary() or {})}
+        return write_report([path], tables=tables, captions={path: exp.caption})
     except (WriteError, KeyboardInterrupt) as exc:  # Ctrl-C too: run.json and the CLI's line say where it stopped
         record_failure(path, exc)
         raise
@@ -236,7 +280,7 @@ def _run_cells(
     cells: list[Cell],
     executor: Executor,
     on_epoch: EpochCallback | None,
-    kind: str,
+    exp: Experiment,
     baselines: Any,
 ) -> list[SummaryRow]:
     """Run every cell on ``executor``; rows in the cells' order, and a partial summary.json after
@@ -272,7 +316,7 @@ def _run_cells(
                     on_epoch(label(c), c.train.epochs, c.train.epochs, row.final_test_acc)
             finished[order[k]] = [row for row, _ in outcome]
         partial = [row for j in sorted(finished) for row in finished[j]]
-        run.write_json("summary.json", summary(kind, partial, False, baselines=baselines))
+        run.write_json("summary.json", summary(exp, run.path, partial, False, baselines=baselines))
 
     outcomes = executor.run(run_cell_job, [cells[k] for k in order], on_epoch, done) if order else []
     failed = sorted(

@@ -6,15 +6,19 @@ A new experiment kind is one module in :mod:`lnbench.experiments` implementing
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from lnbench.experiments.base import Experiment, read_json
+from lnbench.experiments.base import Experiment
 from lnbench.experiments.batchsize_sweep import BATCHSIZE_SWEEP
 from lnbench.experiments.checks import GRADCHECK, INVARIANCE
 from lnbench.experiments.claims import CLAIMS
 from lnbench.experiments.compare import COMPARE
 from lnbench.experiments.sweep import SWEEP
 from lnbench.experiments.train import TRAIN
+from lnbench.records import index as records_index
+from lnbench.records.folder import RunFolder
+from lnbench.records.index import Entry
 
 EXPERIMENTS: dict[str, Experiment] = {
     e.kind: e for e in (TRAIN, COMPARE, BATCHSIZE_SWEEP, SWEEP, CLAIMS, INVARIANCE, GRADCHECK)
@@ -23,7 +27,19 @@ EXPERIMENTS: dict[str, Experiment] = {
 
 def experiment_of(path: Path) -> Experiment | None:
     """The experiment that wrote the run folder ``path`` (its run.json ``kind``), or None."""
-    return EXPERIMENTS.get(str((read_json(path / "run.json") or {}).get("kind")))
+    return EXPERIMENTS.get(str(RunFolder(path).kind))
+
+
+def index(
+    runs_dir: str | Path, kind: str | None = None, status: str | None = None, limit: int | None = None
+) -> list[Entry]:
+    """``lnbench ls``: the run folders under ``runs_dir`` (or that one folder), newest first, each
+    with the headline of its kind (:func:`lnbench.records.index.index` over :data:`EXPERIMENTS`).
+
+    Raises:
+        FileNotFoundError: ``runs_dir`` is not a folder.
+    """
+    return records_index.index(runs_dir, kind, status, limit, kinds=EXPERIMENTS)
 
 
 def redraw(path: Path, into: Path | None = None) -> list[str]:
@@ -45,8 +61,11 @@ def report(run_dirs: list[Path], out: Path | None = None, figures: dict[Path, Pa
     """
     from lnbench.report.html import write_report
 
-    tables = {}
+    tables: dict[Path, list] = {}
+    captions: dict[Path, Callable[[str], str]] = {}
     for d in run_dirs:
         exp = experiment_of(d)
-        tables[d] = exp.tables(d, read_json(d / "summary.json") or {}) if exp is not None else []
-    return write_report(list(run_dirs), out, tables=tables, figures=figures)
+        tables[d] = exp.tables(d, RunFolder(d).summary() or {}) if exp is not None else []
+        if exp is not None:
+            captions[d] = exp.caption
+    return write_report(list(run_dirs), out, tables=tables, figures=figures, captions=captions)

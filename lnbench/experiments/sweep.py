@@ -27,12 +27,14 @@ from lnbench.experiments.base import (
     seed_cells,
 )
 from lnbench.names import plural
+from lnbench.records.folder import RunFolder
 from lnbench.records.schema import SummaryRow
-from lnbench.report import tables
+from lnbench.report import captions, tables
 
 
 class Sweep(Experiment):
     kind = "sweep"
+    figure_records = captions.GRID_FIGURES
 
     def check(self, spec: RunConfig) -> None:
         super().check(spec)
@@ -74,7 +76,7 @@ class Sweep(Experiment):
     def figures(self, path: Path, into: Path | None = None) -> list[str]:
         from lnbench.report import figures
 
-        summary = driver.read_json(path / "summary.json") or {}
+        summary = RunFolder(path).summary() or {}
         entries = summary.get("cells") or []
         if not any(e["mean_final_test_acc"] is not None for e in entries):
             return []

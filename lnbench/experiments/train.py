@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,19 +18,21 @@ from lnbench.experiments.base import (
     Experiment,
     ExperimentResult,
     finished_run,
-    read_json,
     rows_of,
     run_name,
 )
-from lnbench.names import norm_slug
-from lnbench.records.runs import finishing, write_json_atomic
+from lnbench.names import DEFAULT_TASK, norm_slug
+from lnbench.records.folder import RunFolder
+from lnbench.records.index import make_headline
 from lnbench.records.schema import SummaryRow, read_metrics, summary_row
-from lnbench.report import tables
+from lnbench.report import captions, tables
 
 
 class Train(Experiment):
     kind = "train"
+    figure_records = captions.RUN_FIGURES
     seeded = False  # one model, one seed (``seeds`` is not used)
+    own_run = True  # its folder is its one run
 
     def config_yaml(self, spec: RunConfig) -> str:
         return named(spec).to_yaml(model_family_only=True)  # what its run folder's config.yaml holds
@@ -52,10 +55,23 @@ class Train(Experiment):
     def baselines(self, spec: RunConfig) -> Any:
         return super().baselines(spec.with_changes(seeds=[spec.seed]))  # of its one seed's data
 
+    def analyse(self, spec: RunConfig, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:
+        return {"target_acc": spec.compare.target_acc, "seeds": [spec.seed], "baselines": baselines}
+
     def plan(self, spec: RunConfig, parent: Path) -> list[Cell]:
         """One cell of one run; ``parent``: with ``--resume``, the run folder itself (a train run
         is its own folder, not a child)."""
         return [Cell([named(spec)], parent, spec.compare.target_acc)]
+
+    holds = ("metrics.json",)
+
+    def headline(self, folder: RunFolder, summary: dict) -> dict | None:
+        """The final test accuracy (metrics.json's last ``test_acc``), on its task."""
+        metrics = folder.raw_metrics() or {}
+        accs = metrics.get("test_acc") or []
+        if not accs or not isinstance(accs[-1], (int, float)):
+            return None
+        return make_headline("test acc", accs[-1], [metrics.get("task", DEFAULT_TASK)], sep=" ")
 
     def kept(self, cell: Cell) -> list[tuple[SummaryRow, Path]] | None:
         kept = finished_run(cell.parent, cell.cfgs[0], cell.target_acc)
@@ -64,13 +80,13 @@ class Train(Experiment):
     def figures(self, path: Path, into: Path | None = None) -> list[str]:
         from lnbench.report.figures import draw_run_figures
 
-        summary = read_json(path / "summary.json") or {}
+        summary = RunFolder(path).summary() or {}
         return draw_run_figures(into or path, [path], summary.get("target_acc", 0.9))
 
     def tables(self, path: Path, summary: dict) -> list[Table]:
         rows = rows_of(summary)
         if not rows and (path / "metrics.json").exists():  # a folder of an older version, or interrupted
-            manifest = read_json(path / "run.json") or {}
+            manifest = RunFolder(path).manifest() or {}
             rows = [summary_row(read_metrics(path), 0.9, path.name, manifest.get("wall_seconds"))]
         seed = f" (seed {rows[0].seed})" if rows else ""
         out = [tables.runs_table(f"lnbench train: {run_name(path)}{seed}", rows, summary.get("target_acc", 0.9))]
@@ -109,25 +125,7 @@ def train(
         ConfigError: a config that cannot run, or a ``resume`` folder of another kind or config, or
             one in use, before anything is written.
     """
-    from lnbench.experiments.cells import label, run_one
-
-    (cell,) = driver.prepare(TRAIN, cfg, resume=resume)  # its one run, named after its model
-    target = cfg.compare.target_acc
-    kept = TRAIN.kept(cell) if resume is not None else None
-    if kept is not None:
-        ((row, path),) = kept
-        if on_epoch is not None:
-            on_epoch(label(cell.cfgs[0]), cfg.train.epochs, cfg.train.epochs, row.final_test_acc)
-        if driver.finished([cell], resume, TRAIN):  # nothing to do: the folder stays byte for byte
-            return ExperimentResult(path, row.status, [row])
-    else:
-        folder = Path(resume) if resume is not None else None
-        row, path = run_one(cell.cfgs[0], runs_dir, on_epoch, target_acc=target, tensorboard=tensorboard, resume=folder)
-    baselines = TRAIN.baselines(cfg)
-    body = driver.summary(TRAIN.kind, [row], True, target_acc=target, seeds=[cfg.seed], baselines=baselines)
-    with finishing(path):  # a file that cannot be written (a full disk) fails the run, in its run.json
-        write_json_atomic(path / "summary.json", body)
-        body["figures"] = TRAIN.figures(path)
-        write_json_atomic(path / "summary.json", body)
-    driver.write_html(TRAIN, path)
-    return ExperimentResult(path, row.status, [row])
+    cells = driver.prepare(TRAIN, cfg, resume=resume)  # its one run, named after its model
+    for cell in cells:
+        cell.tensorboard = tensorboard
+    return driver.execute(TRAIN, cfg, cells, runs_dir, on_epoch, resume=resume)

@@ -1,42 +1,65 @@
 """The run index (``lnbench ls``): what each run folder under a runs folder is, from its files only.
 
-One :class:`Entry` per folder: its kind, status, start time, wall time, seeds and headline result
-(the best mean accuracy, a train run's final accuracy, the claims' verdict counts, the checks
-passed), read from ``run.json`` and ``summary.json`` (or ``metrics.json``). No database: a folder
-is what its files say, and a folder that cannot say it (half written, of an older or newer
-version) is listed with a note saying what is missing.
+One :class:`Entry` per folder: its kind, status, start time, wall time, seeds and headline result,
+read from ``run.json`` and ``summary.json`` (:class:`lnbench.records.folder.RunFolder`). The
+headline is the kind's own: each experiment kind writes it into summary.json (``headline``:
+``{"label", "value", "text"}``, :func:`make_headline`); for a folder without one (of an older
+version, or a kind that writes no summary.json) the kind computes it again from the folder's files
+(:func:`headline_of`). This module knows no kind: the caller passes the kinds
+(:func:`lnbench.experiments.registry.index` passes the registry). No database: a folder is what
+its files say, and a folder that cannot say it (half written, of an older or newer version) is
+listed with a note saying what is missing.
 """
 
 from __future__ import annotations
 
-import json
-from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from lnbench.names import DEFAULT_TASK
+from lnbench.records.folder import RunFolder
 from lnbench.records.schema import SCHEMA_VERSION
 
-#: what the headline of each kind is
-HEADLINES = {
-    "train": "final test accuracy",
-    "compare": "best mean final test accuracy (model, norm) over seeds",
-    "batchsize-sweep": "best mean final test accuracy (norm, batch size) over seeds",
-    "sweep": "best mean final test accuracy of a grid cell over seeds",
-    "claims": "the claims' verdicts, counted",
-    "invariance": "cells that agree with the paper's Table 1",
-    "gradcheck": "checks passed",
-}
+
+class Kind(Protocol):
+    """What ``lnbench ls`` asks of an experiment kind (:class:`lnbench.experiments.base.Experiment`)."""
+
+    @property
+    def holds(self) -> tuple[str, ...]:
+        """The files its folder holds besides run.json once it has a result."""
+        ...
+
+    def headline(self, folder: RunFolder, summary: dict) -> dict | None:
+        """Its headline (:func:`make_headline`) from ``summary`` and the folder's files, or None."""
+        ...
 
 
-def read_json(path: Path) -> Any:
-    """A JSON file's body, or None when it is missing or not JSON (a half-written folder)."""
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
+def make_headline(label: str, value: float | None = None, tasks: Iterable[str] = (), sep: str = ": ") -> dict:
+    """A summary.json ``headline``: ``label`` (what it is: ``best lstm layer``), ``value`` (a number,
+    or None) and ``text``, the line ``lnbench ls`` prints (``label``, ``sep`` and ``value`` to 3
+    places: ``best lstm layer: 0.958``; a run off the default task says which: ``... on adding``)."""
+    text = label if value is None else f"{label}{sep}{value:.3f}"
+    tasks = list(tasks)
+    if tasks and tasks != [DEFAULT_TASK]:
+        text += f" on {', '.join(tasks)}"
+    return {"label": label, "value": value, "text": text}
+
+
+def headline_of(kind: Kind, folder: RunFolder, summary: dict | None) -> str:
+    """The headline text of ``folder``: its summary.json's ``headline`` when it has one, else the
+    kind's :meth:`Kind.headline` of its files (a folder of an older version); "" when it has none yet.
+
+    Raises:
+        TypeError, ValueError, KeyError, AttributeError: a summary.json of another version.
+    """
+    written = (summary or {}).get("headline")
+    if isinstance(written, dict) and isinstance(written.get("text"), str):
+        return written["text"]
+    computed = kind.headline(folder, summary or {})
+    return str(computed["text"]) if computed else ""
 
 
 def is_run_folder(path: Path) -> bool:
@@ -94,56 +117,13 @@ class Entry:
     notes: list[str] = field(default_factory=list)
 
 
-def _best(rows: list[dict], key: str, label: Any) -> tuple[float, str] | None:
-    scored = [(r[key], label(r)) for r in rows if isinstance(r.get(key), (int, float))]
-    return max(scored, key=lambda s: s[0]) if scored else None
-
-
-def headline(kind: str, summary: dict | None, metrics: dict | None, report: dict | None) -> str:
-    """The one-line result of a folder of ``kind`` (:data:`HEADLINES`); "" when it has none yet.
-    A run off the default task says which (``... on adding``)."""
-    line = _headline(kind, summary, metrics, report)
-    summary = summary or {}
-    tasks = summary.get("tasks") or sorted({r.get("task", DEFAULT_TASK) for r in summary.get("rows") or []})
-    if kind == "train":
-        tasks = [(metrics or {}).get("task", DEFAULT_TASK)]
-    return f"{line} on {', '.join(tasks)}" if line and tasks and list(tasks) != [DEFAULT_TASK] else line
-
-
-def _headline(kind: str, summary: dict | None, metrics: dict | None, report: dict | None) -> str:
-    summary = summary or {}
-    if kind == "train":
-        accs = (metrics or {}).get("test_acc") or []
-        return f"test acc {accs[-1]:.3f}" if accs and isinstance(accs[-1], (int, float)) else ""
-    if kind == "claims" and summary.get("claims"):
-        counts = Counter(c.get("verdict", "?") for c in summary["claims"])
-        return ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items(), key=lambda c: (-c[1], c[0])))
-    if kind in ("invariance", "gradcheck") and report:
-        items = report.get("cells" if kind == "invariance" else "checks") or []
-        good = sum(bool(i.get("agrees" if kind == "invariance" else "passed")) for i in items)
-        return f"{good}/{len(items)} {'agree' if kind == 'invariance' else 'passed'}"
-    entries = summary.get("aggregate") or summary.get("cells") or []
-
-    def label(e: dict) -> str:
-        if "values" in e and isinstance(e["values"], dict):
-            return ", ".join(f"{k.split('.')[-1]}={v}" for k, v in e["values"].items())
-        parts = [e.get("family"), e.get("norm_placement"), e.get("norm")]
-        if kind == "batchsize-sweep":
-            parts.append(f"B={e.get('batch_size')}")
-        return " ".join(str(p) for p in parts if p)
-
-    best = _best(entries, "mean_final_test_acc", label)
-    if best is None:  # no aggregate yet (an interrupted run): the best single run
-        best = _best(summary.get("rows") or [], "final_test_acc", lambda r: f"{r.get('run_dir', '?')}")
-        return f"best run {best[1]}: {best[0]:.3f}" if best else ""
-    return f"best {best[1]}: {best[0]:.3f}"
-
-
-def entry(path: Path) -> Entry:
-    """What the folder ``path`` says about itself (see the module docstring)."""
+def entry(path: Path, kinds: Mapping[str, Kind]) -> Entry:
+    """What the folder ``path`` says about itself (see the module docstring); ``kinds``: the
+    experiment kinds by name (a folder of another kind is noted as unknown)."""
     out = Entry(path, start=_stamp(path.name))
-    manifest = read_json(path / "run.json")
-    if not isinstance(manifest, dict):
+    folder = RunFolder(path)
+    manifest = folder.manifest()
+    if manifest is None:
         out.notes.append("no readable run.json (half written?)")
         manifest = {}
     out.kind = str(manifest.get("kind") or "?")
@@ -156,41 +136,47 @@ def entry(path: Path) -> Entry:
     out.wall_seconds = manifest.get("wall_seconds")
     seed = manifest.get("seed")
     out.seeds = seed if isinstance(seed, list) else [seed] if isinstance(seed, int) else []
-    summary = read_json(path / "summary.json")
-    metrics = read_json(path / "metrics.json") if out.kind == "train" else None
-    report = read_json(path / f"{out.kind}.json") if out.kind in ("invariance", "gradcheck") else None
-    if out.kind in HEADLINES and out.kind not in ("train", "invariance", "gradcheck"):
-        if not isinstance(summary, dict):
-            out.notes.append("no summary.json yet" if manifest else "no summary.json")
-            summary = None
-        elif not summary.get("complete", False):
-            out.notes.append(f"partial: {len(summary.get('rows') or [])} runs finished")
-    if isinstance(metrics, dict) and metrics.get("schema_version", 1) > SCHEMA_VERSION:
-        out.notes.append(f"metrics.json of a newer lnbench (schema {metrics['schema_version']})")
-        metrics = None
-    elif isinstance(metrics, dict) and metrics.get("schema_version", 1) < SCHEMA_VERSION:
-        out.notes.append(f"older schema {metrics.get('schema_version', 1)}")
-    if out.kind == "train" and metrics is None and not any("newer" in n for n in out.notes):
-        out.notes.append("no metrics.json")
-    if out.kind != "?" and out.kind not in HEADLINES:
+    kind = kinds.get(out.kind)
+    summary = folder.summary()
+    if summary is not None and not summary.get("complete", False):
+        out.notes.append(f"partial: {len(summary.get('rows') or [])} runs finished")
+    metrics = folder.raw_metrics()
+    version = (metrics or {}).get("schema_version", 1)
+    if metrics is not None and version > SCHEMA_VERSION:
+        out.notes.append(f"metrics.json of a newer lnbench (schema {version})")
+    elif metrics is not None and version < SCHEMA_VERSION:
+        out.notes.append(f"older schema {version}")
+    for name in kind.holds if kind is not None else ():
+        if folder.json(name) is None:
+            out.notes.append(f"no {name} yet" if manifest else f"no {name}")
+    if out.kind != "?" and kind is None:
         out.notes.append(f"unknown kind {out.kind!r} (a newer lnbench?)")
     try:
-        out.headline = headline(out.kind, summary if isinstance(summary, dict) else None, metrics, report)
+        if kind is not None and not any("newer" in n for n in out.notes):
+            out.headline = headline_of(kind, folder, summary)
+        elif summary is not None and isinstance(summary.get("headline"), dict):  # a newer kind says it itself
+            out.headline = str(summary["headline"].get("text") or "")
     except (TypeError, ValueError, KeyError, AttributeError):
         out.notes.append("summary.json of another version: no headline")
     return out
 
 
 def index(
-    runs_dir: str | Path, kind: str | None = None, status: str | None = None, limit: int | None = None
+    runs_dir: str | Path,
+    kind: str | None = None,
+    status: str | None = None,
+    limit: int | None = None,
+    *,
+    kinds: Mapping[str, Kind],
 ) -> list[Entry]:
     """The run folders under ``runs_dir`` (or that one folder), newest first, keeping those of
-    ``kind`` and ``status`` when given, at most ``limit``.
+    ``kind`` and ``status`` when given, at most ``limit``; ``kinds``: the experiment kinds by name
+    (:data:`lnbench.experiments.registry.EXPERIMENTS`).
 
     Raises:
         FileNotFoundError: ``runs_dir`` is not a folder.
     """
-    entries = [entry(p) for p in run_folders(runs_dir)]
+    entries = [entry(p, kinds) for p in run_folders(runs_dir)]
     entries = [e for e in entries if (kind is None or e.kind == kind) and (status is None or e.status == status)]
     oldest = datetime.min.replace(tzinfo=timezone.utc)
     entries.sort(key=lambda e: (e.start or oldest, e.path.name), reverse=True)

@@ -33,6 +33,7 @@ from typing import Any, BinaryIO, Literal
 
 import numpy as np
 
+from lnbench.records.folder import read_object
 from lnbench.records.locks import FolderLock
 
 _UMASK = os.umask(0)
@@ -152,12 +153,13 @@ def record_failure(path: str | Path, exc: BaseException) -> bool:
     could be written (a full disk may not allow even that)."""
     path = Path(path)
     status, error = _error_of(exc)
+    manifest = read_object(path / "run.json")
     try:
-        manifest = json.loads((path / "run.json").read_text())
-        manifest.update(status=status, error=error)
-        write_json_atomic(path / "run.json", manifest)
-        recorded = True
-    except (OSError, json.JSONDecodeError):
+        if manifest is not None:
+            manifest.update(status=status, error=error)
+            write_json_atomic(path / "run.json", manifest)
+        recorded = manifest is not None
+    except OSError:
         recorded = False
     _note_folder(exc, path, status, recorded)
     return recorded
@@ -422,7 +424,7 @@ class Run:
             self.path = self.resume
             self._lock()  # before anything is read or written: another process may be running it
             try:
-                previous = json.loads((self.path / "run.json").read_text())
+                previous = read_object(self.path / "run.json", strict=True) or {}  # checked by check_resume
                 self.manifest["resumed"] = previous.get("resumed", []) + [
                     {"start_time": previous.get("start_time"), "status": previous.get("status")}
                 ]
@@ -536,20 +538,14 @@ def mark_unfinished(path: str | Path, status: str, error: str) -> bool:
     it did."""
     path = Path(path)
     manifest_path = path / "run.json"
-    try:
-        manifest = json.loads(manifest_path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return False
-    if manifest.get("status") != "running":
+    manifest = read_object(manifest_path)
+    if manifest is None or manifest.get("status") != "running":
         return False
     manifest.update(status=status, error=error, end_time=utc_now())
     write_json_atomic(manifest_path, manifest)
     metrics_path = path / "metrics.json"
-    try:
-        metrics = json.loads(metrics_path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return True
-    if metrics.get("status") == "running":
+    metrics = read_object(metrics_path)
+    if metrics is not None and metrics.get("status") == "running":
         metrics["status"] = status
         write_json_atomic(metrics_path, metrics)
     return True

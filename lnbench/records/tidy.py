@@ -38,12 +38,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from lnbench.names import DEFAULT_TASK, model_label
-from lnbench.records.index import read_json, run_folders
+from lnbench.records.folder import RunFolder
+from lnbench.records.index import run_folders
 from lnbench.records.runs import WriteError, atomic_write_all
-from lnbench.records.schema import SchemaError, read_metrics, summary_row
+from lnbench.records.schema import SchemaError, summary_row
 
 IDENTITY = ("family", "norm", "norm_placement", "norm_gain_init", "batch_size", "seed")
 PER_EPOCH = (
@@ -107,34 +107,30 @@ def _frame(rows: list[dict], first: Iterable[str]) -> pd.DataFrame:
     return frame[order + [c for c in frame.columns if c not in order]] if rows else pd.DataFrame(columns=list(first))
 
 
-def _children(folder: Path, manifest: dict, summary: dict) -> list[tuple[Path, dict]]:
+def _children(folder: Path, summary: dict) -> list[tuple[Path, dict]]:
     """The runs of an experiment folder with their summary.json row (``{}`` when it has none):
-    a train run is its own; the children in summary order, then any without a row (an
-    interrupted experiment), earlier attempts (``*.attemptN``) left out."""
-    if manifest.get("kind") == "train":
-        rows = summary.get("rows") or [{}]
-        return [(folder, rows[0])]
+    a folder that is its own run (a train run: its metrics.json, or a summary row naming the
+    folder itself) is its one run; else the children in summary order, then any without a row
+    (an interrupted experiment), earlier attempts (``*.attemptN``) left out. A folder of neither
+    (a checking kind's: invariance, gradcheck) has none."""
     by_dir = {r.get("run_dir"): r for r in summary.get("rows") or [] if isinstance(r, dict)}
-    subdirs = sorted(d for d in folder.iterdir() if d.is_dir() and (d / "run.json").is_file())
-    subdirs = [d for d in subdirs if ".attempt" not in d.name]
+    if (folder / "metrics.json").is_file() or folder.name in by_dir:
+        return [(folder, by_dir.get(folder.name, next(iter(by_dir.values()), {})))]
+    subdirs = RunFolder(folder).children(attempts=False)
     ordered = [folder / name for name in by_dir if name and (folder / name).is_dir()]
     return [(d, by_dir.get(d.name, {})) for d in ordered + [d for d in subdirs if d not in ordered]]
 
 
 def _run_tables(experiment: str, kind: str, run: Path, row: dict, out: dict[str, list[dict]]) -> None:
     """Append the rows of one run folder to the tables ``out``."""
-    manifest = read_json(run / "run.json") or {}
-    raw_config = None
-    try:
-        raw_config = yaml.safe_load((run / "config.yaml").read_text())
-    except (OSError, yaml.YAMLError):
-        pass
-    config = raw_config if isinstance(raw_config, dict) else {}
+    folder = RunFolder(run)
+    manifest = folder.manifest() or {}
+    config = folder.config() or {}
     target = (config.get("compare") or {}).get("target_acc", 0.9)
     base = {"experiment": experiment, "run": run.name}
     notes = [] if config else ["no readable config.yaml"]
     try:
-        m = read_metrics(run)
+        m = folder.metrics()
     except SchemaError as exc:
         notes.append(str(exc))
         model = config.get("model") or {}
@@ -200,15 +196,13 @@ def load(*paths: str | Path) -> Tables:
         raise ValueError("lnbench.load: give at least one run folder or runs folder")
     out: dict[str, list[dict]] = {f.name: [] for f in fields(Tables)}
     for folder in [f for p in paths for f in run_folders(p)]:
-        manifest = read_json(folder / "run.json")
-        manifest = manifest if isinstance(manifest, dict) else {}
-        kind = str(manifest.get("kind") or "?")
-        summary = read_json(folder / "summary.json")
-        summary = summary if isinstance(summary, dict) else {}
+        manifest = RunFolder(folder).manifest()
+        summary = RunFolder(folder).summary() or {}
         experiment = {"experiment": folder.name}
-        if kind in ("invariance", "gradcheck") or not manifest:
+        if not manifest:  # missing, damaged or empty: nothing to say
             continue
-        for run, row in _children(folder, manifest, summary):
+        kind = str(manifest.get("kind") or "?")
+        for run, row in _children(folder, summary):
             _run_tables(folder.name, kind, run, row, out)
         for key in ("aggregate", "cells"):
             out["aggregate"] += [{**experiment, **flat(e)} for e in summary.get(key) or [] if isinstance(e, dict)]

@@ -35,34 +35,13 @@ from lnbench.names import (
 )
 from lnbench.records.runs import atomic_write
 from lnbench.records.schema import Metrics, read_metrics
+from lnbench.report.captions import CAPTIONS, FigureRecord  # noqa: F401  (CAPTIONS: the catalogue docs/figures.md lists)
 
 
 def _recurrent(group: str) -> bool:
     """Whether a panel's group (``"rnn-separate"``, ``"lstm@0.1"``) is a recurrent family's."""
     info = FAMILY_REGISTRY.get(group.partition("@")[0].partition("-")[0])
     return info is not None and info.recurrent
-
-
-#: figure file -> how to read it (one line, shown under the figure)
-CAPTIONS = {
-    "training_loss.png": "Train loss (solid) and test loss (dashed) per epoch, log scale; with several seeds the mean, "
-    "the band from the lowest to the highest seed. A steeper early fall is faster optimisation; a test loss that turns up is overfitting.",
-    "test_accuracy.png": "Test accuracy per epoch in eval mode (mean over seeds, band min to max), one panel per model "
-    "(an RNN per norm placement); dotted: the target; dash-dotted: the memoryless baseline (a linear readout of x_T alone "
-    "on the same test sets): a curve at or below it has not learned the memory task; thin: chance. BatchNorm with batch "
-    "statistics is dashed.",
-    "hidden_norm.png": "Mean ||h_t|| per timestep for each quartile of the input scale s, after training (solid) and at "
-    "initialisation (dotted). Lines apart: the state's size follows the input's scale; together: it does not.",
-    "hidden_norm_mean.png": "Mean ||h_t|| over all test sequences per timestep, after training (solid) and at initialisation (dotted).",
-    "grad_norm.png": "L2 norm of each layer's gradient over training (mean over each epoch's steps), log scale, one panel per model and norm.",
-    "accuracy_vs_batch_size.png": "Final test accuracy against batch size (log2 axis), mean over seeds with 95% t intervals; "
-    "BatchNorm with batch statistics dashed.",
-    "train_loss_vs_batch_size.png": "Mean train loss over the epochs against batch size (log axes).",
-    "accuracy_vs": "Final test accuracy against one swept key, one line per norm (mean over seeds, 95% t interval; averaged over the other keys).",
-    "claims_by_task.png": "Each claim's verdict on each task (rows: claims, columns: tasks), with its paired effect a - b "
-    "(accuracy in points, train loss in nats); n/a: the task cannot measure the claim's metric.",
-    "claims.png": "Each claim's paired effect a - b (mean over seeds) with its 95% interval; shaded: the claim's margin; colour: the verdict.",
-}
 
 
 def _series(values: Sequence) -> np.ndarray:

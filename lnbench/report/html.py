@@ -11,36 +11,26 @@ autoescaping; it loads nothing from the network.
 from __future__ import annotations
 
 import base64
-import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
 import yaml
 
 from lnbench import __version__
+from lnbench.records.folder import RunFolder
 from lnbench.records.runs import utc_now, write_text_atomic
 from lnbench.report import tables as report
-from lnbench.report.figures import CAPTIONS
+from lnbench.report.captions import CAPTIONS
 
-ORDER = list(CAPTIONS)
-
-
-def _read_json(path: Path) -> dict | None:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
+ORDER = list(CAPTIONS)  # the order figures are shown in
 
 
 def _href(path: Path, out_dir: Path) -> str:
     """A link from a page in ``out_dir`` to ``path``: relative, ``/``-separated and URL-encoded
     (a ``#`` or a space in a folder's name would otherwise end or break the link)."""
     return quote(Path(os.path.relpath(path, out_dir)).as_posix())
-
-
-def _children(path: Path) -> list[Path]:
-    return sorted(d for d in path.iterdir() if d.is_dir() and (d / "run.json").exists())
 
 
 def _provenance(manifest: dict) -> str:
@@ -53,29 +43,27 @@ def _provenance(manifest: dict) -> str:
     return f"{commit} with uncommitted changes ({len(changed)} files, diff sha256 {digest}...)"
 
 
-def _view(path: Path, out_dir: Path, tables: list, drawn: Path | None = None) -> dict:
-    manifest = _read_json(path / "run.json") or {}
-    summary = _read_json(path / "summary.json")
-    config = (path / "config.yaml").read_text() if (path / "config.yaml").exists() else "(none)"
+def _view(
+    path: Path, out_dir: Path, tables: list, drawn: Path | None = None, caption: Callable[[str], str] | None = None
+) -> dict:
+    folder = RunFolder(path)
+    manifest = folder.manifest() or {}
+    summary = folder.summary()
+    config = folder.config_text() or "(none)"
     found = {p.name: p for folder in (path, drawn) if folder is not None for p in folder.glob("*.png")}
     pngs = sorted(found.values(), key=lambda p: (ORDER.index(p.name) if p.name in ORDER else len(ORDER), p.name))
 
-    kind = (summary or {}).get("kind")
-
-    def caption(name: str) -> str:
-        # a sweep's accuracy_vs_<key>.png has the generic caption, whatever the key (a grid over
-        # train.batch_size draws accuracy_vs_batch_size.png, the batchsize-sweep's file name too)
-        if name.startswith("accuracy_vs_") and (kind == "sweep" or name not in CAPTIONS):
-            return CAPTIONS["accuracy_vs"]
-        return CAPTIONS.get(name, "")
-
     figures = [
-        {"file": p.name, "caption": caption(p.name), "data": base64.b64encode(p.read_bytes()).decode("ascii")}
+        {
+            "file": p.name,
+            "caption": caption(p.name) if caption is not None else "",
+            "data": base64.b64encode(p.read_bytes()).decode("ascii"),
+        }
         for p in pngs
     ]
     children = []
-    for d in _children(path):
-        child = _read_json(d / "run.json") or {}
+    for d in folder.children():
+        child = RunFolder(d).manifest() or {}
         files = [(f, _href(d / f, out_dir)) for f in ("config.yaml", "metrics.json", "run.json") if (d / f).exists()]
         children.append({"name": d.name, "status": child.get("status", "?"), "files": files})
     seeds = manifest.get("seed")
@@ -118,12 +106,18 @@ def _view(path: Path, out_dir: Path, tables: list, drawn: Path | None = None) ->
 
 
 def write_report(
-    run_dirs: list[Path], out: Path | None = None, tables: dict | None = None, figures: dict[Path, Path] | None = None
+    run_dirs: list[Path],
+    out: Path | None = None,
+    tables: dict | None = None,
+    figures: dict[Path, Path] | None = None,
+    captions: dict[Path, Callable[[str], str]] | None = None,
 ) -> Path:
     """Render ``report.html`` for one run folder (default: ``<run>/report.html``) or several side
     by side (``out`` required). Reads the folders' files only; draws nothing (see :func:`redraw`).
     ``figures``: per run folder, a folder of PNGs shown instead of the run folder's own of the
-    same names (figures redrawn elsewhere, so that the run folder is not written to).
+    same names (figures redrawn elsewhere, so that the run folder is not written to). ``captions``:
+    per run folder, the caption of a figure file (its experiment kind's,
+    :meth:`lnbench.experiments.base.Experiment.caption`); a folder without one shows none.
 
     Raises:
         ValueError: no folder, or several folders and no ``out``.
@@ -138,7 +132,10 @@ def write_report(
             raise ValueError("report: several run folders need an output file")
         out = run_dirs[0] / "report.html"
     env = Environment(loader=PackageLoader("lnbench.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
-    runs = [_view(Path(d), out.parent, (tables or {}).get(d, []), (figures or {}).get(d)) for d in run_dirs]
+    runs = [
+        _view(Path(d), out.parent, (tables or {}).get(d, []), (figures or {}).get(d), (captions or {}).get(d))
+        for d in run_dirs
+    ]
     title = (
         f"lnbench {runs[0]['kind']}: {runs[0]['name']}" if len(runs) == 1 else f"lnbench: {len(runs)} runs side by side"
     )

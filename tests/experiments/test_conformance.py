@@ -212,3 +212,109 @@ def test_the_checking_kinds_write_their_report_and_table(kind, tmp_path):
     assert len(tables) == 1 and tables[0].row_count == rows  # invariance: one row per method, as Table 1
     assert "<table" in (folder / "report.html").read_text()
     assert redraw(folder) == []
+
+
+def _best_value(kind: str, summary: dict) -> float | None:
+    """The headline's number from summary.json's own data: a train run's final test accuracy; the
+    best mean over seeds of an aggregate entry (a sweep's cells); none for claims (counts)."""
+    if kind == "train":
+        return summary["rows"][0]["final_test_acc"]
+    if kind == "claims":
+        return None
+    return max(e["mean_final_test_acc"] for e in summary.get("aggregate") or summary["cells"])
+
+
+def test_ls_show_and_export_read_the_folder_it_wrote(finished, tmp_path):
+    """Issue 31, D: a registered kind is never "unknown kind" in ``lnbench ls``; its headline is the
+    one it wrote into summary.json; ``show`` prints its tables; ``export`` gives one row per run."""
+    from lnbench.cli.app import ls_table
+    from lnbench.experiments.registry import index
+
+    kind, _, _, result = finished
+    summary = json.loads((result.path / "summary.json").read_text())
+    headline = summary["headline"]
+    assert headline["value"] == _best_value(kind, summary)
+    if kind == "claims":
+        assert headline["label"] == f"1 {summary['claims'][0]['verdict']}"
+    (entry,) = index(result.path)
+    assert (entry.kind, entry.status, entry.notes) == (kind, "completed", [])
+    assert entry.headline == headline["text"] and entry.headline
+    listed = runner.invoke(app, ["ls", str(result.path.parent)])
+    assert listed.exit_code == 0 and kind in listed.output and "unknown" not in listed.output, listed.output
+    assert list(ls_table([entry], "ls").columns[6].cells) == [headline["text"]]  # the result column
+    shown = runner.invoke(app, ["show", str(result.path)])
+    titles = [t.title for t in EXPERIMENTS[kind].tables(result.path, summary) if t.title]
+    assert shown.exit_code == 0 and titles, shown.output
+    assert all(title.split(":")[0] in shown.output for title in titles) and "Traceback" not in shown.output
+    exported = runner.invoke(app, ["export", str(result.path), "--out", str(tmp_path / "out")])
+    assert exported.exit_code == 0, exported.output
+    runs = (tmp_path / "out" / "runs.csv").read_text().splitlines()[1:]
+    assert [line.split(",")[1] for line in runs] == [r.run_dir for r in result.rows]  # experiment, run, ...
+
+
+def test_every_drawn_figure_has_its_own_caption(finished):
+    """Issue 31, D: figures are records of their kind (file, draw function, caption); report.html
+    shows each drawn figure with its kind's caption (a sweep's accuracy_vs_batch_size.png is not
+    the batch-size sweep's)."""
+    from html import unescape
+
+    from lnbench.report import figures
+
+    kind, _, _, result = finished
+    exp = EXPERIMENTS[kind]
+    names = json.loads((result.path / "summary.json").read_text())["figures"]
+    html = unescape((result.path / "report.html").read_text())
+    for name in names:
+        (record,) = [r for r in exp.figure_records if r.names(name)]
+        assert record.caption and callable(getattr(figures, record.draw)), name
+        assert f"<b>{name}</b>: {record.caption}</figcaption>" in html, name
+    assert len({exp.caption(n) for n in names}) == len({r.file for r in exp.figure_records if any(map(r.names, names))})
+
+
+@pytest.mark.parametrize("kind", ["invariance", "gradcheck"])
+def test_ls_show_and_export_read_a_checking_folder(kind, tmp_path):
+    from lnbench import experiments
+    from lnbench.experiments.registry import index
+
+    run = getattr(experiments, kind)
+    items, path = run(runs_dir=tmp_path) if kind == "gradcheck" else run(draws=1, runs_dir=tmp_path)
+    good = sum(bool(getattr(i, "passed", getattr(i, "agrees", False))) for i in items)
+    (entry,) = index(path.parent)
+    word = "passed" if kind == "gradcheck" else "agree"
+    assert (entry.kind, entry.notes, entry.headline) == (kind, [], f"{good}/{len(items)} {word}")
+    shown = runner.invoke(app, ["show", str(path.parent)])
+    assert shown.exit_code == 0 and "Traceback" not in shown.output, shown.output
+    exported = runner.invoke(app, ["export", str(path.parent), "--out", str(tmp_path / "out")])
+    assert exported.exit_code == 0, exported.output
+    assert (tmp_path / "out" / "runs.csv").read_text().splitlines()[1:] == []  # it trains nothing
+
+
+def test_a_new_kind_registered_is_known_to_ls_and_says_its_own_headline(tmp_path, monkeypatch):
+    """Issue 31, D: ``lnbench ls`` kept its own list of kinds, so a new kind was "unknown kind";
+    it now asks the registry, reads the headline the kind wrote, and for a folder without one
+    (an older version) asks the kind to compute it from the folder's files."""
+    from lnbench.experiments.base import Experiment
+    from lnbench.experiments.registry import index
+    from lnbench.records.index import make_headline
+
+    class Toy(Experiment):
+        kind = "toy"
+
+        def headline(self, folder, summary):
+            return make_headline("computed", len(summary.get("rows") or []) / 4)
+
+    for name, body in (("written", {"headline": make_headline("written", 0.5)}), ("old", {"rows": [{}]})):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "run.json").write_text(json.dumps({"kind": "toy", "status": "completed"}))
+        (tmp_path / name / "summary.json").write_text(json.dumps({"kind": "toy", "complete": True, **body}))
+    assert {e.path.name: e.notes for e in index(tmp_path)} == {
+        "written": ["unknown kind 'toy' (a newer lnbench?)"],
+        "old": ["unknown kind 'toy' (a newer lnbench?)"],
+    }
+    assert {e.path.name: e.headline for e in index(tmp_path)} == {"written": "written: 0.500", "old": ""}
+    monkeypatch.setitem(EXPERIMENTS, "toy", Toy())
+    entries = {e.path.name: e for e in index(tmp_path)}
+    assert {k: (e.notes, e.headline) for k, e in entries.items()} == {
+        "written": ([], "written: 0.500"),
+        "old": ([], "computed: 0.250"),
+    }

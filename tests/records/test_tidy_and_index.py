@@ -243,7 +243,7 @@ def test_a_start_time_without_utc_offset_is_read_as_utc_and_ls_lists_every_folde
     (TypeError: can't compare offset-naive and offset-aware datetimes)."""
     from datetime import datetime, timezone
 
-    from lnbench.records.index import index
+    from lnbench.experiments.registry import index
 
     starts = {"naive": "2026-12-01T10:00:00", "utc": "2026-12-01T09:30:00+00:00", "paris": "2026-12-01T11:00:00+02:00"}
     for name, start in starts.items():
@@ -265,7 +265,7 @@ def test_a_start_time_without_utc_offset_is_read_as_utc_and_ls_lists_every_folde
 
 
 def test_ls_lists_every_folder_newest_first_with_its_result(mixed_runs):
-    from lnbench.records.index import index
+    from lnbench.experiments.registry import index
 
     runs = mixed_runs
     entries = index(runs["runs"])
@@ -418,20 +418,26 @@ def test_export_of_a_folder_without_runs_and_show_of_a_damaged_summary_are_one_l
     assert "summary.json: cannot read it as JSON" in result.output
 
 
-def test_a_headline_off_the_default_task_names_the_task():
-    from lnbench.records.index import headline
+def test_a_headline_off_the_default_task_names_the_task(tmp_path):
+    from lnbench.experiments.registry import EXPERIMENTS
+    from lnbench.records.folder import RunFolder
+    from lnbench.records.index import headline_of
+
+    def headline(kind, summary, metrics=None):
+        folder = tmp_path / kind
+        folder.mkdir(exist_ok=True)
+        if metrics is not None:
+            (folder / "metrics.json").write_text(json.dumps(metrics))
+        return headline_of(EXPERIMENTS[kind], RunFolder(folder), summary)
 
     rows = [{"task": "adding", "final_test_acc": 0.9, "run_dir": "x"}]
     agg = [{"family": "lstm", "norm": "layer", "mean_final_test_acc": 0.958}]
-    assert headline("compare", {"aggregate": agg, "rows": rows}, None, None) == "best lstm layer: 0.958 on adding"
-    assert (
-        headline("compare", {"aggregate": agg, "rows": [{**rows[0], "task": "trend"}]}, None, None)
-        == "best lstm layer: 0.958"
-    )
+    assert headline("compare", {"aggregate": agg, "rows": rows}) == "best lstm layer: 0.958 on adding"
+    assert headline("compare", {"aggregate": agg, "rows": [{**rows[0], "task": "trend"}]}) == "best lstm layer: 0.958"
     claims = {"claims": [{"verdict": "held"}], "tasks": ["trend", "digits"]}
-    assert headline("claims", claims, None, None) == "1 held on trend, digits"
-    assert headline("train", None, {"test_acc": [0.5], "task": "digits"}, None) == "test acc 0.500 on digits"
-    assert headline("train", None, {"test_acc": [0.5]}, None) == "test acc 0.500"
+    assert headline("claims", claims) == "1 held on trend, digits"
+    assert headline("train", None, {"test_acc": [0.5], "task": "digits"}) == "test acc 0.500 on digits"
+    assert headline("train", None, {"test_acc": [0.5]}) == "test acc 0.500"
 
 
 def test_the_claims_table_has_each_claims_task_and_the_na_cells(tmp_path):

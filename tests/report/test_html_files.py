@@ -5,6 +5,7 @@ by hand, nothing trained."""
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor
+from html import unescape
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
 from urllib.request import url2pathname
@@ -79,16 +80,18 @@ def test_the_page_says_when_the_checkout_had_uncommitted_changes(tmp_path):
 def test_a_sweeps_batch_size_figure_gets_the_sweep_caption_not_the_batchsize_sweeps(tmp_path):
     """Issue 31: a sweep over train.batch_size draws accuracy_vs_batch_size.png, whose caption in
     report.html was the batchsize-sweep's (log2 axis, BatchNorm with batch statistics dashed)."""
+    from lnbench.experiments import report
     from lnbench.report.figures import CAPTIONS
-    from lnbench.report.html import _view
 
     for kind, want in (("sweep", CAPTIONS["accuracy_vs"]), ("batchsize-sweep", CAPTIONS["accuracy_vs_batch_size.png"])):
         folder = tmp_path / kind
         folder.mkdir()
+        (folder / "run.json").write_text(json.dumps({"kind": kind, "status": "completed"}))
         (folder / "summary.json").write_text(json.dumps({"kind": kind, "complete": True, "rows": []}))
         (folder / "accuracy_vs_batch_size.png").write_bytes(b"\x89PNG\r\n\x1a\n")
-        view = _view(folder, tmp_path, [])
-        assert [f["caption"] for f in view["figures"]] == [want], kind
+        html = unescape(report([folder]).read_text())
+        captions = re.findall(r"<figcaption><b>accuracy_vs_batch_size.png</b>: (.*?)</figcaption>", html)
+        assert captions == [want], kind
 
 
 def test_html_special_text_in_a_run_comes_out_escaped(tmp_path):
