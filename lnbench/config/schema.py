@@ -236,7 +236,13 @@ class ModelConfig(_Section):
         description="Hidden size H: the RNN's state size or the Transformer's model width; the features D a "
         "norm normalizes.",
     )
-    num_layers: int = Field(1, ge=1, description="Transformer only: the number of pre-norm blocks.")
+    num_layers: int = Field(
+        1,
+        ge=1,
+        description="The number of layers: the RNN's and the LSTM's stacked recurrent layers (layer l > 1 reads "
+        "layer l - 1's h_1 .. h_T; every layer with its own norms and gains; the head reads the top layer's h_T), "
+        "the Transformer's pre-norm blocks.",
+    )
     d_ff: int | None = Field(
         None, ge=1, description="Transformer only: width of the feed-forward layer; null: 4 * hidden_size."
     )

@@ -53,9 +53,12 @@ def run(model, x, y):
     loss.backward()
     grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
     again = model.unroll(x, probe=True)  # a second forward: BatchNorm tracks it too, on both paths
-    first, last = again.first_last_grads(F.cross_entropy(again.logits.reshape(-1, 2), y.reshape(-1), reduction="sum"))
+    first_last = again.first_last_grads(F.cross_entropy(again.logits.reshape(-1, 2), y.reshape(-1), reduction="sum"))
     buffers = {n: b.clone() for n, b in model.named_buffers()}
-    return [out.logits.detach(), out.hidden.detach(), again.saturated, first, last], grads, buffers
+    per_layer = [
+        t for layer, pair in zip(out.layers, first_last, strict=True) for t in (layer.hidden.detach(), *pair)
+    ] + [layer.saturated for layer in again.layers]  # every layer's states, dL/dh_1, dL/dh_T, saturation
+    return [out.logits.detach(), *per_layer], grads, buffers
 
 
 def assert_same(a, b, tol=1e-10):
