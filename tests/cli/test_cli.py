@@ -516,13 +516,14 @@ def test_a_model_key_the_experiment_sets_itself_is_refused(tmp_path, command, ke
 
 
 def test_model_keys_that_apply_to_no_trained_family_are_refused(tmp_path):
-    """Issue 10 (14): model.num_layers for an RNN was accepted and recorded as if used."""
+    """Issue 10 (14): model.num_layers for an RNN was accepted and recorded as if used (it applies to
+    the RNN since issue 33 C: model.d_ff is the Transformer's own)."""
     result = runner.invoke(
-        app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "r"), "--set", "model.num_layers=2"]
+        app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "r"), "--set", "model.d_ff=8"]
     )
     assert (
         result.exit_code == 2
-        and "model.num_layers: applies to the transformer only, and this run trains rnn" in result.output
+        and "model.d_ff: applies to the transformer only, and this run trains rnn" in result.output
     )
     result = runner.invoke(
         app,
@@ -560,7 +561,8 @@ def test_model_keys_that_apply_to_no_trained_family_are_refused(tmp_path):
     assert result.exit_code == 0, result.output
     child = next(_only_run(tmp_path / "r").glob("rnn_layer_seed0"))
     model = yaml.safe_load((child / "config.yaml").read_text())["model"]
-    assert "pos_emb" not in model and "num_layers" not in model and model["norm_placement"] == "joint"
+    assert "pos_emb" not in model and "d_ff" not in model and model["norm_placement"] == "joint"
+    assert model["num_layers"] == 1  # every family's key (issue 33 C: stacked RNN layers)
 
 
 def test_a_compare_where_every_run_diverges_still_ends_with_tables_and_figures(tmp_path):
