@@ -60,6 +60,12 @@ METRIC_KEYS = {
     "saturation_init",
     "grad_ratio",
     "grad_ratio_init",
+    "num_layers",
+    *(
+        f"{k}_by_layer{init}"
+        for k in ("hidden_norm", "scale_spearman", "saturation", "grad_ratio")
+        for init in ("", "_init")
+    ),
 }
 ROW_KEYS = {
     "task",
@@ -563,6 +569,46 @@ def test_model_keys_that_apply_to_no_trained_family_are_refused(tmp_path):
     model = yaml.safe_load((child / "config.yaml").read_text())["model"]
     assert "pos_emb" not in model and "d_ff" not in model and model["norm_placement"] == "joint"
     assert model["num_layers"] == 1  # every family's key (issue 33 C: stacked RNN layers)
+
+
+def test_a_compare_of_stacked_rnns_and_lstms_runs_end_to_end_with_probes_per_layer(tmp_path):
+    """Issue 33 C: ``compare --set model.num_layers=2`` trains a 2-layer RNN (both placements) and
+    LSTM per norm; each run records its layers' probes (layer 1's in the fields of before), the
+    gradient norm of every layer's tensors, and draws its figures."""
+    result = runner.invoke(
+        app,
+        [
+            "compare",
+            "--runs-dir",
+            str(tmp_path / "r"),
+            "--set",
+            "compare.families=[rnn, lstm]",
+            "--set",
+            "compare.placements=[joint, separate]",
+            "--set",
+            "compare.norms=[batch, layer]",
+            "--set",
+            "seeds=[0, 1]",
+            "--set",
+            "train.epochs=2",
+            *set_args(o for o in TINY_OVERRIDES if not o.startswith("train.epochs")),
+            "--set",
+            "model.num_layers=2",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    run = _only_run(tmp_path / "r")
+    children = sorted(p for p in run.iterdir() if (p / "metrics.json").exists())
+    assert len(children) == 3 * 2 * 2  # rnn joint, rnn separate, lstm x 2 norms x 2 seeds
+    for child in children:
+        m = json.loads((child / "metrics.json").read_text())
+        assert m["status"] == "completed" and m["num_layers"] == 2
+        assert yaml.safe_load((child / "config.yaml").read_text())["model"]["num_layers"] == 2
+        assert [len(v) for v in m["hidden_norm_by_layer"]] == [2, 2] and len(m["hidden_norm_by_layer_init"]) == 2
+        assert m["hidden_norm_by_layer"][-1][0] == m["hidden_norm"][-1]  # layer 1's in the fields of before
+        assert m["grad_ratio_by_layer"][-1][0] == m["grad_ratio"][-1] and len(m["saturation_by_layer"][-1]) == 2
+        assert any(k.startswith("cell_2.") for k in m["grad_norm_layer"]) and "cell_3.norm" not in str(m)
+    assert PLOTS <= {p.name for p in run.iterdir()}
 
 
 def test_a_compare_where_every_run_diverges_still_ends_with_tables_and_figures(tmp_path):
