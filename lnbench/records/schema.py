@@ -273,8 +273,6 @@ SUMMARY_ROW_DOCS: dict[str, str] = {
     "num_classes": "Number of classes C of the task.",
     "batch_norm_stats": "RNN with BatchNorm: `pooled` or `per_timestep`; otherwise null.",
     "norm_placement": "RNN: `joint` or `separate` (the group this row is compared in); null for the Transformer.",
-    "num_layers": "`model.num_layers`: the RNN's and the LSTM's stacked layers, the Transformer's blocks; null in "
-    "files written before it was recorded.",
     "norm_gain_init": "`model.norm_gain_init` as set (a set value is part of the group the row is compared in); "
     "null: each model's paper's gains.",
     "initial_gain": "The value the norm gains started at (1, the BN-LSTM's 0.1, or `norm_gain_init`); null for none "
