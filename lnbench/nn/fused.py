@@ -6,6 +6,9 @@ over all T timesteps in C++, with a backward through time written by hand: one n
 as ``torch.nn.LSTM``'s CPU kernel. The input terms (``W_x x_t``, and the separate placement's and
 the LSTM's ``norm_x``) do not depend on the recurrence, so the models compute them for every
 timestep at once before it, in torch ops (autograd takes their gradient from the node's).
+A stacked model (``model.num_layers`` > 1) runs one node per layer (:func:`unroll_fused`): the node
+returns every h_t, differentiable, so layer l's h_1 .. h_T are the input of layer l + 1's input
+terms and the backward of layer l + 1 hands layer l the gradient of all its states (no kernel change).
 
 Which path a model takes (:func:`kernel_covers`): the kernel for a float32/float64 CPU input with
 a built-in norm (``none``, ``batch``, ``layer``, ``rms``, ``weight``), unless ``LNBENCH_KERNELS=0``,

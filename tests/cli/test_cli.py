@@ -575,27 +575,15 @@ def test_a_compare_of_stacked_rnns_and_lstms_runs_end_to_end_with_probes_per_lay
     """Issue 33 C: ``compare --set model.num_layers=2`` trains a 2-layer RNN (both placements) and
     LSTM per norm; each run records its layers' probes (layer 1's in the fields of before), the
     gradient norm of every layer's tensors, and draws its figures."""
-    result = runner.invoke(
-        app,
-        [
-            "compare",
-            "--runs-dir",
-            str(tmp_path / "r"),
-            "--set",
-            "compare.families=[rnn, lstm]",
-            "--set",
-            "compare.placements=[joint, separate]",
-            "--set",
-            "compare.norms=[batch, layer]",
-            "--set",
-            "seeds=[0, 1]",
-            "--set",
-            "train.epochs=2",
-            *set_args(o for o in TINY_OVERRIDES if not o.startswith("train.epochs")),
-            "--set",
-            "model.num_layers=2",
-        ],
-    )
+    stacked = [
+        "compare.families=[rnn, lstm]",
+        "compare.placements=[joint, separate]",
+        "compare.norms=[batch, layer]",
+        "seeds=[0, 1]",
+        *TINY_OVERRIDES,  # train.epochs=2
+        "model.num_layers=2",
+    ]
+    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path / "r"), *set_args(stacked)])
     assert result.exit_code == 0, result.output
     run = _only_run(tmp_path / "r")
     children = sorted(p for p in run.iterdir() if (p / "metrics.json").exists())

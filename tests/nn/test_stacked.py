@@ -189,10 +189,10 @@ def test_a_one_layer_model_draws_the_same_weights_as_before_stacking():
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(("family", "norm", "placement"), [("lstm", "batch", "joint"), ("rnn", "layer", "separate")])
-def test_a_stacked_ensemble_is_its_members_and_they_stay_independent(family, norm, placement, path):
+def test_a_stacked_ensemble_is_its_members(family, norm, placement, path):
     """``stack()`` of 2-layer solo models: member s computes model s (logits, hidden states and
-    the gradients of every layer to 1e-10); changing member 1's input leaves members 0 and 2 bit
-    for bit the same (float32)."""
+    the gradients of every layer to 1e-10). (Bit for bit independence of the members:
+    tests/nn/test_fused.py, test_members_stay_independent_bit_for_bit at 2 layers.)"""
     solos = [_model(family, norm, placement, seed=s).float() for s in (0, 1, 2)]
     ensemble = type(solos[0]).stack(solos).double()
     solos = [solo.double() for solo in solos]
@@ -209,20 +209,6 @@ def test_a_stacked_ensemble_is_its_members_and_they_stay_independent(family, nor
         for name, p in solo.named_parameters():
             if p.grad is not None:
                 torch.testing.assert_close(grads[name][s].reshape(p.shape), p.grad, rtol=1e-10, atol=1e-10, msg=name)
-    wide = ensemble.float()
-    x32 = x.float()
-    x2 = x32.clone()
-    x2[1] += 3.0
-    outs = []
-    for inp in (x32, x2):
-        m = copy.deepcopy(wide)
-        out = m(inp)
-        out[[0, 2]].sum().backward()
-        outs.append((out.detach(), m.cell.W_xh.grad if family == "rnn" else m.cell.W_x.grad, m.cell_2.bias.grad))
-    (a, ga, ba), (b, gb, bb) = outs
-    for s in (0, 2):
-        assert torch.equal(a[s], b[s]) and torch.equal(ga[s], gb[s]) and torch.equal(ba[s], bb[s])
-    assert not torch.equal(a[1], b[1])
 
 
 @pytest.mark.skipif(not KERNEL, reason="LNBENCH_KERNELS=0")
