@@ -14,13 +14,17 @@ from typing import Any
 
 
 def _rnn_memory(H: int, D: int, T: int, m: Any) -> tuple[int, int, int]:
-    return H * H + H * D + 2 * H, 10 * H, 0  # per timestep: summed inputs, statistics, x_hat, tanh, gradients
+    # per layer (layer 1 reads D features, the others H); per timestep and layer: summed inputs,
+    # statistics, x_hat, tanh, gradients
+    L = m.num_layers
+    return L * (H * H + 2 * H) + H * D + (L - 1) * H * H, L * 10 * H, 0
 
 
 def _lstm_memory(H: int, D: int, T: int, m: Any) -> tuple[int, int, int]:
-    # W_h, W_x, b, three norms' gains and biases; per timestep the 4H terms, their norms, the gates,
-    # c_t, norm_c(c_t) and their gradients
-    return 4 * H * (H + D) + 20 * H, 40 * H, 0
+    # per layer W_h, W_x (layer 1 reads D features, the others H), b, three norms' gains and biases;
+    # per timestep and layer the 4H terms, their norms, the gates, c_t, norm_c(c_t) and their gradients
+    L = m.num_layers
+    return L * (4 * H * H + 20 * H) + 4 * H * D + (L - 1) * 4 * H * H, L * 40 * H, 0
 
 
 def _transformer_memory(H: int, D: int, T: int, m: Any) -> tuple[int, int, int]:
@@ -49,11 +53,13 @@ class FamilyInfo:
         label: its name in tables, legends and verdicts.
         recurrent: a recurrence over timesteps (its state is h_t; figures label it so).
         placements: the norm placements it is compared in (each its own group), or ``()``.
-        keys: the ``model`` keys that apply to it alone.
+        keys: the ``model`` keys that apply to it alone (``num_layers``, like ``hidden_size``,
+            applies to every family).
         seeds_together: ``(norm, batch size) -> bool``: whether a cell's seeds train as one ensemble.
         memory: ``(H, D, T, model config) -> (parameters, activation values per token, attention
             values per example)`` for :func:`lnbench.config.checks.memory_needed`.
-        cost: a member's relative cost per training step (the RNN's: 1), for scheduling.
+        cost: a member's relative cost per training step of one layer (the one-layer RNN's: 1), for
+            scheduling (:func:`lnbench.experiments.cells.step_cost` multiplies it by ``model.num_layers``).
         builder: ``"module:Class"`` of its model, built as ``Class(model_cfg, input_size=,
             seq_len=, num_classes=)``.
         paper_gains: norm -> the initial gain of its norms in its paper, where not 1 (the
@@ -359,7 +365,7 @@ register_family(
         "Transformer (pre-norm)",
         recurrent=False,
         placements=(),
-        keys=("num_layers", "d_ff", "pos_emb", "pos_emb_std", "input_norm"),
+        keys=("d_ff", "pos_emb", "pos_emb_std", "input_norm"),
         seeds_together=_transformer_ensemble,
         memory=_transformer_memory,
         cost=2.0,

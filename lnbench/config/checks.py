@@ -45,8 +45,8 @@ def check_sweep(cfg: RunConfig) -> None:
 
 def check_keys_apply(cfg: RunConfig, families: Iterable[str]) -> None:
     """Raise :class:`ConfigError` if the config gives a model key a value other than its default
-    while that key applies to none of the model ``families`` being trained (``model.num_layers:
-    2`` for an RNN-only run, ...): the value would be recorded as if it had been used. (A child
+    while that key applies to none of the model ``families`` being trained (``model.d_ff:
+    8`` for an RNN-only run, ...): the value would be recorded as if it had been used. (A child
     run's config.yaml leaves such keys out, see :meth:`RunConfig.to_yaml`.)"""
     families = set(families)
     defaults = ModelConfig()
@@ -166,10 +166,11 @@ def check_memory(cfg: RunConfig, members: int = 1) -> None:
         d, m = cfg.data, cfg.model
         (T, D, _) = d.shape()
         model = f"{m.family}, model.hidden_size {m.hidden_size}"
-        keys = "data.seq_len or model.hidden_size"
+        keys = "data.seq_len, model.hidden_size or model.num_layers"
         if "d_ff" in FAMILY_REGISTRY[m.family].keys:
-            model += f", model.d_ff {m.d_ff or 4 * m.hidden_size}, model.num_layers {m.num_layers}"
+            model += f", model.d_ff {m.d_ff or 4 * m.hidden_size}"
             keys = "data.seq_len, model.hidden_size, model.d_ff or model.num_layers"
+        model += f", model.num_layers {m.num_layers}"
         raise ConfigError(
             f"data and model: this config needs about {need / 2**30:.1f} GiB of memory "
             f"({d.n_train} + {d.n_test} sequences of {T} x {D} values, {model}, "

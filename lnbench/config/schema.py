@@ -70,6 +70,7 @@ GRID_SECTIONS = ("data", "model", "train")  # the sections whose keys sweep.grid
 #: key out at that value, so a new key does not make every earlier folder "changed" and its
 #: finished runs train again. Add a new key here with its neutral value.
 ADDED_KEYS: dict[str, Any] = {
+    "model.num_layers": 1,  # of the RNN and the LSTM (ADDED_FOR); the Transformer always had it
     "model.norm_groups": 2,
     "data.n_val": 0,
     "train.optimizer": "adam",
@@ -83,14 +84,23 @@ ADDED_KEYS: dict[str, Any] = {
 }
 
 
+#: An added key that was new for some model families only: the families it was added for (a
+#: folder of another family always had it, and keeps it in its identity).
+ADDED_FOR: dict[str, tuple[str, ...]] = {"model.num_layers": ("rnn", "lstm")}
+
+
 def without_added_keys(raw: Any) -> Any:
     """``raw`` (a config as nested dicts, or a mapping of configs: claims' regimes) without the
-    :data:`ADDED_KEYS` at their neutral values, at any depth; ``raw`` itself is not changed."""
+    :data:`ADDED_KEYS` at their neutral values (for the families of :data:`ADDED_FOR`), at any
+    depth; ``raw`` itself is not changed."""
     if not isinstance(raw, dict):
         return raw
     out = {k: without_added_keys(v) for k, v in raw.items()}
+    family = out["model"].get("family") if isinstance(out.get("model"), dict) else None
     for key, neutral in ADDED_KEYS.items():
         section, _, leaf = key.partition(".")
+        if key in ADDED_FOR and family not in ADDED_FOR[key]:
+            continue
         if isinstance(out.get(section), dict) and leaf in out[section] and out[section][leaf] == neutral:
             del out[section][leaf]
     return out
@@ -285,7 +295,13 @@ class ModelConfig(_Section):
         description="Hidden size H: the RNN's state size or the Transformer's model width; the features D a "
         "norm normalizes.",
     )
-    num_layers: int = Field(1, ge=1, description="Transformer only: the number of pre-norm blocks.")
+    num_layers: int = Field(
+        1,
+        ge=1,
+        description="The number of layers: the RNN's and the LSTM's stacked recurrent layers (layer l > 1 reads "
+        "layer l - 1's h_1 .. h_T; every layer with its own norms and gains; the head reads the top layer's h_T), "
+        "the Transformer's pre-norm blocks.",
+    )
     d_ff: int | None = Field(
         None, ge=1, description="Transformer only: width of the feed-forward layer; null: 4 * hidden_size."
     )

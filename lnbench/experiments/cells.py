@@ -46,6 +46,7 @@ def metrics_for(cfg: RunConfig) -> Metrics:
         num_classes=cfg.data.shape()[2],
         batch_norm_stats=bn_stats,
         norm_placement=cfg.model.norm_placement if has_placements(cfg.model.family) else None,
+        num_layers=cfg.model.num_layers,
         norm_gain_init=cfg.model.norm_gain_init,
         initial_gain=initial_gain(cfg.model),
     )
@@ -224,8 +225,14 @@ def step_cost(cell: Cell) -> float:
     """The relative cost of a training step of one run of ``cell`` (a member of an ensemble, or a
     run trained alone): its family's :attr:`~lnbench.names.FamilyInfo.cost`, halved when the
     cell's seeds train as one ensemble (a member of 5 costs about half a run alone; docs/speed.md).
-    For scheduling the cells (:func:`cost`) and the progress bar's remaining time."""
-    return (0.5 if ensemble_mechanism(cell.cfgs) == "native" else 1.0) * FAMILY_REGISTRY[cell.cfgs[0].model.family].cost
+    For scheduling the cells (:func:`cost`) and the progress bar's remaining time; times
+    ``model.num_layers`` (each layer is one more recurrence, or one more block)."""
+    model = cell.cfgs[0].model
+    return (
+        (0.5 if ensemble_mechanism(cell.cfgs) == "native" else 1.0)
+        * FAMILY_REGISTRY[model.family].cost
+        * model.num_layers
+    )
 
 
 def cost(cell: Cell) -> float:

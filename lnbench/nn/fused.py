@@ -6,6 +6,9 @@ over all T timesteps in C++, with a backward through time written by hand: one n
 as ``torch.nn.LSTM``'s CPU kernel. The input terms (``W_x x_t``, and the separate placement's and
 the LSTM's ``norm_x``) do not depend on the recurrence, so the models compute them for every
 timestep at once before it, in torch ops (autograd takes their gradient from the node's).
+A stacked model (``model.num_layers`` > 1) runs one node per layer (:func:`unroll_fused`): the node
+returns every h_t, differentiable, so layer l's h_1 .. h_T are the input of layer l + 1's input
+terms and the backward of layer l + 1 hands layer l the gradient of all its states (no kernel change).
 
 Which path a model takes (:func:`kernel_covers`): the kernel for a float32/float64 CPU input with
 a norm it has a mode for (the identity, LayerNorm, RMSNorm, recurrent BatchNorm; weight norm's
@@ -32,7 +35,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import torch
@@ -266,23 +269,52 @@ def reference_recurrence(
 
 
 @dataclass
-class Unrolled:
-    """A recurrence unrolled over a batch: what the models' forward and the probes read.
+class LayerStates:
+    """One recurrent layer unrolled over a batch: its states, and what the probes read of it.
 
     Attributes:
-        logits: ``(B, C)`` (ensemble ``(S, B, C)``).
-        hidden: h_1 .. h_T, ``(B, T, H)`` (``(S, B, T, H)``).
+        hidden: h_1 .. h_T, ``(B, T, H)`` (ensemble ``(S, B, T, H)``): the next layer's input sequence.
+        last: h_T, ``(B, H)`` (``(S, B, H)``), the graph node the head (or nothing) reads: a loss on
+            it alone gives the kernel's backward no ``(T, S, B, H)`` gradient to fill.
         saturated: with ``probe``, the fraction of each example's saturable units with
             ``|u| > 0.99`` over all timesteps, ``(B,)`` (``(S, B)``): the RNN's h_t; the LSTM's
             ``2 sigmoid - 1`` of i, f, o, tanh(g) and tanh(norm_c(c_t)), 5H per step. Else None.
-        first_last_grads: ``loss -> (dL/dh_1, dL/dh_T)``, the total derivatives through the
-            recurrence, each like ``hidden[..., 0, :]``.
+        grad_targets: the tensors whose gradients give dL/dh_1 and dL/dh_T (the Python path's
+            ``[h_1, h_T]``; the kernel's tap, ``(T, S, B, H)``); ``pick`` maps their gradients to
+            ``(dL/dh_1, dL/dh_T)``, each like ``hidden[..., 0, :]``. Empty without ``probe``.
+    """
+
+    hidden: torch.Tensor
+    last: torch.Tensor
+    saturated: torch.Tensor | None = None
+    grad_targets: list[torch.Tensor] = field(default_factory=list)
+    pick: Callable[[list[torch.Tensor]], tuple[torch.Tensor, torch.Tensor]] | None = None
+
+
+@dataclass
+class Unrolled:
+    """A stacked recurrence unrolled over a batch: what the models' forward and the probes read.
+
+    Attributes:
+        logits: ``(B, C)`` (ensemble ``(S, B, C)``), the head on the top layer's h_T.
+        layers: one :class:`LayerStates` per layer, layer 1 (which reads the input) first.
     """
 
     logits: torch.Tensor
-    hidden: torch.Tensor
-    saturated: torch.Tensor | None
-    first_last_grads: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+    layers: list[LayerStates]
+
+    @property
+    def hidden(self) -> torch.Tensor:
+        """The top layer's h_1 .. h_T, ``(B, T, H)`` (``(S, B, T, H)``): as ``torch.nn.RNN``'s output."""
+        return self.layers[-1].hidden
+
+    def first_last_grads(self, loss: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Per layer ``(dL/dh_1, dL/dh_T)``, the total derivatives through the stacked recurrence
+        (``unroll(..., probe=True)``), all in one backward pass."""
+        targets = [t for layer in self.layers for t in layer.grad_targets]
+        assert targets and all(layer.pick is not None for layer in self.layers), "unroll(..., probe=True)"
+        grads = iter(torch.autograd.grad(loss, targets))
+        return [layer.pick([next(grads) for _ in layer.grad_targets]) for layer in self.layers]  # type: ignore[misc]
 
 
 def per_member(t: torch.Tensor | None, S: int) -> torch.Tensor | None:
@@ -314,9 +346,10 @@ def _norm_mode(norm: nn.Module, T: int, S: int, B: int) -> tuple[str, list, floa
 
 
 def unroll_fused(
-    model: nn.Module,
+    cell: nn.Module,
     x: torch.Tensor,
     *,
+    members: int | None,
     lstm: bool,
     inner: bool,
     norm_h: nn.Module,
@@ -324,14 +357,18 @@ def unroll_fused(
     norm_c: nn.Module | None,
     bias: torch.Tensor | None,
     probe: bool = False,
-) -> Unrolled | None:
-    """Unroll ``model`` (a :class:`lnbench.nn.rnn.RecurrentClassifier`) on ``x`` with the kernel;
-    None when one of its norms is not one the kernel knows (the caller takes the Python path).
+) -> LayerStates | None:
+    """Unroll one recurrent layer, ``cell`` (a :class:`lnbench.nn.rnn.RNNCellWithNorm` or
+    :class:`lnbench.nn.lstm.LSTMCellWithNorm`; ``members`` S or None for one model), on ``x``
+    ``(B, T, I)`` (``(S, B, T, I)``) with the kernel; None when one of its norms is not one the
+    kernel knows (the caller takes the Python path).
 
     The input terms ``W_x x_t`` of every timestep are one matrix product before the recurrence; the
-    kernel applies every norm (norm_h, norm_x, norm_c); BatchNorm's running statistics are updated as the Python path updates them
-    (:meth:`lnbench.nn.batchnorm.RecurrentBatchNorm1d.track_sequence`)."""
-    solo = getattr(model, "members", None) is None
+    kernel applies every norm (norm_h, norm_x, norm_c); BatchNorm's running statistics are updated
+    as the Python path updates them (:meth:`lnbench.nn.batchnorm.RecurrentBatchNorm1d.track_sequence`).
+    ``x`` may be the layer below's hidden states: the node's h_1 .. h_T are differentiable, so the
+    gradient reaches the layer below (and, with ``probe``, its tap)."""
+    solo = members is None
     X = x.unsqueeze(0) if solo else x  # (S, B, T, I)
     S, B, T, n_in = X.shape
     identity = nn.Identity()
@@ -340,21 +377,21 @@ def unroll_fused(
     if any(m is None for m in modes):
         return None
     (mode_h, args_h, eps_h, grp_h), (mode_c, args_c, eps_c, grp_c), (mode_x, args_x, eps_x, grp_x) = modes  # type: ignore[misc]
-    cell: Any = model.cell  # SimpleRNN's or LSTM's cell
-    # the probes read only dL/dh_t: every input but the tap is detached, so the node computes no
-    # parameter gradients for them
+    recurrent: Any = cell  # SimpleRNN's or LSTM's cell
+    # the probes read only dL/dh_t: every parameter is detached, so the node computes no parameter
+    # gradients for them (the input terms keep the graph to the layer below)
     with torch.no_grad() if probe else contextlib.nullcontext():
-        W_h, W_x = cell.recurrent_weights()  # once per sequence (weight norm computes them)
+        W_h, W_x = recurrent.recurrent_weights()  # once per sequence (weight norm computes them)
         W_h, W_x = W_h.reshape(S, *W_h.shape[-2:]), W_x.reshape(S, *W_x.shape[-2:])
-        G = W_h.shape[1]
-        X = X.transpose(1, 2).reshape(S, T * B, n_in)  # time-major rows per member (a copy of the small input)
-        U = torch.bmm(X, W_x.transpose(1, 2)).view(S, T, B, G)  # the input terms W_x x_t, (S, T, B, G)
         params = [per_member(bias, S), *args_h, *args_c]
         params_x = list(args_x)
         if probe:
             W_h = W_h.detach()
             params = [None if p is None else p.detach() for p in params]
             params_x = [None if p is None else p.detach() for p in params_x]
+    G = W_h.shape[1]
+    X = X.transpose(1, 2).reshape(S, T * B, n_in)  # time-major rows per member (a copy of the small input)
+    U = torch.bmm(X, W_x.transpose(1, 2)).view(S, T, B, G)  # the input terms W_x x_t, (S, T, B, G)
     spec = Recurrence(lstm, inner, mode_h, mode_c, mode_x, grp_h or grp_c or grp_x or B, eps_h, eps_c, eps_x, probe)
     tap = U.new_zeros(T, S, B, W_h.shape[-1], requires_grad=True) if probe else None
     outputs = cast(tuple[torch.Tensor, ...], FusedRecurrence.apply(spec, U, W_h, *params, tap, *params_x))
@@ -364,18 +401,15 @@ def unroll_fused(
             assert isinstance(norm, RecurrentBatchNorm1d)
             norm.track_sequence(mean.reshape(T, *norm.param_shape), var.reshape(T, *norm.param_shape), B)
     hidden = H.permute(1, 2, 0, 3)  # (S, B, T, H)
-    head: Any = model.head
-    logits = head(h_T if not solo else h_T[0])
     fraction = saturated / (T * (5 if lstm else 1) * W_h.shape[-1]) if probe else None
     if solo:
-        hidden, fraction = hidden[0], None if fraction is None else fraction[0]
+        hidden, h_T, fraction = hidden[0], h_T[0], None if fraction is None else fraction[0]
 
-    def first_last_grads(loss: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        assert tap is not None, "unroll(..., probe=True)"
-        (g,) = torch.autograd.grad(loss, tap)  # (T, S, B, H): the total dL/dh_t
+    def pick(grads: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        (g,) = grads  # (T, S, B, H): the total dL/dh_t
         return (g[0], g[-1]) if not solo else (g[0, 0], g[-1, 0])
 
-    return Unrolled(logits, hidden, fraction, first_last_grads)
+    return LayerStates(hidden, h_T, fraction, [tap] if tap is not None else [], pick if probe else None)
 
 
 def kernel_covers(model: torch.nn.Module, x: torch.Tensor) -> bool:

@@ -54,9 +54,9 @@ from torch import nn
 from lnbench.config import ModelConfig
 from lnbench.names import paper_gain_init
 from lnbench.nn.base import Norm
-from lnbench.nn.fused import Unrolled, unroll_fused
+from lnbench.nn.fused import LayerStates, unroll_fused
 from lnbench.nn.registry import norm_kind
-from lnbench.nn.rnn import EnsembleLinear, RecurrentClassifier
+from lnbench.nn.rnn import RecurrentClassifier
 from lnbench.nn.weightnorm import row_norms, weight_normalize
 
 GATES = ("i", "f", "o", "g")  # the slices of the 4H summed inputs, in this order
@@ -183,7 +183,10 @@ class LSTMCellWithNorm(nn.Module):
 
 
 class LSTM(RecurrentClassifier):
-    """A one-layer LSTM classifier: unroll T steps from ``h_0 = c_0 = 0``, then ``Linear(H, C)`` on h_T.
+    """An LSTM classifier of ``model.num_layers`` stacked LSTM layers (each an
+    :class:`LSTMCellWithNorm` with its own three norms and gains: the LN-LSTM's, or the BN-LSTM's
+    gains of 0.1, in every layer): unroll T steps from ``h_0 = c_0 = 0``, then ``Linear(H, C)`` on
+    the top layer's h_T. Layer l > 1 reads layer l - 1's h_1 .. h_T (``torch.nn.LSTM(num_layers=L)``).
 
     The input terms ``W_x x_t`` of all T timesteps are one matrix product before the recurrence
     (as cuDNN's LSTM does); the norms and the gates follow step by step (:meth:`LSTMCellWithNorm.step`).
@@ -197,11 +200,14 @@ class LSTM(RecurrentClassifier):
 
     Shape:
         Input: ``(B, T, I)`` (ensemble: ``(S, B, T, I)``), the model's dtype. Output: logits
-        ``(B, C)`` (``(S, B, C)``); with ``return_hidden=True`` also h_1 .. h_T ``(B, T, H)``.
+        ``(B, C)`` (``(S, B, C)``); with ``return_hidden=True`` also the top layer's h_1 .. h_T
+        ``(B, T, H)``.
 
     Raises:
         ValueError: as :class:`LSTMCellWithNorm`.
     """
+
+    cell: LSTMCellWithNorm
 
     def __init__(
         self,
@@ -212,15 +218,14 @@ class LSTM(RecurrentClassifier):
         members: int | None = None,
     ) -> None:
         super().__init__(cfg, input_size, num_classes, seq_len, members)
-        self.cell = LSTMCellWithNorm(cfg, input_size, seq_len, members)
-        H = cfg.hidden_size
-        self.head = nn.Linear(H, num_classes) if members is None else EnsembleLinear(members, H, num_classes)
+        self.build_layers(lambda n_in: LSTMCellWithNorm(cfg, n_in, seq_len, members))
 
-    def _unroll_fused(self, x: torch.Tensor, probe: bool) -> Unrolled | None:
-        cell = self.cell
+    def _unroll_fused(self, cell: nn.Module, x: torch.Tensor, probe: bool) -> LayerStates | None:
+        assert isinstance(cell, LSTMCellWithNorm)
         return unroll_fused(
-            self,
+            cell,
             x,
+            members=self.members,
             lstm=True,
             inner=False,
             norm_h=cell.norm_h,
@@ -230,20 +235,19 @@ class LSTM(RecurrentClassifier):
             probe=probe,
         )
 
-    def forward_states(
-        self, x: torch.Tensor, units: list[torch.Tensor] | None = None
-    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """Logits and the list of h_1 .. h_T as graph nodes of the recurrence; ``units``, if
-        given, receives each step's saturable units (:meth:`LSTMCellWithNorm.step`)."""
-        W_h, W_x = self.cell.recurrent_weights()  # once per sequence
+    def layer_states(self, cell: nn.Module, x: torch.Tensor, units: list[torch.Tensor] | None) -> list[torch.Tensor]:
+        """h_1 .. h_T of one layer as graph nodes of the recurrence; ``units``, if given, receives
+        each step's saturable units (:meth:`LSTMCellWithNorm.step`)."""
+        assert isinstance(cell, LSTMCellWithNorm)
+        W_h, W_x = cell.recurrent_weights()  # once per sequence
         input_terms = (x.flatten(-3, -2) @ W_x.mT).unflatten(-2, x.shape[-3:-1])  # (B, T, 4H) or (S, B, T, 4H)
-        h = x.new_zeros(*x.shape[:-2], self.cell.hidden_size)  # (B, H) or (S, B, H)
+        h = x.new_zeros(*x.shape[:-2], cell.hidden_size)  # (B, H) or (S, B, H)
         state = (h, h)
         states = []
         for t in range(x.shape[-2]):
-            state = self.cell.step(input_terms[..., t, :], state, t, W_h, units)
+            state = cell.step(input_terms[..., t, :], state, t, W_h, units)
             states.append(state[0])
-        for norm in self.cell.norms:
+        for norm in cell.norms:
             if isinstance(norm, Norm):
                 norm.end_sequence()
-        return self.head(state[0]), states  # (B, C) or (S, B, C)
+        return states

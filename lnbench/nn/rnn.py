@@ -17,6 +17,7 @@ the weights (weight norm). Shapes: B batch, T seq_len, H hidden_size, C num_clas
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Self
 
 import torch
@@ -24,7 +25,7 @@ from torch import nn
 
 from lnbench.config import ModelConfig
 from lnbench.nn.base import Norm, copy_members
-from lnbench.nn.fused import Unrolled, kernel_covers, unroll_fused
+from lnbench.nn.fused import LayerStates, Unrolled, kernel_covers, unroll_fused
 from lnbench.nn.registry import norm_kind
 from lnbench.nn.weightnorm import row_norms, weight_normalize
 
@@ -189,12 +190,18 @@ class RNNCellWithNorm(nn.Module):
 
 
 class RecurrentClassifier(nn.Module):
-    """What the recurrent families share (:class:`SimpleRNN`, :class:`lnbench.nn.lstm.LSTM`): a cell
-    unrolled over T steps from a zero state, ``Linear(H, C)`` on h_T, and the seed ensemble's member
-    axis (:meth:`stack`). A subclass builds ``cell`` and ``head`` and defines :meth:`forward_states`.
+    """What the recurrent families share (:class:`SimpleRNN`, :class:`lnbench.nn.lstm.LSTM`): a stack
+    of ``model.num_layers`` cells, each unrolled over T steps from a zero state (layer l > 1 reads
+    layer l - 1's h_1 .. h_T as its input sequence, as ``torch.nn.RNN(num_layers=L)``), ``Linear(H, C)``
+    on the top layer's h_T, and the seed ensemble's member axis (:meth:`stack`). A subclass builds
+    its layers with :meth:`build_layers` and defines :meth:`layer_states` (and :meth:`_unroll_fused`).
+
+    Every layer is a cell of its own, with its own norms and gains (each normalized as its paper
+    describes): layer 1 is ``cell`` (so a one-layer model's parameter names, and the metrics that
+    name them, are those of before stacking), layer l is ``cell_<l>``, input size H.
 
     Args:
-        cfg: the model's :class:`lnbench.config.ModelConfig`.
+        cfg: the model's :class:`lnbench.config.ModelConfig` (``num_layers``: L).
         input_size: features per timestep of the input.
         num_classes: C. Default: 2.
         seq_len: T, for per-timestep statistics. Default: None.
@@ -202,16 +209,18 @@ class RecurrentClassifier(nn.Module):
             :meth:`stack`); every tensor then has a leading member axis. Default: None.
 
     Attributes:
-        use_kernel: run the recurrence as one autograd node in C++ (:mod:`lnbench.nn.fused`) where
-            the kernel covers it; False: always the step-by-step Python code. Default: True.
+        use_kernel: run each layer's recurrence as one autograd node in C++ (:mod:`lnbench.nn.fused`)
+            where the kernel covers it; False: always the step-by-step Python code. Default: True.
 
     Shape:
         Input: ``(B, T, input_size)`` (ensemble: ``(S, B, T, input_size)``), the model's dtype.
-        Output: logits ``(B, C)`` (``(S, B, C)``); with ``return_hidden=True`` also the hidden
-        states ``(B, T, H)`` (``(S, B, T, H)``).
+        Output: logits ``(B, C)`` (``(S, B, C)``); with ``return_hidden=True`` also the top
+        layer's hidden states ``(B, T, H)`` (``(S, B, T, H)``).
     """
 
     use_kernel: bool
+    cell: nn.Module  # layer 1
+    head: nn.Module
 
     def __init__(
         self,
@@ -224,7 +233,23 @@ class RecurrentClassifier(nn.Module):
         super().__init__()
         self.cfg, self.input_size, self.num_classes, self.seq_len = cfg, input_size, num_classes, seq_len
         self.members = members
+        self.num_layers = cfg.num_layers
         self.use_kernel = True
+
+    def build_layers(self, make_cell: Callable[[int], nn.Module]) -> None:
+        """Build the L cells (``make_cell(input_size)``, bottom first: layer 1 reads the input,
+        the others H features) and then the head, in this order (so a one-layer model draws its
+        initial weights as before stacking)."""
+        H, S = self.cfg.hidden_size, self.members
+        self.cell = make_cell(self.input_size)
+        for layer in range(2, self.num_layers + 1):
+            self.add_module(f"cell_{layer}", make_cell(H))
+        self.head = nn.Linear(H, self.num_classes) if S is None else EnsembleLinear(S, H, self.num_classes)
+
+    @property
+    def cells(self) -> list[nn.Module]:
+        """The L cells, layer 1 first: ``[cell, cell_2, ..., cell_L]``."""
+        return [self.cell, *(self.get_submodule(f"cell_{layer}") for layer in range(2, self.num_layers + 1))]
 
     @classmethod
     @torch.no_grad()
@@ -242,41 +267,50 @@ class RecurrentClassifier(nn.Module):
         copy_members(ensemble, models)
         return ensemble
 
-    def forward_states(
-        self, x: torch.Tensor, units: list[torch.Tensor] | None = None
-    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """The step-by-step Python recurrence: logits and the list of the T hidden states h_1 ..
-        h_T as graph nodes of the recurrence (so ``torch.autograd.grad(loss, states[0])`` is the
-        total dL/dh_1); ``units``, if given, receives each step's saturable units (the LSTM's)."""
+    def layer_states(self, cell: nn.Module, x: torch.Tensor, units: list[torch.Tensor] | None) -> list[torch.Tensor]:
+        """The step-by-step Python recurrence of one layer on its input sequence ``x``
+        ``(B, T, I)`` (``(S, B, T, I)``): the list of the T hidden states h_1 .. h_T as graph
+        nodes of the recurrence (so ``torch.autograd.grad(loss, states[0])`` is the total dL/dh_1);
+        ``units``, if given, receives each step's saturable units (the LSTM's)."""
         raise NotImplementedError
 
-    def _unroll_fused(self, x: torch.Tensor, probe: bool) -> Unrolled | None:
-        """The recurrence in the C++ kernel (:func:`lnbench.nn.fused.unroll_fused`), or None."""
+    def _unroll_fused(self, cell: nn.Module, x: torch.Tensor, probe: bool) -> LayerStates | None:
+        """One layer's recurrence in the C++ kernel (:func:`lnbench.nn.fused.unroll_fused`), or None."""
         return None
 
-    def unroll(self, x: torch.Tensor, probe: bool = False) -> Unrolled:
-        """Logits, hidden states and (``probe``) the fraction of saturated units and the total gradients of
-        h_1 and h_T (:class:`lnbench.nn.fused.Unrolled`): in the C++ kernel where it covers the
-        model (:func:`lnbench.nn.fused.kernel_covers`), else by :meth:`forward_states`."""
-        if kernel_covers(self, x):
-            fused = self._unroll_fused(x, probe)
-            if fused is not None:
-                return fused
+    def _unroll_python(self, cell: nn.Module, x: torch.Tensor, probe: bool) -> LayerStates:
+        """One layer by :meth:`layer_states`, with its probes."""
         units: list[torch.Tensor] | None = [] if probe else None
-        logits, states = self.forward_states(x, units)
+        states = self.layer_states(cell, x, units)
+        H = self.cfg.hidden_size
         hidden = (
-            torch.stack(states, dim=-2) if states else x.new_zeros(*x.shape[:-2], 0, self.cfg.hidden_size)
+            torch.stack(states, dim=-2) if states else x.new_zeros(*x.shape[:-2], 0, H)
         )  # (B, T, H) or (S, B, T, H)
+        last = states[-1] if states else x.new_zeros(*x.shape[:-2], H)  # h_T, or h_0 without timesteps
+        if not probe:
+            return LayerStates(hidden, last)
+        saturable = torch.stack(units, dim=-2) if units else hidden  # the LSTM's units (5H per step), or the RNN's h_t
+        saturated = (saturable.abs() > SATURATION).to(hidden.dtype).mean(dim=(-2, -1))  # (B,) or (S, B)
 
-        def first_last_grads(loss: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-            first, last = torch.autograd.grad(loss, [states[0], states[-1]])
+        def pick(grads: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+            first, last = grads
             return first, last
 
-        saturated = None
-        if probe:  # the LSTM's units (5H per step), or the RNN's h_t
-            saturable = torch.stack(units, dim=-2) if units else hidden
-            saturated = (saturable.abs() > SATURATION).to(hidden.dtype).mean(dim=(-2, -1))  # (B,) or (S, B)
-        return Unrolled(logits, hidden, saturated, first_last_grads)
+        return LayerStates(hidden, last, saturated, [states[0], states[-1]], pick)
+
+    def unroll(self, x: torch.Tensor, probe: bool = False) -> Unrolled:
+        """Logits and, per layer, its hidden states and (``probe``) the fraction of saturated units
+        and the total gradients of h_1 and h_T (:class:`lnbench.nn.fused.Unrolled`): each layer in
+        the C++ kernel where it covers the model (:func:`lnbench.nn.fused.kernel_covers`), else by
+        :meth:`layer_states`; layer l > 1 reads layer l - 1's h_1 .. h_T."""
+        fused = kernel_covers(self, x)
+        layers: list[LayerStates] = []
+        inputs = x
+        for cell in self.cells:
+            layer = self._unroll_fused(cell, inputs, probe) if fused else None
+            layers.append(layer if layer is not None else self._unroll_python(cell, inputs, probe))
+            inputs = layers[-1].hidden
+        return Unrolled(self.head(layers[-1].last), layers)  # (B, C) or (S, B, C)
 
     def forward(self, x: torch.Tensor, return_hidden: bool = False):
         out = self.unroll(x)
@@ -284,7 +318,9 @@ class RecurrentClassifier(nn.Module):
 
 
 class SimpleRNN(RecurrentClassifier):
-    """A one-layer RNN classifier: unroll T steps from ``h_0 = 0``, then ``Linear(H, C)`` on h_T.
+    """An RNN classifier of ``model.num_layers`` stacked tanh RNN layers (each a
+    :class:`RNNCellWithNorm` with its own norms): unroll T steps from ``h_0 = 0``, then
+    ``Linear(H, C)`` on the top layer's h_T.
 
     Args:
         cfg: the model's :class:`lnbench.config.ModelConfig` (see :class:`RNNCellWithNorm`).
@@ -297,11 +333,13 @@ class SimpleRNN(RecurrentClassifier):
     Shape:
         Input: ``(B, T, input_size)`` floating (ensemble: ``(S, B, T, input_size)``), the model's
         dtype. Output: logits ``(B, C)`` (``(S, B, C)``); with ``return_hidden=True`` also the
-        hidden states ``(B, T, H)`` (``(S, B, T, H)``).
+        top layer's hidden states ``(B, T, H)`` (``(S, B, T, H)``).
 
     Raises:
         ValueError: as :class:`RNNCellWithNorm`.
     """
+
+    cell: RNNCellWithNorm
 
     def __init__(
         self,
@@ -312,15 +350,14 @@ class SimpleRNN(RecurrentClassifier):
         members: int | None = None,
     ) -> None:
         super().__init__(cfg, input_size, num_classes, seq_len, members)
-        self.cell = RNNCellWithNorm(cfg, input_size, seq_len, members)
-        H = cfg.hidden_size
-        self.head = nn.Linear(H, num_classes) if members is None else EnsembleLinear(members, H, num_classes)
+        self.build_layers(lambda n_in: RNNCellWithNorm(cfg, n_in, seq_len, members))
 
-    def _unroll_fused(self, x: torch.Tensor, probe: bool) -> Unrolled | None:
-        cell = self.cell
+    def _unroll_fused(self, cell: nn.Module, x: torch.Tensor, probe: bool) -> LayerStates | None:
+        assert isinstance(cell, RNNCellWithNorm)
         return unroll_fused(
-            self,
+            cell,
             x,
+            members=self.members,
             lstm=False,
             inner=cell.placement == "joint",
             norm_h=cell.norm,
@@ -330,19 +367,17 @@ class SimpleRNN(RecurrentClassifier):
             probe=probe,
         )
 
-    def forward_states(
-        self, x: torch.Tensor, units: list[torch.Tensor] | None = None
-    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """Logits and the list of the T hidden states h_1 .. h_T as graph nodes of the
-        recurrence (so ``torch.autograd.grad(loss, states[0])`` is the total dL/dh_1); the RNN's
-        saturable units are its h_t (``units`` is left empty)."""
-        h = x.new_zeros(*x.shape[:-2], self.cell.hidden_size)  # (B, H) or (S, B, H)
+    def layer_states(self, cell: nn.Module, x: torch.Tensor, units: list[torch.Tensor] | None) -> list[torch.Tensor]:
+        """The T hidden states h_1 .. h_T of one layer (see :meth:`RecurrentClassifier.layer_states`);
+        the RNN's saturable units are its h_t (``units`` is left empty)."""
+        assert isinstance(cell, RNNCellWithNorm)
+        h = x.new_zeros(*x.shape[:-2], cell.hidden_size)  # (B, H) or (S, B, H)
         states = []
-        weights = self.cell.recurrent_weights()  # once per sequence (weight norm computes them)
+        weights = cell.recurrent_weights()  # once per sequence (weight norm computes them)
         for t in range(x.shape[-2]):
-            h = self.cell(x[..., t, :], h, t, weights)  # (B, H) or (S, B, H)
+            h = cell(x[..., t, :], h, t, weights)  # (B, H) or (S, B, H)
             states.append(h)
-        for norm in self.cell.norms:
+        for norm in cell.norms:
             if isinstance(norm, Norm):
                 norm.end_sequence()  # recurrent BatchNorm: one running-statistics update per training step
-        return self.head(h), states  # (B, C) or (S, B, C)
+        return states

@@ -46,6 +46,7 @@ class Metrics:
     num_classes: int = 2  # C: the task's classes (chance is 1 / C)
     batch_norm_stats: str | None = None  # RNN with BatchNorm: "pooled" or "per_timestep"
     norm_placement: str | None = None  # RNN: "joint" or "separate"; None for the Transformer (or older files)
+    num_layers: int | None = None  # model.num_layers (None: an older file)
     norm_gain_init: float | None = None  # model.norm_gain_init as set (None: each paper's)
     initial_gain: float | None = None  # the value the norm gains started at (None: no gain, or an older file)
     status: str = "running"
@@ -73,6 +74,16 @@ class Metrics:
     saturation_init: float | None = None
     grad_ratio: list[float | None] = field(default_factory=list)
     grad_ratio_init: float | None = None
+    # a stacked RNN or LSTM (model.num_layers > 1): the probes per layer, layer 1 first (the fields
+    # above hold layer 1's); None for one layer
+    hidden_norm_by_layer: list[list[list[float]]] | None = None  # epochs x L x T
+    hidden_norm_by_layer_init: list[list[float]] | None = None  # L x T
+    scale_spearman_by_layer: list[list[float | None]] | None = None  # epochs x L
+    scale_spearman_by_layer_init: list[float | None] | None = None
+    saturation_by_layer: list[list[float | None]] | None = None
+    saturation_by_layer_init: list[float | None] | None = None
+    grad_ratio_by_layer: list[list[float | None]] | None = None
+    grad_ratio_by_layer_init: list[float | None] | None = None
     grad_norm_layer: dict[str, list[float]] = field(default_factory=dict)
     epoch_seconds: list[float] = field(default_factory=list)
     diverged_at_epoch: int | None = None
@@ -117,6 +128,8 @@ METRICS_DOCS: dict[str, str] = {
     "num_classes": "Number of classes C of the task (2 for trend and adding, 10 for digits); chance is 1 / C.",
     "batch_norm_stats": "RNN with BatchNorm: `pooled` or `per_timestep` running statistics; otherwise null.",
     "norm_placement": "RNN: where the norm sits, `joint` (Ba et al. eq. 4) or `separate`; null for the Transformer.",
+    "num_layers": "`model.num_layers`: the RNN's and the LSTM's stacked layers, the Transformer's blocks; null in "
+    "files written before it was recorded.",
     "norm_gain_init": "`model.norm_gain_init` as set: the initial value of every norm gain; null: each model's paper's.",
     "initial_gain": "The value the norm gains started at (resolved: 1, or the BN-LSTM's 0.1, when `norm_gain_init` is "
     "null); null for norm none or weight.",
@@ -156,7 +169,18 @@ METRICS_DOCS: dict[str, str] = {
     "the recurrence); << 1: the gradient vanishes going back in time, >> 1: it explodes; null for the Transformer.",
     "grad_ratio_init": "RNN and LSTM: `grad_ratio` at initialisation.",
     "grad_norm_layer": "{layer: per epoch}: `grad_norm` per layer (all tensors of one Linear or norm, e.g. "
-    "`head`, `cell.norm`; an RNN's `cell.W_hh` and `cell.W_xh` are layers of their own).",
+    "`head`, `cell.norm`; an RNN's `cell.W_hh` and `cell.W_xh` are layers of their own; a stacked model's layer l "
+    "is `cell_<l>`: `cell_2.W_hh`, `cell_2.norm`).",
+    "hidden_norm_by_layer": "A stacked RNN or LSTM (`model.num_layers` > 1), per epoch, L x T: `hidden_norm` of each "
+    "layer, layer 1 first (`hidden_norm` and the other probes without `_by_layer` are layer 1's); null for one layer.",
+    "hidden_norm_by_layer_init": "L x T: the same at initialisation.",
+    "scale_spearman_by_layer": "A stacked RNN or LSTM, per epoch, L values: `scale_spearman` of each layer's h_T.",
+    "scale_spearman_by_layer_init": "L values: the same at initialisation.",
+    "saturation_by_layer": "A stacked RNN or LSTM, per epoch, L values: `saturation` of each layer's units.",
+    "saturation_by_layer_init": "L values: the same at initialisation.",
+    "grad_ratio_by_layer": "A stacked RNN or LSTM, per epoch, L values: `grad_ratio` of each layer's h_1 and h_T "
+    "(total derivatives through the stack: layer l's dL/dh_t takes every path through the layers above).",
+    "grad_ratio_by_layer_init": "L values: the same at initialisation.",
     "epoch_seconds": "Per epoch: wall time in seconds (a member of a seed ensemble reports the ensemble's).",
     "diverged_at_epoch": "The epoch the run diverged in (training stops there and it is not evaluated); "
     "otherwise null.",

@@ -22,7 +22,8 @@ CAPTIONS = {
     "statistics is dashed.",
     "hidden_norm.png": "Mean ||h_t|| per timestep for each quartile of the input scale s, after training (solid) and at "
     "initialisation (dotted). Lines apart: the state's size follows the input's scale; together: it does not.",
-    "hidden_norm_mean.png": "Mean ||h_t|| over all test sequences per timestep, after training (solid) and at initialisation (dotted).",
+    "hidden_norm_mean.png": "Mean ||h_t|| over all test sequences per timestep, after training (solid) and at initialisation (dotted); "
+    "a stacked RNN or LSTM: one curve per layer (line style and marker).",
     "grad_norm.png": "L2 norm of each layer's gradient over training (mean over each epoch's steps), log scale, one panel per model and norm.",
     "accuracy_vs_batch_size.png": "Final test accuracy against batch size (log2 axis), mean over seeds with 95% t intervals; "
     "BatchNorm with batch statistics dashed.",

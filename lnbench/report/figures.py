@@ -391,21 +391,33 @@ def _fmt(x: float | None) -> str:
 def figure_hidden_norm_mean(metrics: Sequence[Metrics]) -> Figure:
     """(3b) Mean L2 norm of the hidden state per timestep after the last epoch (solid, eval mode)
     and at initialisation (dotted, as in training: BatchNorm with batch statistics). For the
-    Transformer: the residual stream after the block. Several seeds: the mean over seeds."""
+    Transformer: the residual stream after the block. Several seeds: the mean over seeds. A
+    stacked RNN or LSTM (``hidden_norm_by_layer``): one curve per layer, each with its own line
+    style and marker (the norm keeps its colour), labelled ``layer l``."""
     groups = _by_family_norm(metrics)
     fig, axes = _family_axes(len(groups), "Hidden-state magnitude over timesteps (test set)")
     for ax, (family, norms) in zip(axes, groups.items()):
         for norm, runs in norms.items():
             finished = [r for r in runs if r.status != "diverged"] or runs  # the diverged-run rule
-            final = [_series(r.hidden_norm[-1]) for r in finished if r.hidden_norm]  # the last epoch
-            init = [_series(r.hidden_norm_init) for r in runs if r.hidden_norm_init]
+            layers = max((len(r.hidden_norm_by_layer_init or []) for r in runs), default=0)
             color = norm_color(norm)
-            if final:
-                mean = _mean_band(final)[0]
-                ax.plot(np.arange(1, len(mean) + 1), mean, color=color, marker="o", ms=3, label=_norm_label(norm, runs))
-            if init:
-                mean = _mean_band(init)[0]
-                ax.plot(np.arange(1, len(mean) + 1), mean, color=color, ls=":", lw=1.2)
+            for k in range(max(layers, 1)):
+                if layers > 1:  # layer k + 1 of a stacked model
+                    final = [_series(r.hidden_norm_by_layer[-1][k]) for r in finished if r.hidden_norm_by_layer]
+                    init = [_series(r.hidden_norm_by_layer_init[k]) for r in runs if r.hidden_norm_by_layer_init]
+                    look = {"ls": LINESTYLES[k % len(LINESTYLES)], "marker": MARKERS[k % len(MARKERS)]}
+                    suffix = f", layer {k + 1}"
+                else:
+                    final = [_series(r.hidden_norm[-1]) for r in finished if r.hidden_norm]  # the last epoch
+                    init = [_series(r.hidden_norm_init) for r in runs if r.hidden_norm_init]
+                    look, suffix = {"marker": "o"}, ""
+                if final:
+                    mean = _mean_band(final)[0]
+                    label = _norm_label(norm, runs, suffix)
+                    ax.plot(np.arange(1, len(mean) + 1), mean, color=color, ms=3, label=label, **look)
+                if init:
+                    mean = _mean_band(init)[0]
+                    ax.plot(np.arange(1, len(mean) + 1), mean, color=color, ls=":", lw=1.2, marker=look["marker"], ms=2)
         ylabel = "mean ||h_t|| (L2)" if _recurrent(family) else "mean ||residual stream|| (L2)"
         sizes = {r.hidden_size for rs in norms.values() for r in rs}
         if _recurrent(family) and len(sizes) == 1 and None not in sizes:  # |h_t| < 1

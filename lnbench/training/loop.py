@@ -56,7 +56,7 @@ from lnbench.training.checkpoints import restore
 from lnbench.training.data import TaskData
 from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, layer_names, per_member
 from lnbench.training.optim import build_optimizer, build_scheduler
-from lnbench.training.probes import probe_members, probe_passes
+from lnbench.training.probes import probe_members, probe_passes, record_layer_probes
 
 EXPLODED_LOSS_FACTOR = 100.0
 
@@ -186,6 +186,7 @@ def train_members(
         hist.scale_spearman_init = init[s]["scale_spearman"]
         hist.saturation_init = init[s]["saturation"]
         hist.grad_ratio_init = init[s]["grad_ratio"]
+        record_layer_probes(hist, init[s], init=True)  # a stacked model's every layer
         hist.scale_quartile_edges = edges[s]
     num_classes = datas[0].num_classes
     exploded = EXPLODED_LOSS_FACTOR * math.log(max(num_classes, 2))
@@ -280,6 +281,7 @@ def train_members(
             hist.saturation.append(probes[s]["saturation"])
             hist.saturation_by_scale.append(probes[s]["saturation_by_scale"])
             hist.grad_ratio.append(probes[s]["grad_ratio"])
+            record_layer_probes(hist, probes[s])
             for k, (name, _) in enumerate(params):
                 hist.grad_norm[name].append(grad_norms[k][s])
             for k, name in enumerate(layers):

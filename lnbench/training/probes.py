@@ -26,7 +26,7 @@ Hidden states are the RNN's and the LSTM's h_t, or the Transformer's residual st
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 
 import torch
@@ -37,6 +37,7 @@ from torch.nn import functional as F
 from lnbench.nn.batchnorm import batch_statistics
 from lnbench.nn.models import RecurrentClassifier
 from lnbench.nn.rnn import SATURATION  # noqa: F401  |u| above this: a saturated unit (derivative of tanh < 0.02)
+from lnbench.records.schema import Metrics
 from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, is_ensemble
 
 QUARTILES = 4
@@ -93,14 +94,18 @@ def probe_members(
         ``scale_spearman``, ``saturation``, ``saturation_by_scale`` (4), ``grad_ratio``
         (the last three None for the Transformer; the LSTM's saturation is of its gates).
     """
-    S, N, T = X.shape[0], X.shape[1], X.shape[2]
+    S, N = X.shape[0], X.shape[1]
     model.eval()
     passes: Sequence[tuple[int, int, int | None]] = [(0, N, None)]  # one pass; BatchNorm: running statistics
     if batch_size and has_batch_norm(model):  # batch statistics: the whole mini-batches in one pass, each its own
         passes = probe_passes(N, batch_size)
     ensemble = is_ensemble(model)
-    norms, saturated, logits_all = [], [], []
-    grad_sq = torch.zeros(S, 2)  # per member: sum of squares of dL/dh_1 and dL/dh_T
+    L = getattr(model, "num_layers", 1) if isinstance(model, RecurrentClassifier) else 1
+    # per layer (layer 1 first): the hidden-state norms and the saturated fractions of each pass
+    norms: list[list[torch.Tensor]] = [[] for _ in range(L)]
+    saturated: list[list[torch.Tensor]] = [[] for _ in range(L)]
+    logits_all = []
+    grad_sq = torch.zeros(L, S, 2)  # per layer and member: sum of squares of dL/dh_1 and dL/dh_T
     for i, j, group in passes:
         context = nullcontext() if group is None else batch_statistics(model, group)
         with context, torch.enable_grad():
@@ -110,36 +115,78 @@ def probe_members(
                 unrolled = model.unroll(Xc if ensemble else Xc[0], probe=True)
                 lead = (lambda t: t) if ensemble else (lambda t: t.unsqueeze(0))  # noqa: E731  a member axis
                 total = F.cross_entropy(lead(unrolled.logits).transpose(1, 2), yc, reduction="sum")
-                g_first, g_last = (lead(g) for g in unrolled.first_last_grads(total))  # (S, b, H)
                 logits = lead(unrolled.logits)
-                grad_sq += torch.stack([g_first.square().sum(dim=(1, 2)), g_last.square().sum(dim=(1, 2))], dim=1)
-                hidden = lead(unrolled.hidden.detach())  # (S, b, T, H)
-                assert unrolled.saturated is not None
-                saturated.append(lead(unrolled.saturated.detach()).float())  # (S, b)
+                for layer, states, (g_first, g_last) in zip(
+                    range(L), unrolled.layers, unrolled.first_last_grads(total), strict=True
+                ):
+                    g_first, g_last = lead(g_first), lead(g_last)  # (S, b, H)
+                    grad_sq[layer] += torch.stack(
+                        [g_first.square().sum(dim=(1, 2)), g_last.square().sum(dim=(1, 2))], dim=1
+                    )
+                    norms[layer].append(lead(states.hidden.detach()).norm(dim=-1))  # (S, b, T)
+                    assert states.saturated is not None
+                    saturated[layer].append(lead(states.saturated.detach()).float())  # (S, b)
             else:
                 with torch.no_grad():
                     logits, hidden = forward(model, Xc, return_hidden=True)
-            norms.append(hidden.norm(dim=-1))  # (S, b, T)
+                norms[0].append(hidden.norm(dim=-1))  # (S, b, T)
             logits_all.append(logits.detach())
     logits = torch.cat(logits_all, dim=1)  # (S, N, C)
-    norm = torch.cat(norms, dim=1)  # (S, N, T)
     loss = cross_entropy(logits, y).tolist()
     correct = (logits.argmax(dim=-1) == y).to(torch.int64)  # (S, N)
     quart = scale_quartiles(scale)  # (S, N)
-    sat = torch.cat(saturated, dim=1) if saturated else None  # (S, N)
+    layers = [
+        _layer_probes(torch.cat(norms[k], dim=1), torch.cat(saturated[k], dim=1) if saturated[k] else None, grad_sq[k])
+        for k in range(L)
+    ]  # per layer, per member
     out = []
     for s in range(S):
-        by_q = [
-            norm[s][quart[s] == q].mean(dim=0).tolist() if (quart[s] == q).any() else [None] * T
-            for q in range(QUARTILES)
-        ]
         entry = {
             "loss": loss[s],
             "acc": int(correct[s].sum()) / N,  # exact: 187 / 200, not float32
             "correct": correct[s].tolist(),
+            **layers[0](s, quart[s], scale[s]),  # layer 1's (a one-layer model's): the fields of before stacking
+        }
+        for key in LAYER_PROBES:  # a stacked model's every layer, layer 1 first; None for one layer
+            entry[f"{key}_by_layer"] = [layer(s, quart[s], scale[s])[key] for layer in layers] if L > 1 else None
+        out.append(entry)
+    return out
+
+
+#: the probes a stacked recurrent model records per layer (``<key>_by_layer``, layer 1 first)
+LAYER_PROBES = ("hidden_norm", "scale_spearman", "saturation", "grad_ratio")
+
+
+def record_layer_probes(hist: Metrics, probes: dict, init: bool = False) -> None:
+    """Put one member's per-layer probes (:func:`probe_members`' ``<key>_by_layer``) into its
+    metrics: after an epoch appended to ``<key>_by_layer``, before training (``init``) as
+    ``<key>_by_layer_init``. Nothing for a one-layer model (the fields stay None)."""
+    for key in LAYER_PROBES:
+        values = probes[f"{key}_by_layer"]
+        if values is None:
+            continue
+        if init:
+            setattr(hist, f"{key}_by_layer_init", values)
+        else:
+            per_epoch = getattr(hist, f"{key}_by_layer")
+            setattr(hist, f"{key}_by_layer", [*(per_epoch or []), values])
+
+
+def _layer_probes(
+    norm: torch.Tensor, sat: torch.Tensor | None, grad_sq: torch.Tensor
+) -> Callable[[int, torch.Tensor, torch.Tensor], dict]:
+    """One layer's probes of member s, from its hidden-state norms ``(S, N, T)``, its saturated
+    fractions ``(S, N)`` (None: the Transformer) and its gradients' sums of squares ``(S, 2)``."""
+    T = norm.shape[-1]
+
+    def of(s: int, quart: torch.Tensor, scale: torch.Tensor) -> dict:
+        by_q = [
+            norm[s][quart == q].mean(dim=0).tolist() if (quart == q).any() else [None] * T for q in range(QUARTILES)
+        ]
+        entry = {
             "hidden_norm": norm[s].mean(dim=0).tolist(),
             "hidden_norm_by_scale": by_q,
-            "scale_spearman": _spearman(norm[s, :, -1].tolist(), scale[s].tolist()),
+            "scale_spearman": _spearman(norm[s, :, -1].tolist(), scale.tolist()),
             "saturation": None,
             "saturation_by_scale": None,
             "grad_ratio": None,
@@ -147,9 +194,10 @@ def probe_members(
         if sat is not None:  # RNN and LSTM
             entry["saturation"] = float(sat[s].mean())
             entry["saturation_by_scale"] = [
-                float(sat[s][quart[s] == q].mean()) if (quart[s] == q).any() else None for q in range(QUARTILES)
+                float(sat[s][quart == q].mean()) if (quart == q).any() else None for q in range(QUARTILES)
             ]
             first, last = grad_sq[s].sqrt().tolist()
             entry["grad_ratio"] = first / last if last > 0 and math.isfinite(first) else None
-        out.append(entry)
-    return out
+        return entry
+
+    return of

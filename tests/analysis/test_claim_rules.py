@@ -522,11 +522,11 @@ def test_load_regimes_names_a_missing_preset(tmp_path):
 
 
 def test_load_regimes_names_the_preset_on_every_line_of_a_check_and_takes_the_seed(tmp_path):
-    _preset(tmp_path, "default", "seeds: [0, 1]\nmodel:\n  num_layers: 2\n")
+    _preset(tmp_path, "default", "seeds: [0, 1]\nmodel:\n  d_ff: 8\n")
     with pytest.raises(ConfigError) as err:
         load_regimes(select_claims(["rnn_faster_default"]), tmp_path)
     assert str(err.value) == (
-        f"{tmp_path / 'default.yaml'}: model.num_layers: applies to the transformer only, and this run trains rnn; remove it"
+        f"{tmp_path / 'default.yaml'}: model.d_ff: applies to the transformer only, and this run trains rnn; remove it"
     )
     _preset(tmp_path, "default", "seeds: [0, 1]\n")
     # --seed 7 with a list of two seeds: seeds 7 and 8 (it was the one seed 7, then refused)
@@ -635,7 +635,7 @@ def test_load_regimes_checks_memory_for_all_seeds_and_names_every_line(tmp_path,
     with pytest.raises(ConfigError, match="seeds at once"):
         load_regimes(select_claims(["rnn_ln_batch_size"]), tmp_path)
     monkeypatch.undo()
-    _preset(tmp_path, "default", "seeds: [0, 1]\nmodel:\n  num_layers: 2\n  d_ff: 8\n")
+    _preset(tmp_path, "default", "seeds: [0, 1]\nmodel:\n  pos_emb: learned\n  d_ff: 8\n")
     with pytest.raises(ConfigError) as err:
         load_regimes(select_claims(["rnn_faster_default"]), tmp_path)
     lines = str(err.value).splitlines()

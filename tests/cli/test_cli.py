@@ -64,6 +64,12 @@ METRIC_KEYS = {
     "val_loss",
     "val_acc",
     "lr",
+    "num_layers",
+    *(
+        f"{k}_by_layer{init}"
+        for k in ("hidden_norm", "scale_spearman", "saturation", "grad_ratio")
+        for init in ("", "_init")
+    ),
 }
 ROW_KEYS = {
     "task",
@@ -524,13 +530,14 @@ def test_a_model_key_the_experiment_sets_itself_is_refused(tmp_path, command, ke
 
 
 def test_model_keys_that_apply_to_no_trained_family_are_refused(tmp_path):
-    """Issue 10 (14): model.num_layers for an RNN was accepted and recorded as if used."""
+    """Issue 10 (14): model.num_layers for an RNN was accepted and recorded as if used (it applies to
+    the RNN since issue 33 C: model.d_ff is the Transformer's own)."""
     result = runner.invoke(
-        app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "r"), "--set", "model.num_layers=2"]
+        app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "r"), "--set", "model.d_ff=8"]
     )
     assert (
         result.exit_code == 2
-        and "model.num_layers: applies to the transformer only, and this run trains rnn" in result.output
+        and "model.d_ff: applies to the transformer only, and this run trains rnn" in result.output
     )
     result = runner.invoke(
         app,
@@ -568,7 +575,36 @@ def test_model_keys_that_apply_to_no_trained_family_are_refused(tmp_path):
     assert result.exit_code == 0, result.output
     child = next(_only_run(tmp_path / "r").glob("rnn_layer_seed0"))
     model = yaml.safe_load((child / "config.yaml").read_text())["model"]
-    assert "pos_emb" not in model and "num_layers" not in model and model["norm_placement"] == "joint"
+    assert "pos_emb" not in model and "d_ff" not in model and model["norm_placement"] == "joint"
+    assert model["num_layers"] == 1  # every family's key (issue 33 C: stacked RNN layers)
+
+
+def test_a_compare_of_stacked_rnns_and_lstms_runs_end_to_end_with_probes_per_layer(tmp_path):
+    """Issue 33 C: ``compare --set model.num_layers=2`` trains a 2-layer RNN (both placements) and
+    LSTM per norm; each run records its layers' probes (layer 1's in the fields of before), the
+    gradient norm of every layer's tensors, and draws its figures."""
+    stacked = [
+        "compare.families=[rnn, lstm]",
+        "compare.placements=[joint, separate]",
+        "compare.norms=[batch, layer]",
+        "seeds=[0, 1]",
+        *TINY_OVERRIDES,  # train.epochs=2
+        "model.num_layers=2",
+    ]
+    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path / "r"), *set_args(stacked)])
+    assert result.exit_code == 0, result.output
+    run = _only_run(tmp_path / "r")
+    children = sorted(p for p in run.iterdir() if (p / "metrics.json").exists())
+    assert len(children) == 3 * 2 * 2  # rnn joint, rnn separate, lstm x 2 norms x 2 seeds
+    for child in children:
+        m = json.loads((child / "metrics.json").read_text())
+        assert m["status"] == "completed" and m["num_layers"] == 2
+        assert yaml.safe_load((child / "config.yaml").read_text())["model"]["num_layers"] == 2
+        assert [len(v) for v in m["hidden_norm_by_layer"]] == [2, 2] and len(m["hidden_norm_by_layer_init"]) == 2
+        assert m["hidden_norm_by_layer"][-1][0] == m["hidden_norm"][-1]  # layer 1's in the fields of before
+        assert m["grad_ratio_by_layer"][-1][0] == m["grad_ratio"][-1] and len(m["saturation_by_layer"][-1]) == 2
+        assert any(k.startswith("cell_2.") for k in m["grad_norm_layer"]) and "cell_3.norm" not in str(m)
+    assert PLOTS <= {p.name for p in run.iterdir()}
 
 
 def test_a_compare_where_every_run_diverges_still_ends_with_tables_and_figures(tmp_path):

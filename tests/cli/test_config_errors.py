@@ -24,12 +24,12 @@ def _refused(tmp_path, args):
     "args,message",
     [
         (
-            ["--set", "sweep.grid={model.num_layers: [1, 2]}"],
-            "sweep.grid: model.num_layers: applies to the transformer only, and this sweep trains rnn",
+            ["--set", "sweep.grid={model.d_ff: [8, 16]}"],
+            "sweep.grid: model.d_ff: applies to the transformer only, and this sweep trains rnn",
         ),
         (
-            ["--set", "model.num_layers=2"],
-            "model.num_layers: applies to the transformer only, and this run trains rnn; remove it",
+            ["--set", "model.d_ff=8"],
+            "model.d_ff: applies to the transformer only, and this run trains rnn; remove it",
         ),
         (
             ["--set", "sweep.grid={model.pos_emb: [sinusoidal, learned], model.norm: [none, layer]}"],
@@ -40,8 +40,8 @@ def _refused(tmp_path, args):
             "sweep.grid: model.norm_placement: applies to the rnn only, and this sweep trains transformer",
         ),
         (
-            ["--set", "sweep.grid={model.family: [rnn, transformer], model.num_layers: [1, 2]}"],
-            "sweep.grid: model.num_layers: applies to the transformer only, and the grid's model.family also trains rnn",
+            ["--set", "sweep.grid={model.family: [rnn, transformer], model.d_ff: [8, 16]}"],
+            "sweep.grid: model.d_ff: applies to the transformer only, and the grid's model.family also trains rnn",
         ),
     ],
 )
@@ -53,13 +53,15 @@ def test_a_sweep_over_keys_that_apply_to_no_trained_family_is_refused(tmp_path, 
 @pytest.mark.parametrize(
     "args",
     [
-        ["--set", "sweep.grid={model.family: [transformer], model.num_layers: [1, 2]}"],
+        ["--set", "sweep.grid={model.family: [transformer], model.d_ff: [8, 16]}"],
         [
             "--set",
             "sweep.grid={model.family: [rnn, transformer], model.norm: [none, layer]}",
             "--set",
-            "model.num_layers=2",
+            "model.d_ff=8",
         ],
+        ["--set", "sweep.grid={model.num_layers: [1, 2]}"],  # stacked RNN layers (issue 33 C)
+        ["--set", "sweep.grid={model.family: [rnn, lstm, transformer], model.num_layers: [1, 2]}"],
         ["--set", "sweep.grid={model.norm_placement: [joint, separate]}"],
     ],
 )
@@ -167,3 +169,14 @@ def test_the_shipped_configs_say_how_yaml_1_2_reads_them():
         assert "reads this as a string" not in text, path
         if "lr: 1e-3" in text:
             assert load_config(path).train.lr == 1e-3
+
+
+@pytest.mark.parametrize("command", [["train", "configs/train.yaml"], ["compare"], ["sweep"]])
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_fewer_than_one_layer_is_refused_in_one_line(tmp_path, command, value):
+    """model.num_layers (every family's since issue 33 C): at least one layer, said in one line."""
+    output = _refused(tmp_path, [*command, "--set", f"model.num_layers={value}", "--dry-run"])
+    assert (
+        len(output.strip().splitlines()) == 1
+        and "model.num_layers: Input should be greater than or equal to 1" in output
+    ), output

@@ -233,6 +233,10 @@ def test_a_folder_written_before_a_key_was_added_is_the_same_config_and_the_same
     assert config_hash(cfg) == hashlib.sha256(before.encode()).hexdigest()[:16]
     assert config_hash(cfg.with_changes(train__optimizer="sgd")) != config_hash(cfg)
     assert config_hash(cfg.with_changes(data__n_val=100)) != config_hash(cfg)
+    assert config_hash(cfg.with_changes(model__num_layers=2)) != config_hash(cfg)
+    # num_layers was new for the RNN and the LSTM only: a Transformer run always wrote it
+    assert "num_layers: 1" in RunConfig().with_changes(model__family="transformer").identity_yaml()
+    assert "num_layers" not in cfg.identity_yaml()
 
     (tmp_path / "run.json").write_text(json.dumps({"kind": "compare"}))
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))

@@ -36,8 +36,9 @@ CASES = [
 ]
 
 
-def make(family, norm, placement, stats, members, H=6, n_in=4, T=5, seed=1, dtype=torch.float64):
+def make(family, norm, placement, stats, members, H=6, n_in=4, T=5, seed=1, dtype=torch.float64, num_layers=1):
     cfg = ModelConfig(family=family, norm=norm, norm_placement=placement, batch_norm_stats=stats, hidden_size=H)
+    cfg = cfg.model_copy(update={"num_layers": num_layers})
     torch.manual_seed(seed)
     if members is None:
         return build_model(cfg, n_in, T).to(dtype)
@@ -53,9 +54,12 @@ def run(model, x, y):
     loss.backward()
     grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
     again = model.unroll(x, probe=True)  # a second forward: BatchNorm tracks it too, on both paths
-    first, last = again.first_last_grads(F.cross_entropy(again.logits.reshape(-1, 2), y.reshape(-1), reduction="sum"))
+    first_last = again.first_last_grads(F.cross_entropy(again.logits.reshape(-1, 2), y.reshape(-1), reduction="sum"))
     buffers = {n: b.clone() for n, b in model.named_buffers()}
-    return [out.logits.detach(), out.hidden.detach(), again.saturated, first, last], grads, buffers
+    per_layer = [
+        t for layer, pair in zip(out.layers, first_last, strict=True) for t in (layer.hidden.detach(), *pair)
+    ] + [layer.saturated for layer in again.layers]  # every layer's states, dL/dh_1, dL/dh_T, saturation
+    return [out.logits.detach(), *per_layer], grads, buffers
 
 
 def assert_same(a, b, tol=1e-10):
@@ -203,10 +207,11 @@ def test_gradcheck_and_gradgradcheck_of_the_fused_node(spec):
     torch.testing.assert_close(H_kernel, H_reference, rtol=1e-12, atol=1e-12)
 
 
-def test_members_stay_independent_bit_for_bit():
+@pytest.mark.parametrize("num_layers", [1, 2])
+def test_members_stay_independent_bit_for_bit(num_layers):
     """Member s of an ensemble does not see member r: changing one member's input leaves the
-    others' outputs and gradients bit for bit the same."""
-    model = make("lstm", "batch", "separate", "per_timestep", 3).float()
+    others' outputs and gradients bit for bit the same (a stacked model's every layer too)."""
+    model = make("lstm", "batch", "separate", "per_timestep", 3, num_layers=num_layers).float()
     g = torch.Generator().manual_seed(5)
     x = torch.randn(3, 8, 5, 4, generator=g)
     x2 = x.clone()
@@ -216,12 +221,20 @@ def test_members_stay_independent_bit_for_bit():
         m = copy.deepcopy(model)
         logits = m(inp)
         logits[[0, 2]].sum().backward()
-        outs.append((logits.detach(), m.cell.W_h.grad.clone(), m.cell.norm_h.running_mean.clone()))
-    (logits, grad, running), (logits2, grad2, running2) = outs
+        top = m.cells[-1]
+        per_layer = [(c.W_h.grad.clone(), c.norm_h.running_mean.clone()) for c in m.cells]
+        outs.append((logits.detach(), per_layer, top.norm_c.running_var.clone()))
+    (logits, layers, top_var), (logits2, layers2, top_var2) = outs
     for s in (0, 2):
-        assert torch.equal(logits[s], logits2[s]) and torch.equal(grad[s], grad2[s])
-        assert torch.equal(running[:, s], running2[:, s])  # per-timestep statistics: (T, S, 1, 4H)
+        assert torch.equal(logits[s], logits2[s])
+        for (grad, running), (grad2, running2) in zip(layers, layers2, strict=True):
+            assert torch.equal(grad[s], grad2[s])
+            assert torch.equal(running[:, s], running2[:, s])  # per-timestep statistics: (T, S, 1, 4H)
+        assert torch.equal(top_var[:, s], top_var2[:, s])
     assert not torch.equal(logits[1], logits2[1])
+    assert len(layers) == num_layers and not torch.equal(
+        layers[-1][1][:, 1], layers2[-1][1][:, 1]
+    )  # the top layer sees member 1's change
 
 
 def test_seeds_stay_deterministic():

@@ -304,3 +304,28 @@ def test_the_accuracy_figures_chance_line_is_one_over_the_tasks_classes():
     lines, labels, low = chance_lines(10)
     assert lines == [(0.1, 0.1)] and len(labels) == 1 and low <= 0.1  # digits: 10 classes, in view
     assert chance_lines(2)[0] == [(0.5, 0.5)]
+
+
+def test_a_stacked_models_hidden_norm_is_drawn_per_layer_and_its_gradients_per_layer(tmp_path):
+    """Issue 33 C: a 2-layer RNN's hidden_norm_mean.png has one curve per layer (the last epoch's
+    hidden_norm_by_layer, mean over seeds), told apart by line style and marker; grad_norm.png a
+    line per layer of each recurrent layer (cell.*, cell_2.*). A one-layer run draws as before."""
+    runs = []
+    for seed, (top, init) in enumerate((([4, 5, 6], [2, 2, 2]), ([6, 7, 8], [4, 4, 4]))):
+        m = _metrics(seed, [0.6, 0.8], [[9, 9, 9], [1, 2, 3]], init=(5, 5, 5))
+        m.num_layers = 2
+        m.hidden_norm_by_layer = [[[9, 9, 9], [9, 9, 9]], [[1, 2, 3], top]]  # epochs x L x T
+        m.hidden_norm_by_layer_init = [[5, 5, 5], init]
+        m.grad_norm_layer = {"cell.W_hh": [0.1, 0.2], "cell_2.W_hh": [0.3, 0.4], "head": [0.5, 0.5]}
+        (tmp_path / f"m{seed}.json").write_text(json.dumps(m.to_dict()))
+        runs.append(read_metrics(tmp_path / f"m{seed}.json"))
+    ax = plots.figure_hidden_norm_mean(runs).axes[0]
+    layer_1, layer_2 = _line(ax, "LayerNorm, layer 1"), _line(ax, "LayerNorm, layer 2")
+    np.testing.assert_allclose(layer_1.get_ydata(), [1, 2, 3])
+    np.testing.assert_allclose(layer_2.get_ydata(), [5, 6, 7])  # the mean of the seeds' layer 2
+    assert (layer_1.get_linestyle(), layer_1.get_marker()) != (layer_2.get_linestyle(), layer_2.get_marker())
+    dotted = [ln for ln in ax.get_lines() if ln.get_linestyle() == ":" and len(ln.get_ydata())]
+    np.testing.assert_allclose(dotted[1].get_ydata(), [3, 3, 3])
+    labels = [ln.get_label() for ln in plots.figure_grad_norm(runs).axes[0].get_lines()]
+    assert labels == ["cell.W_hh", "cell_2.W_hh", "head"]
+    plots.save(plots.figure_hidden_norm_mean(runs), tmp_path / "h.png")

@@ -16,7 +16,7 @@ def _data(seed):
     return make_trend_data(n_train=48, n_test=24, seq_len=6, features=8, seed=seed)
 
 
-def _model(norm, seed, stats="pooled", placement="joint"):
+def _model(norm, seed, stats="pooled", placement="joint", num_layers=1):
     torch.manual_seed(seed)
     cfg = ModelConfig(
         norm=norm,
@@ -25,24 +25,27 @@ def _model(norm, seed, stats="pooled", placement="joint"):
         norm_placement=placement,
         recurrent_init="orthogonal",
         recurrent_gain=1.5,
+        num_layers=num_layers,
     )
     return build_model(cfg, 8, 6)
 
 
 @pytest.mark.parametrize(
-    "norm,stats,placement",
+    "norm,stats,placement,num_layers",
     [
-        ("none", "pooled", "joint"),
-        ("layer", "pooled", "joint"),
-        ("batch", "pooled", "joint"),
-        ("batch", "per_timestep", "joint"),
-        ("layer", "pooled", "separate"),
-        ("batch", "per_timestep", "separate"),
+        ("none", "pooled", "joint", 1),
+        ("layer", "pooled", "joint", 1),
+        ("batch", "pooled", "joint", 1),
+        ("batch", "per_timestep", "joint", 1),
+        ("layer", "pooled", "separate", 1),
+        ("batch", "per_timestep", "separate", 1),
+        ("layer", "pooled", "joint", 2),  # stacked layers (issue 33 C)
+        ("batch", "per_timestep", "separate", 2),
     ],
 )
-def test_each_member_matches_its_solo_run(norm, stats, placement):
-    solo_models = [_model(norm, s, stats, placement) for s in SEEDS]
-    ensemble = SimpleRNN.stack([_model(norm, s, stats, placement) for s in SEEDS])
+def test_each_member_matches_its_solo_run(norm, stats, placement, num_layers):
+    solo_models = [_model(norm, s, stats, placement, num_layers) for s in SEEDS]
+    ensemble = SimpleRNN.stack([_model(norm, s, stats, placement, num_layers) for s in SEEDS])
     members = train_members(ensemble, [_data(s) for s in SEEDS], CFG, SEEDS)
     for k, s in enumerate(SEEDS):
         solo = train_model(solo_models[k], _data(s), CFG, seed=s)
@@ -57,6 +60,9 @@ def test_each_member_matches_its_solo_run(norm, stats, placement):
             "saturation",
             "scale_spearman",
             "hidden_norm_by_scale",
+            "hidden_norm_by_layer",
+            "saturation_by_layer",
+            "grad_ratio_by_layer",
         ):
             torch.testing.assert_close(
                 torch.tensor(getattr(members[k], key) or []),
@@ -86,9 +92,13 @@ def test_a_diverging_member_does_not_stop_the_others():
     torch.testing.assert_close(torch.tensor(members[2].train_loss), torch.tensor(solo.train_loss), atol=1e-5, rtol=1e-5)
 
 
-def test_a_member_is_bit_for_bit_its_one_member_ensemble_with_clipping():
+@pytest.mark.parametrize("num_layers", [1, 2])
+def test_a_member_is_bit_for_bit_its_one_member_ensemble_with_clipping(num_layers):
     """``lnbench train`` re-runs one seed of a cell as a one-member ensemble: same arithmetic."""
     cfg = TrainConfig(epochs=2, batch_size=16, lr=3e-3, grad_clip=0.05)
-    three = train_members(SimpleRNN.stack([_model("layer", s) for s in SEEDS]), [_data(s) for s in SEEDS], cfg, SEEDS)
-    one = train_members(SimpleRNN.stack([_model("layer", 2)]), [_data(2)], cfg, [2])[0]
+    stacked = [_model("layer", s, num_layers=num_layers) for s in SEEDS]
+    three = train_members(SimpleRNN.stack(stacked), [_data(s) for s in SEEDS], cfg, SEEDS)
+    one = train_members(SimpleRNN.stack([_model("layer", 2, num_layers=num_layers)]), [_data(2)], cfg, [2])[0]
     assert one.train_loss == three[2].train_loss and one.grad_norm == three[2].grad_norm
+    assert one.hidden_norm_by_layer == three[2].hidden_norm_by_layer
+    assert (one.hidden_norm_by_layer is None) == (num_layers == 1)

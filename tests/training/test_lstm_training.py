@@ -24,19 +24,35 @@ def _data(seed):
     return make_trend_data(n_train=32, n_test=16, seq_len=6, features=8, seed=seed)
 
 
-def _model(norm, seed, H=8):
+def _model(norm, seed, H=8, num_layers=1):
     torch.manual_seed(seed)
-    return LSTM(ModelConfig(family="lstm", norm=norm, hidden_size=H), 8, seq_len=6)
+    return LSTM(ModelConfig(family="lstm", norm=norm, hidden_size=H, num_layers=num_layers), 8, seq_len=6)
 
 
-@pytest.mark.parametrize("norm", ["none", "batch", "layer", "rms", "weight"])
-def test_each_member_is_bit_for_bit_its_one_member_run(norm):
+@pytest.mark.parametrize(
+    ("norm", "num_layers"),
+    [("none", 1), ("batch", 1), ("layer", 1), ("rms", 1), ("weight", 1), ("batch", 2), ("layer", 2)],
+)
+def test_each_member_is_bit_for_bit_its_one_member_run(norm, num_layers):
     """A cell trains its seeds as one ensemble (lnbench.experiments.base.ensemble_mechanism) and
-    ``lnbench train`` one seed as a one-member ensemble: the same numbers, to the last bit."""
-    three = train_members(LSTM.stack([_model(norm, s) for s in SEEDS]), [_data(s) for s in SEEDS], CFG, SEEDS)
-    one = train_members(LSTM.stack([_model(norm, 2)]), [_data(2)], CFG, [2])[0]
-    for key in (*KEYS, "hidden_norm", "hidden_norm_by_scale", "grad_norm", "test_correct"):
+    ``lnbench train`` one seed as a one-member ensemble: the same numbers, to the last bit (a
+    stacked LSTM's every layer too)."""
+    models = [_model(norm, s, num_layers=num_layers) for s in SEEDS]
+    three = train_members(LSTM.stack(models), [_data(s) for s in SEEDS], CFG, SEEDS)
+    one = train_members(LSTM.stack([_model(norm, 2, num_layers=num_layers)]), [_data(2)], CFG, [2])[0]
+    by_layer = ("hidden_norm_by_layer", "saturation_by_layer", "grad_ratio_by_layer", "scale_spearman_by_layer")
+    for key in (
+        *KEYS,
+        "hidden_norm",
+        "hidden_norm_by_scale",
+        "grad_norm",
+        "grad_norm_layer",
+        "test_correct",
+        *by_layer,
+    ):
         assert getattr(one, key) == getattr(three[2], key), key
+    assert (one.grad_ratio_by_layer is None) == (num_layers == 1)
+    assert num_layers == 1 or len(one.grad_ratio_by_layer[-1]) == num_layers
     assert one.status == three[2].status == "completed"
 
 
