@@ -437,41 +437,24 @@ CLAIMS: tuple[Claim, ...] = (
     # the "LN speeds up training" claims again with SGD with momentum, not Adam (issue 33, D): does
     # the finding depend on the optimizer? Each regime's learning rate was chosen on the
     # validation split, the same for both norms (the regime's file says how)
-    Claim(
-        "rnn_faster_sgd",
-        "LayerNorm converges faster than NoNorm, with SGD with momentum",
-        "rnn_sgd",
-        "rnn",
-        "mean_train_loss",
-        Condition("layer"),
-        Condition("none"),
-        "less",
-        0.02,
-        "rnn_faster_default's task and model, trained with SGD (momentum 0.9) at a learning rate chosen on the validation split",
-    ),
-    Claim(
-        "tf_faster_sgd",
-        "LayerNorm converges faster than NoNorm, with SGD with momentum",
-        "transformer_sgd",
-        "transformer",
-        "mean_train_loss",
-        Condition("layer"),
-        Condition("none"),
-        "less",
-        0.02,
-        "tf_faster's task and model, trained with SGD (momentum 0.9) at a learning rate chosen on the validation split",
-    ),
-    Claim(
-        "lstm_faster_sgd",
-        "LayerNorm speeds up LSTM training, with SGD with momentum",
-        "lstm_sgd",
-        "lstm",
-        "mean_train_loss",
-        Condition("layer"),
-        Condition("none"),
-        "less",
-        0.02,
-        "lstm_faster's task and model, trained with SGD (momentum 0.9) at a learning rate chosen on the validation split",
+    *(
+        Claim(
+            f"{short}_faster_sgd",
+            f"{text}, with SGD with momentum",
+            f"{family}_sgd",
+            family,
+            "mean_train_loss",
+            Condition("layer"),
+            Condition("none"),
+            "less",
+            0.02,
+            f"{adam}'s task and model, trained with SGD (momentum 0.9) at a learning rate chosen on the validation split",
+        )
+        for short, family, adam, text in (
+            ("rnn", "rnn", "rnn_faster_default", "LayerNorm converges faster than NoNorm"),
+            ("tf", "transformer", "tf_faster", "LayerNorm converges faster than NoNorm"),
+            ("lstm", "lstm", "lstm_faster", "LayerNorm speeds up LSTM training"),
+        )
     ),
 )
 CLAIM_IDS = tuple(c.id for c in CLAIMS)

@@ -129,6 +129,9 @@ SHIPPED = [
     ("lstm_ln_faster_than_bn_gain01", "lstm", "lstm", "mean_train_loss", L01, BN01, "less", 0.02, LSTM_LN_BN_FAST + " at equal initial gains (0.1)", None),
     ("lstm_ln_batch_size", "lstm_small_batches", "lstm", "final_test_acc", L_1, L_64, "equal", 0.02, BS_FREE, NET),
     ("lstm_bn_batch_size_1", "lstm_small_batches", "lstm", "final_test_acc", BN_1, BN_64, "less", 0.02, BN_BS1, NET),
+    ("rnn_faster_sgd", "rnn_sgd", "rnn", "mean_train_loss", L, N, "less", 0.02, FASTER + ", with SGD with momentum", None),
+    ("tf_faster_sgd", "transformer_sgd", "transformer", "mean_train_loss", L, N, "less", 0.02, FASTER + ", with SGD with momentum", None),
+    ("lstm_faster_sgd", "lstm_sgd", "lstm", "mean_train_loss", L, N, "less", 0.02, "LayerNorm speeds up LSTM training, with SGD with momentum", None),
 ]  # fmt: skip
 
 
