@@ -17,7 +17,7 @@ from lnbench.config.schema import (
     RunConfig,
     show_value,
 )
-from lnbench.names import FAMILY_REGISTRY, NORM_REGISTRY, plural
+from lnbench.names import FAMILY_REGISTRY, NORM_REGISTRY, norm_label, plural
 
 
 def check_seeds(cfg: RunConfig) -> None:
@@ -71,13 +71,26 @@ def check_norm_options(cfgs: Iterable[RunConfig]) -> None:
     """Raise :class:`ConfigError` if a run's norm refuses its options (each norm's own check,
     declared once in its registry entry: :attr:`lnbench.names.NormInfo.check`; GroupNorm's
     ``model.norm_groups`` must divide ``model.hidden_size``), one line per problem. Run on the
-    runs of a plan, so a compare that trains ``group`` among its ``compare.norms`` is checked too."""
+    runs of a plan, so a compare that trains ``group`` among its ``compare.norms`` is checked too.
+    A norm's own key set away from its default while no run trains that norm is refused too
+    (``model.norm_groups: 4`` in a LayerNorm-only run), as :func:`check_keys_apply` refuses
+    another family's key: the value would be recorded as if it had been used."""
+    cfgs = list(cfgs)
     problems: list[str] = []
     for cfg in cfgs:
         info = NORM_REGISTRY.get(cfg.model.norm)
         problem = info.check(cfg.model) if info is not None and info.check is not None else None
         if problem is not None and problem not in problems:
             problems.append(problem)
+    trained = list(dict.fromkeys(c.model.norm for c in cfgs))
+    defaults = ModelConfig()
+    for norm, info in NORM_REGISTRY.items():
+        if norm in trained:
+            continue
+        for key in info.keys:
+            if any(getattr(c.model, key) != getattr(defaults, key) for c in cfgs):
+                names = ", ".join(norm_label(n) for n in trained)
+                problems.append(f"model.{key}: applies to {info.label} only, and this run trains {names}; remove it")
     if problems:
         raise ConfigError("\n".join(problems))
 

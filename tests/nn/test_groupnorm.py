@@ -132,9 +132,11 @@ def test_the_config_key_is_read_by_the_layer_and_checked_once():
         ConfigError, match=r"^model.norm_groups: 5 does not divide model.hidden_size 12; allowed: 1, 2, 3, 4, 6, 12$"
     ):
         check_norm_options([load_config(None, ["model.norm=group", "model.hidden_size=12", "model.norm_groups=5"])])
-    check_norm_options(
-        [load_config(None, ["model.norm=layer", "model.hidden_size=12", "model.norm_groups=5"])]
-    )  # unused
+    with pytest.raises(  # set, but no run trains GroupNorm: refused as another family's key is
+        ConfigError, match=r"^model.norm_groups: applies to GroupNorm only, and this run trains LayerNorm; remove it$"
+    ):
+        check_norm_options([load_config(None, ["model.norm=layer", "model.hidden_size=12", "model.norm_groups=5"])])
+    check_norm_options([load_config(None, ["model.norm=layer", "model.hidden_size=12"])])  # at its default: fine
     with pytest.raises(ConfigError, match="norm_groups"):
         load_config(None, ["model.norm_groups=0"])
 
