@@ -73,7 +73,7 @@ def split_overrides(overrides: Sequence[str], tasks: Sequence[str]) -> tuple[lis
     Raises:
         ConfigError: ``data.task`` (the tasks are ``--task``'s), or a data key none of ``tasks`` reads.
     """
-    trend_keys = {*TASKS[CLAIMS_TASK].keys, "n_train", "n_test"}
+    trend_keys = {*TASKS[CLAIMS_TASK].keys, "n_train", "n_val", "n_test"}  # the splits: every task's
     base: list[str] = []
     per_task: dict[str, list[str]] = {t: [] for t in tasks}
     for item in overrides:

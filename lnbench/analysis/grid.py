@@ -45,6 +45,7 @@ def check_grid(cfg: RunConfig) -> list[dict]:
             value the schema refuses (naming the key and the value).
     """
     grid = cfg.sweep.grid
+    alone: dict[tuple[str, str], str] = {}  # (key, repr(value)) -> why the base config refuses it alone
     if not grid:
         raise ConfigError(
             "sweep.grid: empty; give config keys and their values, e.g. sweep.grid: {data.seq_len: [10, 20], model.norm: [none, layer]}"
@@ -65,18 +66,27 @@ def check_grid(cfg: RunConfig) -> list[dict]:
             try:
                 validated.append(getattr(getattr(cfg.with_changes(**{f"{section}__{leaf}": v}), section), leaf))
             except Exception as exc:  # pydantic's ValidationError: one line naming the key
-                first = _first_error(exc)
-                raise ConfigError(f"sweep.grid: {key}: value {v!r}: {first}") from None
+                # refused on the base config alone; it may be fine with the grid's other keys
+                # (train.momentum with a grid over train.optimizer): judged with them below
+                alone[(key, repr(v))] = f"sweep.grid: {key}: value {v!r}: {_first_error(exc)}"
+                validated.append(v)
         if len({repr(v) for v in validated}) != len(values):  # 1 and 1.0 of a float key are one value
             raise ConfigError(f"sweep.grid: {key}: duplicate values in {values}")
     keys = [k.replace(".", "__") for k in grid]
     cells = [dict(zip(keys, combo)) for combo in itertools.product(*grid.values())]
+    refused: list[tuple[dict, str]] = []
     for changes in cells:  # a combination may be impossible even when each value is fine
         try:
             cfg.with_changes(**changes)
         except Exception as exc:  # noqa: BLE001
-            first = _first_error(exc)
-            raise ConfigError(f"sweep.grid: the cell {cell_label(changes)}: {first}") from None
+            refused.append((changes, f"sweep.grid: the cell {cell_label(changes)}: {_first_error(exc)}"))
+    if refused:
+        bad = {id(changes) for changes, _ in refused}
+        for (key, value), message in alone.items():  # a value refused alone and in every cell it is in
+            cells_with = [c for c in cells if repr(c[key.replace(".", "__")]) == value]
+            if all(id(c) in bad for c in cells_with):
+                raise ConfigError(message)
+        raise ConfigError(refused[0][1])
     named: dict[str, dict] = {}
     for changes in cells:  # each cell its own run folder, whatever the grid
         other = named.setdefault(cell_name(changes), changes)

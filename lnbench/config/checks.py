@@ -264,7 +264,11 @@ def check_resume(run_dir, config_yaml: str, kind: str) -> None:
             f"--resume {run_dir}: the same settings in another order (claims: give --task/--tasks in the "
             "folder's order, as its config.yaml lists the regimes)"
         )
-    value = lambda flat, k: show_value(flat[k]) if k in flat else "absent"  # noqa: E731
+    from lnbench.config.schema import ADDED_KEYS
+
+    def value(flat: dict, k: str) -> str:  # an added key left out at its neutral value has that value
+        return show_value(flat[k]) if k in flat else show_value(ADDED_KEYS[k]) if k in ADDED_KEYS else "absent"
+
     shown = "; ".join(f"{k}: {value(old, k)} in the folder, {value(new, k)} now" for k in changed[:5]) + (
         f"; and {len(changed) - 5} more" if len(changed) > 5 else ""
     )

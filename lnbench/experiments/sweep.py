@@ -15,7 +15,7 @@ from rich.table import Table
 
 from lnbench.analysis import grid
 from lnbench.config import RunConfig
-from lnbench.config.checks import check_grid_keys_apply
+from lnbench.config.checks import check_grid_keys_apply, check_memory_of_families
 from lnbench.experiments import driver
 from lnbench.experiments.base import (
     Cell,
@@ -38,8 +38,11 @@ class Sweep(Experiment):
 
     def check(self, spec: RunConfig) -> None:
         super().check(spec)
-        grid.check_grid(spec)  # first: the keys and values themselves
+        cells = grid.check_grid(spec)  # first: the keys and values themselves
         check_grid_keys_apply(spec)
+        for changes in cells:  # each cell's own memory: a grid over model.num_layers or hidden_size
+            cfg = spec.with_changes(**changes)
+            check_memory_of_families(cfg, [cfg.model.family])
 
     def plan(self, spec: RunConfig, parent: Path) -> list[Cell]:
         return seed_cells(spec, grid.check_grid(spec), parent, spec.compare.target_acc, grid.cell_name)

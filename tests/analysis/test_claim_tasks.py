@@ -156,3 +156,10 @@ def test_a_malformed_task_preset_is_one_line_naming_the_file(text, message, tmp_
         claims_spec(["rnn_faster_default"], tmp_path, tasks=["adding"])
     assert str(err.value).startswith(str(tmp_path / "tasks/adding.yaml")) and message in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_the_validation_split_is_a_key_every_task_reads():
+    """data.n_val, like n_train and n_test, is a split of every task (it was refused: 'read by
+    the no task only')."""
+    spec = claims_spec(["rnn_faster_default"], Path("configs/claims"), ["data.n_val=100"])
+    assert {cfg.data.n_val for cfg in spec.regimes.values()} == {100}
