@@ -481,8 +481,17 @@ def load_regimes(
     the same ``--set`` overrides and ``--seed`` applied to each.
 
     Raises:
-        ConfigError: a missing or invalid preset, a batch size above ``n_train``, or bad seeds.
+        ConfigError: a missing or invalid preset, a batch size above ``n_train``, bad seeds, or a
+            ``--set`` of ``model.norm`` or ``model.family`` (each claim trains its own: it would be
+            dropped without a word).
     """
+    for item in overrides:
+        key = item.partition("=")[0].strip()
+        if key in ("model.norm", "model.family"):
+            raise ConfigError(
+                f"--set {key}: each claim trains its own {key.partition('.')[2]}s (lnbench claims --list); "
+                "choose claims with --only ID instead"
+            )
     regimes = {}
     for name in dict.fromkeys(c.regime for c in claims):
         path = presets / f"{name}.yaml"

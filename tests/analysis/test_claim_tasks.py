@@ -163,3 +163,9 @@ def test_the_validation_split_is_a_key_every_task_reads():
     the no task only')."""
     spec = claims_spec(["rnn_faster_default"], Path("configs/claims"), ["data.n_val=100"])
     assert {cfg.data.n_val for cfg in spec.regimes.values()} == {100}
+
+
+@pytest.mark.parametrize("key", ["model.norm", "model.family"])
+def test_a_set_norm_or_family_that_claims_would_drop_is_refused(key):
+    with pytest.raises(ConfigError, match=rf"^--set {key}: each claim trains its own"):
+        claims_spec(["rnn_faster_default"], Path("configs/claims"), [f"{key}=group"])
