@@ -221,18 +221,24 @@ def run_cell_job(cell: Cell, progress: EpochCallback | None) -> list[tuple[Summa
     return run_cell(cell.cfgs, cell.parent, progress, False, cell.target_acc, previous, cell.tensorboard)
 
 
+#: A training step's fixed cost (dispatching its ops), in examples of the batch: a step costs
+#: about ``STEP_OVERHEAD_EXAMPLES + batch_size`` examples' work. Measured in ``lnbench claims --all``
+#: (2026-12-03): a step at batch size 1 took 0.1-0.2x one at 64 for every family.
+STEP_OVERHEAD_EXAMPLES = 10
+
+
 def step_cost(cell: Cell) -> float:
     """The relative cost of a training step of one run of ``cell`` (a member of an ensemble, or a
-    run trained alone): its family's :attr:`~lnbench.names.FamilyInfo.cost`, halved when the
-    cell's seeds train as one ensemble (a member of 5 costs about half a run alone; docs/speed.md).
-    For scheduling the cells (:func:`cost`) and the progress bar's remaining time; times
-    ``model.num_layers`` (each layer is one more recurrence, or one more block)."""
-    model = cell.cfgs[0].model
-    return (
-        (0.5 if ensemble_mechanism(cell.cfgs) == "native" else 1.0)
-        * FAMILY_REGISTRY[model.family].cost
-        * model.num_layers
-    )
+    run trained alone): its family's :attr:`~lnbench.names.FamilyInfo.cost` at batch size 64,
+    halved when the cell's seeds train as one ensemble (a member of 5 costs about half a run alone;
+    docs/speed.md), scaled to its batch size by :data:`STEP_OVERHEAD_EXAMPLES` (a step at batch
+    size 1 costs ~0.15 of one at 64, not 1/64), times ``model.num_layers`` (each layer is one more
+    recurrence, or one more block). For scheduling the cells (:func:`cost`) and the progress bar's
+    remaining time."""
+    cfg = cell.cfgs[0]
+    batch = (STEP_OVERHEAD_EXAMPLES + cfg.train.batch_size) / (STEP_OVERHEAD_EXAMPLES + 64)
+    ensemble = 0.5 if ensemble_mechanism(cell.cfgs) == "native" else 1.0
+    return ensemble * batch * FAMILY_REGISTRY[cfg.model.family].cost * cfg.model.num_layers
 
 
 def cost(cell: Cell) -> float:
