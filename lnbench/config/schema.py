@@ -647,11 +647,11 @@ class RunConfig(_Section):
         n = self.data.n_train - self.data.n_val
         if self.train.batch_size > n:
             data = (
-                f"data.n_train - data.n_val ({self.data.n_train} - {self.data.n_val})"
+                f"data.n_train - data.n_val ({self.data.n_train} - {self.data.n_val} = {n}, the training sequences)"
                 if self.data.n_val
-                else "data.n_train"
+                else f"data.n_train ({n})"
             )
-            raise ValueError(f"train.batch_size ({self.train.batch_size}) must be <= {data} ({n})")
+            raise ValueError(f"train.batch_size ({self.train.batch_size}) must be <= {data}")
         _unique(self.seeds or [], "seeds")
         return self
 

@@ -34,7 +34,7 @@ REFUSED = [
     (["data.n_train=100", "data.n_val=100"], "data: n_val: 100, but n_train is 100; it must leave training data"),
     (
         ["data.n_train=100", "data.n_val=50", "train.batch_size=64"],
-        "train.batch_size (64) must be <= data.n_train - data.n_val (100 - 50) (50)",
+        "train.batch_size (64) must be <= data.n_train - data.n_val (100 - 50 = 50, the training sequences)",
     ),
 ]
 
