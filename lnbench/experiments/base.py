@@ -259,6 +259,14 @@ class Experiment:
             TypeError, ValueError, KeyError, AttributeError: a summary of another version.
         """
         tasks = tasks_of(summary)
+        if summary.get("cells"):  # a sweep's best cell as it chose it (on the validation split, if any)
+            from lnbench.analysis.grid import best_cell
+
+            chosen = best_cell(summary["cells"])
+            if chosen is not None:
+                on_val = chosen.get("mean_final_val_acc") is not None
+                label = f"best{' on val' if on_val else ''} {self.entry_label(chosen)}"
+                return make_headline(label, chosen["mean_final_test_acc"], tasks)
         entries = summary.get("aggregate") or summary.get("cells") or []
         best = _best(entries, "mean_final_test_acc", self.entry_label)
         if best is not None:

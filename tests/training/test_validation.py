@@ -7,6 +7,8 @@ at different epochs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -142,6 +144,14 @@ def test_a_sweeps_best_cell_is_chosen_on_the_validation_split():
     plain = aggregate(cells, no_val)
     assert best_cell(plain) is plain[0] and "chosen on the test split" in str(grid_table(plain).caption)
     assert not any("validation" in s for s in sentences(plain, []))
+    # lnbench ls's headline names the same cell: the one chosen on the validation split, not the
+    # highest test accuracy (a, 95%), which would be a selection on the test set
+    from lnbench.experiments.registry import EXPERIMENTS
+    from lnbench.records.folder import RunFolder
+
+    headline = EXPERIMENTS["sweep"].headline(RunFolder(Path(".")), {"cells": entries})
+    assert headline is not None and headline["value"] == 0.85 and "best on val" in headline["label"]
+    assert EXPERIMENTS["sweep"].headline(RunFolder(Path(".")), {"cells": plain})["value"] == 0.95
 
 
 def test_an_older_metrics_file_reads_with_no_validation_split():
