@@ -108,6 +108,30 @@ def _divides_hidden_size(key: str) -> Callable[[Any], str | None]:
 
 
 @dataclass(frozen=True)
+class NormOption:
+    """A ``model`` key of one norm kind's own (GroupNorm's ``norm_groups``), declared once, in the
+    kind's registry entry (:attr:`NormInfo.options`): the config schema makes it a field of
+    :class:`lnbench.config.schema.ModelConfig` (type, default, bounds, description: the config
+    reference's text), and the layer reads it with ``model_cfg.norm_option(key)`` in its
+    ``from_config``. A constraint across keys (it must divide ``hidden_size``) is the entry's ``check``.
+
+    Attributes:
+        type: its Python type (``int``, ``float``, ``bool``, ``str``).
+        default: its value when the config does not set it; also the value that leaves a run's
+            identity as it was before the key existed (:data:`lnbench.config.schema.ADDED_KEYS`).
+        description: what it does, in the config reference.
+        ge, gt, le: bounds of a number (pydantic's ``Field`` constraints), or None.
+    """
+
+    type: type
+    default: Any
+    description: str
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+
+
+@dataclass(frozen=True)
 class NormInfo:
     """One entry of the norm-kind registry (:data:`NORM_REGISTRY`): what the config, the checks,
     the experiments and the reports need to know of a norm kind, without importing torch. Its
@@ -127,8 +151,9 @@ class NormInfo:
             Transformer cell trains its seeds as one ensemble only then; weight norm's Linear
             layers have no member form there). A user's norm declares it on its class.
         uses_batch_statistics: statistics over the batch (BatchNorm); as its layer's class says.
-        keys: the ``model`` keys that apply to it alone (``norm_groups``): a run with another norm
-            leaves them out of its config.yaml (:meth:`lnbench.config.RunConfig.to_yaml`).
+        options: its own ``model`` keys (``norm_groups``), each declared once (:class:`NormOption`):
+            a run with another norm leaves them out of its config.yaml
+            (:meth:`lnbench.config.RunConfig.to_yaml`); :attr:`keys` are their names.
         check: ``model config -> problem or None``: its options' constraints, declared once here
             (:func:`lnbench.config.checks.check_norm_options` runs it on every run of a plan).
     """
@@ -142,8 +167,13 @@ class NormInfo:
     has_gain: bool = True
     has_member_axis: bool = True
     uses_batch_statistics: bool = False
-    keys: tuple[str, ...] = ()
+    options: dict[str, NormOption] = field(default_factory=dict)
     check: Callable[[Any], str | None] | None = None
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The ``model`` keys that apply to this norm alone: its :attr:`options`' names."""
+        return tuple(self.options)
 
 
 #: The norm kinds: config name -> its entry, in table order ("none" first: the baseline).
@@ -172,7 +202,17 @@ NORM_REGISTRY: dict[str, NormInfo] = {
         "tab:brown",
         "GroupNorm over model.norm_groups groups of the features, Wu & He 2018",
         layer="lnbench.nn.groupnorm:GroupNorm",
-        keys=("norm_groups",),
+        options={
+            "norm_groups": NormOption(
+                int,
+                2,
+                "With norm group only: G, the number of groups of the features D (the hidden size) that "
+                "GroupNorm normalizes separately (Wu & He 2018); it must divide model.hidden_size (the LSTM's 4H "
+                "gate terms then split too). 1 is LayerNorm; hidden_size normalizes each feature alone, which is "
+                "degenerate (x_hat = 0: the output is beta).",
+                ge=1,
+            )
+        },
         check=_divides_hidden_size("norm_groups"),
     ),
 }

@@ -69,9 +69,12 @@ GRID_SECTIONS = ("data", "model", "train")  # the sections whose keys sweep.grid
 #: (:meth:`RunConfig.identity_yaml`, ``config_hash``) and ``--resume``'s comparison leave such a
 #: key out at that value, so a new key does not make every earlier folder "changed" and its
 #: finished runs train again. Add a new key here with its neutral value.
+NORM_OPTION_DEFAULTS = {
+    f"model.{key}": option.default for info in NORM_REGISTRY.values() for key, option in info.options.items()
+}
 ADDED_KEYS: dict[str, Any] = {
     "model.num_layers": 1,  # of the RNN and the LSTM (ADDED_FOR); the Transformer always had it
-    "model.norm_groups": 2,
+    **NORM_OPTION_DEFAULTS,  # every norm's own keys (model.norm_groups: 2), at their defaults
     "data.n_val": 0,
     "train.optimizer": "adam",
     "train.momentum": 0.0,
@@ -273,6 +276,18 @@ class DataConfig(_Section):
         return self
 
 
+def _declare_norm_options(namespace: dict[str, Any]) -> None:
+    """Add each norm kind's own keys (:attr:`lnbench.names.NormInfo.options`) to the class body
+    ``namespace`` being defined, as fields with their type, default, bounds and description: a
+    norm's option is declared once, in its registry entry, and validated here like any key."""
+    for info in NORM_REGISTRY.values():
+        for key, option in info.options.items():
+            namespace["__annotations__"][key] = option.type
+            namespace[key] = Field(
+                option.default, ge=option.ge, gt=option.gt, le=option.le, description=option.description
+            )
+
+
 class ModelConfig(_Section):
     """Which model to build (:func:`lnbench.nn.models.build_model`)."""
 
@@ -353,20 +368,25 @@ class ModelConfig(_Section):
         "section 4.2). Set it to compare norms at equal initial gains (model.norm_gain_init: 0.1). No effect with "
         "norm none or weight (weight norm's g starts at the rows' norms).",
     )
-    norm_groups: int = Field(
-        2,
-        ge=1,
-        description="With norm group only: G, the number of groups of the features D (the hidden size) that "
-        "GroupNorm normalizes separately (Wu & He 2018); it must divide model.hidden_size (the LSTM's 4H gate "
-        "terms then split too). 1 is LayerNorm; hidden_size normalizes each feature alone, which is degenerate "
-        "(x_hat = 0: the output is beta).",
-    )
+    # each norm kind's own keys (GroupNorm's norm_groups), declared in its registry entry
+    _declare_norm_options(locals())
     input_norm: StrictBool = Field(
         True,
         description="Transformer only: apply the model's norm to the input projection W_in x_t before the "
         "positions are added (the projection then has no bias); with LayerNorm the model is then invariant "
         "to each sequence's scale. No effect with norm none or weight.",
     )
+
+    def norm_option(self, key: str) -> Any:
+        """The value of a norm kind's own key (``norm_option("norm_groups")``: GroupNorm's G), one of
+        :attr:`lnbench.names.NormInfo.options` (fields the type checker does not see).
+
+        Raises:
+            KeyError: no norm kind declares ``key``.
+        """
+        if f"model.{key}" not in NORM_OPTION_DEFAULTS:
+            raise KeyError(f"model.{key}: no norm kind declares it; declared: {sorted(NORM_OPTION_DEFAULTS)}")
+        return getattr(self, key)
 
 
 #: model keys and the one family they apply to (every other model key applies to every family)

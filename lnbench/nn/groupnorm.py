@@ -88,7 +88,7 @@ class GroupNorm(Norm):
     ) -> Self:
         """The layer with ``groups = model.norm_groups`` (the same G for every norm position: the
         LSTM's 4H gate terms and its H cell state both split into G groups)."""
-        return cls(features, members=members, groups=model_cfg.norm_groups)
+        return cls(features, members=members, groups=model_cfg.norm_option("norm_groups"))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         self.check_input(x)
