@@ -8,7 +8,7 @@ models (``lnbench --help`` answers at once). :data:`lnbench.nn.norms.NORMS` adds
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -301,6 +301,13 @@ def norm_color(kind: str) -> str | None:
     if kind in NORM_NAMES:
         return NORM_NAMES[kind][1]
     return "tab:red" if is_plugin_norm(kind) else None
+
+
+def norm_order(kinds: Iterable[str]) -> list[str]:
+    """The distinct norm kinds of ``kinds`` in table order: the registry's (:data:`NORM_KINDS`,
+    "none" first), then a user's norms (``"package.module:ClassName"``) in the order first given."""
+    given = list(dict.fromkeys(kinds))
+    return [k for k in NORM_KINDS if k in given] + [k for k in given if k not in NORM_REGISTRY]
 
 
 def plural(n: int, word: str) -> str:

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from math import nan
 
 from lnbench.analysis import stats
-from lnbench.names import NORM_KINDS, group_label, model_group_of, norm_label, plural
+from lnbench.names import group_label, model_group_of, norm_label, norm_order, plural
 from lnbench.records.schema import SummaryRow
 
 METRICS = {
@@ -611,7 +611,7 @@ def sweep_verdicts(
         if parts:
             text += "; " + "; ".join(parts)
         elif mine:
-            tested = sorted({c.norm_b for c in mine}, key=NORM_KINDS.index)
+            tested = norm_order(c.norm_b for c in mine)
             text += f"; no tested difference (vs {', '.join(norm_label(n) if n != norm else 'its own batch sizes' for n in tested)}) is significant"
         verdicts.append(text + ".")
     if comparisons:

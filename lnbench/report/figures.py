@@ -24,13 +24,13 @@ from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullF
 
 from lnbench.names import (
     FAMILY_REGISTRY,
-    NORM_KINDS,
     TASKS,
     family_label,
     group_label,
     model_group_of,
     norm_color,
     norm_label,
+    norm_order,
     norm_uses_batch_statistics,
 )
 from lnbench.records.runs import atomic_write
@@ -308,7 +308,7 @@ def figure_hidden_norm(metrics: Sequence[Metrics]) -> Figure:
     if not any(m.hidden_norm_by_scale for m in metrics):
         return figure_hidden_norm_mean(metrics)
     groups = _by_family_norm(metrics)
-    norms_order = [n for n in NORM_KINDS if any(n in v for v in groups.values())]
+    norms_order = norm_order(n for v in groups.values() for n in v)
     rows, cols = len(groups), len(norms_order)
     fig = Figure(figsize=(4.2 * cols + 2.4, 3.6 * rows), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False, sharey="row")
@@ -441,7 +441,7 @@ def figure_grad_norm(metrics: Sequence[Metrics]) -> Figure:
     marker and shade (:func:`layer_styles`), the same in every panel of a row and in the row's
     one legend (in greys of the same shades)."""
     groups = _by_family_norm(metrics)
-    norms_order = [n for n in NORM_KINDS if any(n in v for v in groups.values())]
+    norms_order = norm_order(n for v in groups.values() for n in v)
     rows, cols = len(groups), len(norms_order)
     n_layers = max((len(m.grad_norm_layer) for m in metrics), default=0)
     ncol = -(-n_layers // 14)

@@ -703,3 +703,21 @@ def test_a_sweep_mean_leaves_out_a_diverged_run_even_with_a_value():
         "LayerNorm: diverged at batch size 8 (left out of means and tests).",
         "LayerNorm: final test accuracy 90.0% at batch size 8 (mean over 2 seeds).",
     ]
+
+
+def test_a_sweep_verdict_of_a_users_norm_names_what_it_was_tested_against():
+    """A user's norm (``pkg.mod:Class``) is not in the registry's order: the verdict sorts the
+    norms it was tested against built-ins first, then users' (it raised ValueError before)."""
+    mine = "toy_norms:ScaleNorm"
+    rows = [row(mine, s, 0.9, bs=bs) for s in range(2) for bs in (1, 64)]
+    cmp = [_cmp(mine, mine, 0.0, False), _cmp(mine, "none", 0.01, False)]
+    (line, _) = verdicts.sweep_verdicts(rows, cmp, 64)
+    assert line.endswith("; no tested difference (vs NoNorm, its own batch sizes) is significant.")
+    assert line.startswith("ScaleNorm: final test accuracy 90.0%")
+
+
+def test_norm_order_puts_the_registry_first_then_users_norms_as_given():
+    from lnbench.names import norm_order
+
+    given = ["b.c:Two", "layer", "a.b:One", "none", "layer", "b.c:Two"]
+    assert norm_order(given) == ["none", "layer", "b.c:Two", "a.b:One"]

@@ -329,3 +329,17 @@ def test_a_stacked_models_hidden_norm_is_drawn_per_layer_and_its_gradients_per_l
     labels = [ln.get_label() for ln in plots.figure_grad_norm(runs).axes[0].get_lines()]
     assert labels == ["cell.W_hh", "cell_2.W_hh", "head"]
     plots.save(plots.figure_hidden_norm_mean(runs), tmp_path / "h.png")
+
+
+@pytest.mark.parametrize("draw", [plots.figure_grad_norm, plots.figure_hidden_norm])
+def test_a_users_norm_has_its_own_column_after_the_built_in_norms(draw):
+    """Issue 31, E: ``compare.norms=[none, layer, "pkg.mod:MyNorm"]``: the per-norm panels took
+    their columns from the registry's kinds, so a user's norm was left out of the figure."""
+    mine = "toy_norms:ScaleNorm"
+    runs = [_metrics(0, [0.6, 0.8], [[1, 1, 1]] * 2, norm=n) for n in (mine, "none", "layer")]
+    for m in runs:
+        m.hidden_norm_by_scale = [[[1.0, 1.0, 1.0]] * 4] * 2
+        m.hidden_norm_by_scale_init = [[1.0, 1.0, 1.0]] * 4
+    fig = draw(runs)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles == ["RNN: NoNorm", "RNN: LayerNorm", "RNN: ScaleNorm"]
