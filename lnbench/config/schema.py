@@ -22,7 +22,6 @@ from pydantic import (
     Field,
     StrictBool,
     ValidationError,
-    field_validator,
     model_validator,
 )
 
@@ -402,7 +401,8 @@ TRAIN_KEY_OWNERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "lr_gamma": ("lr_schedule", ("step",)),
     "warmup_epochs": ("lr_schedule", ("warmup_cosine",)),
 }
-OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop")  # torch.optim.Adam, AdamW, SGD, RMSprop
+OPTIMIZER_CLASSES = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop"}  # in torch.optim
+OPTIMIZERS = tuple(OPTIMIZER_CLASSES)
 LR_SCHEDULES = ("constant", "cosine", "step", "warmup_cosine")
 
 
@@ -478,12 +478,11 @@ class TrainConfig(_Section):
         1, ge=1, description="torch threads per run (torch.set_num_threads); 1 is the fastest on a shared machine."
     )
 
-    @field_validator("lr")
-    @classmethod
-    def _lr_fits_the_optimizer(cls, lr: float) -> float:
-        if lr > 1e30:  # checked only where float32 can overflow
-            _adam_accepts(lr)
-        return lr
+    @model_validator(mode="after")
+    def _lr_fits_the_optimizer(self) -> "TrainConfig":
+        if self.lr > 1e30:  # checked only where float32 can overflow
+            _optimizer_accepts(self.optimizer, self.lr)
+        return self
 
     @model_validator(mode="after")
     def _keys_apply(self) -> "TrainConfig":
@@ -508,17 +507,22 @@ class TrainConfig(_Section):
         return self
 
 
-def _adam_accepts(lr: float) -> None:
-    """Raise ValueError if one float32 Adam step cannot take ``lr`` (torch computes
-    lr / (1 - beta1) = 10 lr as a float32 scalar: lr above ~3.4e37 overflows)."""
+def _optimizer_accepts(optimizer: str, lr: float) -> None:
+    """Raise ValueError (``lr: ...``) if one float32 step of ``optimizer`` cannot take ``lr``:
+    Adam and AdamW compute lr / (1 - beta1) = 10 lr as a float32 scalar, which overflows above
+    ~3.4e37; RMSprop's first step is lr / (sqrt(1 - alpha) + eps) = ~10 lr, infinite above ~3.4e37."""
     import torch
 
+    name = OPTIMIZER_CLASSES[optimizer]
     p = torch.nn.Parameter(torch.zeros(1))
     p.grad = torch.ones(1)
     try:
-        torch.optim.Adam([p], lr=lr).step()
+        getattr(torch.optim, name)([p], lr=lr).step()
+        problem = None if torch.isfinite(p).all() else "its first step is not finite in float32"
     except (RuntimeError, OverflowError, ValueError) as exc:
-        raise ValueError(f"Adam cannot take lr = {lr:g} ({exc}); the largest it takes is about 3e37") from None
+        problem = str(exc)
+    if problem is not None:
+        raise ValueError(f"lr: {optimizer} (torch.optim.{name}) cannot take lr = {lr:g} ({problem}); give lr <= 1e30")
 
 
 class CompareConfig(_Section):
@@ -772,6 +776,9 @@ def _format_error(source: str, err: ValidationError) -> str:
     for e in err.errors():
         key = ".".join(str(p) for p in e["loc"])
         msg = e["msg"].removeprefix("Value error, ")
+        head, sep, rest = msg.partition(": ")
+        if sep and e["type"] == "value_error" and head in _allowed_keys(e["loc"]):
+            key, msg = f"{key}.{head}" if key else head, rest  # a section's check names its key: train.nesterov
         if e["type"] == "extra_forbidden":
             allowed = _allowed_keys(e["loc"][:-1])
             close = difflib.get_close_matches(str(e["loc"][-1]), allowed, n=1)

@@ -65,11 +65,11 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
         ("", ["sweep.batch_sizes=[0, 4]"], "batch_sizes must all be >= 1"),
         ("seed: -1\n", [], "seed: Input should be greater than or equal to 0"),
         ("", ["seeds=[4294967296]"], "seeds.0: Input should be less than or equal to 4294967295"),
-        ("", ["compare.norms=[layer, layer]"], "compare: norms: duplicate entries in ['layer', 'layer']"),
-        ("", ["sweep.batch_sizes=[4, 4]"], "sweep: batch_sizes: duplicate entries in [4, 4]"),
+        ("", ["compare.norms=[layer, layer]"], "compare.norms: duplicate entries in ['layer', 'layer']"),
+        ("", ["sweep.batch_sizes=[4, 4]"], "sweep.batch_sizes: duplicate entries in [4, 4]"),
         ("", ["train.lr=.inf"], "train.lr: Input should be a finite number"),
         ("", ["data.scale_max=.inf"], "data.scale_max: Input should be a finite number"),
-        ("", ["train.batch_size=true"], "train: batch_size: expected a number, got the boolean true"),
+        ("", ["train.batch_size=true"], "train.batch_size: expected a number, got the boolean true"),
         (
             "",
             ["train.batch_size=yes"],
@@ -81,7 +81,7 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
         (
             "",
             ["sweep.batch_sizes=[true, 16]"],
-            "sweep: batch_sizes: expected a list of numbers or names, got a boolean",
+            "sweep.batch_sizes: expected a list of numbers or names, got a boolean",
         ),
         ("", ["model.batch_norm_stats=per_step"], "model.batch_norm_stats: Input should be 'pooled' or 'per_timestep'"),
         ("", ["sweep.reference_batch_size=3"], "reference_batch_size 3 is not one of batch_sizes"),
@@ -116,8 +116,17 @@ def test_resolved_config_round_trips(tmp_path):
 
 def test_a_learning_rate_adam_cannot_take_is_a_config_error():
     """Issue 10 (2): lr = 1e38 overflowed inside Adam (float32) after the run folder existed."""
-    with pytest.raises(ConfigError, match=r"train\.lr: Adam cannot take lr = 1e\+38"):
+    with pytest.raises(
+        ConfigError, match=r"train\.lr: adam \(torch\.optim\.Adam\) cannot take lr = 1e\+38 .*; give lr <= 1e30$"
+    ):
         load_config(None, ["train.lr=1e38"])
+    # the check is the configured optimizer's: SGD takes it, RMSprop's first step is infinite
+    assert load_config(None, ["train.lr=1e38", "train.optimizer=sgd"]).train.lr == 1e38
+    with pytest.raises(
+        ConfigError,
+        match=r"train\.lr: rmsprop \(torch\.optim\.RMSprop\) cannot take lr = 1e\+38 \(its first step is not finite",
+    ):
+        load_config(None, ["train.lr=1e38", "train.optimizer=rmsprop"])
     assert load_config(None, ["train.lr=1e30"]).train.lr == 1e30  # large but representable: a run that diverges
 
 

@@ -12,26 +12,26 @@ from lnbench.cli.app import app
 from lnbench.config import ConfigError, load_config
 
 REFUSED = [
-    (["train.momentum=0.9"], "train: momentum: applies to optimizer sgd or rmsprop only, and optimizer is adam"),
-    (["train.optimizer=adamw", "train.nesterov=true"], "train: nesterov: applies to optimizer sgd only"),
-    (["train.optimizer=sgd", "train.nesterov=true"], "train: nesterov: needs momentum > 0"),
+    (["train.momentum=0.9"], "train.momentum: applies to optimizer sgd or rmsprop only, and optimizer is adam"),
+    (["train.optimizer=adamw", "train.nesterov=true"], "train.nesterov: applies to optimizer sgd only"),
+    (["train.optimizer=sgd", "train.nesterov=true"], "train.nesterov: needs momentum > 0"),
     (
         ["train.lr_schedule=cosine", "train.lr_step_epochs=5"],
-        "train: lr_step_epochs: applies to lr_schedule step only, and lr_schedule is cosine",
+        "train.lr_step_epochs: applies to lr_schedule step only, and lr_schedule is cosine",
     ),
-    (["train.lr_gamma=0.5"], "train: lr_gamma: applies to lr_schedule step only, and lr_schedule is constant"),
-    (["train.warmup_epochs=2"], "train: warmup_epochs: applies to lr_schedule warmup_cosine only"),
-    (["train.lr_schedule=step"], "train: lr_step_epochs: lr_schedule step needs it"),
-    (["train.lr_schedule=warmup_cosine"], "train: warmup_epochs: lr_schedule warmup_cosine needs it"),
+    (["train.lr_gamma=0.5"], "train.lr_gamma: applies to lr_schedule step only, and lr_schedule is constant"),
+    (["train.warmup_epochs=2"], "train.warmup_epochs: applies to lr_schedule warmup_cosine only"),
+    (["train.lr_schedule=step"], "train.lr_step_epochs: lr_schedule step needs it"),
+    (["train.lr_schedule=warmup_cosine"], "train.warmup_epochs: lr_schedule warmup_cosine needs it"),
     (
         ["train.lr_schedule=warmup_cosine", "train.warmup_epochs=50"],
-        "train: warmup_epochs: 50, but epochs is 50; it must be < epochs",
+        "train.warmup_epochs: 50, but epochs is 50; it must be < epochs",
     ),
     (["train.optimizer=lion"], "train.optimizer: Input should be 'adam', 'adamw', 'sgd' or 'rmsprop'"),
     (["train.lr_schedule=linear"], "'constant', 'cosine', 'step' or 'warmup_cosine'"),
     (["train.optimizer=sgd", "train.momentum=1"], "train.momentum: Input should be less than 1"),
     (["train.weight_decay=-1"], "train.weight_decay: Input should be greater than or equal to 0"),
-    (["data.n_train=100", "data.n_val=100"], "data: n_val: 100, but n_train is 100; it must leave training data"),
+    (["data.n_train=100", "data.n_val=100"], "data.n_val: 100, but n_train is 100; it must leave training data"),
     (
         ["data.n_train=100", "data.n_val=50", "train.batch_size=64"],
         "train.batch_size (64) must be <= data.n_train - data.n_val (100 - 50 = 50, the training sequences)",

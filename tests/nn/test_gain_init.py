@@ -66,7 +66,7 @@ def test_a_gain_that_is_not_positive_is_one_line_naming_the_key():
         with pytest.raises(ConfigError, match=r"model\.norm_gain_init") as err:
             load_config(None, [f"model.norm_gain_init={bad}"])
         assert "\n" not in str(err.value)
-    with pytest.raises(ConfigError, match=r"compare: norm_gain_inits: duplicate"):
+    with pytest.raises(ConfigError, match=r"compare.norm_gain_inits: duplicate"):
         load_config(None, ["compare.norm_gain_inits=[0.1, 0.1]"])
 
 
