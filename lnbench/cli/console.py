@@ -195,7 +195,8 @@ def work_of(cfgs, weights: Mapping[str, float] | None = None) -> dict[str, tuple
 @contextmanager
 def progress(runs: Mapping[str, tuple[int, float]], clock: Callable[[], float] = time.monotonic) -> Iterator:
     """Progress over the runs' epochs (see :class:`Work`); yields the ``on_epoch(label, epoch,
-    epochs, acc=None)`` callback. With stdout a terminal: rich's live bar (on stderr). Otherwise (a
+    epochs, acc=None, status=None)`` callback (``status``: what became of a run that did not train
+    to its end here, ``failed`` or ``kept``, said instead of ``finished``). With stdout a terminal: rich's live bar (on stderr). Otherwise (a
     pipe, ``make run > log``, CI): plain lines on stdout, one per finished run and one every
     :func:`_every` epochs of a long run, with the test accuracy and elapsed and remaining time."""
     work = Work(runs, clock)
@@ -211,12 +212,14 @@ def progress(runs: Mapping[str, tuple[int, float]], clock: Callable[[], float] =
         with Progress(*columns, console=err_console, transient=False, get_time=clock) as bar:
             task = bar.add_task("training", total=max(work.total_steps, 1), epochs="", remaining="?")
 
-            def on_epoch(label: str, epoch: int, epochs: int, acc: float | None = None) -> None:
+            def on_epoch(
+                label: str, epoch: int, epochs: int, acc: float | None = None, status: str | None = None
+            ) -> None:
                 if work.report(label, epoch):
                     bar.update(
                         task,
                         completed=work.steps,
-                        description=f"{label} epoch {epoch}/{epochs}",
+                        description=f"{label} {status}" if status else f"{label} epoch {epoch}/{epochs}",
                         epochs=f"{work.epochs}/{work.total_epochs} epochs",
                         remaining=_about(work.remaining()),
                     )
@@ -246,11 +249,13 @@ class _LogProgress:
     def __init__(self, work: Work) -> None:
         self.work = work
 
-    def __call__(self, label: str, epoch: int, epochs: int, acc: float | None = None) -> None:
+    def __call__(
+        self, label: str, epoch: int, epochs: int, acc: float | None = None, status: str | None = None
+    ) -> None:
         if not self.work.report(label, epoch) or (epoch != epochs and epoch % _every(epochs)):
             return
         w = self.work
-        what = "finished" if epoch == epochs else f"epoch {epoch}/{epochs}"
+        what = status or ("finished" if epoch == epochs else f"epoch {epoch}/{epochs}")
         accuracy = f", test acc {acc:.1%}" if acc is not None else ""
         console.print(
             f"[{w.epochs}/{w.total_epochs} epochs] {label} {what}{accuracy}; "

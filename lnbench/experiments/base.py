@@ -35,7 +35,7 @@ from lnbench.records.index import make_headline
 from lnbench.records.schema import SummaryRow, read_metrics, summary_row
 from lnbench.report.captions import FigureRecord, caption_of
 
-EpochCallback = Callable[..., None]  # (label, epoch, epochs, acc=None)
+EpochCallback = Callable[..., None]  # (label, epoch, epochs, acc=None, status=None)
 
 if TYPE_CHECKING:
     from rich.table import Table

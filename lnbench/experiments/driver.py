@@ -297,7 +297,7 @@ def _run_cells(
                 finished[k] = [row for row, _ in kept]
                 for row, c in zip(finished[k], cell.cfgs):
                     if on_epoch is not None:
-                        on_epoch(label(c), c.train.epochs, c.train.epochs, row.final_test_acc)
+                        on_epoch(label(c), c.train.epochs, c.train.epochs, row.final_test_acc, status="kept")
         run.manifest["resumed"][-1]["cells_kept"] = len(finished)
     # the biggest jobs first, so that the last job to finish is a short one; results in cell order
     order = sorted((k for k in range(len(cells)) if k not in finished), key=lambda k: -cost(cells[k]))
@@ -308,7 +308,7 @@ def _run_cells(
             for c in cell.cfgs:
                 mark_unfinished(cell.parent / c.name, "failed", outcome.error)
                 if on_epoch is not None:  # account for the epochs it will not run
-                    on_epoch(label(c), c.train.epochs, c.train.epochs)
+                    on_epoch(label(c), c.train.epochs, c.train.epochs, status="failed")
             finished[order[k]] = [failed_row(c, cell.target_acc) for c in cell.cfgs]
         else:
             if on_epoch is not None and not getattr(executor, "live_progress", True):  # progress per finished job

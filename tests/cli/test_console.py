@@ -103,10 +103,10 @@ def test_a_log_line_leaves_the_start_up_out(monkeypatch):
         for label in runs:
             for epoch in (1, 2):
                 clock.now += 2.0  # a step
-                on_epoch(label, epoch, 2, 0.5)
+                on_epoch(label, epoch, 2, 0.5, status="failed" if label == "b" and epoch == 2 else None)
     assert out.getvalue().splitlines() == [
         "[2/6 epochs] a finished, test acc 50.0%; elapsed 0:34, remaining ~0:08",
-        "[4/6 epochs] b finished, test acc 50.0%; elapsed 0:38, remaining ~0:04",
+        "[4/6 epochs] b failed, test acc 50.0%; elapsed 0:38, remaining ~0:04",  # a failed cell's runs: not "finished"
         "[6/6 epochs] c finished, test acc 50.0%; elapsed 0:42, remaining ~0:00",
     ]
     work = Work(runs, clock)

@@ -112,3 +112,16 @@ def test_gradcheck_and_invariance_take_a_users_norm(tmp_path):
     assert row["weight_matrix_rescaling"] == "I" and row["dataset_recentering"] == "N"  # x / ||x||
     missing = runner.invoke(app, ["invariance", "--norm", "nosuch:X", "--runs-dir", str(tmp_path / "none")])
     assert missing.exit_code == 2 and "cannot import nosuch" in missing.output and not (tmp_path / "none").exists()
+
+
+@pytest.mark.e2e
+def test_a_cell_that_fails_says_failed_in_its_progress_line_not_finished(tmp_path):
+    """A failed cell's runs were reported as "finished" in the progress log (issue 32's attack)."""
+    args = ["compare", "--runs-dir", str(tmp_path), "--jobs", "1", *set_args([*TINY_OVERRIDES, "seeds=[0]"])]
+    args += ["--set", 'compare.norms=[none, "toy_norms:RaisingNorm"]', "--set", "compare.families=[transformer]"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output
+    lines = [ln for ln in result.output.splitlines() if ln.startswith("[")]
+    assert any("RaisingNorm" in ln and " failed;" in ln for ln in lines), lines
+    assert not any("RaisingNorm" in ln and " finished" in ln for ln in lines), lines
+    assert any("none" in ln.lower() and " finished, test acc" in ln for ln in lines), lines

@@ -6,6 +6,7 @@
   norm ``check_norm`` must refuse.
 - :class:`NotANorm`: an ``nn.Module`` that is not a :class:`lnbench.nn.Norm`.
 - :class:`SoloNorm`: ScaleNorm declaring ``has_member_axis = False`` (no seed-ensemble form).
+- :class:`RaisingNorm`: a norm whose forward raises, so that its runs fail.
 """
 
 from __future__ import annotations
@@ -53,3 +54,10 @@ class WrongBackward(Norm):
 class NotANorm(nn.Module):
     def forward(self, x):
         return x
+
+
+class RaisingNorm(ScaleNorm):
+    """A norm whose forward raises: every run with it fails (the progress and status tests)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        raise RuntimeError("RaisingNorm: planted failure")
