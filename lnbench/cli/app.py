@@ -1,9 +1,11 @@
 """The ``lnbench`` command line: thin Typer commands over the experiments' registry.
 
-Every experiment command does the same (:func:`_launch`): load the config (``--set``, ``--seed``),
-run every check of the experiment (:func:`lnbench.experiments.driver.prepare`), then
-``--print-config``, ``--dry-run`` (the very plan the run would execute) or the run with progress,
-and print the experiment's own tables (those report.html shows). A mistake the user can fix is one
+Every experiment command is built from its kind's entry (:data:`lnbench.names.EXPERIMENT_KINDS`)
+and the shared options (:mod:`lnbench.cli.options`) by :func:`experiment_command`, and does the
+same (:func:`_launch`): load the config (``--set``, ``--seed``), run every check of the
+experiment (:func:`lnbench.experiments.driver.prepare`), then ``--print-config``, ``--dry-run``
+(the very plan the run would execute) or the run with progress, and print the experiment's own
+tables (those report.html shows). A mistake the user can fix is one
 line on stderr and exit code 2, before any run folder exists. Heavy modules (torch, SciPy,
 matplotlib) are imported only once the arguments are checked, so that ``--help`` and errors
 answer at once.
@@ -11,10 +13,11 @@ answer at once.
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
@@ -24,8 +27,9 @@ from rich.table import Table
 
 from lnbench import __version__
 from lnbench.cli.console import console, fail, guarded, print_table, progress, work_of
+from lnbench.cli.options import After, ExperimentArgs, RunsDirOption, command_parameters, shared_names
 from lnbench.config import MAX_SEED, ConfigError  # not the schema (pydantic): --help answers at once
-from lnbench.names import family_label, plural
+from lnbench.names import EXPERIMENT_KINDS, family_label, plural
 
 if TYPE_CHECKING:
     from lnbench.config import RunConfig
@@ -62,20 +66,6 @@ def _main(
     measure the paper's invariance table."""
 
 
-SetOption = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--set", "-s", metavar="KEY=VALUE", help="Override a config key, e.g. --set train.epochs=5 (repeatable)."
-    ),
-]
-
-
-def _runs_dir_value(value: str | Path) -> Path:
-    if not str(value).strip():  # Path("") is ".": an empty argument would write into the current folder
-        fail("--runs-dir: empty; give a folder, e.g. --runs-dir runs")
-    return Path(value)
-
-
 _USER_NORM = "A lnbench.nn.Norm subclass as package.module:ClassName, or an lnbench.norms entry point; repeatable."
 #: ``--norm PKG.MOD:CLASS`` of invariance and gradcheck: a user's norm
 InvarianceNormOption = Annotated[
@@ -96,80 +86,6 @@ GradcheckNormOption = Annotated[
 ]
 
 
-RunsDirOption = Annotated[
-    Path,
-    typer.Option(
-        "--runs-dir", metavar="DIR", parser=str, callback=_runs_dir_value, help="Folder the run folder is created in."
-    ),
-]
-JobsOption = Annotated[
-    Optional[int],
-    typer.Option(
-        "--jobs",
-        "-j",
-        metavar="N",
-        help="Worker processes for the cells (default: the usable CPU cores). Results do not depend on it.",
-    ),
-]
-
-
-def _resume_option(help: str) -> Any:
-    return typer.Option("--resume", metavar="RUN_DIR", help=help)
-
-
-_OWN_CONFIG = "with its own config.yaml (or CONFIG, if given, which must equal it)"
-ResumeOption = Annotated[
-    Optional[Path],
-    _resume_option(
-        f"Continue this earlier experiment folder {_OWN_CONFIG}: keep the cells whose runs finished, run the rest."
-    ),
-]
-TrainResumeOption = Annotated[
-    Optional[Path],
-    _resume_option(
-        f"Continue this interrupted or failed train run folder in place, {_OWN_CONFIG}, from its last finished "
-        "epoch (its checkpoint.pt): the metrics of a run in one go. A finished run is kept."
-    ),
-]
-LauncherOption = Annotated[
-    str,
-    typer.Option(
-        "--launcher",
-        metavar="NAME",
-        help="Where cells run: local (--jobs worker processes) or submitit (Slurm jobs; see the launcher: config section).",
-    ),
-]
-PrintConfigOption = Annotated[
-    bool,
-    typer.Option(
-        "--print-config", help="Print the resolved config (after --set and --seed) and exit; nothing is run or written."
-    ),
-]
-DryRunOption = Annotated[
-    bool,
-    typer.Option(
-        "--dry-run", help="List the runs this would start, and their number, and exit; nothing is run or written."
-    ),
-]
-
-
-def _seed_option(help: str) -> Any:
-    return typer.Option("--seed", metavar="N", min=0, max=MAX_SEED, help=help)
-
-
-SeedOption = Annotated[
-    Optional[int],
-    _seed_option(
-        "The first seed: replaces the config's seed, and a seeds list of k seeds becomes N .. N + k - 1 "
-        "(the same number of seeds; seeds unset: N .. N + 4)."
-    ),
-]
-TrainSeedOption = Annotated[
-    Optional[int],
-    _seed_option(
-        "The seed of the one model: replaces the config's seed (a seeds list, which train does not use, is dropped)."
-    ),
-]
 GridOption = Annotated[
     Optional[list[str]],
     typer.Option(
@@ -179,14 +95,6 @@ GridOption = Annotated[
         help="Sweep KEY (a key of data, model or train) over these values, read as YAML; repeatable. Merged "
         "into the config's sweep.grid (as Hydra does): a key given here replaces its values there, a new one is "
         "added; --dry-run says which key came from where.",
-    ),
-]
-TensorBoardOption = Annotated[
-    bool,
-    typer.Option(
-        "--tensorboard",
-        help="Also write each run's curves and config as TensorBoard event files into its folder "
-        "(tensorboard --logdir RUN_DIR, live); needs pip install 'lnbench[tensorboard]'.",
     ),
 ]
 
@@ -209,10 +117,6 @@ def _load(config: Optional[Path], overrides: Optional[list[str]], seed: Optional
         return load_config(config, overrides or [], seed)
     except ConfigError as exc:
         fail(str(exc))
-
-
-def _config_help(default: str, what: str = "") -> str:
-    return f"YAML config{' ' + what if what else ''} (default: {default}; with --resume: the folder's own config.yaml)."
 
 
 def _config_of(config: Optional[Path], resume: Optional[Path], default: str, kind: str) -> Path:
@@ -243,21 +147,11 @@ def _source(config: Optional[Path], overrides: Optional[list[str]]) -> str:
     return (str(config) if config is not None else "(defaults)") + (" (with --set)" if overrides else "")
 
 
-def _launch(
-    kind: str,
-    spec: Any,
-    source: str,
-    runs_dir: Path,
-    jobs: Optional[int] = 1,
-    launcher: str = "local",
-    resume: Optional[Path] = None,
-    print_config: bool = False,
-    dry_run: bool = False,
-    tensorboard: bool = False,
-    note: Optional[str] = None,
-) -> None:
-    """Check, plan and run the experiment ``kind`` on ``spec``; print its tables and verdicts
-    (``note``: a line printed before the plan of ``--dry-run`` or the run, e.g. where a grid came from)."""
+def _launch(kind: str, spec: Any, source: str, args: ExperimentArgs, note: Optional[str] = None) -> None:
+    """Check, plan and run the experiment ``kind`` on ``spec`` with the shared options ``args``; print
+    its tables and verdicts (``note``: a line printed before the plan of ``--dry-run`` or the run,
+    e.g. where a grid came from)."""
+    runs_dir, jobs, launcher, resume = args.runs_dir, args.jobs, args.launcher, args.resume
     from lnbench.experiments import driver
     from lnbench.experiments.registry import EXPERIMENTS
     from lnbench.launchers.executors import usable_cores, worker_count
@@ -271,14 +165,14 @@ def _launch(
         lines = str(exc).splitlines()
         fail("\n".join(line if line.startswith(("--", source)) else f"{source}: {line}" for line in lines))
     check_runs_dir(runs_dir)
-    if tensorboard:
+    if args.tensorboard:
         from lnbench.experiments.tensorboard import INSTALL, available
 
         if not available():
             fail(f"--tensorboard: the tensorboard package is not installed; {INSTALL}")
         for cell in cells:
             cell.tensorboard = True
-    if print_config:
+    if args.print_config:
         for header, cfg in exp.configs(spec).items():
             if header:
                 console.print(f"# {header}", markup=False, highlight=False)
@@ -296,7 +190,7 @@ def _launch(
             console.print(
                 f"--jobs {jobs}: {_workers(n_jobs)} ({plural(len(to_run), 'cell')} to run, {cores})", highlight=False
             )
-    if dry_run:
+    if args.dry_run:
         _print_plan(to_run, len(cells), resume)
         raise typer.Exit()
     if driver.finished(cells, resume, exp):
@@ -412,103 +306,48 @@ def claims_list_table(listed: list) -> Table:
     return table
 
 
-@app.command()
-def train(
-    config: Annotated[
-        Optional[Path],
-        typer.Argument(
-            metavar="CONFIG",
-            help="YAML config, e.g. configs/train.yaml (with --resume: the folder's own config.yaml).",
-            show_default=False,
-        ),
-    ] = None,
-    set_: SetOption = None,
-    runs_dir: RunsDirOption = Path("runs"),
-    seed: TrainSeedOption = None,
-    print_config: PrintConfigOption = False,
-    dry_run: DryRunOption = False,
-    resume: TrainResumeOption = None,
-    tensorboard: TensorBoardOption = False,
-) -> None:
-    """Train one model; write config.yaml, run.json, metrics.json and the plots to a run folder."""
-    if config is None and resume is None:
-        fail("CONFIG: missing; give a config file, e.g. lnbench train configs/train.yaml (or --resume RUN_DIR)")
-    config = _config_of(config, resume, "", "train")
-    cfg = _load(config, set_, None)
-    if seed is not None:  # one model, one seed: a seeds list (compare's) is not shifted but dropped
-        cfg = cfg.with_changes(seed=seed, seeds=None)
-    source = _source(config, set_)
-    _launch("train", cfg, source, runs_dir, 1, "local", resume, print_config, dry_run, tensorboard)
+def _config_spec(kind: str, args: ExperimentArgs) -> tuple[RunConfig, str]:
+    """The config of ``lnbench KIND`` as given (CONFIG, its entry's default or --resume's own;
+    --set; --seed), and how a check names it."""
+    info = EXPERIMENT_KINDS[kind]
+    if args.config is None and args.resume is None and info.config_required:
+        fail(f"CONFIG: missing; give a config file, e.g. lnbench {kind} {info.config} (or --resume RUN_DIR)")
+    config = _config_of(args.config, args.resume, info.config or "", kind)
+    cfg = _load(config, args.set_, args.seed if info.seeded else None)
+    if not info.seeded and args.seed is not None:  # one model, one seed: a seeds list is dropped, not shifted
+        cfg = cfg.with_changes(seed=args.seed, seeds=None)
+    return cfg, _source(config, args.set_)
 
 
-@app.command()
-def compare(
-    config: Annotated[
-        Optional[Path], typer.Argument(metavar="CONFIG", help=_config_help("configs/compare.yaml"), show_default=False)
-    ] = None,
-    set_: SetOption = None,
-    runs_dir: RunsDirOption = Path("runs"),
-    seed: SeedOption = None,
-    jobs: JobsOption = None,
-    print_config: PrintConfigOption = False,
-    dry_run: DryRunOption = False,
-    resume: ResumeOption = None,
-    launcher: LauncherOption = "local",
-    tensorboard: TensorBoardOption = False,
-) -> None:
-    """Train every model family x norm x seed on identical data; plot, tabulate and test them."""
-    config = _config_of(config, resume, "configs/compare.yaml", "compare")
-    cfg = _load(config, set_, seed)
-    source = _source(config, set_)
-    _launch("compare", cfg, source, runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)
+def experiment_command(
+    kind: str, body: Optional[Callable[..., None]] = None, into: typer.Typer = app
+) -> Callable[..., None]:
+    """Add the command ``lnbench KIND`` to ``into``, built from the kind's entry in
+    :data:`lnbench.names.EXPERIMENT_KINDS` (its help, CONFIG, the shared options it takes:
+    :mod:`lnbench.cli.options`) and ``body``'s own options (:func:`command_parameters`).
+
+    ``body(args, **own)`` runs it with the shared options as :class:`ExperimentArgs` (a kind
+    without one of them gets its default there) and its own by name; default: load the config
+    (:func:`_config_spec`) and run the experiment (:func:`_launch`). Returns the command.
+    """
+
+    def run(args: ExperimentArgs) -> None:
+        cfg, source = _config_spec(kind, args)
+        _launch(kind, cfg, source, args)
+
+    shared = ["config", *shared_names(kind)]
+    runs = body or run
+
+    def command(**given: Any) -> None:
+        runs(args=ExperimentArgs(**{name: given.pop(name) for name in shared if name in given}), **given)
+
+    command.__signature__ = inspect.Signature(command_parameters(kind, runs))  # type: ignore[attr-defined]
+    return into.command(kind, help=EXPERIMENT_KINDS[kind].help)(command)
 
 
-@app.command("batchsize-sweep")
-def batchsize_sweep(
-    config: Annotated[
-        Optional[Path],
-        typer.Argument(metavar="CONFIG", help=_config_help("configs/batchsize_sweep.yaml"), show_default=False),
-    ] = None,
-    set_: SetOption = None,
-    runs_dir: RunsDirOption = Path("runs"),
-    seed: SeedOption = None,
-    jobs: JobsOption = None,
-    print_config: PrintConfigOption = False,
-    dry_run: DryRunOption = False,
-    resume: ResumeOption = None,
-    launcher: LauncherOption = "local",
-    tensorboard: TensorBoardOption = False,
-) -> None:
-    """Train each norm at each batch size x seed (same data, weights and epochs per seed); plot, tabulate, test."""
-    config = _config_of(config, resume, "configs/batchsize_sweep.yaml", "batchsize-sweep")
-    cfg = _load(config, set_, seed)
-    source = _source(config, set_)
-    _launch("batchsize-sweep", cfg, source, runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)
-
-
-@app.command("sweep")
-def sweep(
-    config: Annotated[
-        Optional[Path],
-        typer.Argument(
-            metavar="CONFIG", help=_config_help("configs/sweep.yaml", "with a sweep.grid section"), show_default=False
-        ),
-    ] = None,
-    set_: SetOption = None,
-    runs_dir: RunsDirOption = Path("runs"),
-    seed: SeedOption = None,
-    jobs: JobsOption = None,
-    print_config: PrintConfigOption = False,
-    dry_run: DryRunOption = False,
-    resume: ResumeOption = None,
-    launcher: LauncherOption = "local",
-    tensorboard: TensorBoardOption = False,
-    grid: GridOption = None,
-) -> None:
-    """Train every cell of sweep.grid (the product of its values) x seed; tabulate, test each norm vs NoNorm, plot."""
-    config = _config_of(config, resume, "configs/sweep.yaml", "sweep")
-    cfg = _load(config, set_, seed)
-    source = _source(config, set_)
+def _sweep(args: ExperimentArgs, grid: GridOption = None) -> None:
+    """``lnbench sweep``: the config's sweep.grid merged with -g (its help: its entry's, lnbench.names)."""
+    cfg, source = _config_spec("sweep", args)
     origins = None
     if grid:
         from lnbench.config.grid_args import grid_origins, parse_grid_args, with_grid
@@ -519,7 +358,7 @@ def sweep(
             cfg = with_grid(cfg, given, source + " (with -g)")
         except ConfigError as exc:
             fail(str(exc))
-    _launch("sweep", cfg, source, runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard, origins)
+    _launch("sweep", cfg, source, args, origins)
 
 
 def _user_norms(specs: Optional[list[str]]) -> dict:
@@ -540,8 +379,8 @@ def _user_norms(specs: Optional[list[str]]) -> dict:
     return out
 
 
-@app.command()
-def claims(
+def _claims(
+    *,
     presets: Annotated[
         Path,
         typer.Option("--presets", metavar="DIR", help="Folder of the regime presets (one REGIME.yaml per regime)."),
@@ -571,9 +410,7 @@ def claims(
         Optional[str],
         typer.Option("--tasks", metavar="A,B,C", help="Several tasks at once, e.g. --tasks trend,adding,digits."),
     ] = None,
-    set_: SetOption = None,
-    runs_dir: RunsDirOption = Path("runs"),
-    seed: SeedOption = None,
+    args: ExperimentArgs,
     num_seeds: Annotated[
         Optional[int],
         typer.Option(
@@ -583,22 +420,10 @@ def claims(
             max=1000,
             help="Train N seeds (seed .. seed + N - 1) in every regime, e.g. the number an inconclusive verdict asks for.",
         ),
+        After("--seed"),
     ] = None,
-    jobs: JobsOption = None,
-    print_config: PrintConfigOption = False,
-    dry_run: DryRunOption = False,
-    resume: ResumeOption = None,
-    launcher: LauncherOption = "local",
-    tensorboard: TensorBoardOption = False,
 ) -> None:
-    """Test each claim about LayerNorm in a regime where it can show; verdicts from paired runs.
-
-    Each claim (e.g. "LayerNorm converges faster than NoNorm") is evaluated in a regime preset
-    from --presets (default 5 seeds): held, not held or inconclusive, computed from the paired
-    differences over seeds (Holm-corrected over the directional claims). --set and --seed apply
-    to every preset. The LSTM's claims run with --all or --only (see --list). With --task or
-    --tasks each claim also runs on those tasks, with a claim x task table of verdicts.
-    """
+    """``lnbench claims``: its own options, and the claims spec (its help: its entry's, lnbench.names)."""
     from lnbench.analysis import claims as claim_rules
 
     if list_:
@@ -613,7 +438,7 @@ def claims(
 
     if all_ and only:
         fail("--all and --only: give one of them (--all evaluates every claim, --only the ones named)")
-    overrides = list(set_ or [])
+    overrides, seed = list(args.set_ or []), args.seed
     if num_seeds is not None:
         if any(o.replace(" ", "").startswith(("seeds=", "seed=")) for o in overrides):
             fail("--num-seeds and --set seeds/seed: give one (--num-seeds N with --seed S trains seeds S .. S + N - 1)")
@@ -628,7 +453,13 @@ def claims(
         spec = claims_spec(only, presets, overrides, seed, everything=all_, tasks=names, option=option)
     except ConfigError as exc:
         fail(str(exc))
-    _launch("claims", spec, str(presets), runs_dir, jobs, launcher, resume, print_config, dry_run, tensorboard)
+    _launch("claims", spec, str(presets), args)
+
+
+#: the kinds whose command does more than load a config and run it: their bodies (own options)
+OWN_BODIES: dict[str, Callable[..., None]] = {"sweep": _sweep, "claims": _claims}
+for _kind in EXPERIMENT_KINDS:  # in lnbench --help's order, before invariance
+    experiment_command(_kind, OWN_BODIES.get(_kind))
 
 
 @app.command()

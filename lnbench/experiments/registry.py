@@ -1,7 +1,9 @@
 """The experiments' registry: a kind's name (a run.json ``kind``, a CLI command) -> its experiment.
 
 A new experiment kind is one module in :mod:`lnbench.experiments` implementing
-:class:`lnbench.experiments.base.Experiment`, plus one line here.
+:class:`lnbench.experiments.base.Experiment`, plus one line here and its command's entry in
+:data:`lnbench.names.EXPERIMENT_KINDS` (its help, default config and shared options: the command
+line builds ``lnbench KIND`` from it).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from lnbench.experiments.claims import CLAIMS
 from lnbench.experiments.compare import COMPARE
 from lnbench.experiments.sweep import SWEEP
 from lnbench.experiments.train import TRAIN
+from lnbench.names import EXPERIMENT_KINDS, KindInfo
 from lnbench.records import index as records_index
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import Entry
@@ -23,6 +26,25 @@ from lnbench.records.index import Entry
 EXPERIMENTS: dict[str, Experiment] = {
     e.kind: e for e in (TRAIN, COMPARE, BATCHSIZE_SWEEP, SWEEP, CLAIMS, INVARIANCE, GRADCHECK)
 }
+
+
+def check_commands(experiments: dict[str, Experiment], kinds: dict[str, KindInfo]) -> None:
+    """Every kind with a command (:data:`lnbench.names.EXPERIMENT_KINDS`, which the command line
+    reads without importing this module) has its experiment here, and they agree on ``seeded``.
+
+    Raises:
+        RuntimeError: a kind without an experiment, or the two disagreeing (one line naming it).
+    """
+    for kind, info in kinds.items():
+        if kind not in experiments:
+            raise RuntimeError(f"{kind}: a command (lnbench.names.EXPERIMENT_KINDS) but no experiment in EXPERIMENTS")
+        if experiments[kind].seeded != info.seeded:
+            raise RuntimeError(
+                f"{kind}: seeded is {experiments[kind].seeded} in its Experiment, {info.seeded} in its entry"
+            )
+
+
+check_commands(EXPERIMENTS, EXPERIMENT_KINDS)
 
 
 def experiment_of(path: Path) -> Experiment | None:
