@@ -147,6 +147,16 @@ def _source(config: Optional[Path], overrides: Optional[list[str]]) -> str:
     return (str(config) if config is not None else "(defaults)") + (" (with --set)" if overrides else "")
 
 
+def with_g(source: str) -> str:
+    """:func:`_source` of a config that ``sweep -g`` changed: ``configs/sweep.yaml (with -g)``,
+    ``... (with --set, -g)``."""
+    return (
+        source.replace(" (with --set)", " (with --set, -g)")
+        if source.endswith(" (with --set)")
+        else f"{source} (with -g)"
+    )
+
+
 def _launch(kind: str, spec: Any, source: str, args: ExperimentArgs, note: Optional[str] = None) -> None:
     """Check, plan and run the experiment ``kind`` on ``spec`` with the shared options ``args``; print
     its tables and verdicts (``note``: a line printed before the plan of ``--dry-run`` or the run,
@@ -355,10 +365,11 @@ def _sweep(args: ExperimentArgs, grid: GridOption = None) -> None:
         try:
             given = parse_grid_args(grid)
             origins = grid_origins(cfg.sweep.grid, given, source)
-            cfg = with_grid(cfg, given, source + " (with -g)")
+            source = with_g(source)
+            cfg = with_grid(cfg, given, source)
         except ConfigError as exc:
             fail(str(exc))
-    _launch("sweep", cfg, source, args, origins)
+    _launch("sweep", cfg, source, args, origins)  # the grid's checks name the config "(with -g)" too
 
 
 def _user_norms(specs: Optional[list[str]]) -> dict:

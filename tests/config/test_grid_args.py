@@ -137,3 +137,18 @@ def test_sweep_command_with_g_resolves_and_plans_as_the_mapping(tmp_path):
         == ("lnbench: error: -g train.lr: unbalanced '[' at column 1 of '[1e-3' (no closing ']')")
         and not any(tmp_path.iterdir())
     )
+
+
+@pytest.mark.parametrize(
+    "extra, source",
+    [([], "configs/sweep.yaml (with -g)"), (["--set", "seeds=[0]"], "configs/sweep.yaml (with --set, -g)")],
+)
+def test_a_grid_value_g_gave_that_the_checks_refuse_names_g_as_its_source(tmp_path, extra, source):
+    """A value from -g that the schema refuses was blamed on "configs/sweep.yaml" alone."""
+    args = ["sweep", "-g", "train.epochs=0,1", *extra, "--dry-run", "--runs-dir", str(tmp_path / "runs")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == (
+        f"lnbench: error: {source}: sweep.grid: train.epochs: value 0: Input should be greater than or equal to 1"
+    )
+    assert not (tmp_path / "runs").exists()
