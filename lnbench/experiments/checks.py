@@ -127,6 +127,10 @@ class Invariance(Checking):
     holds = ("invariance.json",)
     items, good, word = "cells", "agrees", "agree"
 
+    def check(self, spec: InvarianceSpec) -> None:
+        if spec.draws < 1:  # no draw measures no change: every cell would read as invariant
+            raise ConfigError(f"draws: must be >= 1, got {spec.draws}")
+
     def compute(self, spec: InvarianceSpec) -> Computed:
         """Measure Table 1 (:func:`lnbench.nn.invariance.measure`): the report ``{"seed", "draws",
         "eps", "agrees", "cells": [...]}``, failed when a cell disagrees with the expected table."""
@@ -228,5 +232,9 @@ def invariance(
 
     Returns:
         The :class:`lnbench.nn.invariance.Cell` list and the path of the report (or None).
+
+    Raises:
+        ValueError: ``draws`` < 1 (a :class:`ConfigError`), before anything is written.
+        OSError: the report cannot be written.
     """
     return INVARIANCE.run_check(InvarianceSpec(seed, draws, methods), runs_dir, json_path)
