@@ -176,7 +176,8 @@ def run_name(path: Path) -> str:
 
 class Experiment:
     """One experiment kind. ``spec`` is what the kind is run with: a :class:`RunConfig` for
-    train, compare and the sweeps; a :class:`lnbench.experiments.claims.ClaimsSpec` for claims."""
+    train, compare and the sweeps; a :class:`lnbench.experiments.claims.ClaimsSpec` for claims;
+    :class:`lnbench.experiments.checks.InvarianceSpec` and ``GradcheckSpec`` for the checks."""
 
     kind: ClassVar[str]
     #: True for kinds whose seeds are an axis (compare, sweeps, claims): at least two seeds, memory per seed
