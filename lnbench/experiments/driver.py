@@ -154,10 +154,10 @@ def execute(
     per seed of each cell.
 
     The cells run on ``jobs`` local worker processes or as Slurm jobs (``launcher``); the results
-    do not depend on where. A kind whose work is not cells of training (invariance, gradcheck)
-    does it in the folder (:meth:`Experiment.compute`): its files are written, and a check that
-    failed makes the folder ``failed`` with its message. A cell that fails gives ``failed`` rows and the others go on; the
-    experiment then ends ``failed``. ``resume``: the cells whose runs all finished under the
+    do not depend on where. A cell that fails gives ``failed`` rows and the others go on; the
+    experiment then ends ``failed``. A kind whose work is not cells of training (invariance,
+    gradcheck) does it in the folder (:meth:`Experiment.compute`): its files are written, and a
+    check that failed makes the folder ``failed`` with its message. ``resume``: the cells whose runs all finished under the
     same config are kept, the others run again, and the summary is the one of a run in one go;
     a folder with nothing left to do (:func:`finished`) is not written to (its results are read).
     """
