@@ -9,6 +9,8 @@ sweeper/launcher/task split):
 - :meth:`Experiment.plan`: the cells (the seeds of one setting each) it trains, with their names;
 - :meth:`Experiment.analyse`: from the rows (one per child run, in plan order) to the rest of
   ``summary.json`` (aggregate, comparisons, verdicts, ...);
+- :meth:`Experiment.compute`: the work of a kind that is not cells of training (invariance,
+  gradcheck: no cells, one report), whose files the driver writes into the run folder;
 - :meth:`Experiment.figures`: draws its figures from the run folder's files only, so that
   ``lnbench report`` redraws exactly what the run drew;
 - :meth:`Experiment.tables`: its printed tables, from ``summary.json`` only, so that the terminal
@@ -55,6 +57,19 @@ class ExperimentResult:
     comparisons: list[Comparison] = field(default_factory=list)
     baselines: list[dict] | dict[str, list[dict]] | None = None  # claims: per regime
     claims: list[dict] | None = None
+    items: list = field(default_factory=list)  # what compute() gave the caller: invariance's cells, gradcheck's checks
+
+
+@dataclass
+class Computed:
+    """What :meth:`Experiment.compute` did: ``files``, the JSON bodies the driver writes into the
+    run folder by file name (``invariance.json``); ``error``, the message run.json records with the
+    status ``failed`` (a check that failed), or None; ``items``, the objects the kind's function
+    returns to its caller (:class:`lnbench.nn.invariance.Cell`, :class:`lnbench.nn.gradient_checks.Check`)."""
+
+    files: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    items: list = field(default_factory=list)
 
 
 @dataclass
@@ -161,7 +176,8 @@ def run_name(path: Path) -> str:
 
 class Experiment:
     """One experiment kind. ``spec`` is what the kind is run with: a :class:`RunConfig` for
-    train, compare and the sweeps; a :class:`lnbench.experiments.claims.ClaimsSpec` for claims."""
+    train, compare and the sweeps; a :class:`lnbench.experiments.claims.ClaimsSpec` for claims;
+    :class:`lnbench.experiments.checks.InvarianceSpec` and ``GradcheckSpec`` for the checks."""
 
     kind: ClassVar[str]
     #: True for kinds whose seeds are an axis (compare, sweeps, claims): at least two seeds, memory per seed
@@ -175,14 +191,16 @@ class Experiment:
         """The resolved configs (``--print-config``), by header ("" for a single config)."""
         return {"": spec}
 
-    def config_yaml(self, spec: Any) -> str:
-        """The experiment folder's config.yaml (what ``--resume`` compares)."""
+    def config_yaml(self, spec: Any) -> str | None:
+        """The experiment folder's config.yaml (what ``--resume`` compares); None for a kind run
+        without a config (invariance, gradcheck: its folder has none and is not resumed)."""
         return spec.to_yaml()
 
     def name(self, spec: Any) -> str:
         return spec.name
 
-    def seeds(self, spec: Any) -> list[int]:
+    def seeds(self, spec: Any) -> int | list[int]:
+        """What run.json records as ``seed``: the seeds, or the one seed of a kind that is not seeded."""
         return spec.seed_list
 
     def check(self, spec: Any) -> None:
@@ -214,6 +232,13 @@ class Experiment:
 
         cfgs = [spec.with_changes(seed=seed, seeds=None) for seed in spec.seed_list]
         return baselines_for(cfgs, lambda c: make_task_data(c.data, c.seed))
+
+    def compute(self, spec: Any) -> Computed:
+        """The work of a kind that is not cells of training (its :meth:`plan` is empty): run it and
+        return the files of its folder and whether it failed (:class:`Computed`). The driver calls
+        it inside the run folder, after the cells (a Ctrl-C leaves the folder ``interrupted``), and
+        writes the files before :meth:`analyse` and the headline. Default: nothing besides the cells."""
+        return Computed()
 
     # -- what it found -----------------------------------------------------------------------
     def analyse(self, spec: Any, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:

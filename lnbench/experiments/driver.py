@@ -2,8 +2,9 @@
 
 :func:`prepare` runs every check an experiment has (its own, the launcher's, ``--resume``'s)
 and returns its plan; :func:`run` then creates the run folder and its manifest, sets up the
-launcher, fits the baselines, keeps the finished cells of a resumed folder, runs the rest,
-writes the partial and final ``summary.json``, draws the figures and writes ``report.html``.
+launcher, fits the baselines, keeps the finished cells of a resumed folder, runs the rest (and
+the work of a kind that trains no cells: :meth:`Experiment.compute`), writes the partial and
+final ``summary.json``, draws the figures and writes ``report.html``.
 The experiment kinds (:mod:`lnbench.experiments.base`) say only what is theirs.
 """
 
@@ -50,7 +51,10 @@ def prepare(
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     if resume is not None:
-        check_resume(resume, exp.config_yaml(spec), exp.kind)
+        config_yaml = exp.config_yaml(spec)
+        if config_yaml is None:  # invariance, gradcheck: a check runs in one go, from no config
+            raise ConfigError(f"--resume {resume}: a {exp.kind} run is not resumed (it has no config); run it again")
+        check_resume(resume, config_yaml, exp.kind)
         check_not_running(resume)
     cells = exp.plan(spec, Path(resume) if resume is not None else Path("."))
     cfgs = [c for cell in cells for c in cell.cfgs]
@@ -151,7 +155,9 @@ def execute(
 
     The cells run on ``jobs`` local worker processes or as Slurm jobs (``launcher``); the results
     do not depend on where. A cell that fails gives ``failed`` rows and the others go on; the
-    experiment then ends ``failed``. ``resume``: the cells whose runs all finished under the
+    experiment then ends ``failed``. A kind whose work is not cells of training (invariance,
+    gradcheck) does it in the folder (:meth:`Experiment.compute`): its files are written, and a
+    check that failed makes the folder ``failed`` with its message. ``resume``: the cells whose runs all finished under the
     same config are kept, the others run again, and the summary is the one of a run in one go;
     a folder with nothing left to do (:func:`finished`) is not written to (its results are read).
     """
@@ -165,7 +171,8 @@ def execute(
     if exp.own_run:
         return _execute_own_run(exp, spec, cells, runs_dir, on_epoch, resume)
     configs = exp.configs(spec)
-    ensure_built()  # a first build (~30-60 s) says so, and is no run's time
+    if cells:  # a first build (~30-60 s) says so, and is no run's time; a kind that trains no cells needs none
+        ensure_built()
     # the folder's lock is held from its creation (or resumption) until report.html is written
     folder = Run(
         runs_dir, exp.name(spec), exp.config_yaml(spec), exp.seeds(spec), exp.kind, resume=resume, keep_lock=True
@@ -174,10 +181,15 @@ def execute(
         with folder:
             for cell in cells:
                 cell.parent = folder.path
-            executor = _executor(folder, len(cells), jobs, launcher, next(iter(configs.values())).launcher)
+            executor = _executor(folder, len(cells), jobs, launcher, configs)
             baselines = exp.baselines(spec)
             folder.write_json("summary.json", summary(exp, folder.path, [], False, baselines=baselines))
             rows = _run_cells(folder, cells, executor, on_epoch, exp, baselines)
+            computed = exp.compute(spec)
+            for name, report in computed.files.items():
+                folder.write_json(name, report)
+            if computed.error is not None:
+                folder.set_status("failed", computed.error)
             body = summary(exp, folder.path, rows, True, **exp.analyse(spec, cells, rows, baselines))
             exp.annotate_rows(spec, cells, body["rows"])
             folder.write_json("summary.json", body)
@@ -188,7 +200,7 @@ def execute(
         raise ConfigError(f"--resume {exc}") from None
     finally:
         folder.unlock()
-    return _result(folder.path, folder.status, rows, body)
+    return _result(folder.path, folder.status, rows, body, computed.items)
 
 
 def _execute_own_run(
@@ -228,8 +240,9 @@ def _execute_own_run(
     return ExperimentResult(path, row.status, [row])
 
 
-def _result(path: Path, status: str, rows: list[SummaryRow], body: dict) -> ExperimentResult:
-    """What :func:`execute` returns: the folder, its status, its rows and the summary.json ``body``'s results."""
+def _result(path: Path, status: str, rows: list[SummaryRow], body: dict, items: list | None = None) -> ExperimentResult:
+    """What :func:`execute` returns: the folder, its status, its rows, the summary.json ``body``'s
+    results and what :meth:`Experiment.compute` gave the caller (``items``)."""
     return ExperimentResult(
         path,
         status,
@@ -239,6 +252,7 @@ def _result(path: Path, status: str, rows: list[SummaryRow], body: dict) -> Expe
         comparisons_of(body),
         body.get("baselines"),
         body.get("claims"),
+        items or [],
     )
 
 
@@ -267,11 +281,14 @@ def write_html(exp: Experiment, path: Path) -> Path | None:
         return None
 
 
-def _executor(run: Run, n_cells: int, jobs: int, launcher: str, launcher_cfg: Any) -> Executor:
-    """Where an experiment's cells run (``--jobs``, ``--launcher``), recorded in its manifest;
-    submitit keeps its files in ``<run folder>/submitit``."""
-    run.manifest["jobs"] = min(jobs, n_cells)
-    run.manifest["launcher"] = launcher
+def _executor(run: Run, n_cells: int, jobs: int, launcher: str, configs: dict[str, RunConfig]) -> Executor:
+    """Where an experiment's cells run (``--jobs``, ``--launcher``, its first config's ``launcher``
+    section), recorded in its manifest unless it has none (a kind without cells: invariance,
+    gradcheck); submitit keeps its files in ``<run folder>/submitit``."""
+    if n_cells:
+        run.manifest["jobs"] = min(jobs, n_cells)
+        run.manifest["launcher"] = launcher
+    launcher_cfg = next(iter(configs.values())).launcher if configs else None
     return make_launcher(jobs, launcher, run.path / "submitit", launcher_cfg)
 
 

@@ -111,7 +111,12 @@ def _compare(name, group, actual, expected, *, rtol=None, atol=None, extra_ok=Tr
     return Check(name, group, abs_err, rel_err, tolerance, bool(ok and extra_ok), detail)
 
 
-def _validate(dtype: object, shape: object) -> tuple[str, tuple[int, ...]]:
+def check_arguments(dtype: object, shape: object) -> tuple[str, tuple[int, ...]]:
+    """The dtype name and shape :func:`run_checks` runs with, checked before anything runs.
+
+    Raises:
+        ValueError: the problem :func:`run_checks` documents, naming ``dtype`` or ``shape``.
+    """
     name = dtype if isinstance(dtype, str) else getattr(dtype, "name", None)
     if name not in DTYPES:
         raise ValueError(f"dtype: {dtype!r} is not supported; choose one of {', '.join(DTYPES)}")
@@ -146,7 +151,7 @@ def run_checks(dtype: str = "float64", shape: Sequence[int] = (4, 5, 8), seed: i
         ValueError: for an unsupported dtype, an empty shape, an axis < 1, D > 4096 or more
             than 2**24 elements; the message names ``dtype`` or ``shape``.
     """
-    dtype, shape = _validate(dtype, shape)
+    dtype, shape = check_arguments(dtype, shape)
     rng = np.random.default_rng(seed)
     return [
         *finite_difference_checks(shape, rng),

@@ -4,8 +4,12 @@ For each kind that trains, at tiny sizes: the plan (what ``--dry-run`` shows) is
 children trained, in order; summary.json (complete) and report.html are written; ``lnbench
 report`` redraws the same figure files (into another folder too, leaving the run folder as it
 is); resuming the finished folder runs nothing and writes nothing; a bad config is exit code 2
-with no folder. The checking kinds (invariance, gradcheck) write their report and its table. A
-new experiment kind gets these checks by registering.
+with no folder. The checking kinds (invariance, gradcheck: no cells, their work is
+``Experiment.compute``) go through the same driver: their folder holds run.json, the report,
+summary.json with the headline and report.html; a failed check fails the folder with its
+message, a Ctrl-C leaves it interrupted, bad arguments leave none, ``--json`` writes only its
+file; they are not resumed (no config), and a folder of the older layout (no summary.json) is
+still read. A new experiment kind gets these checks by registering.
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ from conftest import TINY_OVERRIDES, fingerprint, set_args
 from typer.testing import CliRunner
 
 from lnbench.cli.app import app
-from lnbench.config import load_config
+from lnbench.config import ConfigError, load_config
 from lnbench.experiments import driver, redraw
+from lnbench.experiments.checks import GradcheckSpec, InvarianceSpec
 from lnbench.experiments.claims import claims_spec
 from lnbench.experiments.registry import EXPERIMENTS
 from lnbench.names import TASK_NAMES, TASKS
@@ -67,8 +72,23 @@ TRAINED = {
 CASES = [(kind, task) for kind in sorted(TRAINED) for task in TASK_NAMES]
 
 
+#: per checking kind: (its function's arguments for a quick run, the spec of the same run, the
+#: report's list of items, the key that makes one good, the headline's word)
+CHECKED = {
+    "invariance": ({"draws": 1}, InvarianceSpec(draws=1), "cells", "agrees", "agree"),
+    "gradcheck": ({}, GradcheckSpec(), "checks", "passed", "passed"),
+}
+#: the keys of each report's items that name one and say whether it is good
+ITEM_KEYS = {"invariance": ("method", "transformation", "agrees"), "gradcheck": ("group", "name", "passed")}
+#: the keys of each report, as lnbench wrote them before it ran through the driver
+REPORT_KEYS = {
+    "invariance": ["agrees", "cells", "draws", "eps", "seed"],
+    "gradcheck": ["checks", "dtype", "passed", "seed", "shape"],
+}
+
+
 def test_every_registered_experiment_is_checked_here():
-    assert set(EXPERIMENTS) == set(TRAINED) | {"invariance", "gradcheck"}
+    assert set(EXPERIMENTS) == set(TRAINED) | set(CHECKED)
 
 
 @pytest.fixture(scope="module", params=CASES, ids=[f"{k}-{t}" for k, t in CASES])
@@ -199,21 +219,6 @@ def test_dry_run_with_resume_lists_only_what_would_run(finished, tmp_path):
     assert "would start 0 runs" in resumed.output and f"{len(plan)} cells of" in resumed.output
 
 
-@pytest.mark.parametrize("kind", ["invariance", "gradcheck"])
-def test_the_checking_kinds_write_their_report_and_table(kind, tmp_path):
-    from lnbench import experiments
-
-    run = getattr(experiments, kind)
-    _, path = run(runs_dir=tmp_path) if kind == "gradcheck" else run(draws=1, runs_dir=tmp_path)
-    folder = path.parent
-    report = json.loads(path.read_text())
-    tables = EXPERIMENTS[kind].tables(folder, {})
-    rows = len(report["checks"]) if kind == "gradcheck" else len({c["method"] for c in report["cells"]})
-    assert len(tables) == 1 and tables[0].row_count == rows  # invariance: one row per method, as Table 1
-    assert "<table" in (folder / "report.html").read_text()
-    assert redraw(folder) == []
-
-
 def _best_value(kind: str, summary: dict) -> float | None:
     """The headline's number from summary.json's own data: a train run's final test accuracy; the
     best mean over seeds of an aggregate entry (a sweep's cells); none for claims (counts)."""
@@ -271,22 +276,217 @@ def test_every_drawn_figure_has_its_own_caption(finished):
     assert len({exp.caption(n) for n in names}) == len({r.file for r in exp.figure_records if any(map(r.names, names))})
 
 
-@pytest.mark.parametrize("kind", ["invariance", "gradcheck"])
-def test_ls_show_and_export_read_a_checking_folder(kind, tmp_path):
+@pytest.fixture(scope="module", params=sorted(CHECKED))
+def checked(request, tmp_path_factory):
+    """A finished folder of each checking kind, written by its function: (kind, items returned, folder)."""
     from lnbench import experiments
+
+    kind = request.param
+    items, path = getattr(experiments, kind)(runs_dir=tmp_path_factory.mktemp(kind), **CHECKED[kind][0])
+    assert path is not None and path.name == f"{kind}.json"
+    return kind, items, path.parent
+
+
+def _named(kind: str, items: list) -> list[tuple]:
+    """Each item of a report (a dict) or returned (a Cell, a Check) by its name and whether it is good."""
+    return [tuple(i[k] if isinstance(i, dict) else getattr(i, k) for k in ITEM_KEYS[kind]) for i in items]
+
+
+def _counted(kind: str, report: dict) -> str:
+    """The headline of a report, counted here from its items: ``30/30 agree``."""
+    _, _, items, good, word = CHECKED[kind]
+    return f"{sum(bool(i[good]) for i in report[items])}/{len(report[items])} {word}"
+
+
+def test_a_checking_folder_holds_what_every_kinds_does(checked):
+    """Issue 31, D: invariance and gradcheck wrote run.json, their report and report.html
+    themselves; through the driver they also write summary.json with the headline."""
+    kind, items, folder = checked
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["run.json", f"{kind}.json", "summary.json", "report.html"]
+    )
+    manifest = json.loads((folder / "run.json").read_text())
+    assert (manifest["kind"], manifest["status"], manifest["error"], manifest["seed"]) == (kind, "completed", None, 0)
+    assert "jobs" not in manifest and "launcher" not in manifest  # no cells ran anywhere
+    report = json.loads((folder / f"{kind}.json").read_text())
+    assert sorted(report) == REPORT_KEYS[kind]  # the report as before
+    _, _, key, good, _ = CHECKED[kind]
+    assert _named(kind, report[key]) == _named(kind, items) and all(i[good] for i in report[key])
+    if kind == "invariance":  # Ba et al.'s Table 1 (3 rows), RMSNorm's and GroupNorm's, x 6 transformations
+        assert len({c["method"] for c in report["cells"]}) == 5 and len(report["cells"]) == 30
+    text = _counted(kind, report)
+    assert text == ("30/30 agree" if kind == "invariance" else f"{len(items)}/{len(items)} passed")
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary == {
+        "kind": kind,
+        "complete": True,
+        "rows": [],
+        "headline": {"label": text, "value": None, "text": text},
+        "figures": [],
+    }
+    (table,) = EXPERIMENTS[kind].tables(folder, summary)
+    rows = len(report["checks"]) if kind == "gradcheck" else len({c["method"] for c in report["cells"]})
+    assert table.row_count == rows  # invariance: one row per method, as Table 1
+    html = (folder / "report.html").read_text()
+    assert "<table" in html and str(table.title).split(":")[0] in html
+
+
+def test_ls_show_export_and_report_read_a_checking_folder(checked, tmp_path):
     from lnbench.experiments.registry import index
 
-    run = getattr(experiments, kind)
-    items, path = run(runs_dir=tmp_path) if kind == "gradcheck" else run(draws=1, runs_dir=tmp_path)
-    good = sum(bool(getattr(i, "passed", getattr(i, "agrees", False))) for i in items)
-    (entry,) = index(path.parent)
-    word = "passed" if kind == "gradcheck" else "agree"
-    assert (entry.kind, entry.notes, entry.headline) == (kind, [], f"{good}/{len(items)} {word}")
-    shown = runner.invoke(app, ["show", str(path.parent)])
-    assert shown.exit_code == 0 and "Traceback" not in shown.output, shown.output
-    exported = runner.invoke(app, ["export", str(path.parent), "--out", str(tmp_path / "out")])
+    kind, _, folder = checked
+    text = json.loads((folder / "summary.json").read_text())["headline"]["text"]
+    (entry,) = index(folder)
+    assert (entry.kind, entry.status, entry.notes, entry.headline) == (kind, "completed", [], text)
+    _reads_like_any_folder(folder, text, tmp_path)
+
+
+def _reads_like_any_folder(folder: Path, text: str, out: Path) -> None:
+    """``ls`` shows its headline ``text``, ``show`` its table, ``export`` no runs (it trains none),
+    ``report`` redraws no figure and writes its report.html again with its table."""
+    listed = runner.invoke(app, ["ls", str(folder)])
+    assert listed.exit_code == 0 and text in listed.output and "unknown" not in listed.output, listed.output
+    shown = runner.invoke(app, ["show", str(folder)])
+    title = str(EXPERIMENTS[json.loads((folder / "run.json").read_text())["kind"]].tables(folder, {})[0].title)
+    assert shown.exit_code == 0 and title.split(":")[0] in shown.output and "Traceback" not in shown.output
+    exported = runner.invoke(app, ["export", str(folder), "--out", str(out / "out")])
     assert exported.exit_code == 0, exported.output
-    assert (tmp_path / "out" / "runs.csv").read_text().splitlines()[1:] == []  # it trains nothing
+    assert (out / "out" / "runs.csv").read_text().splitlines()[1:] == []  # it trains nothing
+    (folder / "report.html").unlink()
+    reported = runner.invoke(app, ["report", str(folder)])
+    assert reported.exit_code == 0 and "0 figures drawn" in reported.output, reported.output
+    assert redraw(folder) == [] and "<table" in (folder / "report.html").read_text()
+
+
+@pytest.mark.parametrize("kind", sorted(CHECKED))
+def test_a_folder_of_the_older_layout_is_still_read(kind, tmp_path):
+    """A checking folder written before it ran through the driver (``_write_report`` and
+    ``driver.write_html``: run.json, the report, report.html, no summary.json): ``lnbench ls``
+    computes its headline from the report, and show, export and report read it as before."""
+    from lnbench import experiments
+    from lnbench.experiments.registry import index
+    from lnbench.records.runs import Run
+
+    _, path = getattr(experiments, kind)(runs_dir=None, json_path=tmp_path / "report.json", **CHECKED[kind][0])
+    report = json.loads(path.read_text())
+    with Run(tmp_path / "runs", kind, None, report["seed"], kind) as run:  # as _write_report did
+        run.write_json(f"{kind}.json", report)
+    driver.write_html(EXPERIMENTS[kind], run.path)
+    assert sorted(p.name for p in run.path.iterdir()) == sorted(["run.json", f"{kind}.json", "report.html"])
+    (entry,) = index(run.path)
+    assert (entry.kind, entry.status, entry.notes, entry.headline) == (kind, "completed", [], _counted(kind, report))
+    _reads_like_any_folder(run.path, _counted(kind, report), tmp_path)
+    assert not (run.path / "summary.json").exists()  # reading it wrote none
+
+
+def _planted_failure(kind: str, monkeypatch) -> dict:
+    """The arguments of a run with one planted wrong norm: invariance with a layer norm that does
+    not re-center (weight-matrix re-centering changes it); gradcheck with a user's norm whose
+    backward drops a term (tests/nn/toy_norms.py's WrongBackward)."""
+    if kind == "invariance":
+        import torch
+
+        from lnbench.nn.invariance import EPS, METHODS
+
+        def no_centering(W, X):
+            a = X @ W.T
+            return a / torch.sqrt((a * a).mean(dim=1, keepdim=True) + EPS), float(a.square().mean(dim=1).min())
+
+        return {"draws": 1, "methods": {**METHODS, "layer": ("layer norm", no_centering)}}
+    monkeypatch.syspath_prepend(str(REPO / "tests" / "nn"))
+    import toy_norms
+
+    from lnbench.testing import norm_checks
+
+    return {"extra": norm_checks(toy_norms.WrongBackward)}
+
+
+@pytest.mark.parametrize("kind", sorted(CHECKED))
+def test_a_failed_check_fails_the_folder_with_its_message(kind, tmp_path, monkeypatch):
+    from lnbench import experiments
+
+    items, path = getattr(experiments, kind)(runs_dir=tmp_path, **_planted_failure(kind, monkeypatch))
+    folder = path.parent
+    manifest = json.loads((folder / "run.json").read_text())
+    report = json.loads(path.read_text())
+    expected = {
+        "invariance": "cells disagree with the expected table: layer/weight_matrix_recentering",
+        "gradcheck": "checks failed: WrongBackward: gradcheck, gradgradcheck (float64)",
+    }[kind]
+    assert (manifest["status"], manifest["error"]) == ("failed", expected)
+    _, _, key, good, word = CHECKED[kind]
+    assert [i[good] for i in report[key]].count(False) == 1 == [getattr(i, good) for i in items].count(False)
+    text = _counted(kind, report)
+    assert text == ("29/30 agree" if kind == "invariance" else f"{len(items) - 1}/{len(items)} passed")
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["complete"] is True and summary["headline"]["text"] == text
+    assert (folder / "report.html").is_file()
+
+
+@pytest.mark.parametrize("kind", sorted(CHECKED))
+def test_ctrl_c_during_a_check_leaves_an_interrupted_folder(kind, tmp_path, monkeypatch):
+    """Before the driver, a Ctrl-C while the check ran left nothing; now its folder says so."""
+    import lnbench.nn.gradient_checks
+    import lnbench.nn.invariance
+
+    module, name = {
+        "invariance": (lnbench.nn.invariance, "measure"),
+        "gradcheck": (lnbench.nn.gradient_checks, "run_checks"),
+    }[kind]
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(module, name, interrupted)
+    result = runner.invoke(app, [kind, "--runs-dir", str(tmp_path)])
+    (folder,) = tmp_path.iterdir()
+    assert result.exit_code == 130, result.output
+    assert (
+        result.output.strip() == f"lnbench: interrupted: stopped by Ctrl-C; run folder: {folder} (status: interrupted)"
+    )
+    manifest = json.loads((folder / "run.json").read_text())
+    assert (manifest["status"], manifest["error"]) == ("interrupted", "interrupted by the user (KeyboardInterrupt)")
+    assert json.loads((folder / "summary.json").read_text()) == {
+        "kind": kind,
+        "complete": False,
+        "baselines": None,
+        "rows": [],
+    }
+    assert not (folder / f"{kind}.json").exists() and not (folder / "report.html").exists()
+
+
+@pytest.mark.parametrize("kind", sorted(CHECKED))
+def test_json_writes_only_its_file_and_bad_arguments_nothing(kind, tmp_path):
+    from lnbench import experiments
+
+    run = getattr(experiments, kind)
+    items, path = run(runs_dir=tmp_path / "runs", json_path=tmp_path / "report.json", **CHECKED[kind][0])
+    assert path == tmp_path / "report.json" and sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
+    assert _named(kind, json.loads(path.read_text())[CHECKED[kind][2]]) == _named(kind, items)
+    assert run(runs_dir=None, **CHECKED[kind][0])[1] is None and sorted(p.name for p in tmp_path.iterdir()) == [
+        "report.json"
+    ]
+    bad, message = {
+        "invariance": ({"draws": 0}, "draws: must be >= 1, got 0"),
+        "gradcheck": ({"dtype": "int8"}, "dtype: 'int8' is not supported"),
+    }[kind]
+    with pytest.raises(ConfigError, match=message):
+        run(runs_dir=tmp_path / "runs", **bad)
+    option = {"invariance": ["--norm", "nosuch:X"], "gradcheck": ["--dtype", "int8"]}[kind]
+    refused = runner.invoke(app, [kind, *option, "--runs-dir", str(tmp_path / "runs")])
+    assert refused.exit_code == 2 and len(refused.output.strip().splitlines()) == 1, refused.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]  # no runs folder, no run folder
+
+
+def test_a_checking_folder_is_not_resumed(checked):
+    """The checks have no --resume: a check runs in one go, from no config (its folder has no
+    config.yaml). ``driver.run`` with ``resume`` refuses in one line and leaves the folder as it is."""
+    kind, _, folder = checked
+    before = fingerprint(folder)
+    with pytest.raises(ConfigError) as refused:
+        driver.run(EXPERIMENTS[kind], CHECKED[kind][1], folder.parent, resume=folder)
+    assert str(refused.value) == f"--resume {folder}: a {kind} run is not resumed (it has no config); run it again"
+    assert fingerprint(folder) == before and list(folder.parent.iterdir()) == [folder]
 
 
 def test_a_new_kind_registered_is_known_to_ls_and_says_its_own_headline(tmp_path, monkeypatch):
