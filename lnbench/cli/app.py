@@ -26,7 +26,7 @@ import typer
 from rich.table import Table
 
 from lnbench import __version__
-from lnbench.cli.console import console, fail, guarded, print_table, progress, work_of
+from lnbench.cli.console import OneLineErrors, console, fail, guarded, print_table, progress, work_of
 from lnbench.cli.options import After, ExperimentArgs, RunsDirOption, command_parameters, shared_names
 from lnbench.config import MAX_SEED, ConfigError  # not the schema (pydantic): --help answers at once
 from lnbench.names import EXPERIMENT_KINDS, family_label, plural
@@ -39,6 +39,7 @@ app = typer.Typer(
     help="Train and compare NoNorm / BatchNorm / LayerNorm RNNs and Transformers on CPU, "
     "check the from-scratch LayerNorm gradients, sweep the batch size, test the claims about LayerNorm, "
     "and measure the paper's invariance table.",
+    cls=OneLineErrors,  # a mistake Typer catches is one line, exit 2, as lnbench's own are
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -12,15 +12,16 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from typer.core import TyperGroup
 
 from lnbench.config import ConfigError
 from lnbench.launchers import interrupts
@@ -39,6 +40,42 @@ def fail(message: str, code: int = 2, kind: str = "error") -> NoReturn:
     for line in message.splitlines() or [""]:  # one line per problem, each saying what it is
         err_console.print(f"lnbench: {kind}: {line}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+class OneLineErrors(TyperGroup):
+    """The ``lnbench`` command group, whose command-line mistakes that Typer catches (an unknown
+    option, a value out of range, a missing argument) are one line, ``lnbench: error: <click's
+    message>; see 'lnbench CMD --help'``, exit code 2, as lnbench's own errors are (:func:`fail`),
+    not click's usage block and boxed message. ``lnbench`` alone still prints its help."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, prog_name, standalone_mode=False, **extra)  # Exit(n) comes back as n
+        except typer.Abort:
+            err_console.print("Aborted!", markup=False, highlight=False)
+            sys.exit(1)
+        except typer.TyperException as exc:  # click's errors (Typer vendors click: typer._click)
+            if not hasattr(exc, "format_message"):
+                raise
+            if type(exc).__name__ == "NoArgsIsHelpError":  # `lnbench` alone: Typer's own, the help
+                from typer import rich_utils
+
+                rich_utils.rich_format_error(exc)  # type: ignore[arg-type]
+            else:
+                ctx = getattr(exc, "ctx", None)
+                hint = f"; see '{ctx.command_path} --help'" if ctx is not None else ""
+                message = " ".join(exc.format_message().split()).rstrip(".")  # one line
+                err_console.print(f"lnbench: error: {message}{hint}", markup=False, highlight=False, soft_wrap=True)
+            sys.exit(getattr(exc, "exit_code", 2))
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 def print_table(table: Table) -> None:

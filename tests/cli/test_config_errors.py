@@ -180,3 +180,38 @@ def test_fewer_than_one_layer_is_refused_in_one_line(tmp_path, command, value):
         len(output.strip().splitlines()) == 1
         and "model.num_layers: Input should be greater than or equal to 1" in output
     ), output
+
+
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (
+            ["invariance", "--draws", "0"],
+            "lnbench: error: Invalid value for '--draws': Input should be greater than or equal to 1; "
+            "see 'lnbench invariance --help'",
+        ),
+        (
+            ["compare", "--bogus"],
+            "lnbench: error: No such option: --bogus (Possible options: --jobs); see 'lnbench compare --help'",
+        ),
+        (["nosuch"], "lnbench: error: No such command 'nosuch'; see 'lnbench --help'"),
+        (
+            ["compare", "--jobs", "x"],
+            "lnbench: error: Invalid value for '--jobs' / '-j': Input should be a valid integer, unable to parse string "
+            "as an integer; see 'lnbench compare --help'",
+        ),
+        (["compare", "--seed"], "lnbench: error: Option '--seed' requires an argument"),
+    ],
+)
+def test_a_mistake_typer_catches_is_one_line_as_lnbenchs_own(tmp_path, args, line):
+    """Typer's usage errors were a usage line, a hint and a boxed message (5 lines), unlike every
+    other error of lnbench; now one line, still exit code 2, nothing written."""
+    result = runner.invoke(app, args, catch_exceptions=False)
+    assert result.exit_code == 2 and result.output.strip().splitlines() == [line], result.output
+    assert not (tmp_path / "runs").exists()
+
+
+def test_lnbench_alone_still_prints_its_help():
+    result = runner.invoke(app, [])
+    assert result.exit_code == 2 and "Usage: lnbench [OPTIONS] COMMAND" in result.output
+    assert "compare" in result.output and "lnbench: error" not in result.output
