@@ -6,7 +6,7 @@ A new experiment kind is one module in :mod:`lnbench.experiments` implementing
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 
 from lnbench.experiments.base import Experiment
@@ -19,6 +19,7 @@ from lnbench.experiments.train import TRAIN
 from lnbench.records import index as records_index
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import Entry
+from lnbench.report.captions import FigureRecord
 
 EXPERIMENTS: dict[str, Experiment] = {
     e.kind: e for e in (TRAIN, COMPARE, BATCHSIZE_SWEEP, SWEEP, CLAIMS, INVARIANCE, GRADCHECK)
@@ -62,10 +63,10 @@ def report(run_dirs: list[Path], out: Path | None = None, figures: dict[Path, Pa
     from lnbench.report.html import write_report
 
     tables: dict[Path, list] = {}
-    captions: dict[Path, Callable[[str], str]] = {}
+    records: dict[Path, Sequence[FigureRecord]] = {}
     for d in run_dirs:
         exp = experiment_of(d)
         tables[d] = exp.tables(d, RunFolder(d).summary() or {}) if exp is not None else []
         if exp is not None:
-            captions[d] = exp.caption
-    return write_report(list(run_dirs), out, tables=tables, figures=figures, captions=captions)
+            records[d] = exp.figure_records
+    return write_report(list(run_dirs), out, tables=tables, figures=figures, figure_records=records)
