@@ -6,6 +6,11 @@ is never switched); each ``plot_*`` function draws the same figure and saves it 
 with several seeds are drawn as the mean over seeds with a band from the minimum to the maximum
 (the legend says so). A diverged run is drawn up to its last finished epoch, with a dotted
 vertical line at the epoch it diverged in (and a legend entry even if it finished no epoch).
+
+The figures each kind draws are records (:class:`lnbench.report.captions.FigureRecord`), declared
+at the end of this module, each by one ``@figure`` function (:func:`figure`: file, caption, figure
+group, when it applies) that draws it from its group's data (:class:`RunData`, ...); a kind draws
+its group with :func:`draw`, and reads its records with :func:`records`.
 """
 
 from __future__ import annotations
