@@ -242,8 +242,7 @@ def figure_captions() -> list[str]:
 
     lines = ["| figure | caption (shown under it in report.html) |", "|---|---|"]
     for name, caption in CAPTIONS.items():
-        shown = name if name.endswith(".png") else f"{name}_*.png"
-        lines.append(f"| `{shown}` | {_cell(caption)} |")
+        lines.append(f"| `{name}` | {_cell(caption)} |")
     return lines
 
 

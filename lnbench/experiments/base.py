@@ -254,8 +254,28 @@ class Experiment:
         ``path``); returns the file names drawn."""
         return []
 
-    #: the figures :meth:`figures` draws, as records (file, draw function, caption: :mod:`lnbench.report.captions`)
-    figure_records: ClassVar[tuple[FigureRecord, ...]] = ()
+    #: the figure group :meth:`figures` draws (``run``: the ``@figure`` functions of that group in
+    #: :mod:`lnbench.report.figures`); None: it draws none
+    figure_group: ClassVar[str | None] = None
+
+    @property
+    def figure_records(self) -> tuple[FigureRecord, ...]:
+        """The figures :meth:`figures` draws, as records (file, caption, group, draw function, when:
+        :class:`lnbench.report.captions.FigureRecord`): its group's, read on first use, so that
+        importing a kind imports no matplotlib."""
+        if self.figure_group is None:
+            return ()
+        from lnbench.report.figures import records
+
+        return records(self.figure_group)
+
+    def draw_figures(self, data: Any, into: Path) -> list[str]:
+        """Draw the figures of its group that apply to ``data`` (the group's data:
+        :class:`lnbench.report.figures.SweepData`, ...) into the folder ``into``; returns the file
+        names drawn (:func:`lnbench.report.figures.draw`)."""
+        from lnbench.report.figures import draw
+
+        return draw(self.figure_group, data, into) if self.figure_group is not None else []
 
     def caption(self, name: str) -> str:
         """The caption report.html shows under its figure file ``name`` (its :attr:`figure_records`'); "" if none."""

@@ -26,12 +26,11 @@ from lnbench.experiments.compare import printed_tables
 from lnbench.names import family_label, norm_slug, plural
 from lnbench.records.folder import RunFolder
 from lnbench.records.schema import SummaryRow
-from lnbench.report import captions
 
 
 class BatchSizeSweep(Experiment):
     kind = "batchsize-sweep"
-    figure_records = captions.BATCH_SIZE_FIGURES
+    figure_group = "batchsize-sweep"
 
     def check(self, spec: RunConfig) -> None:
         check_sweep(spec)  # first: the memory check sizes the largest of sweep.batch_sizes
@@ -76,27 +75,13 @@ class BatchSizeSweep(Experiment):
         rows = rows_of(summary)
         if not any(r.ok for r in rows):
             return []
-        aggregate = aggregate_over_seeds(rows)
-        family = family_label(summary.get("family", rows[0].family))
-        epochs = plural(summary["epochs"], "epoch") if summary.get("epochs") else "the epochs"
-        return [
-            figures.plot_sweep(
-                aggregate,
-                "final_test_acc",
-                "final test accuracy",
-                f"{family}: test accuracy after {epochs} vs batch size",
-                (into or path) / "accuracy_vs_batch_size.png",
-                chance=1 / rows[0].num_classes,
-            ).name,
-            figures.plot_sweep(
-                aggregate,
-                "mean_train_loss",
-                "mean train loss over epochs (nats, log scale)",
-                f"{family}: mean training loss over {epochs} vs batch size",
-                (into or path) / "train_loss_vs_batch_size.png",
-                log_y=True,
-            ).name,
-        ]
+        data = figures.BatchSizeData(
+            aggregate_over_seeds(rows),
+            family_label(summary.get("family", rows[0].family)),
+            plural(summary["epochs"], "epoch") if summary.get("epochs") else "the epochs",
+            chance=1 / rows[0].num_classes,
+        )
+        return self.draw_figures(data, into or path)
 
     def entry_label(self, entry: dict) -> str:
         """An aggregate entry by family, placement, norm and batch size (``rnn joint none B=8``)."""

@@ -26,7 +26,7 @@ from lnbench.names import plural
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import make_headline
 from lnbench.records.schema import SummaryRow
-from lnbench.report import captions, tables
+from lnbench.report import tables
 
 
 @dataclass
@@ -93,7 +93,7 @@ def claims_spec(
 
 class Claims(Experiment):
     kind = "claims"
-    figure_records = captions.CLAIMS_FIGURES
+    figure_group = "claims"
 
     def configs(self, spec: ClaimsSpec) -> dict[str, RunConfig]:
         return {f"regime: {name}": cfg for name, cfg in spec.regimes.items()}
@@ -167,14 +167,8 @@ class Claims(Experiment):
         if not summary.get("claims"):
             return []
         results = [claim_rules.ClaimResult(**c) for c in summary["claims"]]
-        drawn = [figures.plot_claims(results, (into or path) / "claims.png").name]
-        if summary.get("claims_by_task"):
-            drawn.append(
-                figures.plot_claims_by_task(
-                    summary["claims_by_task"], summary["tasks"], (into or path) / "claims_by_task.png"
-                ).name
-            )
-        return drawn
+        data = figures.ClaimsData(results, summary.get("claims_by_task"), summary.get("tasks") or ())
+        return self.draw_figures(data, into or path)
 
     def headline(self, folder: RunFolder, summary: dict) -> dict | None:
         """The claims' verdicts, counted, most frequent first (``2 held, 1 inconclusive``)."""

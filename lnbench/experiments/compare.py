@@ -31,7 +31,7 @@ from lnbench.experiments.base import (
 from lnbench.names import has_placements, model_group_of, norm_slug, plural
 from lnbench.records.folder import RunFolder
 from lnbench.records.schema import SummaryRow
-from lnbench.report import captions, tables
+from lnbench.report import tables
 
 
 def run_folders(path: Path, summary: dict) -> list[Path]:
@@ -61,7 +61,7 @@ def printed_tables(title: str, path: Path, summary: dict, sweep: bool = False) -
 
 class Compare(Experiment):
     kind = "compare"
-    figure_records = captions.RUN_FIGURES
+    figure_group = "run"
 
     def check(self, spec: RunConfig) -> None:
         super().check(spec)

@@ -268,7 +268,7 @@ def write_html(exp: Experiment, path: Path) -> Path | None:
 
         interrupts.raise_pending()
         tables = {path: exp.tables(path, RunFolder(path).summary() or {})}
-        return write_report([path], tables=tables, captions={path: exp.caption})
+        return write_report([path], tables=tables, figure_records={path: exp.figure_records})
     except (WriteError, KeyboardInterrupt) as exc:  # Ctrl-C too: run.json and the CLI's line say where it stopped
         record_failure(path, exc)
         raise

@@ -8,7 +8,7 @@ line builds ``lnbench KIND`` from it).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 
 from lnbench.experiments.base import Experiment
@@ -22,6 +22,7 @@ from lnbench.names import EXPERIMENT_KINDS, KindInfo
 from lnbench.records import index as records_index
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import Entry
+from lnbench.report.captions import FigureRecord
 
 EXPERIMENTS: dict[str, Experiment] = {
     e.kind: e for e in (TRAIN, COMPARE, BATCHSIZE_SWEEP, SWEEP, CLAIMS, INVARIANCE, GRADCHECK)
@@ -84,10 +85,10 @@ def report(run_dirs: list[Path], out: Path | None = None, figures: dict[Path, Pa
     from lnbench.report.html import write_report
 
     tables: dict[Path, list] = {}
-    captions: dict[Path, Callable[[str], str]] = {}
+    records: dict[Path, Sequence[FigureRecord]] = {}
     for d in run_dirs:
         exp = experiment_of(d)
         tables[d] = exp.tables(d, RunFolder(d).summary() or {}) if exp is not None else []
         if exp is not None:
-            captions[d] = exp.caption
-    return write_report(list(run_dirs), out, tables=tables, figures=figures, captions=captions)
+            records[d] = exp.figure_records
+    return write_report(list(run_dirs), out, tables=tables, figures=figures, figure_records=records)

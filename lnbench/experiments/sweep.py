@@ -29,12 +29,12 @@ from lnbench.experiments.base import (
 from lnbench.names import plural
 from lnbench.records.folder import RunFolder
 from lnbench.records.schema import SummaryRow
-from lnbench.report import captions, tables
+from lnbench.report import tables
 
 
 class Sweep(Experiment):
     kind = "sweep"
-    figure_records = captions.GRID_FIGURES
+    figure_group = "sweep"
 
     def check(self, spec: RunConfig) -> None:
         super().check(spec)
@@ -83,11 +83,8 @@ class Sweep(Experiment):
         entries = summary.get("cells") or []
         if not any(e["mean_final_test_acc"] is not None for e in entries):
             return []
-        return [
-            figures.plot_grid(entries, key, (into or path) / f"accuracy_vs_{key.split('.')[-1]}.png").name
-            for key in summary.get("grid", {})
-            if key != "model.norm"
-        ]
+        keys = [key for key in summary.get("grid", {}) if key != "model.norm"]
+        return self.draw_figures(figures.SweepData(entries, keys), into or path)
 
     def tables(self, path: Path, summary: dict) -> list[Table]:
         out = []

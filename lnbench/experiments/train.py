@@ -25,12 +25,12 @@ from lnbench.names import DEFAULT_TASK, norm_slug
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import make_headline
 from lnbench.records.schema import SummaryRow, read_metrics, summary_row
-from lnbench.report import captions, tables
+from lnbench.report import tables
 
 
 class Train(Experiment):
     kind = "train"
-    figure_records = captions.RUN_FIGURES
+    figure_group = "run"
     seeded = False  # one model, one seed (``seeds`` is not used)
     own_run = True  # its folder is its one run
 

@@ -6,6 +6,11 @@ is never switched); each ``plot_*`` function draws the same figure and saves it 
 with several seeds are drawn as the mean over seeds with a band from the minimum to the maximum
 (the legend says so). A diverged run is drawn up to its last finished epoch, with a dotted
 vertical line at the epoch it diverged in (and a legend entry even if it finished no epoch).
+
+The figures each kind draws are records (:class:`lnbench.report.captions.FigureRecord`), declared
+at the end of this module, each by one ``@figure`` function (:func:`figure`: file, caption, figure
+group, when it applies) that draws it from its group's data (:class:`RunData`, ...); a kind draws
+its group with :func:`draw`, and reads its records with :func:`records`.
 """
 
 from __future__ import annotations
@@ -13,8 +18,10 @@ from __future__ import annotations
 import textwrap
 import warnings
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -35,7 +42,7 @@ from lnbench.names import (
 )
 from lnbench.records.runs import atomic_write
 from lnbench.records.schema import Metrics, read_metrics
-from lnbench.report.captions import CAPTIONS, FigureRecord  # noqa: F401  (CAPTIONS: the catalogue docs/figures.md lists)
+from lnbench.report.captions import FigureRecord
 
 
 def _recurrent(group: str) -> bool:
@@ -787,21 +794,230 @@ def plot_grid(entries: Sequence[dict], key: str, path: str | Path) -> Path:
     return save(figure_grid(entries, key), path)
 
 
+# -- The figures each group draws, as records -------------------------------------------------
+#
+# A figure is one function below declared with its record by @figure: its file, its caption, the
+# figure group that draws it (the kinds that draw the group name it: train and compare draw "run")
+# and when it applies. It takes the group's data (RunData, ...) and returns a Figure; the group's
+# drawing (draw) saves every figure of the group that applies, in the order declared here, which
+# is also the order report.html shows them in and docs/figures.md lists them in.
+
+#: figure group -> its records, in the order declared (:func:`figure`)
+FIGURES: dict[str, list[FigureRecord]] = {}
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def figure(file: str, *, group: str, caption: str, when: Callable[[Any], bool] | None = None) -> Callable[[_F], _F]:
+    """Declare the decorated function as the figure ``file`` of ``group`` with its ``caption``
+    (:class:`lnbench.report.captions.FigureRecord`), drawn when ``when(data)`` is true (None: always).
+
+    The function takes the group's data (``run``: :class:`RunData`; ``batchsize-sweep``:
+    :class:`BatchSizeData`; ``sweep``: :class:`SweepData`; ``claims``: :class:`ClaimsData`) and
+    returns a :class:`matplotlib.figure.Figure`, or for a ``file`` with ``*`` yields
+    ``(part, Figure)`` pairs, saved as ``file`` with ``part`` for the ``*``.
+
+    Raises:
+        ValueError: ``file`` is already a figure of ``group``.
+    """
+
+    def register(function: _F) -> _F:
+        shelf = FIGURES.setdefault(group, [])
+        if any(r.file == file for r in shelf):
+            raise ValueError(f"figure {file} is already a figure of the group {group!r}")
+        shelf.append(FigureRecord(file, caption, group, function, when))
+        return function
+
+    return register
+
+
+def records(group: str) -> tuple[FigureRecord, ...]:
+    """The figures of ``group`` (:data:`FIGURES`), in the order declared; () for a group with none."""
+    return tuple(FIGURES.get(group, ()))
+
+
+def draw(group: str, data: Any, into: Path) -> list[str]:
+    """Draw every figure of ``group`` that applies to ``data`` (its record's ``when``) into the
+    folder ``into``, in the order declared; returns the file names drawn.
+
+    Raises:
+        WriteError: a figure could not be written (:func:`save`).
+    """
+    drawn = []
+    for record in records(group):
+        if record.when is not None and not record.when(data):
+            continue
+        made = record.function(data)  # a Figure, or for a pattern (part, Figure) pairs: saved as each comes
+        pairs = [("", made)] if isinstance(made, Figure) else made
+        drawn += [save(fig, into / record.file.replace("*", part)).name for part, fig in pairs]
+    return drawn
+
+
+@dataclass(frozen=True)
+class RunData:
+    """What the ``run`` figures (train, compare) are drawn from: the runs' metrics, the target
+    accuracy, and the memoryless baseline's mean accuracy (None: not drawn)."""
+
+    metrics: Sequence[Metrics]
+    target_acc: float = 0.9
+    memoryless: float | None = None
+
+
+@dataclass(frozen=True)
+class BatchSizeData:
+    """What the ``batchsize-sweep`` figures are drawn from: the aggregate over seeds
+    (:func:`lnbench.analysis.aggregate.aggregate_over_seeds`), the family's label, the epochs as
+    text (``2 epochs``) and chance (1 / C)."""
+
+    aggregate: Sequence[dict]
+    family: str
+    epochs: str
+    chance: float = 0.5
+
+
+@dataclass(frozen=True)
+class SweepData:
+    """What the ``sweep`` figures are drawn from: summary.json's ``cells`` and the swept keys
+    drawn against (not ``model.norm``: a line per norm)."""
+
+    entries: Sequence[dict]
+    keys: Sequence[str]
+
+
+@dataclass(frozen=True)
+class ClaimsData:
+    """What the ``claims`` figures are drawn from: the claims' results
+    (:class:`lnbench.analysis.claims.ClaimResult`), summary.json's ``claims_by_task`` (None:
+    one task) and its ``tasks``."""
+
+    results: Sequence
+    by_task: Sequence[dict] | None = None
+    tasks: Sequence[str] = ()
+
+
+def _has_scale(run: RunData) -> bool:
+    """Every run's task has an input scale s (trend's), which :func:`figure_hidden_norm` is by."""
+    return all(TASKS[m.task].has_scale for m in run.metrics if m.task in TASKS)
+
+
+@figure(
+    "training_loss.png",
+    group="run",
+    caption="Train loss (solid) and test loss (dashed) per epoch, log scale; with several seeds the mean, the band "
+    "from the lowest to the highest seed. A steeper early fall is faster optimisation; a test loss that turns up is "
+    "overfitting.",
+)
+def _training_loss(run: RunData) -> Figure:
+    return figure_training_loss(run.metrics)
+
+
+@figure(
+    "test_accuracy.png",
+    group="run",
+    caption="Test accuracy per epoch in eval mode (mean over seeds, band min to max), one panel per model (an RNN "
+    "per norm placement); dotted: the target; dash-dotted: the memoryless baseline (a linear readout of x_T alone on "
+    "the same test sets): a curve at or below it has not learned the memory task; thin: chance. BatchNorm with batch "
+    "statistics is dashed.",
+)
+def _test_accuracy(run: RunData) -> Figure:
+    return figure_test_accuracy(run.metrics, run.target_acc, run.memoryless)
+
+
+@figure(
+    "hidden_norm.png",
+    group="run",
+    caption="Mean ||h_t|| per timestep for each quartile of the input scale s, after training (solid) and at "
+    "initialisation (dotted). Lines apart: the state's size follows the input's scale; together: it does not.",
+    when=_has_scale,
+)
+def _hidden_norm(run: RunData) -> Figure:
+    return figure_hidden_norm(run.metrics)
+
+
+@figure(
+    "hidden_norm_mean.png",
+    group="run",
+    caption="Mean ||h_t|| over all test sequences per timestep, after training (solid) and at initialisation "
+    "(dotted); a stacked RNN or LSTM: one curve per layer (line style and marker).",
+)
+def _hidden_norm_mean(run: RunData) -> Figure:
+    return figure_hidden_norm_mean(run.metrics)
+
+
+@figure(
+    "grad_norm.png",
+    group="run",
+    caption="L2 norm of each layer's gradient over training (mean over each epoch's steps), log scale, one panel "
+    "per model and norm.",
+)
+def _grad_norm(run: RunData) -> Figure:
+    return figure_grad_norm(run.metrics)
+
+
+@figure(
+    "accuracy_vs_batch_size.png",
+    group="batchsize-sweep",
+    caption="Final test accuracy against batch size (log2 axis), mean over seeds with 95% t intervals; BatchNorm "
+    "with batch statistics dashed.",
+)
+def _accuracy_vs_batch_size(sweep: BatchSizeData) -> Figure:
+    title = f"{sweep.family}: test accuracy after {sweep.epochs} vs batch size"
+    return figure_sweep(sweep.aggregate, "final_test_acc", "final test accuracy", title, chance=sweep.chance)
+
+
+@figure(
+    "train_loss_vs_batch_size.png",
+    group="batchsize-sweep",
+    caption="Mean train loss over the epochs against batch size (log axes).",
+)
+def _train_loss_vs_batch_size(sweep: BatchSizeData) -> Figure:
+    ylabel = "mean train loss over epochs (nats, log scale)"
+    title = f"{sweep.family}: mean training loss over {sweep.epochs} vs batch size"
+    return figure_sweep(sweep.aggregate, "mean_train_loss", ylabel, title, log_y=True)
+
+
+@figure(
+    "accuracy_vs_*.png",
+    group="sweep",
+    caption="Final test accuracy against one swept key, one line per norm (mean over seeds, 95% t interval; "
+    "averaged over the other keys).",
+)
+def _accuracy_vs_keys(sweep: SweepData) -> Iterator[tuple[str, Figure]]:
+    for key in sweep.keys:  # accuracy_vs_lr.png for train.lr
+        yield key.split(".")[-1], figure_grid(sweep.entries, key)
+
+
+@figure(
+    "claims_by_task.png",
+    group="claims",
+    caption="Each claim's verdict on each task (rows: claims, columns: tasks), with its paired effect a - b "
+    "(accuracy in points, train loss in nats); n/a: the task cannot measure the claim's metric.",
+    when=lambda claims: bool(claims.by_task),
+)
+def _claims_by_task(claims: ClaimsData) -> Figure:
+    return figure_claims_by_task(claims.by_task or [], claims.tasks)
+
+
+@figure(
+    "claims.png",
+    group="claims",
+    caption="Each claim's paired effect a - b (mean over seeds) with its 95% interval; shaded: the claim's margin; "
+    "colour: the verdict.",
+)
+def _claims(claims: ClaimsData) -> Figure:
+    return figure_claims(claims.results)
+
+
+#: figure file -> its caption, over every group (the catalogue docs/figures.md lists)
+CAPTIONS = {r.file: r.caption for shelf in FIGURES.values() for r in shelf}
+
+
 def draw_run_figures(
     into: Path, run_dirs: Sequence[Path], target_acc: float, memoryless: float | None = None
 ) -> list[str]:
-    """Draw the figures of a train or compare run folder into the folder ``into`` from its runs'
-    metrics files; ``memoryless``: the memoryless baseline's mean accuracy, drawn in the accuracy figure."""
+    """Draw the ``run`` figures of a train or compare run folder into the folder ``into`` from its
+    runs' metrics files; ``memoryless``: the memoryless baseline's mean accuracy, drawn in the
+    accuracy figure. Returns the file names drawn (none when no run finished an epoch or diverged)."""
     metrics = [read_metrics(d) for d in run_dirs if (d / "metrics.json").exists()]
     metrics = [m for m in metrics if m.epochs or m.status == "diverged"]
-    if not metrics:
-        return []
-    files = [
-        plot_training_loss(metrics, into / "training_loss.png"),
-        plot_test_accuracy(metrics, into / "test_accuracy.png", target_acc, memoryless),
-        plot_hidden_norm_mean(metrics, into / "hidden_norm_mean.png"),
-        plot_grad_norm(metrics, into / "grad_norm.png"),
-    ]
-    if all(TASKS[m.task].has_scale for m in metrics if m.task in TASKS):  # by input-scale quartile: trend's
-        files.insert(2, plot_hidden_norm(metrics, into / "hidden_norm.png"))
-    return [f.name for f in files]
+    return draw("run", RunData(metrics, target_acc, memoryless), into) if metrics else []

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import os
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
@@ -22,9 +22,7 @@ from lnbench import __version__
 from lnbench.records.folder import RunFolder
 from lnbench.records.runs import utc_now, write_text_atomic
 from lnbench.report import tables as report
-from lnbench.report.captions import CAPTIONS
-
-ORDER = list(CAPTIONS)  # the order figures are shown in
+from lnbench.report.captions import FigureRecord, caption_of, place_of
 
 
 def _href(path: Path, out_dir: Path) -> str:
@@ -44,19 +42,19 @@ def _provenance(manifest: dict) -> str:
 
 
 def _view(
-    path: Path, out_dir: Path, tables: list, drawn: Path | None = None, caption: Callable[[str], str] | None = None
+    path: Path, out_dir: Path, tables: list, drawn: Path | None = None, records: Sequence[FigureRecord] = ()
 ) -> dict:
     folder = RunFolder(path)
     manifest = folder.manifest() or {}
     summary = folder.summary()
     config = folder.config_text() or "(none)"
     found = {p.name: p for folder in (path, drawn) if folder is not None for p in folder.glob("*.png")}
-    pngs = sorted(found.values(), key=lambda p: (ORDER.index(p.name) if p.name in ORDER else len(ORDER), p.name))
+    pngs = sorted(found.values(), key=lambda p: (place_of(records, p.name), p.name))  # in the kind's order
 
     figures = [
         {
             "file": p.name,
-            "caption": caption(p.name) if caption is not None else "",
+            "caption": caption_of(records, p.name),
             "data": base64.b64encode(p.read_bytes()).decode("ascii"),
         }
         for p in pngs
@@ -110,14 +108,15 @@ def write_report(
     out: Path | None = None,
     tables: dict | None = None,
     figures: dict[Path, Path] | None = None,
-    captions: dict[Path, Callable[[str], str]] | None = None,
+    figure_records: dict[Path, Sequence[FigureRecord]] | None = None,
 ) -> Path:
     """Render ``report.html`` for one run folder (default: ``<run>/report.html``) or several side
     by side (``out`` required). Reads the folders' files only; draws nothing (see :func:`redraw`).
     ``figures``: per run folder, a folder of PNGs shown instead of the run folder's own of the
-    same names (figures redrawn elsewhere, so that the run folder is not written to). ``captions``:
-    per run folder, the caption of a figure file (its experiment kind's,
-    :meth:`lnbench.experiments.base.Experiment.caption`); a folder without one shows none.
+    same names (figures redrawn elsewhere, so that the run folder is not written to).
+    ``figure_records``: per run folder, its experiment kind's figures
+    (:attr:`lnbench.experiments.base.Experiment.figure_records`), which give each figure file
+    its caption and its place on the page; a folder without them shows its figures by name, without captions.
 
     Raises:
         ValueError: no folder, or several folders and no ``out``.
@@ -133,7 +132,7 @@ def write_report(
         out = run_dirs[0] / "report.html"
     env = Environment(loader=PackageLoader("lnbench.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
     runs = [
-        _view(Path(d), out.parent, (tables or {}).get(d, []), (figures or {}).get(d), (captions or {}).get(d))
+        _view(Path(d), out.parent, (tables or {}).get(d, []), (figures or {}).get(d), (figure_records or {}).get(d, ()))
         for d in run_dirs
     ]
     title = (
