@@ -271,7 +271,9 @@ def test_every_drawn_figure_has_its_own_caption(finished):
     html = unescape((result.path / "report.html").read_text())
     for name in names:
         (record,) = [r for r in exp.figure_records if r.names(name)]
-        assert record.caption and callable(getattr(figures, record.draw)), name
+        module = __import__(record.function.__module__, fromlist=[record.draw])
+        assert record.caption and getattr(module, record.draw) is record.function, name
+        assert record.function.__module__.startswith(figures.__name__ + "."), name  # in its group's module
         assert f"<b>{name}</b>: {record.caption}</figcaption>" in html, name
     assert len({exp.caption(n) for n in names}) == len({r.file for r in exp.figure_records if any(map(r.names, names))})
 

@@ -1,5 +1,5 @@
 """Issue 31, "figures are records": a figure is one ``@figure`` function in
-lnbench/report/figures.py, declared with its record (file, caption, group, when it applies); the
+its group's module of lnbench/report/figures/, declared with its record (file, caption, group, when it applies); the
 groups' drawing, the kinds' ``figure_records`` and report.html's captions all come from it."""
 
 import json
@@ -23,7 +23,7 @@ def _square(color: str) -> Figure:
 
 
 def test_a_group_draws_its_figures_in_order_when_they_apply(tmp_path, monkeypatch):
-    monkeypatch.setattr(figures, "FIGURES", {})
+    monkeypatch.setattr(figures.registry, "FIGURES", {})
     figures.figure("b.png", group="toy", caption="B.")(lambda data: _square("blue"))
     figures.figure("never.png", group="toy", caption="N.", when=lambda data: data["many"])(lambda data: 1 / 0)
     figures.figure("each_*.png", group="toy", caption="E.")(lambda data: ((p, _square("red")) for p in data["parts"]))

@@ -1,0 +1,141 @@
+"""The figures of ``lnbench claims``, from its results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from lnbench.names import (
+    family_label,
+)
+from lnbench.report.figures.registry import ClaimsData, figure, save
+from lnbench.report.figures.style import suptitle
+
+VERDICT_COLORS = {"held": "tab:green", "not held": "tab:red", "inconclusive": "tab:gray"}
+
+
+def figure_claims(results: Sequence) -> Figure:
+    """``lnbench claims``: one row per claim, the paired effect a - b (mean over seeds) with its
+    95% interval, in the claim's units; the shaded band is the claim's margin (a directional
+    claim needs the interval below 0, an equivalence claim needs it inside the band), the
+    colour is the verdict. ``results``: :class:`lnbench.analysis.claims.ClaimResult` objects."""
+    from lnbench.analysis.claims import METRICS
+
+    n = len(results)
+    fig = Figure(figsize=(10, 1.15 * n + 1.0), layout="constrained")
+    axes = fig.subplots(n, 1, squeeze=False)[:, 0]
+    suptitle(fig, "lnbench claims: paired effect a - b over seeds, 95% interval (shaded: the claim's margin)")
+    for ax, r in zip(axes, results):
+        scale = 100 if r.metric == "final_test_acc" else 1
+        unit = (
+            "points"
+            if r.metric == "final_test_acc"
+            else ("nats" if r.metric == "mean_train_loss" else "absolute rank correlation")
+        )
+        m = r.margin * scale
+        ax.axvspan(-m, m, color="0.9", zorder=0)
+        ax.axvline(0, color="k", lw=0.8)
+        color = VERDICT_COLORS.get(r.verdict, "k")
+        if r.effect is not None:
+            lo, hi = r.ci95[0] * scale, r.ci95[1] * scale
+            ax.errorbar(
+                [r.effect * scale],
+                [0],
+                xerr=[[r.effect * scale - lo], [hi - r.effect * scale]],
+                fmt="o",
+                color=color,
+                capsize=4,
+                ms=6,
+            )
+            span = max(abs(lo), abs(hi), 2 * m)
+            ax.set_xlim(-1.15 * span, 1.15 * span)
+        else:
+            ax.text(0.5, 0.5, f"not tested: {r.reason}", transform=ax.transAxes, ha="center", va="center", fontsize=8)
+        ax.set_yticks([])
+        claimed = "claimed: inside the band" if r.direction == "equal" else "claimed: below 0"
+        ax.set_xlabel(f"{r.a} minus {r.b}: {METRICS[r.metric][0]} ({unit}); {claimed}", fontsize=8)
+        ax.tick_params(axis="x", labelsize=8)
+        ax.set_title(
+            f"{family_label(r.family)}, {r.claim} [{r.regime}]: {r.verdict.upper()}"
+            + (" (borderline: another machine can flip it)" if r.borderline else ""),
+            fontsize=9,
+            loc="left",
+            color=color,
+        )
+    return fig
+
+
+def figure_claims_by_task(table: Sequence[dict], tasks: Sequence[str]) -> Figure:
+    """``lnbench claims --tasks``: the claim x task grid (``summary.json`` ``claims_by_task``),
+    each cell coloured by its verdict (grey: inconclusive; pale: the task cannot measure the claim)
+    and labelled with the verdict and the paired effect a - b (points of accuracy, nats, or an
+    absolute rank correlation)."""
+    from lnbench.analysis.claims import format_amount
+
+    n, k = len(table), len(tasks)
+    fig = Figure(figsize=(3.0 + 2.2 * k, 0.45 * n + 1.4), layout="constrained")
+    ax = fig.subplots()
+    suptitle(fig, "lnbench claims on each task: verdicts (Holm within each task)")
+    for i, row in enumerate(table):
+        for j, task in enumerate(tasks):
+            v = row["tasks"].get(task)
+            if v is None:
+                color, text = "white", "-"
+            elif v["verdict"] == "n/a":
+                color, text = "0.95", "n/a"
+            else:
+                color = VERDICT_COLORS.get(v["verdict"], "k")
+                effect = v.get("effect")
+                shown = "" if effect is None else "\n" + format_amount(row["metric"], effect)
+                text = v["verdict"] + (" (b)" if v.get("borderline") else "") + shown
+            alpha = 0.55 if v is not None and v["verdict"] not in ("n/a",) else 1.0
+            ax.add_patch(Rectangle((j, n - 1 - i), 1, 1, facecolor=color, alpha=alpha, edgecolor="white", lw=2))
+            ax.text(j + 0.5, n - 0.5 - i, text, ha="center", va="center", fontsize=7)
+    ax.set_xlim(0, k)
+    ax.set_ylim(0, n)
+    ax.set_xticks([j + 0.5 for j in range(k)], list(tasks))
+    ax.xaxis.tick_top()
+    ax.set_yticks(
+        [n - 0.5 - i for i in range(n)],
+        [f"{family_label(r['family']).split(' (')[0]}: {r['id']}" for r in table],
+        fontsize=7,
+    )
+    ax.tick_params(length=0)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    ax.set_xlabel("cell: the verdict and the paired effect a - b ((b): borderline)", fontsize=8)
+    return fig
+
+
+def plot_claims_by_task(table: Sequence[dict], tasks: Sequence[str], path: str | Path) -> Path:
+    """Save :func:`figure_claims_by_task` as a PNG."""
+    return save(figure_claims_by_task(table, tasks), path)
+
+
+def plot_claims(results: Sequence, path: str | Path) -> Path:
+    """Save :func:`figure_claims` as a PNG."""
+    return save(figure_claims(results), path)
+
+
+@figure(
+    "claims_by_task.png",
+    group="claims",
+    caption="Each claim's verdict on each task (rows: claims, columns: tasks), with its paired effect a - b "
+    "(accuracy in points, train loss in nats); n/a: the task cannot measure the claim's metric.",
+    when=lambda claims: bool(claims.by_task),
+)
+def _claims_by_task(claims: ClaimsData) -> Figure:
+    return figure_claims_by_task(claims.by_task or [], claims.tasks)
+
+
+@figure(
+    "claims.png",
+    group="claims",
+    caption="Each claim's paired effect a - b (mean over seeds) with its 95% interval; shaded: the claim's margin; "
+    "colour: the verdict.",
+)
+def _claims(claims: ClaimsData) -> Figure:
+    return figure_claims(claims.results)
