@@ -343,3 +343,18 @@ def test_a_users_norm_has_its_own_column_after_the_built_in_norms(draw):
     fig = draw(runs)
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     assert titles == ["RNN: NoNorm", "RNN: LayerNorm", "RNN: ScaleNorm"]
+
+
+def test_the_per_scale_panel_of_a_stacked_model_says_it_is_layer_1():
+    """hidden_norm.png draws the probes by input scale, which are layer 1's: a stacked model's
+    panel said nothing of it (a reader took them for the top layer's)."""
+    runs = [_metrics(s, [0.6, 0.8], [[1, 1, 1]] * 2) for s in range(2)]
+    for m in runs:
+        m.num_layers = 3
+        m.hidden_norm_by_scale = [[[1.0, 1.0, 1.0]] * 4] * 2
+        m.hidden_norm_by_scale_init = [[1.0, 1.0, 1.0]] * 4
+    titles = [ax.get_title() for ax in plots.figure_hidden_norm(runs).axes if ax.get_title()]
+    assert titles == ["RNN: LayerNorm (layer 1 of 3)"]
+    for m in runs:
+        m.num_layers = 1
+    assert [ax.get_title() for ax in plots.figure_hidden_norm(runs).axes if ax.get_title()] == ["RNN: LayerNorm"]

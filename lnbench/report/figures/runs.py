@@ -139,7 +139,9 @@ def figure_hidden_norm(metrics: Sequence[Metrics]) -> Figure:
             runs = [r for r in norms.get(norm, []) if r.status != "diverged" and r.hidden_norm_by_scale] or norms.get(
                 norm, []
             )
-            ax.set_title(f"{panel_title(family)}: {norm_label(norm)}", fontsize=10)
+            layers = max((r.num_layers or 1 for r in runs), default=1)
+            stacked = f" (layer 1 of {layers})" if layers > 1 else ""  # the probes by scale are layer 1's
+            ax.set_title(f"{panel_title(family)}: {norm_label(norm)}{stacked}", fontsize=10)
             if not runs or not any(r.hidden_norm_by_scale for r in runs):
                 ax.set_axis_off()
                 continue
@@ -392,7 +394,8 @@ def _test_accuracy(run: RunData) -> Figure:
     "hidden_norm.png",
     group="run",
     caption="Mean ||h_t|| per timestep for each quartile of the input scale s, after training (solid) and at "
-    "initialisation (dotted). Lines apart: the state's size follows the input's scale; together: it does not.",
+    "initialisation (dotted). Lines apart: the state's size follows the input's scale; together: it does not. "
+    "A stacked RNN or LSTM: its first layer (the panel says so).",
     when=_has_scale,
 )
 def _hidden_norm(run: RunData) -> Figure:
