@@ -296,11 +296,23 @@ def norm_label(kind: str) -> str:
     return installed.rpartition(":")[2] if installed else kind
 
 
+#: the colours of users' norms, none a built-in norm's, given out in the order the norms are first drawn
+USER_NORM_COLORS = ("tab:red", "tab:pink", "tab:olive", "tab:cyan", "black", "gold", "navy", "lime")
+_user_colors: dict[str, str] = {}
+
+
 def norm_color(kind: str) -> str | None:
-    """The plot colour of a norm kind (a user's norm: tab:red; None for an unknown kind)."""
+    """The plot colour of a norm kind; None for an unknown kind. A user's norm takes the next of
+    :data:`USER_NORM_COLORS` the first time it is asked for and keeps it in this process (so two
+    norms of one's own in a compare are told apart, and every figure gives a norm one colour); the
+    colours repeat after the eighth."""
     if kind in NORM_NAMES:
         return NORM_NAMES[kind][1]
-    return "tab:red" if is_plugin_norm(kind) else None
+    if not is_plugin_norm(kind):
+        return None
+    if kind not in _user_colors:
+        _user_colors[kind] = USER_NORM_COLORS[len(_user_colors) % len(USER_NORM_COLORS)]
+    return _user_colors[kind]
 
 
 def norm_order(kinds: Iterable[str]) -> list[str]:

@@ -358,3 +358,18 @@ def test_the_per_scale_panel_of_a_stacked_model_says_it_is_layer_1():
     for m in runs:
         m.num_layers = 1
     assert [ax.get_title() for ax in plots.figure_hidden_norm(runs).axes if ax.get_title()] == ["RNN: LayerNorm"]
+
+
+def test_two_norms_of_ones_own_get_two_colours_kept_in_every_figure():
+    """Every user's norm was tab:red, so two of them in one compare could not be told apart."""
+    from lnbench.names import NORM_REGISTRY, USER_NORM_COLORS, norm_color
+
+    a, b = "pkg_colour_test.a:NormA", "pkg_colour_test.b:NormB"
+    first, second = norm_color(a), norm_color(b)
+    assert first != second and {first, second} <= set(USER_NORM_COLORS)
+    assert norm_color(a) == first and norm_color("layer") == "tab:blue"  # kept; built-ins as they were
+    assert not set(USER_NORM_COLORS) & {info.color for info in NORM_REGISTRY.values()}
+    runs = [_metrics(0, [0.6, 0.8], [[1, 1, 1]] * 2, norm=n) for n in (a, b)]
+    ax = plots.figure_test_accuracy(runs, 0.9).axes[0]
+    colours = {ln.get_label(): ln.get_color() for ln in ax.get_lines() if ln.get_label().startswith("Norm")}
+    assert colours == {"NormA": first, "NormB": second}, colours
