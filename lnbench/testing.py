@@ -67,6 +67,24 @@ def _members(cls: type[Norm], features: int, members: int = 3) -> None:
         )
 
 
+def _batch_independence(cls: type[Norm], features: int) -> None:
+    """A norm that declares ``uses_batch_statistics = False``: in training mode an example's output
+    does not depend on the other examples of the batch (the models and the batch-size checks rely
+    on it: such a norm is trusted at batch size 1 and in per-example evaluation)."""
+    if cls.uses_batch_statistics:
+        return
+    layer = cls(features).double().train()
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(5, features, dtype=torch.float64, generator=g)
+    other = x.clone()
+    other[1:] = 3.0 * torch.randn(4, features, dtype=torch.float64, generator=g) + 2.0  # the rest of the batch changed
+    ok = torch.allclose(layer(x)[0], layer(other)[0], rtol=1e-10, atol=1e-10)
+    assert ok, (
+        f"{cls.__name__}: declares uses_batch_statistics = False, but an example's output changes with the other "
+        "examples of its batch (it normalizes over the batch: declare uses_batch_statistics = True)"
+    )
+
+
 def _dtypes(cls: type[Norm], features: int) -> None:
     x = torch.randn(4, features)
     for dtype in (torch.float32, torch.float64):
@@ -118,6 +136,7 @@ def norm_checks(cls: type, features: int = 6) -> list:
     for name, run in (
         ("gradcheck, gradgradcheck (float64)", _gradchecks),
         ("members=3: each member its own model", _members),
+        ("each example its own output, unless it uses batch statistics", _batch_independence),
         (".to(float32 / float64 / cpu), train and eval", _dtypes),
     ):
         try:
@@ -136,9 +155,11 @@ def check_norm(cls: type, features: int = 6) -> dict[str, Any]:
        gamma and beta (gains and biases moved off 1 and 0);
     3. ``members=3``: each member's output equals a single layer's with that member's
        parameters (to 1e-10), as lnbench's seed ensembles need;
-    4. ``.to(float32 / float64)`` and ``.to("cpu")``: the output follows the dtype and is finite,
+    4. unless it declares ``uses_batch_statistics``: in training mode an example's output does not
+       change when the other examples of its batch do;
+    5. ``.to(float32 / float64)`` and ``.to("cpu")``: the output follows the dtype and is finite,
        in training and eval mode;
-    5. its row of Ba et al.'s Table 1 (:mod:`lnbench.nn.invariance`), measured, not checked
+    6. its row of Ba et al.'s Table 1 (:mod:`lnbench.nn.invariance`), measured, not checked
        against an expectation: ``I`` (invariant), ``N`` (not) or ``?`` per transformation.
 
     Args:
@@ -164,5 +185,6 @@ def check_norm(cls: type, features: int = 6) -> dict[str, Any]:
         raise AssertionError(f"{cls.__name__}: takes_timestep norms are not checked here (call signature norm(a, t))")
     _gradchecks(cls, features)
     _members(cls, features)
+    _batch_independence(cls, features)
     _dtypes(cls, features)
     return {"name": cls.__name__, "capabilities": capabilities, "invariance": _invariance(cls)}

@@ -491,7 +491,7 @@ def invariance(
     ] = None,
     norm: InvarianceNormOption = None,
 ) -> None:
-    """Measure the invariance table of Ba et al. 2016 (Table 1) for batch, weight, layer and RMS norm.
+    """Measure the invariance table of Ba et al. 2016 (Table 1) for batch, weight, layer, RMS and group norm.
 
     Exit code 0 when every cell agrees with the paper (RMSNorm: Zhang & Sennrich's Table 1), 1 otherwise.
     """
@@ -532,7 +532,8 @@ def invariance(
         checked = [c for c in cells if c.method not in users]
         yours = f"; {plural(len(users), 'norm')} of yours measured, not checked" if users else ""
         console.print(
-            f"[green]All {len(checked)} cells agree with Ba et al.'s Table 1 (and RMSNorm's row, Zhang & Sennrich's Table 1){yours}.[/]"
+            f"[green]All {len(checked)} cells agree with Ba et al.'s Table 1 (and RMSNorm's row, Zhang & Sennrich's Table 1; "
+            f"GroupNorm's, derived){yours}.[/]"
         )
 
 

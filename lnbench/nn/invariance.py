@@ -83,6 +83,8 @@ EXPECTED = {
     "group": ("I", "I", "N", "I", "N", "I"),  # derived (module docstring): LayerNorm's, group by group
 }
 IN_PAPER = ("batch", "weight", "layer")
+#: where a row not in Ba et al.'s table comes from (the norm's paper; its row derived in the module docstring)
+ROW_SOURCES = {"rms": "Zhang & Sennrich 2019, Table 1", "group": "Wu & He 2018; row derived"}
 
 Normalized = tuple[torch.Tensor, float]  # the normalized summed inputs (N, H), and v_min
 

@@ -300,7 +300,8 @@ def invariance_table(cells: Sequence[dict], draws: int) -> Table:
     users = [m for m in dict.fromkeys(c["method"] for c in cells) if m not in inv.METHODS]  # --norm's
     for method in [*inv.METHODS, *users]:
         if method in inv.METHODS:
-            label = inv.METHODS[method][0] + ("" if method in inv.IN_PAPER else " (Zhang & Sennrich 2019)")
+            source = inv.ROW_SOURCES.get(method)
+            label = inv.METHODS[method][0] + (f" ({source})" if source else "")
         else:
             label = f"{norm_label(method)} (yours: measured)"
         row = [label]
@@ -312,7 +313,8 @@ def invariance_table(cells: Sequence[dict], draws: int) -> Table:
         table.add_row(*row)
     table.caption = (
         "each cell: measured verdict (I invariant, N not, ? unclear) and the largest change of the normalized summed inputs; "
-        "green: as Ba et al.'s Table 1 (RMSNorm: as Zhang & Sennrich's Table 1, derived in lnbench/nn/invariance.py)"
+        "green: as Ba et al.'s Table 1 (RMSNorm: as Zhang & Sennrich's Table 1; GroupNorm: as derived; both derived in "
+        "lnbench/nn/invariance.py)"
     )
     return table
 

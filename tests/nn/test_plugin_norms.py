@@ -18,7 +18,7 @@ from lnbench.nn.invariance import EXPECTED
 from lnbench.nn.layernorm import LayerNorm
 from lnbench.nn.registry import norm_kind
 from lnbench.nn.rmsnorm import RMSNorm
-from lnbench.testing import check_norm
+from lnbench.testing import check_norm, norm_checks
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
@@ -125,3 +125,17 @@ def test_a_cell_that_fails_says_failed_in_its_progress_line_not_finished(tmp_pat
     assert any("RaisingNorm" in ln and " failed;" in ln for ln in lines), lines
     assert not any("RaisingNorm" in ln and " finished" in ln for ln in lines), lines
     assert any("none" in ln.lower() and " finished, test acc" in ln for ln in lines), lines
+
+
+def test_a_norm_that_hides_its_batch_statistics_is_refused():
+    """A new user's trial: a norm over the batch axis that declares uses_batch_statistics = False
+    passed check_norm, and would have been trusted at batch size 1."""
+    import toy_norms
+
+    with pytest.raises(AssertionError, match="SecretBatchNorm: declares uses_batch_statistics = False, but an example"):
+        check_norm(toy_norms.SecretBatchNorm)
+    honest = type("HonestBatchNorm", (toy_norms.SecretBatchNorm,), {"uses_batch_statistics": True})
+    assert check_norm(honest)["capabilities"]["uses_batch_statistics"] is True
+    checks = {c.name: c for c in norm_checks(toy_norms.SecretBatchNorm)}
+    failed = checks["SecretBatchNorm: each example its own output, unless it uses batch statistics"]
+    assert not failed.passed and "normalizes over the batch" in failed.detail

@@ -7,6 +7,7 @@
 - :class:`NotANorm`: an ``nn.Module`` that is not a :class:`lnbench.nn.Norm`.
 - :class:`SoloNorm`: ScaleNorm declaring ``has_member_axis = False`` (no seed-ensemble form).
 - :class:`RaisingNorm`: a norm whose forward raises, so that its runs fail.
+- :class:`SecretBatchNorm`: BatchNorm that does not say so (``uses_batch_statistics`` False).
 """
 
 from __future__ import annotations
@@ -61,3 +62,15 @@ class RaisingNorm(ScaleNorm):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         raise RuntimeError("RaisingNorm: planted failure")
+
+
+class SecretBatchNorm(Norm):
+    """Normalizes over the batch axis but declares ``uses_batch_statistics = False`` (the
+    default): a norm ``check_norm`` must refuse (a new user's trial: it passed)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.check_input(x)
+        axis = self.batch_axis
+        mean = x.mean(axis, keepdim=True)
+        var = x.var(axis, unbiased=False, keepdim=True)
+        return self.gamma * (x - mean) / (var + self.eps).sqrt() + self.beta
