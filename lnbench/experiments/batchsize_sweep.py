@@ -60,6 +60,7 @@ class BatchSizeSweep(Experiment):
             "family": spec.sweep.family,
             "epochs": spec.train.epochs,
             "lr": spec.train.lr,
+            "lr_by_batch_size": {str(b): lr for b, lr in (spec.train.lr_by_batch_size or {}).items()} or None,
             "seeds": spec.seed_list,
             "reference_batch_size": ref,
             "baselines": baselines,
@@ -91,6 +92,9 @@ class BatchSizeSweep(Experiment):
         title = "lnbench batchsize-sweep"
         if summary.get("family"):
             title += f": {summary['family']}, {plural(summary['epochs'], 'epoch')}, lr {summary['lr']:g}"
+            by_batch = summary.get("lr_by_batch_size") or {}
+            if by_batch:
+                title += " (" + ", ".join(f"batch size {b}: {lr:g}" for b, lr in by_batch.items()) + ")"
         return printed_tables(title, path, summary, sweep=True)
 
 

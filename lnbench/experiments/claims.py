@@ -25,7 +25,7 @@ from lnbench.experiments.base import Cell, EpochCallback, Experiment, Experiment
 from lnbench.names import plural
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import make_headline
-from lnbench.records.schema import SummaryRow
+from lnbench.records.schema import Metrics, SchemaError, SummaryRow
 from lnbench.report import tables
 
 
@@ -49,9 +49,10 @@ class ClaimsSpec:
 #: opt-in so that a plain run stays the short one; ``--all`` or ``--only ID`` runs them.
 OPT_IN_FAMILIES: tuple[str, ...] = ("lstm",)
 
-#: Regimes a plain ``lnbench claims`` leaves out: the optimizer as an axis (issue 33, D), so that
-#: the plain run's claims, and their Holm family, stay those it had before. ``--all`` runs them.
-OPT_IN_REGIMES: tuple[str, ...] = ("rnn_sgd", "transformer_sgd", "lstm_sgd")
+#: Regimes a plain ``lnbench claims`` leaves out: the optimizer as an axis, so that the plain run's
+#: claims, and their Holm family, stay those it had before; and Ba et al.'s Figure 6 on MNIST (an MLP,
+#: ~10 min on 2 cores: ``lnbench claims --only figure6``). ``--all`` runs them.
+OPT_IN_REGIMES: tuple[str, ...] = ("rnn_sgd", "transformer_sgd", "lstm_sgd", "figure6")
 
 
 def in_default_run(claim: claim_rules.Claim) -> bool:
@@ -167,7 +168,8 @@ class Claims(Experiment):
         if not summary.get("claims"):
             return []
         results = [claim_rules.ClaimResult(**c) for c in summary["claims"]]
-        data = figures.ClaimsData(results, summary.get("claims_by_task"), summary.get("tasks") or ())
+        runs, setting = figure6_runs(path, summary)
+        data = figures.ClaimsData(results, summary.get("claims_by_task"), summary.get("tasks") or (), runs, setting)
         return self.draw_figures(data, into or path)
 
     def headline(self, folder: RunFolder, summary: dict) -> dict | None:
@@ -191,6 +193,33 @@ class Claims(Experiment):
 
 
 CLAIMS = Claims()
+
+#: the regime of Ba et al.'s Figure 6 (configs/claims/figure6.yaml), whose learning curves figure6.png draws
+FIGURE6_REGIME = "figure6"
+
+
+def figure6_runs(path: Path, summary: dict) -> tuple[list[Metrics], str]:
+    """The metrics of the ``figure6`` regime's runs in a claims folder (from summary.json's rows
+    and their folders; a run whose metrics cannot be read is left out), and a line saying what they
+    trained: the task's sizes, the network and the budget, from the first run's config.yaml."""
+    rows = [r for r in summary.get("rows") or [] if r.get("regime") == FIGURE6_REGIME and r.get("run_dir")]
+    runs = []
+    for row in rows:
+        try:
+            runs.append(RunFolder(path / row["run_dir"]).metrics())
+        except SchemaError:
+            continue
+    cfg = RunFolder(path / rows[0]["run_dir"]).config() if rows else None
+    if not runs or cfg is None:
+        return runs, ""
+    data, model, train = cfg.get("data", {}), cfg.get("model", {}), cfg.get("train", {})
+    n_train = data.get("n_train", 0) - data.get("n_val", 0)
+    width = "-".join([str(784)] + [str(model.get("hidden_size"))] * int(model.get("num_layers", 1)) + ["10"])
+    setting = (
+        f"{n_train} training images (the paper: 55000), {data.get('n_test')} test; MLP {width}, "
+        f"{train.get('epochs')} epochs at every batch size"
+    )
+    return runs, setting
 
 
 def claims(

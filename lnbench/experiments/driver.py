@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lnbench.config import ConfigError, RunConfig
-from lnbench.config.checks import check_norm_options, check_resume
+from lnbench.config.checks import check_family_reads_task, check_norm_options, check_resume
 from lnbench.experiments.base import (
     Cell,
     EpochCallback,
@@ -59,6 +59,7 @@ def prepare(
     cells = exp.plan(spec, Path(resume) if resume is not None else Path("."))
     cfgs = [c for cell in cells for c in cell.cfgs]
     check_norm_options(cfgs)
+    check_family_reads_task(cfgs)
     check_plugin_norms(cfgs)
     return cells
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import torch
 from torch import nn
@@ -190,3 +190,18 @@ def copy_members(ensemble: nn.Module, models: Sequence[nn.Module]) -> None:
         module = ensemble.get_submodule(owner)
         axis = module.member_axis(attr) if isinstance(module, Norm) else 0
         t.copy_(torch.stack([s[name] for s in solo], dim=axis).view(t.shape))
+
+
+@torch.no_grad()
+def stack_models(models: Sequence[nn.Module]) -> Any:
+    """One seed ensemble whose member s starts as ``models[s]``: a model of their class built from the
+    first one's ``cfg``, ``input_size``, ``seq_len`` and ``num_classes`` with ``members=len(models)``,
+    then :func:`copy_members`. The feed-forward families' ``stack`` (the Transformer's, the MLP's).
+
+    Raises:
+        IndexError: for an empty list; ValueError: from the class (a norm without a member axis).
+    """
+    first = models[0]
+    ensemble = type(first)(first.cfg, first.input_size, first.seq_len, first.num_classes, members=len(models))
+    copy_members(ensemble, models)
+    return ensemble

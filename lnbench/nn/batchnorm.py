@@ -53,12 +53,20 @@ class BatchNorm1d(Norm):
     unbiased variance of one value is undefined) and a :class:`SingleValueBatchWarning` is
     issued once per module. The batch-size sweep needs BatchNorm to train at batch size 1.
 
+    With ``unbiased=True`` (``model.batch_norm_unbiased``) training normalizes with the unbiased
+    batch variance :math:`s_B^2 = \sigma_B^2 \cdot n / (n - 1)` of its n values per feature, as Ba et
+    al. 2016 (section 6.7) did for BatchNorm at batch size 4, where the biased estimate is 25 % small.
+    It is computed as ``gamma * c * x_hat' + beta`` with ``c = sqrt((n - 1) / n)`` and ``x_hat'``
+    normalized with ``eps * (n - 1) / n``: the same function, and the same hand-written backward.
+    Eval mode (running statistics) is unchanged.
+
     Args:
         features: H, the number of features (the last axis).
         eps: added to the variance inside the square root. Default: 1e-5.
         momentum: weight of the new batch statistic in the running average. Default: 0.1.
         members: S for an ensemble of S models: input ``(S, B, H)`` or ``(S, B, T, H)``,
             statistics per member, gamma, beta and the running statistics ``(S, 1, H)``. Default: None.
+        unbiased: normalize with the unbiased batch variance (above). Default: False (PyTorch's biased one).
 
     Attributes:
         gamma, beta: learnable gain (ones) and bias (zeros), shape ``(H,)``.
@@ -87,13 +95,27 @@ class BatchNorm1d(Norm):
     running_mean: torch.Tensor
     running_var: torch.Tensor
 
-    def __init__(self, features: int, eps: float = 1e-5, momentum: float = 0.1, members: int | None = None) -> None:
+    def __init__(
+        self,
+        features: int,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        members: int | None = None,
+        unbiased: bool = False,
+    ) -> None:
         super().__init__(features, eps, members)
-        self.momentum = momentum
+        self.momentum, self.unbiased = momentum, unbiased
         self.register_buffer("running_mean", torch.zeros(self.param_shape))
         self.register_buffer("running_var", torch.ones(self.param_shape))
         self.use_batch_stats_in_eval = False
         self.batch_group: int | None = None
+
+    @classmethod
+    def from_config(
+        cls, features: int, model_cfg: ModelConfig, members: int | None = None, seq_len: int | None = None
+    ) -> Self:
+        """The layer with the model's ``batch_norm_unbiased``."""
+        return cls(features, members=members, unbiased=model_cfg.norm_option("batch_norm_unbiased"))
 
     def reset_running_stats(self) -> None:
         """running_mean to 0, running_var to 1 (``torch.nn.BatchNorm1d.reset_running_stats``)."""
@@ -119,8 +141,9 @@ class BatchNorm1d(Norm):
         if not self.training and self.batch_group is not None:
             return self._normalize_groups(x, gamma, beta, self.batch_group)
         dims = tuple(range(self.batch_axis, x.dim() - 1))  # every axis but the members' and the features
-        y, mean, var = NormalizeAffine.apply(x, gamma, beta, self.eps, dims)
         n = math.prod(x.shape[d] for d in dims)  # values per feature (per member)
+        gamma, eps = self._variance_estimator(gamma, n)
+        y, mean, var = NormalizeAffine.apply(x, gamma, beta, eps, dims)
         if self.training and n > 0:  # an empty batch updates nothing (as PyTorch)
             self._track(mean.view(self.param_shape), var.view(self.param_shape), n, t)
         return y
@@ -135,8 +158,20 @@ class BatchNorm1d(Norm):
         groups = x.unflatten(b, (x.shape[b] // g, g))
         if self.members is not None:  # (S, 1, [1,] H) -> (S, 1, 1, [1,] H): one more axis to broadcast over
             gamma, beta = (p.view(self.members, *[1] * (groups.dim() - 2), self.features) for p in (gamma, beta))
-        y, _, _ = NormalizeAffine.apply(groups, gamma, beta, self.eps, tuple(range(b + 1, groups.dim() - 1)))
+        dims = tuple(range(b + 1, groups.dim() - 1))
+        n = math.prod(groups.shape[d] for d in dims)
+        gamma, eps = self._variance_estimator(gamma, n)
+        y, _, _ = NormalizeAffine.apply(groups, gamma, beta, eps, dims)
         return y.flatten(b, b + 1)
+
+    def _variance_estimator(self, gamma: torch.Tensor, n: int) -> tuple[torch.Tensor, float]:
+        """``(gamma, eps)`` for :class:`NormalizeAffine`, which normalizes with the biased variance:
+        as they are, or with ``unbiased`` and n > 1 values ``(gamma * c, eps * c^2)``, c^2 = (n - 1) / n,
+        which gives ``gamma * (x - mean) / sqrt(var * n / (n - 1) + eps)``."""
+        if not self.unbiased or n < 2:
+            return gamma, self.eps
+        c2 = (n - 1) / n
+        return gamma * math.sqrt(c2), self.eps * c2
 
     def _per_member(self, stat: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """An ensemble's ``(S, 1, H)`` tensor viewed as ``(S, 1, 1, H)`` for an ``(S, B, T, H)`` input."""
@@ -174,7 +209,7 @@ class BatchNorm1d(Norm):
             )
 
     def extra_repr(self) -> str:
-        return super().extra_repr() + f", momentum={self.momentum}"
+        return super().extra_repr() + f", momentum={self.momentum}" + (", unbiased=True" if self.unbiased else "")
 
 
 @contextlib.contextmanager
@@ -246,7 +281,7 @@ class RecurrentBatchNorm1d(BatchNorm1d):
         features: H.
         stats: ``pooled`` or ``per_timestep``. Default: ``pooled``.
         seq_len: T, the number of per-timestep rows (required for ``per_timestep``). Default: None.
-        eps, momentum: as :class:`BatchNorm1d`.
+        eps, momentum, unbiased: as :class:`BatchNorm1d`.
         members: S for an ensemble of S models: input ``(S, B, H)``, statistics per member over B,
             gamma and beta ``(S, 1, H)``. Default: None.
 
@@ -274,12 +309,13 @@ class RecurrentBatchNorm1d(BatchNorm1d):
         eps: float = 1e-5,
         momentum: float = 0.1,
         members: int | None = None,
+        unbiased: bool = False,
     ) -> None:
         if stats not in self.STATS:
             raise ValueError(f"batch_norm_stats: unknown {stats!r}; allowed: {', '.join(self.STATS)}")
         if stats == "per_timestep" and (seq_len is None or seq_len < 1):
             raise ValueError("batch_norm_stats=per_timestep needs seq_len >= 1")
-        super().__init__(features, eps, momentum, members)
+        super().__init__(features, eps, momentum, members, unbiased)
         self.stats = stats
         if seq_len is not None and stats == "per_timestep":  # the timestep first: (T, H) or (T, S, 1, H)
             self.running_mean = torch.zeros(seq_len, *self.param_shape)
@@ -290,8 +326,10 @@ class RecurrentBatchNorm1d(BatchNorm1d):
     def from_config(
         cls, features: int, model_cfg: ModelConfig, members: int | None = None, seq_len: int | None = None
     ) -> Self:
-        """The layer with the model's ``batch_norm_stats`` (and ``seq_len`` rows for ``per_timestep``)."""
-        return cls(features, model_cfg.batch_norm_stats, seq_len, members=members)
+        """The layer with the model's ``batch_norm_stats`` (and ``seq_len`` rows for ``per_timestep``)
+        and ``batch_norm_unbiased``."""
+        unbiased = model_cfg.norm_option("batch_norm_unbiased")
+        return cls(features, model_cfg.batch_norm_stats, seq_len, members=members, unbiased=unbiased)
 
     def forward(self, x: torch.Tensor, t: int = 0) -> torch.Tensor:
         return self._normalize(x, t)

@@ -336,6 +336,8 @@ def _norm_mode(norm: nn.Module, T: int, S: int, B: int) -> tuple[str, list, floa
         return "rms_over_features", [per_member(norm.gamma, S), None, None, None], norm.eps, None
     if isinstance(norm, RecurrentBatchNorm1d) and kind is RecurrentBatchNorm1d:
         if norm.training or norm.use_batch_stats_in_eval:
+            if norm.unbiased:  # the kernel normalizes with the biased variance: the Python path
+                return None
             group = B if norm.training or norm.batch_group is None else norm.batch_group
             return "over_batch", [per_member(norm.gamma, S), per_member(norm.beta, S), None, None], norm.eps, group
         mean, var = norm.running_rows(T)  # (T, *param_shape)

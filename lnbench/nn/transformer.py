@@ -27,22 +27,26 @@ import torch
 from torch import nn
 
 from lnbench.config import ModelConfig
-from lnbench.nn.base import Norm, copy_members
+from lnbench.nn.base import Norm, stack_models
 from lnbench.nn.registry import norm_kind
 from lnbench.nn.rnn import EnsembleLinear
 from lnbench.nn.weightnorm import linear
 
 
-def _linear(in_features: int, out_features: int, cfg: ModelConfig, members: int | None, bias: bool = True) -> nn.Module:
-    """The model's Linear: :func:`lnbench.nn.weightnorm.linear`, or for an ensemble an
-    :class:`lnbench.nn.rnn.EnsembleLinear`."""
+def model_linear(
+    in_features: int, out_features: int, cfg: ModelConfig, members: int | None, bias: bool = True
+) -> nn.Module:
+    """A model's Linear (the Transformer's, the MLP's): :func:`lnbench.nn.weightnorm.linear`
+    (weight-normalized if ``cfg.norm`` re-parametrizes weights), or for an ensemble of ``members``
+    an :class:`lnbench.nn.rnn.EnsembleLinear`.
+
+    Raises:
+        ValueError: an ensemble with a norm that has no member axis (weight norm)."""
     wn = norm_kind(cfg.norm).reparametrizes_weights
     if members is None:
         return linear(in_features, out_features, wn, bias)
     if not norm_kind(cfg.norm).has_member_axis:
-        raise ValueError(
-            f"a Transformer seed ensemble needs a norm with a member axis (has_member_axis); got {cfg.norm!r}"
-        )
+        raise ValueError(f"a seed ensemble needs a norm with a member axis (has_member_axis); got {cfg.norm!r}")
     return EnsembleLinear(members, in_features, out_features, bias)
 
 
@@ -78,8 +82,8 @@ class SelfAttention(nn.Module):
     def __init__(self, cfg: ModelConfig, members: int | None = None) -> None:
         super().__init__()
         D = cfg.hidden_size
-        self.qkv = _linear(D, 3 * D, cfg, members)
-        self.proj = _linear(D, D, cfg, members)
+        self.qkv = model_linear(D, 3 * D, cfg, members)
+        self.proj = model_linear(D, D, cfg, members)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q, k, v = self.qkv(x).chunk(3, dim=-1)  # each ([S,] B, T, D)
@@ -113,7 +117,7 @@ class TransformerBlock(nn.Module):
         self.norm_1 = spec.build(D, cfg, members)
         self.attn = SelfAttention(cfg, members)
         self.norm_2 = spec.build(D, cfg, members)
-        self.mlp = nn.Sequential(_linear(D, d_ff, cfg, members), nn.GELU(), _linear(d_ff, D, cfg, members))
+        self.mlp = nn.Sequential(model_linear(D, d_ff, cfg, members), nn.GELU(), model_linear(d_ff, D, cfg, members))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x + self.attn(_normalize(self.norm_1, x, self.members))
@@ -186,7 +190,7 @@ class TransformerClassifier(nn.Module):
         self.members = members
         lead = () if members is None else (members,)
         normed_input = cfg.input_norm and spec.normalizes_activations
-        self.input_proj = _linear(input_size, D, cfg, members, bias=not normed_input)
+        self.input_proj = model_linear(input_size, D, cfg, members, bias=not normed_input)
         self.input_norm = spec.build(D, cfg, members) if normed_input else None
         if cfg.pos_emb == "learned":
             self.pos_emb = nn.Parameter(torch.randn(*lead, seq_len, D) * cfg.pos_emb_std)
@@ -194,7 +198,7 @@ class TransformerClassifier(nn.Module):
             self.register_buffer("pos_emb", sinusoidal_positions(seq_len, D).expand(*lead, seq_len, D).clone())
         self.blocks = nn.ModuleList(TransformerBlock(cfg, members) for _ in range(cfg.num_layers))
         self.norm_f = spec.build(D, cfg, members)
-        self.head = _linear(D, num_classes, cfg, members)
+        self.head = model_linear(D, num_classes, cfg, members)
 
     @classmethod
     @torch.no_grad()
@@ -207,10 +211,7 @@ class TransformerClassifier(nn.Module):
         Raises:
             IndexError: for an empty list; ValueError: for weight norm (no ensemble form).
         """
-        first = models[0]
-        ensemble = cls(first.cfg, first.input_size, first.seq_len, first.num_classes, members=len(models))
-        copy_members(ensemble, models)
-        return ensemble
+        return stack_models(models)
 
     def forward(self, x: torch.Tensor, return_hidden: bool = False):
         T, S = x.shape[-2], self.members

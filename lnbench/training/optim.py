@@ -2,7 +2,8 @@
 
 - :func:`build_optimizer`: ``train.optimizer`` as ``torch.optim.Adam``, ``AdamW``, ``SGD`` or
   ``RMSprop`` (``foreach=True``: one op per step over all tensors, the same values), with
-  ``train.lr``, ``train.weight_decay`` and, for SGD and RMSprop, ``train.momentum`` (SGD:
+  ``train.lr`` (or ``train.lr_by_batch_size``'s rate at the run's batch size: ``TrainConfig.batch_lr``),
+  ``train.weight_decay`` and, for SGD and RMSprop, ``train.momentum`` (SGD:
   ``train.nesterov``).
 - :func:`build_scheduler`: ``train.lr_schedule`` as a ``torch.optim.lr_scheduler`` stepped once
   per epoch, after it (so epoch e, 1-based, trains at the schedule's value after e - 1 steps):
@@ -40,7 +41,7 @@ def build_optimizer(params: Iterable[torch.nn.Parameter], cfg: TrainConfig) -> t
     Raises:
         ValueError: torch's own, for settings the config's checks let through (none known).
     """
-    lr, decay = cfg.lr, cfg.weight_decay
+    lr, decay = cfg.batch_lr, cfg.weight_decay  # lr_by_batch_size's rate at this batch size, else lr
     if cfg.optimizer == "adam":
         return torch.optim.Adam(params, lr=lr, weight_decay=decay, foreach=True)
     if cfg.optimizer == "adamw":

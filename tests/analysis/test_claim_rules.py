@@ -101,6 +101,7 @@ L, N, BN = ("layer", None, None), ("none", None, None), ("batch", None, None)
 L01, BN01, L1, BN1 = ("layer", None, 0.1), ("batch", None, 0.1), ("layer", None, 1.0), ("batch", None, 1.0)
 L_1, L_64, BN_1, BN_64 = ("layer", 1, None), ("layer", 64, None), ("batch", 1, None), ("batch", 64, None)
 NET = (("none", 1, None), ("none", 64, None))  # a difference in differences net of NoNorm's change from 64 to 1
+NET_4 = (("none", 4, None), ("none", 128, None))
 
 #: id, regime, family, metric, a (norm, batch size, gain), b, direction, margin, text, net (None or its two
 #: conditions): the shipped claims, in table order
@@ -132,6 +133,10 @@ SHIPPED = [
     ("rnn_faster_sgd", "rnn_sgd", "rnn", "mean_train_loss", L, N, "less", 0.02, FASTER + ", with SGD with momentum", None),
     ("tf_faster_sgd", "transformer_sgd", "transformer", "mean_train_loss", L, N, "less", 0.02, FASTER + ", with SGD with momentum", None),
     ("lstm_faster_sgd", "lstm_sgd", "lstm", "mean_train_loss", L, N, "less", 0.02, "LayerNorm speeds up LSTM training, with SGD with momentum", None),
+    ("mlp_bn_batch_size_4", "figure6", "mlp", "final_test_acc", ("batch", 4, None), ("batch", 128, None), "less", 0.01, "BatchNorm degrades at batch size 4 beyond NoNorm's change (batch size 4 vs 128; Ba et al. Figure 6)", NET_4),
+    ("mlp_ln_batch_size", "figure6", "mlp", "final_test_acc", ("layer", 4, None), ("layer", 128, None), "equal", 0.01, "LayerNorm adds no batch-size dependence of its own (batch size 4 vs 128, net of NoNorm's; Ba et al. Figure 6)", NET_4),
+    ("mlp_ln_faster_than_bn_bs4", "figure6", "mlp", "mean_train_loss", ("layer", 4, None), ("batch", 4, None), "less", 0.02, "At batch size 4 LayerNorm's training loss falls faster than BatchNorm's (Ba et al. Figure 6, right)", None),
+    ("mlp_ln_vs_bn_bs128", "figure6", "mlp", "final_test_acc", ("layer", 128, None), ("batch", 128, None), "equal", 0.01, "At batch size 128 LayerNorm is as accurate as BatchNorm (Ba et al. Figure 6, left)", None),
 ]  # fmt: skip
 
 
@@ -625,7 +630,11 @@ def test_format_amount_is_signed_by_default_and_select_claims_lists_the_ids():
     assert format_amount("final_test_acc", 0.015) == "+1.5 points"
     with pytest.raises(ConfigError) as err:
         select_claims(["nope"])
-    assert str(err.value) == f"--only: unknown claim 'nope'; allowed: {', '.join(claim_rules.CLAIM_IDS)}"
+    regimes = ", ".join(claim_rules.CLAIM_REGIMES)
+    assert (
+        str(err.value)
+        == f"--only: unknown claim 'nope'; allowed: {', '.join(claim_rules.CLAIM_IDS)}, or a regime: {regimes}"
+    )
 
 
 def test_load_regimes_checks_memory_for_all_seeds_and_names_every_line(tmp_path, monkeypatch):

@@ -127,6 +127,7 @@ FAMILY_SETTINGS = [
     ("lstm", {}),
     ("lstm", {"batch_norm_stats": "per_timestep"}),
     ("transformer", {}),
+    ("mlp", {}),
 ]
 
 

@@ -60,7 +60,11 @@ def test_each_kind_reads_its_groups_records():
     run = ["training_loss.png", "test_accuracy.png", "hidden_norm.png", "hidden_norm_mean.png", "grad_norm.png"]
     assert files["train"] == files["compare"] == run
     assert files["batchsize-sweep"] == ["accuracy_vs_batch_size.png", "train_loss_vs_batch_size.png"]
-    assert files["sweep"] == ["accuracy_vs_*.png"] and files["claims"] == ["claims_by_task.png", "claims.png"]
+    assert files["sweep"] == ["accuracy_vs_*.png"] and files["claims"] == [
+        "claims_by_task.png",
+        "claims.png",
+        "figure6.png",
+    ]
     assert files["invariance"] == files["gradcheck"] == []
     assert EXPERIMENTS["sweep"].caption("accuracy_vs_lr.png") == figures.CAPTIONS["accuracy_vs_*.png"]
     assert EXPERIMENTS["sweep"].caption("grad_norm.png") == ""  # a run figure, not the sweep's

@@ -14,7 +14,8 @@ from lnbench.training.baselines import baseline_accuracies
 from lnbench.training.data import make_trend_data
 from lnbench.training.tasks import make_task_data
 from lnbench.training.tasks.adding import make_adding_data
-from lnbench.training.tasks.digits import digits_split, make_digits_data, pixel_order
+from lnbench.training.tasks.digits import digits_split, make_digits_data
+from lnbench.training.tasks.images import pixel_order
 
 # -- the registry and the config -----------------------------------------------------------------
 
@@ -165,10 +166,10 @@ def test_digits_orders_are_the_same_pixels():
     pixels = make_digits_data(100, 50, "pixels")
     permuted = make_digits_data(100, 50, "permuted", permutation_seed=7)
     assert torch.equal(rows.X_train.reshape(100, 64, 1), pixels.X_train)
-    order = pixel_order("permuted", 7)
+    order = pixel_order("permuted", 64, 7)
     assert sorted(order.tolist()) == list(range(64)) and not np.array_equal(order, np.arange(64))
     assert torch.equal(permuted.X_test, pixels.X_test[:, order])
-    assert not np.array_equal(pixel_order("permuted", 8), order)
+    assert not np.array_equal(pixel_order("permuted", 64, 8), order)
     assert torch.equal(rows.y_train, pixels.y_train) and torch.equal(rows.y_train, permuted.y_train)
 
 

@@ -8,11 +8,10 @@ from pathlib import Path
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from lnbench.names import (
-    family_label,
-)
+from lnbench.names import family_label, norm_color, norm_label, norm_order
+from lnbench.records.schema import Metrics
 from lnbench.report.figures.registry import ClaimsData, figure, save
-from lnbench.report.figures.style import suptitle
+from lnbench.report.figures.style import as_series, mean_band, set_log_y, suptitle
 
 VERDICT_COLORS = {"held": "tab:green", "not held": "tab:red", "inconclusive": "tab:gray"}
 
@@ -139,3 +138,55 @@ def _claims_by_task(claims: ClaimsData) -> Figure:
 )
 def _claims(claims: ClaimsData) -> Figure:
     return figure_claims(claims.results)
+
+
+def figure_figure6(runs: Sequence[Metrics], setting: str = "") -> Figure:
+    """Ba et al. 2016's Figure 6, measured: per batch size (columns, largest first), the training
+    negative log-likelihood (the mean train loss of each epoch, log scale; top) and the test error
+    (1 - test accuracy, eval mode; bottom) over the epochs, one line per norm (mean over seeds,
+    the band from the lowest to the highest seed), in lnbench's colours. ``runs``: the ``figure6``
+    regime's metrics; ``setting``: what was trained, a line under the title."""
+    batch_sizes = sorted({m.batch_size for m in runs}, reverse=True)
+    fig = Figure(figsize=(5.2 * max(1, len(batch_sizes)), 7.0), layout="constrained")
+    axes = fig.subplots(2, max(1, len(batch_sizes)), squeeze=False)
+    seeds = len({m.seed for m in runs})
+    suptitle(
+        fig,
+        f"Ba et al. 2016, Figure 6, measured: permutation-invariant MNIST, mean of {seeds} seeds (band: lowest to "
+        f"highest seed)" + (f"\n{setting}" if setting else ""),
+    )
+    for col, b in enumerate(batch_sizes):
+        at_b = [m for m in runs if m.batch_size == b]
+        for norm in norm_order(m.norm for m in at_b):
+            of_norm = [m for m in at_b if m.norm == norm]
+            for row, values in enumerate(
+                ([as_series(m.train_loss) for m in of_norm], [1 - as_series(m.test_acc) for m in of_norm])
+            ):
+                ax = axes[row, col]
+                mean, lo, hi = mean_band(values)
+                epochs = range(1, len(mean) + 1)
+                color = norm_color(norm)
+                ax.plot(epochs, 100 * mean if row else mean, color=color, marker="o", ms=3, label=norm_label(norm))
+                ax.fill_between(epochs, 100 * lo if row else lo, 100 * hi if row else hi, color=color, alpha=0.15)
+        lr = at_b[0].lr[0] if at_b and at_b[0].lr else None
+        axes[0, col].set_title(f"batch size {b}" + (f" (Adam, lr {lr:g})" if lr is not None else ""), fontsize=10)
+        axes[0, col].set_ylabel("train NLL (nats, mean over the epoch)")
+        set_log_y(axes[0, col])
+        axes[1, col].set_ylabel("test error (%)")
+        for row in (0, 1):
+            axes[row, col].set_xlabel("epoch")
+            axes[row, col].grid(alpha=0.3)
+        axes[0, col].legend(fontsize=8)
+    return fig
+
+
+@figure(
+    "figure6.png",
+    group="claims",
+    caption="Ba et al. 2016's Figure 6, measured (lnbench claims --only figure6): per batch size, the training "
+    "negative log-likelihood (top, log scale) and the test error (bottom) over the epochs, mean of the seeds "
+    "with the band from the lowest to the highest; the sizes under the title.",
+    when=lambda claims: bool(claims.figure6),
+)
+def _figure6(claims: ClaimsData) -> Figure:
+    return figure_figure6(claims.figure6, claims.figure6_setting)

@@ -125,8 +125,12 @@ class SweepData:
 class ClaimsData:
     """What the ``claims`` figures are drawn from: the claims' results
     (:class:`lnbench.analysis.claims.ClaimResult`), summary.json's ``claims_by_task`` (None:
-    one task) and its ``tasks``."""
+    one task), its ``tasks``, and the ``figure6`` regime's runs."""
 
     results: Sequence
     by_task: Sequence[dict] | None = None
     tasks: Sequence[str] = ()
+    #: the learning curves of the ``figure6`` regime (Ba et al.'s Figure 6): its runs' metrics,
+    #: and a line saying what was trained (sizes, budget); () and "" without that regime
+    figure6: Sequence[Metrics] = ()
+    figure6_setting: str = ""

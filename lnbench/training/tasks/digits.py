@@ -22,52 +22,25 @@ input is in [0, 1].
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from lnbench.config import DataConfig
 from lnbench.names import DIGITS_TEST_PER_CLASS
 from lnbench.training.data import TaskData
+from lnbench.training.tasks.images import image_task_data, stratified_split
 
 SPLIT_SEED = 0  # the fixed split's generator
 CLASSES = 10
-PIXELS = 64
+SIDE = 8  # 8 x 8 pixels
 
 
 def digits_split() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The fixed split of ``load_digits``: ``(X_train (1437, 64), y_train, X_test (360, 64), y_test)``,
-    pixels in [0, 1] (float64), in the split's order (the module docstring)."""
+    pixels in [0, 1] (float64), in the split's order (the module docstring;
+    :func:`lnbench.training.tasks.images.stratified_split`)."""
     from sklearn.datasets import load_digits
 
     digits = load_digits()
-    X, y = digits.data / 16.0, digits.target.astype(np.int64)
-    rng = np.random.default_rng(SPLIT_SEED)
-    test, train = [], []
-    for c in range(CLASSES):
-        idx = rng.permutation(np.flatnonzero(y == c))
-        test.append(idx[:DIGITS_TEST_PER_CLASS])
-        train.append(idx[DIGITS_TEST_PER_CLASS:])
-    test_idx = np.concatenate(test)  # class by class: n_test < 360 takes the first classes only
-    test_idx = test_idx[rng.permutation(len(test_idx))]
-    train_idx = np.concatenate(train)
-    train_idx = train_idx[rng.permutation(len(train_idx))]
-    return X[train_idx], y[train_idx], X[test_idx], y[test_idx]
-
-
-def pixel_order(order: str, permutation_seed: int = 0) -> np.ndarray:
-    """The pixel index of each step for ``pixels`` (0 .. 63) and ``permuted``
-    (``default_rng(permutation_seed).permutation(64)``); ``(64,)`` int64."""
-    if order == "permuted":
-        return np.random.default_rng(permutation_seed).permutation(PIXELS)
-    return np.arange(PIXELS)
-
-
-def as_sequences(X: np.ndarray, order: str, permutation_seed: int = 0) -> np.ndarray:
-    """``(N, 64)`` images -> ``(N, 8, 8)`` (rows) or ``(N, 64, 1)`` (pixels, permuted), float32."""
-    if order == "rows":
-        return X.reshape(-1, 8, 8).astype(np.float32)
-    if order not in ("pixels", "permuted"):
-        raise ValueError(f"digits_order: {order!r}; allowed: rows, pixels, permuted")
-    return X[:, pixel_order(order, permutation_seed)][:, :, None].astype(np.float32)
+    return stratified_split(digits.data / 16.0, digits.target.astype(np.int64), DIGITS_TEST_PER_CLASS, SPLIT_SEED)
 
 
 def make_digits_data(
@@ -87,19 +60,7 @@ def make_digits_data(
     Raises:
         ValueError: a split larger than the fixed split's, or an unknown order.
     """
-    X_train, y_train, X_test, y_test = digits_split()
-    if not 1 <= n_train <= len(X_train) or not 1 <= n_test <= len(X_test):
-        raise ValueError(f"digits has {len(X_train)} training and {len(X_test)} test images; got {n_train}, {n_test}")
-    as_t = lambda X: torch.from_numpy(as_sequences(X, digits_order, permutation_seed))  # noqa: E731
-    return TaskData(
-        as_t(X_train[:n_train]),
-        torch.from_numpy(y_train[:n_train]),
-        as_t(X_test[:n_test]),
-        torch.from_numpy(y_test[:n_test]),
-        torch.ones(n_train),
-        torch.ones(n_test),
-        num_classes=CLASSES,
-    )
+    return image_task_data(digits_split(), n_train, n_test, SIDE, digits_order, permutation_seed, "digits", CLASSES)
 
 
 def make(cfg: DataConfig, seed: int = 0) -> TaskData:

