@@ -89,3 +89,14 @@ def test_claims_only_figure6_gives_four_verdicts_and_the_figure(tmp_path):
     assert lrs == {4: 1e-3, 128: 3e-3}
     chance = next(b["mean"] for b in summary["baselines"]["figure6"] if b["name"] == "chance")
     assert chance == pytest.approx(0.1, abs=0.05)  # 10 classes
+
+
+def test_a_run_of_the_mlp_draws_no_state_over_timesteps():
+    """The MLP reads one vector (T = 1): hidden_norm_mean.png, a state over timesteps, is not drawn for
+    it, and is for a model that reads a sequence."""
+    from lnbench.report.figures.registry import RunData, records
+
+    (record,) = [r for r in records("run") if r.file == "hidden_norm_mean.png"]
+    mlp, rnn = Metrics(family="mlp"), Metrics(family="rnn")
+    mlp.hidden_norm_init, rnn.hidden_norm_init = [3.0], [1.0, 2.0, 3.0]
+    assert not record.when(RunData([mlp])) and record.when(RunData([mlp, rnn]))

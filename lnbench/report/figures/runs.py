@@ -402,11 +402,18 @@ def _hidden_norm(run: RunData) -> Figure:
     return figure_hidden_norm(run.metrics)
 
 
+def _has_timesteps(run: RunData) -> bool:
+    """Some run reads a sequence (the MLP's one vector has no timesteps to draw a state over)."""
+    return any(len(m.hidden_norm_init or []) > 1 for m in run.metrics)
+
+
 @figure(
     "hidden_norm_mean.png",
     group="run",
     caption="Mean ||h_t|| over all test sequences per timestep, after training (solid) and at initialisation "
-    "(dotted); a stacked RNN or LSTM: one curve per layer (line style and marker).",
+    "(dotted); a stacked RNN or LSTM: one curve per layer (line style and marker). Not drawn for the MLP (one "
+    "vector per example: no timesteps).",
+    when=_has_timesteps,
 )
 def _hidden_norm_mean(run: RunData) -> Figure:
     return figure_hidden_norm_mean(run.metrics)
