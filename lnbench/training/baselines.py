@@ -5,7 +5,8 @@ on the training split of one seed's data and scored on its test split:
 
 - ``chance``: always predict the training split's majority class.
 - ``last_timestep``: a linear classifier of x_T alone (memoryless: what a model that forgets
-  everything but the last input can reach).
+  everything but the last input can reach). None for a task of one step (MNIST ``flat``: x_T is
+  the whole input, and there is no memory to test).
 - ``whole_sequence``: a linear classifier of the whole flattened sequence (T x H features):
   the task's linear ceiling. The trend task is linear in the sequence (d . (x_T - x_1)), so
   this is near 100 %: a model below it is not using everything a linear readout can.
@@ -59,16 +60,17 @@ def baseline_correct(data: TaskData) -> dict[str, np.ndarray]:
     (``(n_test,)`` int64, 0/1): what a model is compared with pairwise (McNemar, one seed).
 
     Args:
-        data: the train and test splits (``X (N, T, H)``, ``y (N,)``).
+        data: the train and test splits (``X (N, T, H)``, ``y (N,)``); with T = 1 there is no
+            ``last_timestep`` (it would be ``whole_sequence`` again).
     """
     X_tr, y_tr = data.X_train.numpy(), data.y_train.numpy()
     X_te, y_te = data.X_test.numpy(), data.y_test.numpy()
     majority = np.bincount(y_tr).argmax()
-    return {
-        "chance": (y_te == majority).astype(np.int64),
-        "last_timestep": _linear_correct(X_tr[:, -1], y_tr, X_te[:, -1], y_te),
-        "whole_sequence": _linear_correct(data.X_train.flatten(1).numpy(), y_tr, data.X_test.flatten(1).numpy(), y_te),
-    }
+    out = {"chance": (y_te == majority).astype(np.int64)}
+    if data.seq_len > 1:
+        out["last_timestep"] = _linear_correct(X_tr[:, -1], y_tr, X_te[:, -1], y_te)
+    whole = _linear_correct(data.X_train.flatten(1).numpy(), y_tr, data.X_test.flatten(1).numpy(), y_te)
+    return out | {"whole_sequence": whole}
 
 
 def baseline_accuracies(data: TaskData) -> dict[str, float]:
@@ -96,6 +98,8 @@ def summarize_baselines(
     compared with it pairwise."""
     out = []
     for name, (label, description) in BASELINES.items():
+        if any(name not in b for b in per_seed):  # last_timestep of a one-step task
+            continue
         accs = [b[name] for b in per_seed]
         entry = {
             "name": name,

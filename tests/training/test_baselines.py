@@ -102,7 +102,8 @@ def test_the_whole_sequence_baseline_reads_every_timestep():
 
 
 def test_a_training_split_of_one_class_predicts_that_class():
-    data = trend_data([[[1.0]], [[2.0]], [[3.0]]], [1, 1, 1], [[[0.0]], [[5.0]], [[9.0]], [[1.0]]], [1, 0, 1, 0])
+    two_steps = lambda values: [[[v], [v]] for v in values]  # noqa: E731  (T = 1 has no last_timestep baseline)
+    data = trend_data(two_steps([1.0, 2.0, 3.0]), [1, 1, 1], two_steps([0.0, 5.0, 9.0, 1.0]), [1, 0, 1, 0])
     correct = baseline_correct(data)
     for name in BASELINES:
         assert correct[name].tolist() == [1, 0, 1, 0], name
@@ -152,7 +153,7 @@ def test_baselines_for_builds_each_seeds_data_and_keeps_its_seed():
 
 
 def test_per_example_results_are_integers_and_one_training_example_is_a_class():
-    data = trend_data([[[1.0]]], [1], [[[0.0]], [[5.0]]], [1, 0])  # one training sequence: its class for all
+    data = trend_data([[[1.0], [1.0]]], [1], [[[0.0], [0.0]], [[5.0], [5.0]]], [1, 0])  # one sequence: its class for all
     correct = baseline_correct(data)
     for name in BASELINES:
         assert correct[name].dtype == np.int64 and correct[name].tolist() == [1, 0], name

@@ -117,3 +117,43 @@ def test_a_split_or_an_order_a_model_cannot_take_is_one_line_and_exit_2(tmp_path
 def test_a_compare_of_the_sequence_families_reads_mnist_by_rows():
     cfg = load_config("configs/compare_mnist.yaml")
     assert cfg.data.task == "mnist" and cfg.data.shape() == (28, 28, 10)
+
+
+@pytest.mark.e2e  # trains a model and writes a run folder
+def test_a_trained_mlp_on_flat_mnist_reloads_with_its_test_accuracy(tmp_path):
+    """``lnbench train`` of the MLP on flat MNIST, then ``lnbench.load_model``: the reloaded model's
+    accuracy on the run's test split is the final test accuracy its metrics.json recorded."""
+    import json
+
+    import lnbench
+
+    config = tmp_path / "mlp.yaml"
+    config.write_text(
+        "data: {task: mnist, mnist_order: flat, n_train: 300, n_test: 200}\n"
+        "model: {family: mlp, norm: batch, hidden_size: 32, num_layers: 2}\n"
+        "train: {epochs: 2, batch_size: 32}\n"
+    )
+    result = CliRunner().invoke(app, ["train", str(config), "--runs-dir", str(tmp_path / "runs")])
+    assert result.exit_code == 0, result.output
+    (run,) = list((tmp_path / "runs").iterdir())
+    metrics = json.loads((run / "metrics.json").read_text())
+    model = lnbench.load_model(run)
+    data = make_mnist_data(300, 200, "flat")
+    with torch.no_grad():
+        acc = int((model(data.X_test).argmax(-1) == data.y_test).sum()) / 200
+    assert acc == pytest.approx(metrics["test_acc"][-1], abs=1e-9) and metrics["family"] == "mlp"
+    assert sorted(p.name for p in run.glob("*.png")) == ["grad_norm.png", "test_accuracy.png", "training_loss.png"]
+
+
+def test_flat_mnist_has_no_memoryless_baseline():
+    """With T = 1 a readout of x_T is the whole input: the baselines are chance and the linear readout,
+    and no model is tested against a memoryless baseline (the sequence orders keep it)."""
+    from lnbench.analysis.verdicts import memoryless_rows
+    from lnbench.training.baselines import baseline_correct, summarize_baselines
+
+    flat, rows = make_mnist_data(200, 100, "flat"), make_mnist_data(200, 100, "rows")
+    assert set(baseline_correct(flat)) == {"chance", "whole_sequence"}
+    assert set(baseline_correct(rows)) == {"chance", "last_timestep", "whole_sequence"}
+    per_seed = [{name: float(c.mean()) for name, c in baseline_correct(flat).items()}]
+    summary = summarize_baselines(per_seed, [0], 100)
+    assert [b["name"] for b in summary] == ["chance", "whole_sequence"] and memoryless_rows(summary) == []
