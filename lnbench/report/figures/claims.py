@@ -184,8 +184,9 @@ def figure_figure6(runs: Sequence[Metrics], setting: str = "") -> Figure:
     "figure6.png",
     group="claims",
     caption="Ba et al. 2016's Figure 6, measured (lnbench claims --only figure6): per batch size, the training "
-    "negative log-likelihood (top, log scale) and the test error (bottom) over the epochs, mean of the seeds "
-    "with the band from the lowest to the highest; the sizes under the title.",
+    "negative log-likelihood (top, log scale; the training-mode loss, BatchNorm with its batch's statistics) and "
+    "the test error (bottom, eval mode) over the epochs, mean of the seeds with the band from the lowest to the "
+    "highest; the sizes under the title.",
     when=lambda claims: bool(claims.figure6),
 )
 def _figure6(claims: ClaimsData) -> Figure:
