@@ -38,8 +38,8 @@ STATUS_DOCS = {
     "failed": "Stopped by an error; `error` in run.json holds the message. What was written is kept.",
     "interrupted": "Stopped by Ctrl-C or SIGTERM (exit code 130); what was written is kept. "
     "`--resume` continues an experiment.",
-    "diverged": "A loss or weight became non-finite, or a loss exceeded 100 ln C nats; training stopped at that "
-    "epoch, and the run has no final accuracy (left out of means and tests).",
+    "diverged": "A loss, a gradient, the weights or the optimizer's state became non-finite, or a loss exceeded "
+    "100 ln C nats; training stopped at that epoch, and the run has no final accuracy (left out of means and tests).",
 }
 
 

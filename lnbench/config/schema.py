@@ -58,6 +58,7 @@ def _known_family(name: str) -> str:
 Family = Annotated[str, AfterValidator(_known_family)]  # a name of the registry in lnbench.names
 
 
+MAX_WEIGHT_DECAY = 1e30  # train.weight_decay's largest: torch's float32 scalar overflows above ~3.4e38
 MAX_INPUT = 1e18  # the largest input magnitude data may reach: its square stays finite in float32
 DEFAULT_NUM_SEEDS = 5  # seeds of compare and sweeps when ``seeds`` is not set: seed, seed + 1, ...
 GRID_SECTIONS = ("data", "model", "train")  # the sections whose keys sweep.grid varies
@@ -80,6 +81,9 @@ ADDED_KEYS: dict[str, Any] = {
     "train.momentum": 0.0,
     "train.nesterov": False,
     "train.weight_decay": 0.0,
+    # a folder written before this key decayed every parameter; at weight_decay 0 (every such folder
+    # of the built-in configs) the key does nothing, and INERT_WHEN leaves it out at any value
+    "train.weight_decay_params": "all",
     "train.lr_schedule": "constant",
     "train.lr_step_epochs": None,
     "train.lr_gamma": 0.1,
@@ -91,6 +95,16 @@ ADDED_KEYS: dict[str, Any] = {
 #: An added key that was new for some model families only: the families it was added for (a
 #: folder of another family always had it, and keeps it in its identity).
 ADDED_FOR: dict[str, tuple[str, ...]] = {"model.num_layers": ("rnn", "lstm")}
+
+#: An added key that does nothing while another key has a value (``key: (other key, value)``): left out
+#: of the identity then, at any value, so an old folder at that value is the same run whatever the
+#: key's default became (train.weight_decay_params at weight_decay 0: nothing is decayed either way).
+INERT_WHEN: dict[str, tuple[str, Any]] = {"train.weight_decay_params": ("train.weight_decay", 0.0)}
+
+
+def _value(raw: dict, key: str) -> Any:
+    section, _, leaf = key.partition(".")
+    return raw[section].get(leaf) if isinstance(raw.get(section), dict) else None
 
 
 def without_added_keys(raw: Any) -> Any:
@@ -105,7 +119,9 @@ def without_added_keys(raw: Any) -> Any:
         section, _, leaf = key.partition(".")
         if key in ADDED_FOR and family not in ADDED_FOR[key]:
             continue
-        if isinstance(out.get(section), dict) and leaf in out[section] and out[section][leaf] == neutral:
+        # None: the other key was left out above, at its own neutral value
+        inert = key in INERT_WHEN and _value(out, INERT_WHEN[key][0]) in (None, INERT_WHEN[key][1])
+        if isinstance(out.get(section), dict) and leaf in out[section] and (out[section][leaf] == neutral or inert):
             del out[section][leaf]
     return out
 
@@ -162,14 +178,16 @@ class DataConfig(_Section):
         1000,
         ge=1,
         description="Training sequences per seed (trend: classes balanced to within one; adding: binomial; "
-        "digits and mnist: the first n_train of the fixed split, at most 1437 and 4000). Every batch size must be "
+        "digits and mnist: n_train of the fixed split, at most 1437 and 4000, every class among them from 10 on: the "
+        "classes in turn; at 1000 and at the whole split the first n_train). Every batch size must be "
         "<= n_train.",
     )
     n_test: int = Field(
         200,
         ge=1,
         description="Test sequences per seed. All runs of one seed share this test set, so their results are "
-        "paired; an accuracy moves in steps of 1 / n_test.",
+        "paired; an accuracy moves in steps of 1 / n_test. Digits and mnist: every class among them from 10 on, as "
+        "n_train (at 200 and at the whole split the first n_test).",
     )
     n_val: int = Field(
         0,
@@ -461,7 +479,17 @@ class TrainConfig(_Section):
         0.0,
         ge=0,
         description="Weight decay, every optimizer (torch's weight_decay): an L2 term lambda w added to the "
-        "gradient (adam, sgd, rmsprop), or decoupled, w -= lr lambda w (adamw); 0: none.",
+        "gradient (adam, sgd, rmsprop), or decoupled, w -= lr lambda w (adamw), on the parameters of "
+        "weight_decay_params; 0: none. At most 1e30 (torch takes it as a float32 scalar, which overflows above "
+        "~3.4e38).",
+    )
+    weight_decay_params: Literal["weights", "all"] = Field(
+        "weights",
+        description="What weight_decay decays: weights (the weights only, as nanoGPT, timm and Hugging Face: "
+        "every parameter of 2 or more dimensions per seed that is not a bias; a norm layer's gain gamma and bias "
+        "beta, every bias and weight norm's gains g are not decayed, so decay does not pull the gains toward 0 "
+        "and away from model.norm_gain_init) or all (every parameter, the norms' gains and biases too: lnbench "
+        "before this key). run.json's weight_decay_groups lists both groups. No effect with weight_decay 0.",
     )
     lr_schedule: Literal[LR_SCHEDULES] = Field(  # type: ignore[valid-type]
         "constant",
@@ -509,6 +537,16 @@ class TrainConfig(_Section):
     def _lr_fits_the_optimizer(self) -> "TrainConfig":
         if self.lr > 1e30:  # checked only where float32 can overflow
             _optimizer_accepts(self.optimizer, self.lr)
+        return self
+
+    @model_validator(mode="after")
+    def _decay_fits_float32(self) -> "TrainConfig":
+        """torch's optimizers take weight_decay as a float32 scalar: above ~3.4e38 their first step raises."""
+        if self.weight_decay > MAX_WEIGHT_DECAY:
+            raise ValueError(
+                f"weight_decay: {self.weight_decay:g} overflows the optimizers' float32 arithmetic; "
+                f"give weight_decay <= {MAX_WEIGHT_DECAY:g}"
+            )
         return self
 
     @model_validator(mode="after")

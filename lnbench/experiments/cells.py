@@ -25,7 +25,7 @@ from lnbench.nn.models import build_model, initial_gain
 from lnbench.nn.norms import SingleValueWarning
 from lnbench.records.runs import Run, mark_unfinished
 from lnbench.records.schema import Metrics, SummaryRow, summary_row
-from lnbench.training import checkpoints
+from lnbench.training import checkpoints, optim
 from lnbench.training.loop import train_members
 from lnbench.training.tasks import make_task_data
 
@@ -139,6 +139,8 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, p
         model = (
             type(models[0]).stack(models) if mechanism == "native" else models[0]
         )  # an RNN, LSTM or Transformer ensemble
+        for run, c in zip(runs, cfgs):  # what train.weight_decay decays: the same names for every member
+            run.manifest["weight_decay_groups"] = optim.decay_groups(model, c.train)
 
         hashes = [run.manifest["config_hash"] for run in runs]
         states = checkpoints.resumable(previous, hashes, epochs)
@@ -193,6 +195,7 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, p
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         for run, m, name, weights in zip(runs, metrics, labels, checkpoints.member_weights(model, models[0])):
             run.manifest["warnings"] += notes  # after what the run noted before (a soft or taken-over lock)
+            run.manifest["warnings"] += [w for w in m.warnings if w not in run.manifest["warnings"]]  # this member's
             run.write_json("metrics.json", m.to_dict())
             if m.status == "completed":
                 checkpoints.save(run.path / checkpoints.WEIGHTS, weights)

@@ -17,9 +17,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-SCHEMA_VERSION = (
-    4  # 2: test_correct, test_correct_batch_stats, divergence_reason, batch_norm_stats; 3: probes; 4: val_*, lr
-)
+SCHEMA_VERSION = 5  # 2: test_correct, test_correct_batch_stats, divergence_reason, batch_norm_stats; 3: probes; 4: val_*, lr;  # 5: warnings
 
 
 class SchemaError(ValueError):
@@ -88,6 +86,7 @@ class Metrics:
     epoch_seconds: list[float] = field(default_factory=list)
     diverged_at_epoch: int | None = None
     divergence_reason: str | None = None
+    warnings: list[str] = field(default_factory=list)  # what training noticed and went on (empty in older files)
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict:
@@ -184,10 +183,13 @@ METRICS_DOCS: dict[str, str] = {
     "epoch_seconds": "Per epoch: wall time in seconds (a member of a seed ensemble reports the ensemble's).",
     "diverged_at_epoch": "The epoch the run diverged in (training stops there and it is not evaluated); "
     "otherwise null.",
-    "divergence_reason": "Why it diverged (a non-finite loss or weights, or a loss above 100 ln C nats); "
-    "otherwise null.",
-    "schema_version": f"{SCHEMA_VERSION}; files of versions 1 to 3 (without the per-example results, the "
-    "probes, or the validation split and learning rates) are still read.",
+    "divergence_reason": "Why it diverged (a non-finite loss, gradient, weights or optimizer state, or a loss above "
+    "100 ln C nats; a non-finite gradient's names its tensor); otherwise null.",
+    "warnings": "What training noticed and went on with, one sentence each, also in run.json's `warnings` and the "
+    "printed notes: a gradient L2 norm above 1e6 (`lnbench.training.gradients.LARGE_GRAD_NORM`), noted once, at its "
+    "first step; empty in files before version 5.",
+    "schema_version": f"{SCHEMA_VERSION}; files of versions 1 to 4 (without the per-example results, the "
+    "probes, the validation split and learning rates, or the warnings) are still read.",
 }
 
 

@@ -33,6 +33,7 @@ from torch.optim.lr_scheduler import LRScheduler
 from lnbench.nn.base import Norm
 from lnbench.records.runs import atomic_write
 from lnbench.records.schema import Metrics
+from lnbench.training.optim import state_names
 
 CHECKPOINT = "checkpoint.pt"
 WEIGHTS = "weights.pt"
@@ -82,7 +83,7 @@ def member_states(
         scheduler: the optimizer's schedule (one for all members), or None.
     """
     shapes = {n: t.shape for n, t in solo.state_dict().items()}
-    names = [n for n, _ in model.named_parameters()]
+    names = state_names(model, opt)  # the order of the optimizer state's keys: its groups, one after the other
     state = opt.state_dict()
     rng = torch.get_rng_state()
     out = []
@@ -137,7 +138,7 @@ def restore(
     with torch.no_grad():
         for name, t in model.state_dict().items():
             t.copy_(_stack(model, name, [st["model"][name] for st in states], t))
-    names = [n for n, _ in model.named_parameters()]
+    names = state_names(model, opt)  # the order of the optimizer state's keys: its groups, one after the other
     params = dict(model.named_parameters())
     adam: dict[int, dict[str, torch.Tensor]] = {}
     for k, name in enumerate(names):

@@ -31,11 +31,18 @@ sum of the members' losses (so each member's gradient is its own), every optimiz
 :mod:`lnbench.training.optim` is elementwise (each member its own state), the schedule is one
 learning rate for all, and gradient clipping uses each member's own global norm.
 
-Divergence, one rule: a run is ``diverged`` when a mini-batch loss is NaN or inf, when the
-weights are not all finite at the end of an epoch, or when the epoch's train loss or test loss
-exceeds :data:`EXPLODED_LOSS_FACTOR` x ln C (C classes; ln C is the loss of a uniform guess):
-a finite loss of 69 nats for C = 2 means the model puts e^-69 on the right class on average.
-Training stops there and that epoch is not recorded, so no metric comes from broken weights.
+Divergence, one rule: a run is ``diverged`` when a mini-batch loss is NaN or inf, when a
+parameter tensor's gradient has a NaN or inf entry or an L2 norm beyond float32 (checked every step,
+before clipping; the reason names the tensor and, for a model with a norm, the Jacobian
+gamma/sqrt(eps) of a norm at an all-zero input: :mod:`lnbench.training.gradients`), when the
+weights or the optimizer's state are not all finite at the end of an epoch, or when the epoch's
+train loss or test loss exceeds :data:`EXPLODED_LOSS_FACTOR` x ln C (C classes; ln C is the loss
+of a uniform guess): a finite loss of 69 nats for C = 2 means the model puts e^-69 on the right
+class on average. Training stops there and that epoch is not recorded, so no metric comes from
+broken weights. A finite gradient norm above :data:`lnbench.training.gradients.LARGE_GRAD_NORM`
+is not divergence: training goes on and the run's ``warnings`` note it (the first time).
+Gradient clipping cannot overflow: a global norm beyond float32's sum of squares is taken in
+float64 (:func:`lnbench.training.gradients.clip_grad_norms`), so the step is clipped, not zeroed.
 """
 
 from __future__ import annotations
@@ -51,6 +58,7 @@ from torch.optim.lr_scheduler import LRScheduler
 from lnbench.config import TrainConfig
 from lnbench.nn.batchnorm import batch_statistics
 from lnbench.records.schema import Metrics
+from lnbench.training import gradients
 from lnbench.training.allocator import keep_freed_memory
 from lnbench.training.checkpoints import restore
 from lnbench.training.data import TaskData
@@ -89,12 +97,22 @@ def evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> tuple[list[f
     return loss.tolist(), [int(c) / y.shape[1] for c in correct]  # exact: 187 / 200, as the test set's
 
 
-def _grad_norms(model: nn.Module, params: list[tuple[str, nn.Parameter]], S: int) -> torch.Tensor:
-    """L2 norm of each parameter's gradient per member, ``(P, S)`` (0 for no gradient)."""
-    grads = [per_member(model, p.grad) if p.grad is not None else torch.zeros(S, 1) for _, p in params]
-    # member by member, each a contiguous slice: the sums round the same way whatever S is, so a
-    # member's clipping (and metrics) are bit for bit those of its run alone
-    return torch.stack([torch.stack(torch._foreach_norm([g[s] for g in grads])) for s in range(S)], dim=1)
+def _warned_gradient(hist: Metrics) -> bool:
+    """Whether the run already notes a large gradient (one note per run: the first)."""
+    return any(w.startswith("the gradient of") for w in hist.warnings)
+
+
+def _optimizer_state_finite(
+    model: nn.Module, opt: torch.optim.Optimizer, params: list[tuple[str, nn.Parameter]], S: int
+) -> torch.Tensor:
+    """Per member, whether every parameter-shaped tensor of the optimizer's state (Adam's moments,
+    SGD's momentum) is finite, ``(S,)`` bool."""
+    finite = torch.ones(S, dtype=torch.bool)
+    for _, p in params:
+        for value in opt.state.get(p, {}).values():
+            if isinstance(value, torch.Tensor) and value.shape == p.shape:
+                finite &= per_member(model, value).reshape(S, -1).isfinite().all(dim=1)
+    return finite
 
 
 def train_model(
@@ -163,12 +181,13 @@ def train_members(
     X_test = torch.stack([d.X_test for d in datas])
     y_test = torch.stack([d.y_test for d in datas])
     gens = [torch.Generator().manual_seed(seed) for seed in seeds]
-    opt = build_optimizer(model.parameters(), cfg)
+    opt = build_optimizer(model, cfg)
     scheduler = build_scheduler(opt, cfg)
     vals = [(d.X_val, d.y_val) for d in datas if d.X_val is not None and d.y_val is not None]
     X_val = torch.stack([x for x, _ in vals]) if vals else None  # (S, N_val, T, I); None: no validation split
     y_val = torch.stack([y for _, y in vals]) if vals else None
     params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    names = [n for n, _ in params]
     layer_of = layer_names(model)
     layers = list(dict.fromkeys(layer_of[n] for n, _ in params))
     layer_index = torch.tensor([layers.index(layer_of[n]) for n, _ in params])
@@ -219,18 +238,29 @@ def train_members(
             opt.zero_grad(set_to_none=True)
             total = loss.sum() if all(alive) else loss[torch.tensor(alive)].sum()
             total.backward()  # each member's gradient is its own
-            norms = _grad_norms(model, params, S)  # (P, S)
+            norms = gradients.grad_norms(model, params, S)  # (P, S)
+            if not bool((norms <= gradients.LARGE_GRAD_NORM).all()):  # also true for NaN: the slow path, rarely
+                for s in range(S):
+                    if not alive[s]:
+                        continue
+                    if not bool(norms[:, s].isfinite().all()):
+                        diverge(s, epoch, gradients.nonfinite_reason(model, names, norms[:, s], steps + 1))
+                        gradients.zero_member_grads(model, params, s)
+                    elif float(norms[:, s].max()) > gradients.LARGE_GRAD_NORM and not _warned_gradient(hists[s]):
+                        hists[s].warnings.append(
+                            gradients.large_gradient_warning(model, names, norms[:, s], epoch, steps + 1)
+                        )
+                if not any(alive):
+                    return hists
+                norms = norms.nan_to_num(0.0, posinf=0.0)  # a diverged member's: it is not recorded
             norm_sum += norms
-            layer_sum += torch.zeros(len(layers), S).index_add_(0, layer_index, norms.square()).sqrt()
-            if cfg.grad_clip is not None:  # torch.nn.utils.clip_grad_norm_, per member
-                # each member's total from its own contiguous row (a sum over dim 0 of (P, S) rounds differently
-                # for S = 1 and S > 1 once P >= 8 tensors)
-                total_norm = torch.stack([row.square().sum() for row in norms.T.contiguous()]).sqrt()  # (S,)
-                coef = (cfg.grad_clip / (total_norm + 1e-6)).clamp(max=1.0)
-                for _, p in params:
-                    if p.grad is not None:
-                        g = per_member(model, p.grad)
-                        g.mul_(coef.view(S, *[1] * (g.dim() - 1)))
+            layer_step = torch.zeros(len(layers), S).index_add_(0, layer_index, norms.square()).sqrt()
+            if not bool(layer_step.isfinite().all()):  # float32 squares of norms above ~1.8e19: in float64
+                wide = torch.zeros(len(layers), S, dtype=torch.float64)
+                layer_step = wide.index_add_(0, layer_index, norms.double().square()).sqrt().float()
+            layer_sum += layer_step
+            if cfg.grad_clip is not None:  # torch.nn.utils.clip_grad_norm_, per member (lnbench.training.gradients)
+                gradients.clip_grad_norms(model, params, norms, cfg.grad_clip, alive)
             opt.step()
             loss_sum += loss.detach()
             steps += 1
@@ -241,9 +271,17 @@ def train_members(
         finite = torch.stack(
             [per_member(model, p.detach()).reshape(S, -1).isfinite().all(dim=1) for _, p in params]
         ).all(dim=0)
+        state_finite = _optimizer_state_finite(model, opt, params, S)
         for s in range(S):
             if alive[s] and not finite[s]:
                 diverge(s, epoch, "the weights became NaN or inf")
+            elif alive[s] and not state_finite[s]:
+                diverge(
+                    s,
+                    epoch,
+                    f"the state of the optimizer ({cfg.optimizer}) became NaN or inf (e.g. Adam's second moment "
+                    "of a gradient entry above ~6e20 overflows float32, and that weight stops for good)",
+                )
             elif alive[s] and train_loss[s] > exploded:
                 diverge(
                     s, epoch, f"train loss {train_loss[s]:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}"

@@ -5,6 +5,16 @@
   ``train.lr`` (or ``train.lr_by_batch_size``'s rate at the run's batch size: ``TrainConfig.batch_lr``),
   ``train.weight_decay`` and, for SGD and RMSprop, ``train.momentum`` (SGD:
   ``train.nesterov``).
+- :func:`decay_groups`: which parameters ``train.weight_decay`` decays. With
+  ``train.weight_decay_params: weights`` (the default) the weights only: every parameter of two or
+  more dimensions per member that is not a bias or a norm layer's (nanoGPT's
+  ``configure_optimizers``, timm, Hugging Face). A norm layer's ``gamma`` and ``beta``
+  (:class:`lnbench.nn.base.Norm`, whatever their shape), every ``bias`` and weight norm's gains
+  ``g`` (one value per row) go to a second group with ``weight_decay`` 0, so decay does not pull
+  the gains the study is about toward 0 (and away from ``model.norm_gain_init``). ``all`` decays
+  every parameter (lnbench before this key). Judged per member: a seed ensemble's parameters have
+  a leading member axis (a norm's gamma is ``(S, 1, D)``, a bias ``(S, 1, H)``), and it gets the
+  groups of its model alone.
 - :func:`build_scheduler`: ``train.lr_schedule`` as a ``torch.optim.lr_scheduler`` stepped once
   per epoch, after it (so epoch e, 1-based, trains at the schedule's value after e - 1 steps):
 
@@ -28,19 +38,68 @@ the schedule sets one learning rate for all, so a member of a stacked ensemble (
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import torch
+from torch import nn
 from torch.optim import lr_scheduler
 
 from lnbench.config import TrainConfig
+from lnbench.nn.base import Norm
 
 
-def build_optimizer(params: Iterable[torch.nn.Parameter], cfg: TrainConfig) -> torch.optim.Optimizer:
-    """``cfg.optimizer`` over ``params`` (see the module docstring).
+def decays(model: nn.Module, name: str) -> bool:
+    """Whether the parameter ``name`` of ``model`` is a weight that ``weight_decay_params: weights``
+    decays: not a norm layer's (:class:`lnbench.nn.base.Norm`), not a ``bias``, and of two or
+    more dimensions per member (weight norm's gains ``g`` are one per row)."""
+    owner, _, leaf = name.rpartition(".")
+    if isinstance(model.get_submodule(owner), Norm) or leaf == "bias":
+        return False
+    member_axis = getattr(model, "members", None) is not None  # a seed ensemble: (S, ...)
+    return model.get_parameter(name).dim() - member_axis >= 2
+
+
+def decay_groups(model: nn.Module, cfg: TrainConfig) -> dict[str, list[str]]:
+    """The names of ``model``'s parameters that ``cfg.weight_decay`` decays (``decay``) and does not
+    (``no_decay``), each in ``named_parameters`` order (see the module docstring); with
+    ``weight_decay_params: all`` every name is in ``decay``. run.json's ``weight_decay_groups``
+    (at ``weight_decay`` 0 neither group is decayed)."""
+    names = [n for n, _ in model.named_parameters()]
+    if cfg.weight_decay_params == "all":
+        return {"decay": names, "no_decay": []}
+    return {"decay": [n for n in names if decays(model, n)], "no_decay": [n for n in names if not decays(model, n)]}
+
+
+def param_groups(model: nn.Module, cfg: TrainConfig) -> list[dict[str, Any]]:
+    """torch's parameter groups of :func:`decay_groups`: ``[{"params": decay}, {"params": no_decay,
+    "weight_decay": 0.0}]``; one group of every parameter, in ``named_parameters`` order, when every
+    parameter is decayed or ``weight_decay`` is 0 (what ``torch.optim.Adam(model.parameters())``
+    makes, so a checkpoint of such a run loads as before)."""
+    params = dict(model.named_parameters())
+    groups = decay_groups(model, cfg)
+    if not groups["no_decay"] or cfg.weight_decay == 0:
+        return [{"params": list(params.values())}]
+    return [
+        {"params": [params[n] for n in groups["decay"]]},
+        {"params": [params[n] for n in groups["no_decay"]], "weight_decay": 0.0},
+    ]
+
+
+def state_names(model: nn.Module, opt: torch.optim.Optimizer) -> list[str]:
+    """The parameter names of ``model`` in the order of ``opt.state_dict()``'s integer keys (its
+    groups' parameters one group after the other), to save and restore its state by name."""
+    names = {id(p): n for n, p in model.named_parameters()}
+    return [names[id(p)] for group in opt.param_groups for p in group["params"]]
+
+
+def build_optimizer(model: nn.Module | Iterable[nn.Parameter], cfg: TrainConfig) -> torch.optim.Optimizer:
+    """``cfg.optimizer`` over ``model``'s parameters in the groups of :func:`param_groups` (see the
+    module docstring); a plain iterable of parameters is one group, every parameter decayed.
 
     Raises:
         ValueError: torch's own, for settings the config's checks let through (none known).
     """
+    params: Any = param_groups(model, cfg) if isinstance(model, nn.Module) else list(model)
     lr, decay = cfg.batch_lr, cfg.weight_decay  # lr_by_batch_size's rate at this batch size, else lr
     if cfg.optimizer == "adam":
         return torch.optim.Adam(params, lr=lr, weight_decay=decay, foreach=True)

@@ -172,3 +172,66 @@ def test_the_validation_split_is_a_key_every_task_reads():
 def test_a_set_norm_or_family_that_claims_would_drop_is_refused(key):
     with pytest.raises(ConfigError, match=rf"^--set {key}: each claim trains its own"):
         claims_spec(["rnn_faster_default"], Path("configs/claims"), [f"{key}=group"])
+
+
+def test_a_regime_on_a_task_keeps_its_own_split_sizes_below_the_tasks():
+    """n_train and n_test are the regime's own, capped at the task's fixed split only where they
+    exceed it: small_batches (1000 and 1000) on digits (1437 and 360) trains on 1000 images and
+    tests on 360; on MNIST (4000 and 1000) it keeps both."""
+    spec = claims_spec(["rnn_ln_batch_size"], PRESETS, tasks=["trend", "digits", "mnist"])
+    sizes = {name: (cfg.data.n_train, cfg.data.n_test) for name, cfg in spec.regimes.items()}
+    assert sizes == {
+        "small_batches": (1000, 1000),
+        "small_batches@digits": (1000, 360),
+        "small_batches@mnist": (1000, 1000),
+    }
+
+
+@pytest.mark.parametrize("level", [0.30, 0.10])
+def test_a_claim_on_another_task_is_held_against_that_tasks_chance_level(level):
+    """Every condition at ~30% accuracy: on trend (2 classes, chance 50%) the references are at
+    chance and the claim is withheld; on digits (10 classes, chance 10%: the chance baseline of its
+    own data) 30% is far above chance and the claim is decided by its test. At ~10% both are at chance."""
+    from types import SimpleNamespace
+
+    from lnbench.experiments.claims import CLAIMS
+    from lnbench.records.schema import SummaryRow
+
+    spec = claims_spec(["rnn_ln_batch_size"], PRESETS, tasks=["trend", "digits"])
+    (claim,) = [c for c in spec.selected if c.regime == "small_batches"]
+    cells, rows = [], []
+    for regime, cfg in spec.regimes.items():
+        for cond in claim.conditions:
+            seeds = cfg.seed_list
+            cells.append(SimpleNamespace(group=regime, cfgs=seeds))
+            rows += [
+                SummaryRow(
+                    family="rnn",
+                    norm=cond.norm,
+                    batch_size=cond.batch_size,
+                    seed=s,
+                    status="completed",
+                    epochs_completed=3,
+                    final_test_acc=level + 0.01 * (k % 2),
+                    final_test_acc_batch_stats=None,
+                    final_train_loss=2.0,
+                    final_test_loss=2.0,
+                    mean_train_loss=2.0,
+                    first_epoch_at_target=None,
+                    n_test=cfg.data.n_test,
+                    run_dir=f"{regime}_{cond.norm}_bs{cond.batch_size}_seed{s}",
+                )  # fmt: skip
+                for k, s in enumerate(seeds)
+            ]
+    chance = {"small_batches": 0.5, "small_batches@digits": 0.1}  # the chance baseline of each regime's data
+    baselines = {name: [{"name": "chance", "mean": value}] for name, value in chance.items()}
+    out = CLAIMS.analyse(spec, cells, rows, baselines)
+    verdicts = {c["regime"]: (c["verdict"], c["reason"]) for c in out["claims"]}
+    at_chance = f"is at chance ({level + 0.004:.1%})"
+    assert verdicts["small_batches"][0] == "inconclusive" and at_chance in verdicts["small_batches"][1]
+    if level > 0.1 + claim.margin:
+        assert verdicts["small_batches@digits"][0] == "held" and "chance" not in verdicts["small_batches@digits"][1]
+    else:
+        assert (
+            verdicts["small_batches@digits"][0] == "inconclusive" and at_chance in verdicts["small_batches@digits"][1]
+        )

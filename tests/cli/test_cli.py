@@ -65,6 +65,7 @@ METRIC_KEYS = {
     "val_acc",
     "lr",
     "num_layers",
+    "warnings",  # what the run noted (a gradient past 1e6)
     *(
         f"{k}_by_layer{init}"
         for k in ("hidden_norm", "scale_spearman", "saturation", "grad_ratio")
@@ -878,10 +879,13 @@ def test_a_plain_claims_run_leaves_the_lstm_claims_out_and_all_or_only_runs_them
     presets = Path("configs/claims")
     lstm = [c.id for c in CLAIMS if c.family == "lstm"]
     assert len(lstm) == 11
-    sgd = [c.id for c in CLAIMS if c.regime in ("rnn_sgd", "transformer_sgd", "lstm_sgd")]  # issue 33 D: opt-in too
+    sgd = [c.id for c in CLAIMS if c.regime in ("rnn_sgd", "transformer_sgd", "lstm_sgd")]  # opt-in too
     assert sgd == ["rnn_faster_sgd", "tf_faster_sgd", "lstm_faster_sgd"]
+    figure6 = [c.id for c in CLAIMS if c.regime == "figure6"]  # ~10 min of MNIST: opt-in too
+    assert len(figure6) == 4
+    lstm_sgd = lstm + sgd + figure6
     plain = [c.id for c in claims_spec(None, presets).selected]
-    assert plain == [c.id for c in CLAIMS if c.id not in lstm + sgd] and len(plain) == len(CLAIMS) - 13
+    assert plain == [c.id for c in CLAIMS if c.id not in lstm_sgd] and len(plain) == len(CLAIMS) - 17
     assert [c.id for c in claims_spec(None, presets, everything=True).selected] == [c.id for c in CLAIMS]
     assert [c.id for c in claims_spec(["lstm_faster"], presets).selected] == ["lstm_faster"]
     assert (
@@ -895,7 +899,7 @@ def test_a_plain_claims_run_leaves_the_lstm_claims_out_and_all_or_only_runs_them
 
     table = claims_list_table(list(CLAIMS))
     run_column = dict(zip(table.columns[0]._cells, table.columns[-1]._cells))
-    assert run_column == {c.id: "--all" if c.id in lstm + sgd else "default" for c in CLAIMS}
+    assert run_column == {c.id: "--all" if c.id in lstm_sgd else "default" for c in CLAIMS}
 
 
 def test_num_seeds_trains_that_many_seeds_from_seed(tmp_path):

@@ -122,6 +122,32 @@ def test_work_of_counts_steps_per_epoch_from_the_batch_size():
     assert work_of(cfgs) == {"a": (50, 16), "b": (3, 1000)}  # ceil(1000 / 64) = 16
 
 
+def test_work_of_counts_the_training_sequences_only_not_the_validation_split():
+    """data.n_val sequences are carved out of n_train and never trained on: an epoch is
+    ceil((n_train - n_val) / batch_size) steps, the optimizer steps the training loop takes
+    (counted with torch's step hook on a tiny run: 40 - 8 = 32 sequences at batch size 16 are 2
+    steps an epoch, not ceil(40 / 16) = 3)."""
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    from lnbench.nn.models import build_model
+    from lnbench.training.loop import train_model
+    from lnbench.training.tasks import make_task_data
+
+    cfg = RunConfig().with_changes(
+        name="v", data__n_train=40, data__n_val=8, data__n_test=8, data__seq_len=3, data__features=2,
+        model__hidden_size=2, train__batch_size=16, train__epochs=2,
+    )  # fmt: skip
+    steps = []
+    handle = register_optimizer_step_post_hook(lambda *_: steps.append(1))
+    try:
+        data = make_task_data(cfg.data, cfg.seed)
+        train_model(build_model(cfg.model, data.input_size, data.seq_len), data, cfg.train, seed=cfg.seed)
+    finally:
+        handle.remove()
+    assert work_of([cfg]) == {"v": (2, 2)} and len(steps) == 2 * 2
+    assert work_of([RunConfig().with_changes(name="w", data__n_val=200)]) == {"w": (50, 13)}  # ceil(800 / 64)
+
+
 def test_work_of_weights_each_runs_steps_by_its_cost():
     cfgs = [RunConfig().with_changes(name="a", train__batch_size=64), RunConfig().with_changes(name="b")]
     assert work_of(cfgs, {"a": 0.5, "b": 2.0}) == {"a": (50, 8.0), "b": (50, 32.0)}

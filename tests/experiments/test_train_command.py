@@ -119,3 +119,24 @@ def test_train_prints_and_records_the_baselines_of_its_data(tmp_path):
     assert f"{memoryless['mean']:.1%}" in result.output.split("baselines on the same data")[1]
     shown = runner.invoke(app, ["show", str(run)])
     assert "baselines on the same data (over 1 seed)" in shown.output
+
+
+@pytest.mark.e2e
+def test_an_enormous_finite_gradient_is_a_note_in_metrics_run_json_and_the_printed_summary(tmp_path):
+    """Sequential digits (pixel by pixel: its first pixels are 0) with the LN-LSTM and SGD: the
+    first step's gradient of the biases has an L2 norm far above 1e6 (the norm's Jacobian
+    1/sqrt(eps) at the all-zero state, once per blank pixel). The run completes, and metrics.json,
+    run.json and the printed notes carry the one warning naming the tensor."""
+    args = ["train", str(REPO / "configs/train.yaml"), "--runs-dir", str(tmp_path)]
+    overrides = ["data.task=digits", "data.digits_order=pixels", "data.n_train=64", "data.n_test=36"]
+    overrides += ["model.family=lstm", "model.norm=layer", "model.hidden_size=16", "train.epochs=1"]
+    overrides += ["train.batch_size=32", "train.optimizer=sgd", "train.lr=0.05", "train.momentum=0.9"]
+    result = runner.invoke(app, [*args, *set_args(overrides)])
+    assert result.exit_code == 0, result.output
+    [run] = tmp_path.iterdir()
+    warnings = json.loads((run / "metrics.json").read_text())["warnings"]
+    assert len(warnings) == 1 and warnings[0].startswith("the gradient of cell.bias reached an L2 norm of ")
+    assert float(warnings[0].split("L2 norm of ")[1].split(" ")[0]) > 1e6
+    assert json.loads((run / "run.json").read_text())["warnings"] == warnings
+    assert json.loads((run / "run.json").read_text())["status"] == "completed"
+    assert "note: the gradient of cell.bias reached an L2 norm of" in " ".join(result.output.split())

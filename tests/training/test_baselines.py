@@ -153,7 +153,9 @@ def test_baselines_for_builds_each_seeds_data_and_keeps_its_seed():
 
 
 def test_per_example_results_are_integers_and_one_training_example_is_a_class():
-    data = trend_data([[[1.0], [1.0]]], [1], [[[0.0], [0.0]], [[5.0], [5.0]]], [1, 0])  # one sequence: its class for all
+    data = trend_data(
+        [[[1.0], [1.0]]], [1], [[[0.0], [0.0]], [[5.0], [5.0]]], [1, 0]
+    )  # one sequence: its class for all
     correct = baseline_correct(data)
     for name in BASELINES:
         assert correct[name].dtype == np.int64 and correct[name].tolist() == [1, 0], name

