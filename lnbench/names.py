@@ -8,6 +8,7 @@ models (``lnbench --help`` answers at once). :data:`lnbench.nn.norms.NORMS` adds
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -293,10 +294,27 @@ NORM_ENTRY_POINTS = "lnbench.norms"
 
 def entry_point_norms() -> dict[str, str]:
     """The norms installed packages register: entry-point name -> ``"module:attribute"``
-    (``importlib.metadata``; nothing is imported)."""
+    (``importlib.metadata``; nothing is imported).
+
+    Warns:
+        UserWarning: for an entry point named like a built-in norm (``layer``), which is left out
+            (the built-in keeps its name); the warning names the package and the built-in.
+    """
     from importlib.metadata import entry_points
 
-    return {ep.name: ep.value for ep in entry_points(group=NORM_ENTRY_POINTS) if ep.name not in NORM_NAMES}
+    found = {}
+    for ep in entry_points(group=NORM_ENTRY_POINTS):
+        if ep.name in NORM_NAMES:
+            package = ep.dist.name if ep.dist is not None else ep.value.partition(":")[0]
+            warnings.warn(
+                f"the {NORM_ENTRY_POINTS} entry point {ep.name!r} of package {package} ({ep.value}) is ignored: "
+                f"{ep.name!r} is the built-in {NORM_NAMES[ep.name][0]}; register it under another name",
+                UserWarning,
+                stacklevel=2,
+            )
+            continue
+        found[ep.name] = ep.value
+    return found
 
 
 def is_plugin_norm(kind: str) -> bool:

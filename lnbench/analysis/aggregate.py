@@ -33,7 +33,7 @@ def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
     paper's), ``initial_gain`` (the value the gains started at), ``norm``, ``batch_norm_stats``, ``batch_size``, ``n_seeds``,
     ``n_diverged``; over the seeds that did not diverge: ``mean_final_test_acc``,
     ``std_final_test_acc`` (None for one seed), ``ci95_final_test_acc`` (t interval of the mean
-    over >= 2 seeds, clipped to [0, 1]; Wilson interval on the test set for one seed), ``min_``/``max_final_test_acc``,
+    over >= 2 seeds, its sd floored at the resolution 1 / n_test, clipped to [0, 1]; Wilson interval on the test set for one seed), ``min_``/``max_final_test_acc``,
     ``mean_final_test_acc_batch_stats``, ``mean_mean_train_loss``, ``mean_final_val_acc`` (None without a
     validation split); ``selected_on``: the split the first epochs read (``val`` or ``test``, or
     ``mixed``); and the first epoch at the target over all seeds: ``n_reached_target``, ``median_first_epoch_at_target``,
@@ -48,8 +48,7 @@ def aggregate_over_seeds(rows: Sequence[SummaryRow]) -> list[dict]:
         ok = [r for r in rs if r.ok]
         accs = [r.final_test_acc for r in ok if r.final_test_acc is not None]  # ok implies a value: accs[i] is ok[i]'s
         if len(accs) > 1:
-            half = stats.t_half_width(accs)
-            ci = (max(0.0, mean(accs) - half), min(1.0, mean(accs) + half))  # an accuracy stays in [0, 1]
+            ci = stats.accuracy_mean_interval(accs, min(r.n_test for r in ok))
         elif accs:
             ci = stats.accuracy_interval(accs[0], ok[0].n_test)
         else:

@@ -124,8 +124,8 @@ def cell_name(changes: dict) -> str:
 
 def aggregate(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRow]]) -> list[dict]:
     """One entry per cell over its seeds: ``values`` (key -> value), ``n_seeds``, ``n_diverged``,
-    ``mean_final_test_acc``, ``std_final_test_acc``, ``ci95_final_test_acc`` (t interval, clipped
-    to [0, 1]), ``mean_mean_train_loss``, ``mean_final_val_acc`` (None without a validation split),
+    ``mean_final_test_acc``, ``std_final_test_acc``, ``ci95_final_test_acc`` (t interval, its sd
+    floored at the resolution 1 / n_test, clipped to [0, 1]), ``mean_mean_train_loss``, ``mean_final_val_acc`` (None without a validation split),
     ``selected_on`` (``val``, ``test`` or ``mixed``: :func:`lnbench.analysis.aggregate.selected_on`)."""
     out = []
     for changes, rows in zip(cells, rows_by_cell):
@@ -134,8 +134,7 @@ def aggregate(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRow]
         val_accs = [r.final_val_acc for r in rows if r.ok and r.final_val_acc is not None]
         ci = None
         if len(accs) > 1:
-            half = stats.t_half_width(accs)
-            ci = [max(0.0, mean(accs) - half), min(1.0, mean(accs) + half)]
+            ci = list(stats.accuracy_mean_interval(accs, min(r.n_test for r in rows if r.ok)))
         out.append(
             {
                 "values": {k.replace("__", "."): v for k, v in changes.items()},
@@ -185,27 +184,30 @@ def comparisons(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRo
 
 
 def sentences(entries: Sequence[dict], comps: Sequence) -> list[str]:
-    """The sweep's verdicts: the best and worst cell, and each significant comparison.
+    """The sweep's verdicts: the best and worst cell (of each task, when the grid varies
+    ``data.task``), and each significant comparison.
 
     With a validation split in every cell, the best cell is the one of the highest mean final
-    validation accuracy, reported with its test accuracy (:func:`best_cell`)."""
+    validation accuracy, reported with its test accuracy (:func:`best_cells`)."""
     out = []
-    done = [e for e in entries if e["mean_final_test_acc"] is not None]
     fmt = lambda e: ", ".join(f"{k.partition('.')[2]}={v}" for k, v in e["values"].items())  # noqa: E731
-    if done:
-        best = max(done, key=lambda e: e["mean_final_test_acc"])
-        worst = min(done, key=lambda e: e["mean_final_test_acc"])
-        out.append(
-            f"Final test accuracy (mean over seeds) ranges from {worst['mean_final_test_acc']:.1%} ({fmt(worst)}) "
-            f"to {best['mean_final_test_acc']:.1%} ({fmt(best)})."
-        )
-    chosen = best_cell(entries)
-    if chosen is not None and chosen.get("mean_final_val_acc") is not None:
-        out.append(
-            f"Chosen on the validation split: the best cell is {fmt(chosen)} (final validation accuracy "
-            f"{chosen['mean_final_val_acc']:.1%}, mean over seeds), whose final test accuracy is "
-            f"{chosen['mean_final_test_acc']:.1%}."
-        )
+    for task, cells in by_task(entries).items():  # a task's accuracies against its own only
+        on = "" if task is None else f" on {task}"
+        done = [e for e in cells if e["mean_final_test_acc"] is not None]
+        if done:
+            best = max(done, key=lambda e: e["mean_final_test_acc"])
+            worst = min(done, key=lambda e: e["mean_final_test_acc"])
+            out.append(
+                f"Final test accuracy{on} (mean over seeds) ranges from {worst['mean_final_test_acc']:.1%} "
+                f"({fmt(worst)}) to {best['mean_final_test_acc']:.1%} ({fmt(best)})."
+            )
+        chosen = best_cells(cells)
+        if chosen and chosen[0].get("mean_final_val_acc") is not None:
+            out.append(
+                f"Chosen on the validation split: the best cell{on} is {fmt(chosen[0])} (final validation accuracy "
+                f"{chosen[0]['mean_final_val_acc']:.1%}, mean over seeds), whose final test accuracy is "
+                f"{chosen[0]['mean_final_test_acc']:.1%}."
+            )
     dead = [e for e in entries if e["n_seeds"] and e["n_diverged"] == e["n_seeds"]]
     if dead:
         out.append(
@@ -237,16 +239,43 @@ def sentences(entries: Sequence[dict], comps: Sequence) -> list[str]:
     return out
 
 
+def task_of(entry: dict) -> str | None:
+    """The task of a cell (its ``data.task`` value), None when the grid does not vary the task."""
+    return entry["values"].get("data.task")
+
+
+def by_task(entries: Sequence[dict]) -> dict[str | None, list[dict]]:
+    """The cells grouped by :func:`task_of`, tasks in grid order: accuracies and losses of
+    different tasks (2 classes against 10, cross-entropy over other labels) are not compared."""
+    out: dict[str | None, list[dict]] = {}
+    for e in entries:
+        out.setdefault(task_of(e), []).append(e)
+    return out
+
+
+def best_cells(entries: Sequence[dict]) -> list[dict]:
+    """The best cell of each task (:func:`by_task`; one when the grid does not vary ``data.task``):
+    the highest mean final validation accuracy when every cell of the task with a result has one
+    (``data.n_val`` > 0), else the highest mean final test accuracy (as without a validation
+    split); a task none of whose cells has a result has none. Ties: the first in grid order."""
+    out = []
+    for cells in by_task(entries).values():
+        done = [e for e in cells if e["mean_final_test_acc"] is not None]
+        if done:
+            on_val = all(e.get("mean_final_val_acc") is not None for e in done)
+            key = "mean_final_val_acc" if on_val else "mean_final_test_acc"
+            out.append(max(done, key=lambda e: e[key]))
+    return out
+
+
 def best_cell(entries: Sequence[dict]) -> dict | None:
-    """The sweep's best cell: the highest mean final validation accuracy when every cell with a result
-    has one (``data.n_val`` > 0), else the highest mean final test accuracy (as without a validation
-    split); None when no cell has a result. Ties: the first in grid order."""
-    done = [e for e in entries if e["mean_final_test_acc"] is not None]
-    if not done:
+    """The sweep's best cell (:func:`best_cells`) when its cells are of one task; None when no
+    cell has a result, or when the grid varies ``data.task``: there is no best across tasks, only
+    one per task (:func:`best_cells`)."""
+    if len(by_task(entries)) > 1:
         return None
-    on_val = all(e.get("mean_final_val_acc") is not None for e in done)
-    key = "mean_final_val_acc" if on_val else "mean_final_test_acc"
-    return max(done, key=lambda e: e[key])
+    best = best_cells(entries)
+    return best[0] if best else None
 
 
 def by_key(entries: Sequence[dict], key: str) -> dict[str, list[tuple]]:

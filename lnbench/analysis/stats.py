@@ -251,10 +251,28 @@ def describe_first_epochs(summary: dict) -> str:
     return f"{head}, median epoch {summary['median']:g} (range {summary['min']}-{summary['max']})"
 
 
-def t_half_width(values: Sequence[float], confidence: float = 0.95) -> float:
-    """Half the width of the t interval of the mean of ``values`` (>= 2 of them)."""
+def t_half_width(values: Sequence[float], confidence: float = 0.95, resolution: float | None = None) -> float:
+    """Half the width of the t interval of the mean of ``values`` (>= 2 of them).
+
+    ``resolution``: the metric's smallest step (1 / n_test for an accuracy). Each value is then
+    known only to within a rounding error uniform on +-resolution / 2, so the sd is floored at
+    ``resolution / sqrt(12)``, that error's sd (the floor :func:`paired_sd` puts on a difference of
+    two such values is ``resolution / sqrt(6)``): seeds that tie give an interval of the width the
+    rounding leaves, not zero width."""
     n = len(values)
-    return float(_scipy_stats().t.ppf(0.5 + confidence / 2, n - 1) * np.std(values, ddof=1) / np.sqrt(n))
+    sd = float(np.std(values, ddof=1))
+    if resolution is not None:
+        sd = max(sd, resolution / np.sqrt(12))
+    return float(_scipy_stats().t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n))
+
+
+def accuracy_mean_interval(accs: Sequence[float], n_test: int | None) -> tuple[float, float]:
+    """The 95% t interval of the mean of the accuracies ``accs`` (fractions, >= 2 seeds), the sd
+    floored at the resolution 1 / ``n_test`` (:func:`t_half_width`; no floor for ``n_test`` 0 or
+    None), clipped to [0, 1]."""
+    m = float(np.mean(accs))
+    half = t_half_width(accs, resolution=1 / n_test if n_test else None)
+    return max(0.0, m - half), min(1.0, m + half)
 
 
 def seeds_for_power(

@@ -100,6 +100,51 @@ GridOption = Annotated[
 ]
 
 
+VerboseOption = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        help="Also print the table of every run and the paired comparisons (by default: the table over seeds and the "
+        "verdicts; report.html and lnbench show --all have them all).",
+    ),
+]
+
+
+def print_results(tables: list[Table], verdicts: list[str], notes: list[str], folder: Path, everything: bool) -> None:
+    """A finished experiment's tables (all of them with ``everything``, else
+    :func:`lnbench.report.tables.brief`'s and one line naming the others), its notes and its
+    verdicts, each verdict wrapped to the console's width under its dash."""
+    import textwrap
+
+    from lnbench.report.tables import RunsTable, brief
+
+    shown, left = (tables, []) if everything else brief(tables)
+    for table in shown:
+        print_table(table)
+    for note in notes:
+        console.print(f"note: {note}", style="dim", markup=False, highlight=False)
+    width = max(console.width, 40)
+    for verdict in verdicts:
+        console.print(
+            textwrap.fill(verdict, width, initial_indent="- ", subsequent_indent="  ", break_long_words=False),
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
+    if left:
+        what = " and ".join(
+            dict.fromkeys("every run's table" if isinstance(t, RunsTable) else "the paired comparisons" for t in left)
+        )
+        console.print(
+            f"Not printed: {what} (--verbose; lnbench show --all {folder}; report.html)",
+            style="dim",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
 def check_runs_dir(runs_dir: Path) -> None:
     """Fail early, with one line and nothing created, if run folders cannot go under ``runs_dir``."""
     existing = runs_dir.absolute()
@@ -158,10 +203,12 @@ def with_g(source: str) -> str:
     )
 
 
-def _launch(kind: str, spec: Any, source: str, args: ExperimentArgs, note: Optional[str] = None) -> None:
+def _launch(
+    kind: str, spec: Any, source: str, args: ExperimentArgs, note: Optional[str] = None, verbose: bool = False
+) -> None:
     """Check, plan and run the experiment ``kind`` on ``spec`` with the shared options ``args``; print
     its tables and verdicts (``note``: a line printed before the plan of ``--dry-run`` or the run,
-    e.g. where a grid came from)."""
+    e.g. where a grid came from; ``verbose``: every table, :func:`print_results`)."""
     runs_dir, jobs, launcher, resume = args.runs_dir, args.jobs, args.launcher, args.resume
     from lnbench.experiments import driver
     from lnbench.experiments.registry import EXPERIMENTS
@@ -230,12 +277,8 @@ def _launch(kind: str, spec: Any, source: str, args: ExperimentArgs, note: Optio
             result = driver.execute(exp, spec, cells, runs_dir, on_epoch, n_jobs, resume, launcher)
         stop.folder = result.path
         summary = RunFolder(result.path).summary() or {}
-        for table in exp.tables(result.path, summary):
-            print_table(table)
-        for note in sorted({w for r in result.rows for w in r.warnings}):
-            console.print(f"[dim]note: {note}[/]", highlight=False)
-        for verdict in result.verdicts:
-            console.print(f"- {verdict}", highlight=False, soft_wrap=True, markup=False)
+        notes = sorted({w for r in result.rows for w in r.warnings})
+        print_results(exp.tables(result.path, summary), result.verdicts, notes, result.path, verbose)
         console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False, soft_wrap=True)
         if (result.path / "report.html").exists():
             console.print(f"Report: {result.path / 'report.html'}", highlight=False, soft_wrap=True)
@@ -342,9 +385,9 @@ def experiment_command(
     (:func:`_config_spec`) and run the experiment (:func:`_launch`). Returns the command.
     """
 
-    def run(args: ExperimentArgs) -> None:
+    def run(args: ExperimentArgs, verbose: VerboseOption = False) -> None:
         cfg, source = _config_spec(kind, args)
-        _launch(kind, cfg, source, args)
+        _launch(kind, cfg, source, args, verbose=verbose)
 
     shared = ["config", *shared_names(kind)]
     runs = body or run
@@ -356,7 +399,7 @@ def experiment_command(
     return into.command(kind, help=EXPERIMENT_KINDS[kind].help)(command)
 
 
-def _sweep(args: ExperimentArgs, grid: GridOption = None) -> None:
+def _sweep(args: ExperimentArgs, grid: GridOption = None, verbose: VerboseOption = False) -> None:
     """``lnbench sweep``: the config's sweep.grid merged with -g (its help: its entry's, lnbench.names)."""
     cfg, source = _config_spec("sweep", args)
     origins = None
@@ -370,7 +413,7 @@ def _sweep(args: ExperimentArgs, grid: GridOption = None) -> None:
             cfg = with_grid(cfg, given, source)
         except ConfigError as exc:
             fail(str(exc))
-    _launch("sweep", cfg, source, args, origins)  # the grid's checks name the config "(with -g)" too
+    _launch("sweep", cfg, source, args, origins, verbose)  # the grid's checks name the config "(with -g)" too
 
 
 def _user_norms(specs: Optional[list[str]]) -> dict:
@@ -439,6 +482,7 @@ def _claims(
         ),
         After("--seed"),
     ] = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """``lnbench claims``: its own options, and the claims spec (its help: its entry's, lnbench.names)."""
     from lnbench.analysis import claims as claim_rules
@@ -470,7 +514,7 @@ def _claims(
         spec = claims_spec(only, presets, overrides, seed, everything=all_, tasks=names, option=option)
     except ConfigError as exc:
         fail(str(exc))
-    _launch("claims", spec, str(presets), args)
+    _launch("claims", spec, str(presets), args, verbose=verbose)
 
 
 #: the kinds whose command does more than load a config and run it: their bodies (own options)
@@ -828,6 +872,9 @@ def ls_cmd(
 @app.command("show")
 def show_cmd(
     run_dir: Annotated[Path, typer.Argument(metavar="RUN_DIR", help="A run folder (finished or interrupted).")],
+    all_: Annotated[
+        bool, typer.Option("--all", help="Also the table of every run and the paired comparisons (as --verbose).")
+    ] = False,
 ) -> None:
     """Print a run folder's tables, baselines and verdicts again, from its files, as the run printed them."""
     from lnbench.experiments.base import rows_of
@@ -844,21 +891,24 @@ def show_cmd(
     _check_json_objects(run_dir)
     summary = folder.summary()
     if summary is None and exp.seeded:
-        console.print(f"[dim]note: {run_dir} has no summary.json yet: it stopped before its first cell finished[/]")
+        console.print(
+            f"note: {run_dir} has no summary.json yet: it stopped before its first cell finished",
+            style="dim",
+            markup=False,
+        )
     elif summary is not None and not summary.get("complete", True):
-        console.print(f"[dim]note: partial: {plural(len(summary.get('rows') or []), 'run')} had finished[/]")
+        console.print(f"note: partial: {plural(len(summary.get('rows') or []), 'run')} had finished", style="dim")
     summary = summary or {}
     try:
-        for table in exp.tables(run_dir, summary):
-            print_table(table)
+        printed = exp.tables(run_dir, summary)
         rows = rows_of(summary)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        console.print(f"[dim]note: summary.json of another version: its tables cannot be printed ({exc!r})[/]")
-        rows = []
-    for note in sorted({w for r in rows for w in r.warnings}):
-        console.print(f"[dim]note: {note}[/]", highlight=False)
-    for verdict in summary.get("verdicts") or []:
-        console.print(f"- {verdict}", highlight=False, soft_wrap=True, markup=False)
+        console.print(
+            f"note: summary.json of another version: its tables cannot be printed ({exc!r})", style="dim", markup=False
+        )
+        printed, rows = [], []
+    notes = sorted({w for r in rows for w in r.warnings})
+    print_results(printed, summary.get("verdicts") or [], notes, run_dir, all_)
     console.print(f"Run folder: {run_dir}  (status: {manifest.get('status')})", highlight=False, soft_wrap=True)
     if (run_dir / "report.html").exists():
         console.print(f"Report: {run_dir / 'report.html'}", highlight=False, soft_wrap=True)

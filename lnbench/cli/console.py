@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 
 # Not a terminal (a pipe, a CI log): 80 columns would wrap the tables; 120 keeps more of them on
 # one line (COLUMNS, if set, wins). A table wider than the console is printed one block per row.
-console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120)
-err_console = Console(stderr=True)
+# emoji off: a user's text prints as given (a config named :x:.yaml is not shown as an emoji)
+console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120, emoji=False)
+err_console = Console(stderr=True, emoji=False)
 
 
 def fail(message: str, code: int = 2, kind: str = "error") -> NoReturn:

@@ -39,9 +39,9 @@ def check_sweep(cfg: RunConfig) -> None:
     n = cfg.data.n_train - cfg.data.n_val
     too_big = [b for b in cfg.sweep.batch_sizes if b > n]
     if too_big:
-        data = f"data.n_train - data.n_val ({n})" if cfg.data.n_val else f"data.n_train ({n})"
         raise ConfigError(
-            f"sweep.batch_sizes: {too_big} exceed {data}; every batch size must be <= the training sequences"
+            f"sweep.batch_sizes: {too_big} exceed {cfg.data.training_sequences}; "
+            "every batch size must be <= the training sequences"
         )
 
 

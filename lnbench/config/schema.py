@@ -9,6 +9,7 @@ so an empty file is a valid config; an unknown key, a wrong type or an impossibl
 from __future__ import annotations
 
 import difflib
+import json
 import reprlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -264,6 +265,16 @@ class DataConfig(_Section):
     def shape(self) -> tuple[int, int, int]:
         """``(T, features, classes)`` of the task's sequences."""
         return TASKS[self.task].shape(self)
+
+    @property
+    def training_sequences(self) -> str:
+        """The number of training sequences as an error message spells it, the keys and their
+        values: ``data.n_train - data.n_val (5000 - 4999 = 1, the training sequences)``, or
+        ``data.n_train (1000)``."""
+        if self.n_val:
+            n = self.n_train - self.n_val
+            return f"data.n_train - data.n_val ({self.n_train} - {self.n_val} = {n}, the training sequences)"
+        return f"data.n_train ({self.n_train})"
 
     @model_validator(mode="after")
     def _task_keys(self) -> "DataConfig":
@@ -732,14 +743,8 @@ class RunConfig(_Section):
 
     @model_validator(mode="after")
     def _batches_fit_the_data(self) -> "RunConfig":
-        n = self.data.n_train - self.data.n_val
-        if self.train.batch_size > n:
-            data = (
-                f"data.n_train - data.n_val ({self.data.n_train} - {self.data.n_val} = {n}, the training sequences)"
-                if self.data.n_val
-                else f"data.n_train ({n})"
-            )
-            raise ValueError(f"train.batch_size ({self.train.batch_size}) must be <= {data}")
+        if self.train.batch_size > self.data.n_train - self.data.n_val:
+            raise ValueError(f"train.batch_size ({self.train.batch_size}) must be <= {self.data.training_sequences}")
         _unique(self.seeds or [], "seeds")
         return self
 
@@ -757,8 +762,19 @@ class RunConfig(_Section):
 
     def with_changes(self, **changes: Any) -> "RunConfig":
         """A re-validated deep copy with dotted-path changes given as ``section__key=value``
-        (``model__norm="batch"``)."""
+        (``model__norm="batch"``).
+
+        A change of ``data__task`` leaves out the data keys of other tasks that this config sets
+        (``offset_std`` of trend, for a cell of adding), back at their defaults unless ``changes``
+        sets them too: a task's own key applies to the cells of its task only (``sweep.grid`` over
+        ``data.task``)."""
         raw = self.model_dump(mode="python")
+        task = changes.get("data__task", self.data.task)
+        if task != self.data.task and task in TASKS:
+            for key, info in DataConfig.model_fields.items():
+                owned = any(key in t.keys for t in TASKS.values())
+                if owned and key not in TASKS[task].keys and f"data__{key}" not in changes:
+                    raw["data"][key] = info.default
         for key, value in changes.items():
             node = raw
             *parents, leaf = key.split("__")
@@ -813,13 +829,27 @@ class _YamlRepr(reprlib.Repr):
     def repr_bool(self, x: bool, level: int) -> str:
         return "true" if x else "false"
 
+    def repr_str(self, x: str, level: int) -> str:
+        """Plain (``layer``) where YAML 1.2 reads it back as this string in a flow list, else
+        quoted: ``'1e-3'``, ``'null'``, ``'a, b'`` (``"..."`` with escapes for a control character)."""
+        if len(x) > self.maxstring:
+            x = x[: self.maxstring - 3] + "..."
+        if not x.isprintable():
+            return json.dumps(x)
+        try:
+            plain = x == x.strip() and yaml12.load(f"[{x}]") == [x]
+        except yaml.YAMLError:
+            plain = False
+        return x if plain else "'" + x.replace("'", "''") + "'"
+
 
 _ECHO = _YamlRepr()
 _ECHO.maxstring, _ECHO.maxother, _ECHO.maxlist, _ECHO.maxdict, _ECHO.maxlevel = 60, 60, 6, 4, 2
 
 
 def show_value(value: Any) -> str:
-    """A config value in a message, as YAML spells it (``null``, ``true``, ``[1, null]``), bounded."""
+    """A config value in a message, as YAML spells it (``null``, ``true``, ``[none, layer]``,
+    ``'1e-3'`` for that string), bounded."""
     shown = _ECHO.repr(value)
     return shown if len(shown) <= 80 else shown[:77] + "..."
 

@@ -4,7 +4,9 @@ Each kind is one module implementing :class:`lnbench.experiments.base.Experiment
 in :data:`lnbench.experiments.registry.EXPERIMENTS`; :mod:`lnbench.experiments.driver` runs
 them all the same way. Each function returns an :class:`ExperimentResult` (the run folder, the
 summary rows, the paired comparisons and the verdicts) and prints nothing; progress is reported
-through the optional ``on_epoch(label, epoch, epochs, acc)`` callback.
+through the optional ``on_epoch(label, epoch, epochs, acc)`` callback (``acc`` None when a run
+has none to give); a callback that also takes ``status`` is told ``kept`` or ``failed`` for a run that
+did not train here (:func:`lnbench.experiments.base.epoch_callback`).
 """
 
 from lnbench.experiments.base import ExperimentResult

@@ -24,6 +24,7 @@ and its manifest, the launcher, the baselines, ``--resume``, the partial and fin
 from __future__ import annotations
 
 import hashlib
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -37,7 +38,31 @@ from lnbench.records.index import make_headline
 from lnbench.records.schema import SummaryRow, read_metrics, summary_row
 from lnbench.report.captions import FigureRecord, caption_of
 
-EpochCallback = Callable[..., None]  # (label, epoch, epochs, acc=None, status=None)
+EpochCallback = Callable[..., None]  # (label, epoch, epochs, acc), and status= if it takes one
+
+
+def epoch_callback(on_epoch: EpochCallback | None) -> EpochCallback | None:
+    """The caller's progress callback as the driver calls it, ``(label, epoch, epochs, acc=None,
+    status=None)``: ``on_epoch(label, epoch, epochs, acc)``, the documented signature, always gets
+    its four arguments (``acc`` None when there is none); ``status`` (``kept``, ``failed``: what
+    became of a run that did not train here) is passed only to a callback that takes a ``status``
+    parameter (or ``**kwargs``), as :func:`lnbench.cli.console.progress` does."""
+    if on_epoch is None:
+        return None
+    try:
+        parameters = inspect.signature(on_epoch).parameters.values()
+    except (TypeError, ValueError):  # no signature to read (some builtins): the documented one
+        parameters = ()  # type: ignore[assignment]
+    takes_status = any(p.name == "status" or p.kind is p.VAR_KEYWORD for p in parameters)
+
+    def report(label: str, epoch: int, epochs: int, acc: float | None = None, status: str | None = None) -> None:
+        if status is not None and takes_status:
+            on_epoch(label, epoch, epochs, acc, status=status)
+        else:
+            on_epoch(label, epoch, epochs, acc)
+
+    return report
+
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -305,13 +330,16 @@ class Experiment:
         """
         tasks = tasks_of(summary)
         if summary.get("cells"):  # a sweep's best cell as it chose it (on the validation split, if any)
-            from lnbench.analysis.grid import best_cell
+            from lnbench.analysis.grid import best_cells
 
-            chosen = best_cell(summary["cells"])
-            if chosen is not None:
-                on_val = chosen.get("mean_final_val_acc") is not None
-                label = f"best{' on val' if on_val else ''} {self.entry_label(chosen)}"
-                return make_headline(label, chosen["mean_final_test_acc"], tasks)
+            chosen = best_cells(summary["cells"])
+            if len(chosen) == 1:
+                on_val = chosen[0].get("mean_final_val_acc") is not None
+                label = f"best{' on val' if on_val else ''} {self.entry_label(chosen[0])}"
+                return make_headline(label, chosen[0]["mean_final_test_acc"], tasks)
+            if chosen:  # a grid over data.task: a best per task, none across tasks
+                label = "; ".join(f"best {self.entry_label(c)}: {c['mean_final_test_acc']:.3f}" for c in chosen)
+                return make_headline(label, None, tasks)
         entries = summary.get("aggregate") or summary.get("cells") or []
         best = _best(entries, "mean_final_test_acc", self.entry_label)
         if best is not None:

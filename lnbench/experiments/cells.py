@@ -203,7 +203,7 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, p
             if m.status == "diverged":
                 run.set_status("diverged", f"diverged in epoch {m.diverged_at_epoch}: {m.divergence_reason}")
                 if on_epoch is not None:  # account for the epochs it will not run
-                    on_epoch(name, epochs, epochs)
+                    on_epoch(name, epochs, epochs, None)
     return [
         (summary_row(m, target_acc, run.path.name, run.manifest["wall_seconds"], run.manifest["warnings"]), run.path)
         for run, m in zip(runs, metrics)

@@ -23,11 +23,12 @@ from lnbench.experiments.base import (
     Experiment,
     ExperimentResult,
     comparisons_of,
+    epoch_callback,
     reusable,
     rows_of,
 )
 from lnbench.launchers import interrupts
-from lnbench.launchers.executors import Executor, Failed, check_launcher, make_launcher
+from lnbench.launchers.executors import Executor, Failed, check_launcher, make_launcher, start_workers
 from lnbench.records.folder import RunFolder
 from lnbench.records.schema import SummaryRow
 
@@ -166,6 +167,7 @@ def execute(
     from lnbench.records.locks import FolderBusy
     from lnbench.records.runs import Run
 
+    on_epoch = epoch_callback(on_epoch)
     if resume is not None and finished(cells, resume, exp):  # nothing to run or to write: the folder stays as it is
         body = RunFolder(resume).summary() or {}
         return _result(Path(resume), "completed", rows_of(body), body)
@@ -174,6 +176,10 @@ def execute(
     configs = exp.configs(spec)
     if cells:  # a first build (~30-60 s) says so, and is no run's time; a kind that trains no cells needs none
         ensure_built()
+        try:  # workers that cannot start (an unguarded script) stop it here, before its folder exists
+            start_workers(jobs, launcher)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     # the folder's lock is held from its creation (or resumption) until report.html is written
     folder = Run(
         runs_dir, exp.name(spec), exp.config_yaml(spec), exp.seeds(spec), exp.kind, resume=resume, keep_lock=True

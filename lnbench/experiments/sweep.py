@@ -58,15 +58,18 @@ class Sweep(Experiment):
         entries = grid.aggregate(settings, rows_by_setting)
         comparisons = grid.comparisons(settings, rows_by_setting)
         best = grid.best_cell(entries)
+        chosen = [
+            {"values": b["values"], "selected_on": "val" if b["mean_final_val_acc"] is not None else "test"}
+            for b in grid.best_cells(entries)
+        ]
         return {
             "target_acc": spec.compare.target_acc,
             "grid": spec.sweep.grid,
             "seeds": spec.seed_list,
             "baselines": baselines,
             "cells": entries,
-            "best_cell": None
-            if best is None
-            else {"values": best["values"], "selected_on": "val" if best["mean_final_val_acc"] is not None else "test"},
+            "best_cell": None if best is None else chosen[0],
+            "best_cells": chosen,
             "comparisons": [c.to_dict() for c in comparisons],
             "verdicts": grid.sentences(entries, comparisons),
         }

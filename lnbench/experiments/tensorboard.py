@@ -33,6 +33,10 @@ def available() -> bool:
 class TensorBoard:
     """The event files of one run folder.
 
+    Opening it removes the folder's earlier event files (``events.out.tfevents.*``): a run resumed
+    in place (``lnbench train --resume``) writes every epoch it keeps again, and one that starts
+    over writes its own, so TensorBoard shows each step once, with the values of metrics.json.
+
     Args:
         path: the run folder (the event files go into it).
         cfg: the run's resolved config (written as hparams by :meth:`close`).
@@ -44,6 +48,8 @@ class TensorBoard:
     def __init__(self, path: Path, cfg: RunConfig) -> None:
         from torch.utils.tensorboard import SummaryWriter
 
+        for old in path.glob("events.out.tfevents.*"):
+            old.unlink()
         self.writer = SummaryWriter(str(path))
         self.cfg = cfg
         self.closed = False

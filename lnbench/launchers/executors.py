@@ -12,10 +12,12 @@ A cluster launcher plugs in by implementing :class:`Executor` (one method).
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import queue
 import signal
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -151,10 +153,9 @@ class PoolExecutor:
             return []
         # forkserver: workers fork from a clean server process that has imported lnbench and torch
         # once (no threads, nothing of ours inherited but the job); spawn where it does not exist
-        methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-        if ctx.get_start_method() == "forkserver":
-            _start_forkserver(ctx)
+        ctx = _context()
+        if _start_forkserver(ctx) == MAIN_RERAN:  # not started by start_workers: say why no worker runs
+            raise RuntimeError(f"--jobs {self.workers}: {RERUN_ADVICE.format(script=_main_script())}")
         with interrupts.deferred():  # its semaphores exist, registered with the resource tracker, or not at all
             progress_queue = ctx.Queue()
         outcomes: dict[int, Any] = {}
@@ -212,22 +213,104 @@ def _nothing() -> None:
     """The first process forked by the forkserver: it returns once the server has preloaded."""
 
 
-def _start_forkserver(ctx) -> None:
+#: the exit code of a worker process that found itself re-running the caller's script (:func:`check_launcher`)
+MAIN_RERAN = 86
+#: what a worker that re-ran the caller's script means, and the fix (after "jobs=N: ")
+RERUN_ADVICE = (
+    "each worker process re-runs the script {script} (Python's multiprocessing imports it), and the script "
+    'starts an experiment again; put the calls under if __name__ == "__main__": (README, "From a notebook")'
+)
+
+
+def _bootstrapping() -> bool:
+    """Whether this process is a worker still importing its parent's main script (multiprocessing's
+    spawn and forkserver start methods; ``multiprocessing.spawn._main`` sets ``_inheriting``)."""
+    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
+
+
+def _main_script() -> str | None:
+    """The file a worker process re-runs as its parent's ``__main__`` (as
+    ``multiprocessing.spawn.get_preparation_data`` finds it): None for ``python -m``, ``-c``, a
+    notebook or a console."""
+    main = sys.modules.get("__main__")
+    if main is None or getattr(main.__spec__, "name", None) is not None:
+        return None
+    path = getattr(main, "__file__", None)
+    return None if path is None else os.path.abspath(path)
+
+
+def _lnbench_root() -> str:
+    """The folder that holds the ``lnbench`` package this process runs (its import path entry)."""
+    import lnbench
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(lnbench.__file__)))
+
+
+def start_workers(jobs: int, launcher: str = "local") -> None:
+    """Start the local worker processes' server and one worker (:class:`PoolExecutor`), before an
+    experiment writes anything: a program whose workers cannot start stops here, with nothing
+    written. Nothing to do for ``jobs`` = 1 or another launcher.
+
+    Raises:
+        ValueError: the workers cannot start (one line): the caller's script is not a file a worker
+            can import (a script read from stdin), or it starts an experiment again when a worker
+            imports it (no ``if __name__ == "__main__":``).
+    """
+    if launcher != "local" or jobs < 2:
+        return
+    script = _main_script()
+    if script is not None and not os.path.isfile(script):
+        raise ValueError(
+            f"jobs={jobs}: the worker processes import this program's main script, and {script} is not a file "
+            '(a script read from stdin?); save it as a .py file with its calls under if __name__ == "__main__":, '
+            "or run with jobs=1"
+        )
+    code = _start_forkserver(_context())
+    if code == MAIN_RERAN:
+        raise ValueError(f"jobs={jobs}: {RERUN_ADVICE.format(script=script)}")
+    if code:
+        raise ValueError(f"jobs={jobs}: the worker processes could not start (a worker exited with code {code})")
+
+
+def _context():
+    """multiprocessing's ``forkserver`` context, else ``spawn``'s where it does not exist."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def _start_forkserver(ctx) -> int | None:
     """Start the forkserver (``lnbench.experiments`` and ``torch._dynamo`` preloaded: Adam
     imports _dynamo, 1 s) with SIGINT blocked, so that a Ctrl-C sent to the whole process group
     never reaches it or the workers it forks (the parent decides what a Ctrl-C does); then wait,
     interruptibly, until it has preloaded, so that starting the workers (no Ctrl-C meanwhile) is
-    quick."""
+    quick. The server imports the lnbench this process runs: Python starts it with ``-c``, which
+    puts the current directory first on its path (its ``sys_path`` argument is not applied), so
+    another checkout there would be imported instead; ``PYTHONSAFEPATH`` leaves it out and
+    ``PYTHONPATH`` puts this lnbench's folder first (:mod:`lnbench.launchers._forkserver_quiet`
+    restores both in the server). Returns the exit code of the first worker (0: it started;
+    :data:`MAIN_RERAN`: it re-ran the caller's script), None under ``spawn``."""
+    if ctx.get_start_method() != "forkserver":
+        return None
     from multiprocessing import forkserver, resource_tracker
 
     # _forkserver_quiet first: the server also ignores SIGINT where it cannot be blocked
     ctx.set_forkserver_preload(["lnbench.launchers._forkserver_quiet", "lnbench.experiments", "torch._dynamo"])
     resource_tracker.ensure_running()  # first: starting it unblocks SIGINT in this thread
-    with interrupts.sigint_blocked():
-        forkserver.ensure_running()
+    saved = {name: os.environ.get(name) for name in ("PYTHONSAFEPATH", "PYTHONPATH")}
+    paths = [_lnbench_root(), *([saved["PYTHONPATH"]] if saved["PYTHONPATH"] else [])]
+    server_env = {"PYTHONSAFEPATH": "1", "PYTHONPATH": os.pathsep.join(paths), "LNBENCH_SERVER_ENV": json.dumps(saved)}
+    try:
+        os.environ.update(server_env)
+        with interrupts.sigint_blocked():
+            forkserver.ensure_running()
+    finally:
+        for name in server_env:
+            os.environ.pop(name, None)
+        os.environ.update({name: value for name, value in saved.items() if value is not None})
     ready = ctx.Process(target=_nothing, daemon=True)
     ready.start()
     ready.join()
+    return ready.exitcode
 
 
 def _drain(progress_queue, progress: Progress | None) -> None:
@@ -319,12 +402,17 @@ LAUNCHERS = ("local", "submitit")
 
 
 def check_launcher(jobs: int, launcher: str = "local", cluster: str = "local") -> None:
-    """The one check of ``--jobs`` and ``--launcher``, before anything runs.
+    """The one check of ``--jobs`` and ``--launcher``, before anything runs. In a worker process
+    that is importing its parent's script (one without ``if __name__ == "__main__":``, which starts
+    an experiment again) it ends the worker at once, exit code :data:`MAIN_RERAN`, before anything
+    is written; the parent says why (:func:`start_workers`).
 
     Raises:
         ValueError: ``jobs < 1``, an unknown launcher, submitit not installed, or Slurm asked for
             (``launcher.cluster: slurm``) where its ``sbatch`` is not on PATH (one line each).
     """
+    if _bootstrapping():  # a worker re-running an unguarded script: leave quietly; the parent says why
+        os._exit(MAIN_RERAN)
     if jobs < 1:
         raise ValueError(f"--jobs: must be >= 1, got {jobs}")
     if launcher not in LAUNCHERS:

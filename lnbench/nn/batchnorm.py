@@ -153,8 +153,7 @@ class BatchNorm1d(Norm):
         batch: ``(.., B, [T,] H)`` viewed as ``(.., B / g, g, [T,] H)``, the statistics over the g
         (and T) axes. Nothing is tracked."""
         b = self.batch_axis
-        if x.shape[b] % g:
-            raise ValueError(f"{type(self).__name__}: batch of {x.shape[b]} is not a whole number of groups of {g}")
+        self.check_groups(x.shape[b], g)
         groups = x.unflatten(b, (x.shape[b] // g, g))
         if self.members is not None:  # (S, 1, [1,] H) -> (S, 1, 1, [1,] H): one more axis to broadcast over
             gamma, beta = (p.view(self.members, *[1] * (groups.dim() - 2), self.features) for p in (gamma, beta))
@@ -163,6 +162,12 @@ class BatchNorm1d(Norm):
         gamma, eps = self._variance_estimator(gamma, n)
         y, _, _ = NormalizeAffine.apply(groups, gamma, beta, eps, dims)
         return y.flatten(b, b + 1)
+
+    def check_groups(self, batch: int, g: int) -> None:
+        """Raise ValueError unless a batch of ``batch`` examples is a whole number of groups of g
+        (the Python path and the fused kernel raise the same error)."""
+        if batch % g:
+            raise ValueError(f"{type(self).__name__}: batch of {batch} is not a whole number of groups of {g}")
 
     def _variance_estimator(self, gamma: torch.Tensor, n: int) -> tuple[torch.Tensor, float]:
         """``(gamma, eps)`` for :class:`NormalizeAffine`, which normalizes with the biased variance:

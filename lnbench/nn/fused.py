@@ -339,6 +339,8 @@ def _norm_mode(norm: nn.Module, T: int, S: int, B: int) -> tuple[str, list, floa
             if norm.unbiased:  # the kernel normalizes with the biased variance: the Python path
                 return None
             group = B if norm.training or norm.batch_group is None else norm.batch_group
+            if group != B:
+                norm.check_groups(B, group)
             return "over_batch", [per_member(norm.gamma, S), per_member(norm.beta, S), None, None], norm.eps, group
         mean, var = norm.running_rows(T)  # (T, *param_shape)
         scale = norm.gamma * torch.rsqrt(var + norm.eps)

@@ -42,6 +42,33 @@ def split_note(splits: Sequence[str]) -> str:
     return kinds.pop() if kinds else "test"
 
 
+class RunsTable(Table):
+    """:func:`runs_table`'s: a row per run (see :func:`brief`)."""
+
+
+class AggregateTable(Table):
+    """:func:`aggregate_table`'s: a row per setting, over its seeds (see :func:`brief`)."""
+
+
+class ComparisonsTable(Table):
+    """:func:`comparisons_table`'s: a row per paired comparison (see :func:`brief`)."""
+
+
+def brief(tables: Sequence[Table]) -> tuple[list[Table], list[Table]]:
+    """The tables a command prints by default, and those it leaves to ``--verbose`` (report.html and
+    ``lnbench show --all`` show them all): the paired comparisons (the verdicts say what they
+    found), and the row of every run where the aggregate over seeds sums them up.
+
+    Returns:
+        ``(shown, left out)``, each in ``tables``' order.
+    """
+    over_seeds = any(isinstance(t, AggregateTable) for t in tables)
+    detail: list[Table] = [
+        t for t in tables if isinstance(t, ComparisonsTable) or (over_seeds and isinstance(t, RunsTable))
+    ]
+    return [t for t in tables if not any(t is d for d in detail)], detail
+
+
 def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep: bool = False) -> Table:
     """One line per run: final test accuracy with its Wilson 95% interval over the test set (and the
     final validation accuracy when there is a validation split); the first epoch at the target, on
@@ -52,7 +79,7 @@ def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep:
     split = split_note([r.selected_on for r in rows])
     has_bn = any(r.final_test_acc_batch_stats is not None for r in rows)
     gains = _gains_differ([r.initial_gain for r in rows])
-    table = Table(title=title, title_justify="left", caption_justify="left")
+    table = RunsTable(title=title, title_justify="left", caption_justify="left")
     columns = ["model", "norm"] + (["initial gain"] if gains else []) + (["batch"] if sweep else [])
     columns += ["seed"] if seeds else []
     columns += ["test acc [95% CI]"] + (["BN acc, batch stats"] if has_bn else []) + (["val acc"] if has_val else [])
@@ -98,7 +125,7 @@ def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep:
 def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = False) -> Table:
     """The aggregate over seeds (see :func:`lnbench.analysis.aggregate.aggregate_over_seeds`) as a table."""
     n = max((e["n_seeds"] for e in entries), default=0)
-    table = Table(title=f"over {plural(n, 'seed')}", title_justify="left", caption_justify="left")
+    table = AggregateTable(title=f"over {plural(n, 'seed')}", title_justify="left", caption_justify="left")
     gains = _gains_differ([e.get("initial_gain") for e in entries])
     columns = ["model", "norm"] + (["initial gain"] if gains else []) + (["batch"] if sweep else [])
     has_bn = any(e["mean_final_test_acc_batch_stats"] is not None for e in entries)
@@ -163,7 +190,7 @@ def _memoryless_cell(test: dict | None) -> str:
 
 def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired comparisons") -> Table:
     """Every tested pair: effect (a minus b) with its 95% interval, test, raw and Holm p."""
-    table = Table(title=title, title_justify="left", caption_justify="left")
+    table = ComparisonsTable(title=title, title_justify="left", caption_justify="left")
     for col in ("model", "a", "b", "metric", r"a - b \[unadjusted 95% CI]", "test", "p", "Holm p", "verdict"):
         table.add_column(col, justify="right" if col in ("p", "Holm p") else "left")  # \[: not a markup tag
     for c in comparisons:
@@ -402,10 +429,26 @@ def _cell_text(x) -> Text:
     return Text.from_markup(x) if isinstance(x, str) else x if isinstance(x, Text) else Text(str(x))
 
 
-def _widths(column) -> tuple[int, int, int]:
+def _wrapped_lines(text: str, width: int) -> int:
+    """The lines ``text`` takes wrapped greedily at its spaces into ``width`` columns (as rich wraps it)."""
+    from rich.cells import cell_len
+
+    n = 0
+    for line in text.splitlines() or [""]:
+        n, used = n + 1, 0
+        for word in line.split():
+            w = cell_len(word)
+            if used and used + 1 + w > width:
+                n, used = n + 1, w
+            else:
+                used += w + (1 if used else 0)
+    return n
+
+
+def _widths(column) -> tuple[int, int, int, int]:
     """A column's content widths: the narrowest (a wrapping column: its longest word, so that no
-    word is ever cut; a no-wrap one: its longest line), its cells' longest line, and its longest
-    line with the header."""
+    word is ever cut; a no-wrap one: its longest line), the narrowest at which every value takes at
+    most two lines, its values' longest line, and its longest line with the header."""
     from rich.cells import cell_len
 
     header, *cells = [_cell_text(x).plain for x in [column.header, *column.cells]]
@@ -413,16 +456,31 @@ def _widths(column) -> tuple[int, int, int]:
     words = max((cell_len(word) for t in [header, *cells] for word in t.split()), default=1)
     narrowest = max(lines([header, *cells]) if column.no_wrap else words, column.min_width or 0)
     values = max(narrowest, lines(cells))
-    return narrowest, values, max(values, lines([header]))
+    two = next(w for w in range(narrowest, values + 1) if all(_wrapped_lines(c, w) <= 2 for c in cells))
+    return narrowest, two, values, max(values, lines([header]))
+
+
+def _compact(table: Table, gap: int) -> Table:
+    """``table`` without its outer edge and column rules (a rule under the header stays): ``gap``
+    + 1 spaces between columns, for a width its boxed layout would wrap past two lines a row."""
+    import copy
+
+    from rich import box
+
+    compact = copy.copy(table)
+    compact.box, compact.show_edge, compact.pad_edge = box.SIMPLE_HEAD, False, False
+    compact.padding = (0, gap, 0, 0)
+    return compact
 
 
 def fit(table: Table, width: int) -> RenderableType:
     """``table`` laid out for ``width`` columns with every cell readable: each column at least as
     wide as its longest word (a no-wrap column: its longest line); the rest of the width goes first
-    to keeping as many columns' values on one line as it can, then their headers, then shared out.
-    One block per row (``header: value`` lines) when even the narrowest layout is wider than
-    ``width``. rich alone shrinks columns below their words and cuts them ("Transform…"), or
-    squeezes whole columns away.
+    to keeping every value within two lines, then as many columns' values on one line as it can,
+    then their headers, then shared out. Where the boxed table's values would need more than two
+    lines, it loses its column rules, and then one of the two spaces between columns (:func:`_compact`). One block per row (``header: value``
+    lines) when even the narrowest layout is wider than ``width``. rich alone shrinks columns
+    below their words and cuts them ("Transform…"), or squeezes whole columns away.
 
     Returns:
         ``table`` itself when it fits as it is, a copy with column widths set, or a
@@ -431,14 +489,22 @@ def fit(table: Table, width: int) -> RenderableType:
     import copy
 
     ranges = [_widths(c) for c in table.columns]
-    extra = table._extra_width + sum(table._get_padding_width(k) for k in range(len(table.columns)))
-    if sum(hi for *_, hi in ranges) + extra <= width:
+
+    def extra_of(t: Table) -> int:
+        return t._extra_width + sum(t._get_padding_width(k) for k in range(len(t.columns)))
+
+    if sum(hi for *_, hi in ranges) + extra_of(table) <= width:
         return table
+    two_lines = sum(two for _, two, *_ in ranges)
+    for gap in (1, 0):  # the boxed table's values need more than two lines: two spaces between columns, then one
+        if two_lines + extra_of(table) > width:
+            table = _compact(table, gap)
+    extra = extra_of(table)
     spare = width - extra - sum(lo for lo, *_ in ranges)
     if spare < 0:
         return _blocks(table, width)
     widths = [lo for lo, *_ in ranges]
-    for stage in (1, 2):  # the values on one line, then the headers, the smallest needs first
+    for stage in (1, 2, 3):  # every value within two lines, then on one line, then the headers, smallest needs first
         for k in sorted(range(len(ranges)), key=lambda k: ranges[k][stage] - widths[k]):
             if 0 < ranges[k][stage] - widths[k] <= spare:
                 spare -= ranges[k][stage] - widths[k]

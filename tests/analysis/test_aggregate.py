@@ -127,3 +127,24 @@ def test_condition_label_names_the_rnns_batch_statistics():
     assert condition_label("rnn", "batch", None) == "batch" and condition_label("rnn", "layer", "pooled") == "layer"
     (a,) = aggregate_over_seeds([row("batch", 0, batch_norm_stats="per_timestep")])
     assert a["batch_norm_stats"] == "per_timestep"
+
+
+def test_seeds_that_tie_give_an_interval_of_the_width_the_test_set_resolves():
+    """Three seeds at exactly 70% on 200 test sequences: the 95% interval of the mean is not zero
+    wide; its sd is floored at the rounding error of an accuracy known to 1/200, (1/200)/sqrt(12)
+    (the paired tests floor the sd of a difference at (1/200)/sqrt(6)). Oracle: the t interval by
+    hand, 0.7 +- t(0.975, 2) (1/200)/sqrt(12)/sqrt(3), the same for the sweep's cells
+    (lnbench.analysis.grid.aggregate); seeds that differ keep their own sd."""
+    from lnbench.analysis import grid
+
+    half = t_dist.ppf(0.975, 2) * (1 / 200) / math.sqrt(12) / math.sqrt(3)
+    tied = [row("layer", s, acc=0.7) for s in range(3)]
+    (entry,) = aggregate_over_seeds(tied)
+    assert entry["std_final_test_acc"] == 0
+    assert entry["ci95_final_test_acc"] == pytest.approx([0.7 - half, 0.7 + half], abs=1e-12)
+    (cell,) = grid.aggregate([{"model__norm": "layer"}], [tied])
+    assert cell["ci95_final_test_acc"] == pytest.approx([0.7 - half, 0.7 + half], abs=1e-12)
+    spread = [row("layer", s, acc=a) for s, a in enumerate((0.6, 0.7, 0.8))]
+    (entry,) = aggregate_over_seeds(spread)
+    half = t_dist.ppf(0.975, 2) * 0.1 / math.sqrt(3)
+    assert entry["ci95_final_test_acc"] == pytest.approx([0.7 - half, 0.7 + half], abs=1e-12)

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from lnbench.analysis import grid
 from lnbench.cli.app import app
-from lnbench.config import ConfigError, RunConfig
+from lnbench.config import ConfigError, RunConfig, load_config
 from lnbench.records.schema import SummaryRow
 
 runner = CliRunner()
@@ -497,3 +497,45 @@ def test_a_cell_too_big_for_memory_is_refused_before_anything_runs(tmp_path):
     )
     assert result.exit_code == 2 and "model.num_layers 30000" in result.output and "GiB" in result.output
     assert not any(tmp_path.iterdir())
+
+
+def test_a_grid_over_the_task_picks_a_best_cell_per_task_and_never_across_tasks():
+    """Cells over data.task x model.norm: trend (2 classes) at 70% and 80%, digits (10 classes) at
+    40% and 30%. The best of each task is its own highest (trend layer, digits none), never the
+    highest of all; best_cell has no single answer (None); the sentences give each task its own
+    range; the headline names one best per task. Oracle: the numbers set by hand."""
+    from lnbench.experiments.registry import EXPERIMENTS
+
+    cells = [{"data__task": t, "model__norm": n} for t in ("trend", "digits") for n in ("none", "layer")]
+    accs = {("trend", "none"): 0.7, ("trend", "layer"): 0.8, ("digits", "none"): 0.4, ("digits", "layer"): 0.3}
+    rows = [[_row(c["model__norm"], s, accs[c["data__task"], c["model__norm"]]) for s in (0, 1)] for c in cells]
+    entries = grid.aggregate(cells, rows)
+    assert grid.best_cells(entries) == [entries[1], entries[2]]
+    assert grid.best_cell(entries) is None
+    assert grid.best_cell(entries[:2]) is entries[1]
+    text = grid.sentences(entries, [])
+    assert (
+        "Final test accuracy on trend (mean over seeds) ranges from 70.0% (task=trend, norm=none) to 80.0%" in text[0]
+    )
+    assert (
+        "Final test accuracy on digits (mean over seeds) ranges from 30.0% (task=digits, norm=layer) to 40.0%"
+        in text[1]
+    )
+    headline = EXPERIMENTS["sweep"].headline(None, {"cells": entries})
+    assert headline["label"] == "best task=trend, norm=layer: 0.800; best task=digits, norm=none: 0.400"
+
+
+def test_a_grid_over_the_task_applies_a_task_own_key_to_its_cells_only():
+    """configs/sweep.yaml sets offset_std, a trend-only key; a grid over data.task = trend, adding
+    is accepted: the trend cells keep the config's offset_std, the adding cells leave it at its
+    default (it does not apply there). Oracle: the config file's value and the schema's default."""
+    from lnbench.config.schema import DataConfig
+
+    cfg = load_config("configs/sweep.yaml", ["sweep.grid={data.task: [trend, adding], model.norm: [none, layer]}"])
+    assert cfg.data.offset_std != DataConfig.model_fields["offset_std"].default
+    cells = grid.check_grid(cfg)
+    assert len(cells) == 4
+    for changes in cells:
+        data = cfg.with_changes(**changes).data
+        want = cfg.data.offset_std if data.task == "trend" else DataConfig.model_fields["offset_std"].default
+        assert (data.task, data.offset_std) == (changes["data__task"], want)

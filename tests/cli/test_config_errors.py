@@ -192,7 +192,7 @@ def test_fewer_than_one_layer_is_refused_in_one_line(tmp_path, command, value):
         ),
         (
             ["compare", "--bogus"],
-            "lnbench: error: No such option: --bogus (Possible options: --jobs); see 'lnbench compare --help'",
+            "lnbench: error: No such option: --bogus (Possible options: --jobs, --verbose); see 'lnbench compare --help'",
         ),
         (["nosuch"], "lnbench: error: No such command 'nosuch'; see 'lnbench --help'"),
         (

@@ -3,6 +3,7 @@
 import pytest
 
 from lnbench.config import ConfigError, RunConfig, load_config
+from lnbench.config.checks import check_sweep
 
 
 def _write(tmp_path, text):
@@ -45,7 +46,7 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
         (
             "model:\n  norm: instance\n",
             [],
-            "model.norm: Input should be 'none', 'batch', 'layer', 'rms', 'weight' or 'group', or a norm class 'package.module:ClassName' (got 'instance')",
+            "model.norm: Input should be 'none', 'batch', 'layer', 'rms', 'weight' or 'group', or a norm class 'package.module:ClassName' (got instance)",
         ),
         (
             "train:\n  epoch: 3\n",
@@ -73,7 +74,7 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
         (
             "",
             ["train.batch_size=yes"],
-            "train.batch_size: Input should be a valid integer, unable to parse string as an integer (got 'yes')",
+            "train.batch_size: Input should be a valid integer, unable to parse string as an integer (got yes)",
         ),
         ("", ["train.batch_size=2000"], "train.batch_size (2000) must be <= data.n_train (1000)"),
         ("compare: [1]\n", [], "compare: Input should be a valid dictionary"),
@@ -250,5 +251,30 @@ def test_a_folder_written_before_a_key_was_added_is_the_same_config_and_the_same
     (tmp_path / "run.json").write_text(json.dumps({"kind": "compare"}))
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
     check_resume(tmp_path, cfg.to_yaml(model_family_only=True), "compare")  # the same: no error
-    with pytest.raises(ConfigError, match=r"train.optimizer: absent in the folder, 'sgd' now|train.optimizer"):
+    with pytest.raises(ConfigError, match=r"train.optimizer: absent in the folder, sgd now|train.optimizer"):
         check_resume(tmp_path, cfg.with_changes(train__optimizer="sgd").to_yaml(model_family_only=True), "compare")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "data"),
+    [
+        (
+            ["data.n_train=5000", "data.n_val=4999"],
+            "data.n_train - data.n_val (5000 - 4999 = 1, the training sequences)",
+        ),
+        (["data.n_train=100"], "data.n_train (100)"),
+    ],
+)
+def test_the_sweep_batch_sizes_message_spells_out_the_training_sequences(overrides, data):
+    """sweep.batch_sizes past the training sequences: the message gives the keys, their values and
+    the difference in one phrase, the one train.batch_size's message uses. Oracle: the arithmetic
+    5000 - 4999 = 1 by hand."""
+    cfg = load_config(None, [*overrides, "train.batch_size=1", "sweep.batch_sizes=[1,128]"])
+    with pytest.raises(ConfigError) as err:
+        check_sweep(cfg)
+    assert (
+        str(err.value) == f"sweep.batch_sizes: [128] exceed {data}; every batch size must be <= the training sequences"
+    )
+    with pytest.raises(ConfigError) as err:
+        load_config(None, [*overrides, "train.batch_size=128"])
+    assert f"train.batch_size (128) must be <= {data}" in str(err.value)

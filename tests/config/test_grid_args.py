@@ -108,7 +108,7 @@ def test_the_dry_run_says_the_grid_is_the_configs_merged_with_g(tmp_path):
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0] == (
         "sweep.grid: the grid of configs/sweep.yaml (with --set) merged with -g, 12 cells: "
-        "model.norm ['none', 'layer'] (-g, replacing ['none', 'batch', 'layer']); "
+        "model.norm [none, layer] (-g, replacing [none, batch, layer]); "
         "data.seq_len [10, 20, 40] (configs/sweep.yaml (with --set)); train.lr [0.001, 0.01] (-g, added)"
     )
     assert "12 runs, 120 epochs in all" in result.output
@@ -152,3 +152,23 @@ def test_a_grid_value_g_gave_that_the_checks_refuse_names_g_as_its_source(tmp_pa
         f"lnbench: error: {source}: sweep.grid: train.epochs: value 0: Input should be greater than or equal to 1"
     )
     assert not (tmp_path / "runs").exists()
+
+
+def test_the_grid_line_spells_each_value_as_yaml_and_reads_back_as_the_grid():
+    """The dry run's "which key came from where" line spells values as YAML (``[none, layer]``,
+    ``null``, ``true``; a string YAML would read as something else quoted, ``'1e-3'``), never
+    Python's ``['none', None, True]``. Oracle: each value list in the line, read back with YAML
+    1.2, is the grid's own list."""
+    from lnbench.config import yaml12
+    from lnbench.config.grid_args import grid_origins
+
+    before = {"model.norm": ["none", "batch"]}
+    given = {"model.norm": ["none", "layer"], "train.grad_clip": [None, 1.0], "name": ["1e-3", "a, b", True]}
+    line = grid_origins(before, given, "c.yaml")
+    assert line == (
+        "sweep.grid: the grid of c.yaml merged with -g, 12 cells: model.norm [none, layer] (-g, replacing "
+        "[none, batch]); train.grad_clip [null, 1.0] (-g, added); name ['1e-3', 'a, b', true] (-g, added)"
+    )
+    for key, values in given.items():
+        shown = line.split(f" {key} ", 1)[1].split(" (-g")[0]
+        assert yaml12.load(shown) == values, key

@@ -153,5 +153,5 @@ def test_an_old_folder_is_a_changed_config_when_a_setting_really_changed(tmp_pat
     """The comparison is not blind: another optimizer is named as the change."""
     folder = _old_folder(tmp_path)
     spec = load_config(folder / "config.yaml", ["train.optimizer=sgd"])
-    with pytest.raises(ConfigError, match=r"train\.optimizer: 'adam' in the folder, 'sgd' now"):
+    with pytest.raises(ConfigError, match=r"train\.optimizer: adam in the folder, sgd now"):
         check_resume(folder, EXPERIMENTS["compare"].config_yaml(spec), "compare")

@@ -67,3 +67,29 @@ def test_tensorboard_refused_in_one_line_without_the_package(tmp_path, monkeypat
     assert result.output.strip() == (
         "lnbench: error: --tensorboard: the tensorboard package is not installed; pip install 'lnbench[tensorboard]'"
     )
+
+
+def test_a_train_run_resumed_in_place_shows_each_epoch_once(tmp_path):
+    """``lnbench train --resume --tensorboard`` on a run interrupted after epoch 2 of 3: the folder's
+    event files hold each epoch's scalars once (steps 1, 2, 3) and one final accuracy, with the
+    values of its metrics.json, the oracle (TensorBoard's own EventAccumulator reads every file)."""
+    from lnbench.config import load_config
+    from lnbench.experiments import train
+
+    cfg = load_config("configs/train.yaml", [*TINY_OVERRIDES, "train.epochs=3"])
+
+    def ctrl_c(label, epoch, epochs, acc):
+        if epoch == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, tmp_path, ctrl_c, tensorboard=True)
+    (run,) = tmp_path.iterdir()
+    train(cfg, tmp_path, tensorboard=True, resume=run)
+    m = json.loads((run / "metrics.json").read_text())
+    assert m["epochs"] == [1, 2, 3]
+    acc = event_accumulator.EventAccumulator(str(run))
+    acc.Reload()
+    for key in ("train_loss", "test_acc"):
+        assert _scalars(acc, key) == [(e, pytest.approx(v, rel=1e-6)) for e, v in zip(m["epochs"], m[key])], key
+    assert [v for _, v in _scalars(acc, "hparam/final_test_acc")] == pytest.approx([m["test_acc"][-1]])

@@ -144,6 +144,22 @@ def test_batch_statistics_in_groups_and_the_probes_match(family):
             assert a["hidden_norm"] == pytest.approx(b["hidden_norm"], rel=1e-9)
 
 
+@pytest.mark.parametrize("family", ["rnn", "lstm"])
+def test_a_batch_that_is_not_whole_groups_raises_value_error_on_both_paths(family):
+    """batch_statistics(model, 4) on a batch of 7: the kernel raises the ValueError that
+    batch_statistics documents, with the same message as the Python path (its oracle)."""
+    model = make(family, "batch", "separate", "per_timestep", None)
+    model.eval()
+    x = torch.randn(7, 5, 4, dtype=torch.float64)
+    messages = []
+    for use_kernel in (True, False):
+        model.use_kernel = use_kernel
+        with batch_statistics(model, 4), pytest.raises(ValueError, match="batch of 7 is not a whole number") as e:
+            model(x)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+
+
 SPECS = [
     pytest.param(
         fused.Recurrence(

@@ -20,7 +20,7 @@ from lnbench.nn.registry import norm_kind
 from lnbench.nn.rmsnorm import RMSNorm
 from lnbench.testing import check_norm, norm_checks
 
-runner = CliRunner()
+runner = CliRunner(env={"COLUMNS": "200"})  # the tables at one width, whatever the terminal (rich: 80 without COLUMNS)
 REPO = Path(__file__).resolve().parents[2]
 SCALE = "toy_norms:ScaleNorm"  # tests/nn/toy_norms.py, on sys.path as this test's folder
 

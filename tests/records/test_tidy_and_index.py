@@ -307,12 +307,12 @@ def test_ls_command(mixed_runs):
 
 
 def test_show_prints_what_the_run_printed(mixed_runs):
-    """From the first table on, lnbench show prints what lnbench compare printed (tables, baselines,
-    verdicts, the folder and its report)."""
+    """From the first table on, lnbench show prints what lnbench compare printed by default (baselines,
+    the aggregate table, verdicts, the folder and its report)."""
     result = CliRunner().invoke(app, ["show", str(mixed_runs["compare"])])
     assert result.exit_code == 0, result.output
     printed = mixed_runs["compare_output"]
-    title = "lnbench compare: "
+    title = "baselines on the same data"  # the first table both print by default (the per-run table: --all)
     assert result.output[result.output.index(title) :] == printed[printed.index(title) :]
     stopped = CliRunner().invoke(app, ["show", str(mixed_runs["stopped"])])
     assert stopped.exit_code == 0 and "note: partial: 3 runs had finished" in stopped.output
