@@ -455,7 +455,13 @@ class TrainConfig(_Section):
     """Optimisation: a torch optimizer (Adam by default) and a per-epoch learning-rate schedule on
     cross-entropy (:mod:`lnbench.training.optim`)."""
 
-    epochs: int = Field(50, ge=1, description="Epochs: full passes over the training set.")
+    epochs: int = Field(
+        50,
+        ge=1,
+        le=100_000,
+        description="Epochs: full passes over the training set; at most 100000 (a bound no experiment here comes "
+        "near: the shipped configs train 5 to 50).",
+    )
     batch_size: int = Field(
         64,
         ge=1,
@@ -615,7 +621,7 @@ class CompareConfig(_Section):
         default_factory=lambda: ["none", "batch", "layer"],
         min_length=1,
         description="compare: the norms trained and compared pairwise within each family (none, batch, layer, "
-        "rms, weight; no repeats).",
+        "rms, weight, group, or a user's norm class 'package.module:ClassName' or entry point; no repeats).",
     )
     placements: list[Literal["joint", "separate"]] | None = Field(
         None,

@@ -278,3 +278,10 @@ def test_the_sweep_batch_sizes_message_spells_out_the_training_sequences(overrid
     with pytest.raises(ConfigError) as err:
         load_config(None, [*overrides, "train.batch_size=128"])
     assert f"train.batch_size (128) must be <= {data}" in str(err.value)
+
+
+def test_epochs_are_bounded_where_no_experiment_goes():
+    """An epoch count no experiment needs (1e20) would run until stopped: the bound is 100000."""
+    assert load_config(None, ["train.epochs=100000"]).train.epochs == 100_000
+    with pytest.raises(ConfigError, match="train.epochs: Input should be less than or equal to 100000"):
+        load_config(None, ["train.epochs=99999999999999999999"])

@@ -20,7 +20,7 @@ from lnbench.nn.registry import norm_kind
 from lnbench.nn.rmsnorm import RMSNorm
 from lnbench.testing import check_norm, norm_checks
 
-runner = CliRunner(env={"COLUMNS": "200"})  # the tables at one width, whatever the terminal (rich: 80 without COLUMNS)
+runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
 SCALE = "toy_norms:ScaleNorm"  # tests/nn/toy_norms.py, on sys.path as this test's folder
 
@@ -98,7 +98,10 @@ def test_a_users_norm_trains_in_a_compare_against_layernorm(tmp_path):
     assert "ScaleNorm" in (folder / "report.html").read_text()
 
 
-def test_gradcheck_and_invariance_take_a_users_norm(tmp_path):
+def test_gradcheck_and_invariance_take_a_users_norm(tmp_path, monkeypatch):
+    from lnbench.cli.console import console
+
+    monkeypatch.setattr(console, "width", 250)  # one row a line, whatever the terminal: the phrases stay whole
     bad = runner.invoke(app, ["gradcheck", "--norm", "toy_norms:WrongBackward", "--runs-dir", str(tmp_path)])
     assert bad.exit_code == 1 and "WrongBackward: gradcheck failed" in " ".join(bad.output.split())
     good = runner.invoke(app, ["gradcheck", "--norm", SCALE, "--runs-dir", str(tmp_path)])
