@@ -100,3 +100,16 @@ def test_a_run_of_the_mlp_draws_no_state_over_timesteps():
     mlp, rnn = Metrics(family="mlp"), Metrics(family="rnn")
     mlp.hidden_norm_init, rnn.hidden_norm_init = [3.0], [1.0, 2.0, 3.0]
     assert not record.when(RunData([mlp])) and record.when(RunData([mlp, rnn]))
+
+
+def test_one_epoch_is_one_tick_on_the_epoch_axis(tmp_path):
+    """A run of one epoch draws its epoch axis with the one tick "1", not 0.945 ... 1.050."""
+    from lnbench.report.figures.registry import save
+    from lnbench.report.figures.runs import figure_test_accuracy
+
+    m = _metrics("layer", 64, 0, [0.5], [0.8])
+    m.family = "rnn"
+    fig = figure_test_accuracy([m])
+    save(fig, tmp_path / "a.png")
+    (ax,) = [a for a in fig.axes if a.get_xlabel() == "epoch"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1"] and ax.get_xlim() == (0.5, 1.5)

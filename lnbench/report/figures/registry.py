@@ -17,7 +17,8 @@ from lnbench.report.captions import FigureRecord
 
 
 def save(fig: Figure, path: str | Path) -> Path:
-    """Save ``fig`` as a PNG at 120 dpi (integer ticks on epoch and timestep axes), atomically
+    """Save ``fig`` as a PNG at 120 dpi (integer ticks on epoch and timestep axes; one tick where they
+    span one value), atomically
     (:func:`lnbench.records.runs.atomic_write`): a full disk leaves no truncated PNG behind.
 
     Raises:
@@ -25,7 +26,13 @@ def save(fig: Figure, path: str | Path) -> Path:
     """
     for ax in fig.axes:
         if ax.get_xlabel() in ("epoch", "timestep t"):
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            low, high = ax.get_xlim()
+            if high - low < 1:  # one epoch: a tick at it, not 0.945 ... 1.050
+                at = round((low + high) / 2)
+                ax.set_xlim(at - 0.5, at + 0.5)
+                ax.set_xticks([at])
+            else:
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=120))
 
 
