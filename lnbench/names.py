@@ -394,7 +394,7 @@ def _plugin_class(kind: str) -> Any:
     module, _, name = entry_point_norms().get(kind, kind).partition(":")
     try:
         return getattr(importlib.import_module(module), name, None)
-    except ImportError:
+    except Exception:  # any import failure (a SyntaxError too): plugin_norm says it in one line
         return None
 
 

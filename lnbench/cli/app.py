@@ -14,6 +14,7 @@ answer at once.
 from __future__ import annotations
 
 import inspect
+import math
 import os
 import shutil
 import tempfile
@@ -555,29 +556,41 @@ def invariance(
     from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
 
     with guarded(epochs=False) as stop:
+        unmeasured: dict[str, str] = {}  # a user's norm that raises or is not shaped as its input: not in the table
         try:
             methods = None
             if users:
                 from lnbench.nn.invariance import METHODS
-                from lnbench.testing import invariance_method
+                from lnbench.testing import invariance_method, invariance_problem
 
-                methods = {**METHODS, **{spec: invariance_method(cls) for spec, cls in users.items()}}
+                unmeasured = {spec: why for spec, cls in users.items() if (why := invariance_problem(cls)) is not None}
+                measured = {spec: invariance_method(cls) for spec, cls in users.items() if spec not in unmeasured}
+                methods = {**METHODS, **measured}
             cells, path = experiments.invariance(seed, draws, runs_dir, json_path, methods=methods)
         except OSError as exc:
             _report_write_failed(exc, json_path)
+        except ValueError as exc:  # lnbench.testing.NormFailure: a user's norm failed while being measured
+            if not users:
+                raise
+            fail(f"--norm: {exc}", code=1)
         stop.folder = None if json_path is not None or path is None else path.parent
         print_table(tables.invariance_table([c.to_dict() for c in cells], draws))
         _print_written(path, json_path)
         wrong = [c for c in cells if not c.agrees]
+        for spec, why in unmeasured.items():
+            console.print(f"[bold red]--norm {spec}: not measured:[/] {why}", highlight=False, soft_wrap=True)
         if wrong:
             console.print(
                 f"[bold red]{len(wrong)} of {len(cells)} cells disagree:[/] "
                 + "; ".join(
-                    f"{c.method} / {c.transformation}: measured {c.measured} (change {c.max_change:.2g}, tolerance {c.tolerance:.2g}), expected {c.expected}"
+                    f"{c.method} / {c.transformation}: its output is NaN or inf"
+                    if c.method in users and not math.isfinite(c.max_change)
+                    else f"{c.method} / {c.transformation}: measured {c.measured} (change {c.max_change:.2g}, tolerance {c.tolerance:.2g}), expected {c.expected}"
                     for c in wrong
                 ),
                 highlight=False,
             )
+        if wrong or unmeasured:
             raise typer.Exit(1)
         checked = [c for c in cells if c.method not in users]
         yours = f"; {plural(len(users), 'norm')} of yours measured, not checked" if users else ""

@@ -67,7 +67,10 @@ def prepare(
 
 def check_plugin_norms(cfgs: Sequence[RunConfig]) -> None:
     """Raise ConfigError (one line naming it) for a user's norm class (``model.norm:
-    "package.module:ClassName"``) that cannot be imported or is not a :class:`lnbench.nn.Norm`."""
+    "package.module:ClassName"``) that cannot be imported, is not a :class:`lnbench.nn.Norm`, or
+    fails in the model it is to train in: each distinct model with such a norm is built and run
+    forward once, in training mode, on a batch of 2 random sequences of its task's shape, before
+    any folder is made (:func:`probe_plugin_norm`)."""
     from lnbench.names import is_plugin_norm
 
     plugins = sorted({c.model.norm for c in cfgs if is_plugin_norm(c.model.norm)})
@@ -80,6 +83,52 @@ def check_plugin_norms(cfgs: Sequence[RunConfig]) -> None:
             norm_kind(spec)
         except ValueError as exc:
             raise ConfigError(f"model.norm: {exc}") from None
+    probed: set[str] = set()
+    for c in cfgs:
+        key = f"{c.model.model_dump_json()} {c.data.shape()}"
+        if is_plugin_norm(c.model.norm) and key not in probed:
+            probed.add(key)
+            problem = probe_plugin_norm(c)
+            if problem is not None:
+                raise ConfigError(f"model.norm: {problem}")
+
+
+def probe_plugin_norm(cfg: RunConfig) -> str | None:
+    """Why ``cfg``'s model cannot run with its user's norm, in one line, or None if it can: the
+    model is built as training builds it and run forward once, in training mode, on a
+    ``(2, T, D)`` batch of standard normal float32 sequences of its task's shape; every norm
+    layer of the user's class must return a tensor of its input's shape. Torch's global random
+    state is left as it was."""
+    import torch
+
+    from lnbench.nn.models import build_model
+    from lnbench.nn.registry import norm_kind
+
+    cls = norm_kind(cfg.model.norm).layer
+    assert cls is not None  # a user's norm kind has its layer class
+    T, D, C = cfg.data.shape()
+    where = f"in a {cfg.model.family} of hidden size {cfg.model.hidden_size}, on a batch of shape (2, {T}, {D})"
+
+    def same_shape(module: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        given = inputs[0] if inputs else None
+        if not (isinstance(output, torch.Tensor) and isinstance(given, torch.Tensor) and output.shape == given.shape):
+            got = tuple(output.shape) if isinstance(output, torch.Tensor) else type(output).__name__
+            want = tuple(given.shape) if isinstance(given, torch.Tensor) else "?"
+            raise ValueError(f"maps {want} to {got}; a norm's output has its input's shape")
+
+    try:
+        with torch.random.fork_rng(), torch.no_grad():
+            torch.manual_seed(0)
+            model = build_model(cfg.model, D, T, C).train()
+            hooks = [m.register_forward_hook(same_shape) for m in model.modules() if isinstance(m, cls)]
+            model(torch.randn(2, T, D))
+            for h in hooks:
+                h.remove()
+    except Exception as exc:  # the user's code raised, whatever it raised: one line
+        message = " ".join(f"{type(exc).__name__}: {exc}".split())
+        message = message if len(message) <= 300 else message[:297] + "..."
+        return f"{cfg.model.norm!r} fails {where}: {message}"
+    return None
 
 
 def check_not_running(run_dir: str | Path) -> None:

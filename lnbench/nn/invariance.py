@@ -184,7 +184,9 @@ def measure(
         methods: ``name -> (label, fn)``, default :data:`METHODS` (a test passes a wrong norm).
 
     Returns:
-        One :class:`Cell` per method and transformation, in table order.
+        One :class:`Cell` per method and transformation, in table order. An output that is NaN
+        makes its cell's change NaN, measured ``?``, and a disagreement (a method not in
+        :data:`EXPECTED`, a user's norm, agrees whenever its change is finite).
     """
     methods = METHODS if methods is None else methods
     rng = np.random.default_rng(seed)
@@ -200,10 +202,12 @@ def measure(
                     out, v = fn(*transform(name, W, X, rng))
                     scale = max(1.0, float(base.abs().max()), float(out.abs().max()))
                     tol = max(tol, (EPS / min(v_base, v) + 1e-10) * scale)
-                    change = max(change, float((out - base).abs().max()))
+                    moved = float((out - base).abs().max())
+                    change = moved if math.isnan(moved) else max(change, moved)  # a NaN stays (max(0.0, nan) is 0.0)
                 measured = classify(change, tol)
                 expected = EXPECTED[method][k] if method in EXPECTED else "?"
                 paper = EXPECTED[method][k] if method in IN_PAPER else None
-                agrees = measured == expected if method in EXPECTED else True  # a user's norm: measured only
+                # a user's norm: measured only, but an output that is NaN or inf is no measurement
+                agrees = measured == expected if method in EXPECTED else math.isfinite(change)
                 cells.append(Cell(method, name, change, tol, measured, paper, expected, agrees))
     return cells

@@ -219,18 +219,23 @@ def plugin_norm(spec: str) -> NormKind:
     ``lnbench.testing.check_norm`` runs the checks a built-in norm passes.
 
     Raises:
-        ValueError: the module cannot be imported, has no such class, or the class is not a Norm
-            (one line naming ``spec``).
+        ValueError: the module cannot be imported (whatever it raised on import: an ImportError, a
+            SyntaxError, an error in its code), has no such class, or the class is not a Norm (one
+            line naming ``spec`` and the error).
     """
     if spec in _PLUGINS:
         return _PLUGINS[spec]
     module, _, name = entry_point_norms().get(spec, spec).partition(":")
     try:
-        cls = getattr(importlib.import_module(module), name)
+        imported = importlib.import_module(module)
     except ImportError as exc:
-        raise ValueError(f"norm {spec!r}: cannot import {module} ({exc})") from None
-    except AttributeError:
-        raise ValueError(f"norm {spec!r}: {module} has no {name}") from None
+        raise ValueError(f"norm {spec!r}: cannot import {module} ({' '.join(str(exc).split())})") from None
+    except Exception as exc:  # the user's module is broken (a SyntaxError, an error at import): one line too
+        error = " ".join(f"{type(exc).__name__}: {exc}".split())
+        raise ValueError(f"norm {spec!r}: cannot import {module} ({error})") from None
+    cls = getattr(imported, name, None)
+    if cls is None:
+        raise ValueError(f"norm {spec!r}: {module} has no {name}")
     if not (isinstance(cls, type) and issubclass(cls, Norm)):
         raise ValueError(f"norm {spec!r}: {name} is not a subclass of lnbench.nn.Norm")
     entry = NormKind(spec, cls)

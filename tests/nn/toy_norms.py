@@ -6,8 +6,22 @@
   norm ``check_norm`` must refuse.
 - :class:`NotANorm`: an ``nn.Module`` that is not a :class:`lnbench.nn.Norm`.
 - :class:`SoloNorm`: ScaleNorm declaring ``has_member_axis = False`` (no seed-ensemble form).
-- :class:`RaisingNorm`: a norm whose forward raises, so that its runs fail.
+- :class:`RaisingNorm`: a norm whose forward raises, so that a config with it is refused.
+- :class:`RaisesWhenTrainedNorm`: runs forward without gradients, raises when trained, so that
+  its runs fail.
 - :class:`SecretBatchNorm`: BatchNorm that does not say so (``uses_batch_statistics`` False).
+
+Each wrong in one way that ``check_norm`` must name (and ``lnbench gradcheck --norm`` /
+``lnbench invariance --norm`` report without a traceback):
+
+- :class:`FirstExampleNorm`: every example divided by the RMS of the batch's first example.
+- :class:`CachedRMSNorm`: keeps its first batch's RMS across calls.
+- :class:`InPlaceNorm`: ``y /= rms`` on its input.
+- :class:`BrokenInitNorm`: its ``__init__`` raises (:class:`RaisingNorm`: its ``forward``).
+- :class:`NaNNorm`: every output NaN (0 / 0).
+- :class:`WrongShapeNorm`: ``(*, D)`` in, ``(*,)`` out.
+- :class:`MemberlessNorm`: declares ``has_member_axis = False`` and refuses ``members`` (a right
+  norm: the members check must not run).
 """
 
 from __future__ import annotations
@@ -64,6 +78,16 @@ class RaisingNorm(ScaleNorm):
         raise RuntimeError("RaisingNorm: planted failure")
 
 
+class RaisesWhenTrainedNorm(ScaleNorm):
+    """ScaleNorm that raises whenever gradients are recorded: the one forward run before a folder
+    is made (without gradients) passes, and every run with it fails in its first training step."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if torch.is_grad_enabled():
+            raise RuntimeError("RaisesWhenTrainedNorm: planted failure")
+        return super().forward(x)
+
+
 class SecretBatchNorm(Norm):
     """Normalizes over the batch axis but declares ``uses_batch_statistics = False`` (the
     default): a norm ``check_norm`` must refuse (a new user's trial: it passed)."""
@@ -74,3 +98,78 @@ class SecretBatchNorm(Norm):
         mean = x.mean(axis, keepdim=True)
         var = x.var(axis, unbiased=False, keepdim=True)
         return self.gamma * (x - mean) / (var + self.eps).sqrt() + self.beta
+
+
+class FirstExampleNorm(Norm):
+    """Divides every example by the RMS of its batch's first example, declaring
+    ``uses_batch_statistics = False``: each example's output depends on another example."""
+
+    has_beta = False
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.check_input(x)
+        first = x.narrow(self.batch_axis, 0, 1)  # the batch's first example: (1, [T,] D)
+        return self.gamma * x / (first.square().mean(-1, keepdim=True) + self.eps).sqrt()
+
+
+class CachedRMSNorm(ScaleNorm):
+    """Keeps the RMS of its first batch and divides every later batch by it (a misplaced cache),
+    declaring ``uses_batch_statistics = False``: its output depends on the batches it saw before."""
+
+    def __init__(self, features: int, eps: float = 1e-5, members: int | None = None) -> None:
+        super().__init__(features, eps, members)
+        self.rms: torch.Tensor | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.check_input(x)
+        if self.rms is None:
+            self.rms = (x.detach().square().mean(-1, keepdim=True) + self.eps).sqrt()
+        return self.gamma * x / self.rms
+
+
+class InPlaceNorm(ScaleNorm):
+    """RMSNorm written with ``y /= rms`` where ``y`` is its input: it divides the caller's tensor."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.check_input(x)
+        rms = (x.square().mean(-1, keepdim=True) + self.eps).sqrt()
+        y = x
+        y /= rms
+        return self.gamma * y
+
+
+class BrokenInitNorm(ScaleNorm):
+    """Its ``__init__`` raises (a buffer built with a missing argument)."""
+
+    def __init__(self, features: int, eps: float = 1e-5, members: int | None = None) -> None:
+        super().__init__(features, eps, members)
+        self.register_buffer("scale", torch.full((features,)))  # type: ignore[call-overload]
+
+
+class NaNNorm(ScaleNorm):
+    """Divides ``x - x`` (meant: ``x - mean``) by its norm: 0 / 0, every output NaN."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.check_input(x)
+        centered = x - x
+        return self.gamma * centered / centered.norm(dim=-1, keepdim=True)
+
+
+class WrongShapeNorm(ScaleNorm):
+    """Sums its output over the features: ``(*, D)`` in, ``(*,)`` out."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.check_input(x)
+        return (super().forward(x)).sum(-1)
+
+
+class MemberlessNorm(ScaleNorm):
+    """Declares ``has_member_axis = False`` and, like a norm without a seed-ensemble form, refuses
+    ``members``."""
+
+    has_member_axis = False
+
+    def __init__(self, features: int, eps: float = 1e-5, members: int | None = None) -> None:
+        if members is not None:
+            raise ValueError("MemberlessNorm has no member axis")
+        super().__init__(features, eps)
