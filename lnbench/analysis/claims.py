@@ -22,7 +22,7 @@ mean train loss, 0.1 of an absolute rank correlation); they are printed with eve
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -652,6 +652,13 @@ class ClaimResult:
     seeds_to_settle: int | None = None  # borderline: seeds that would decide it at level 0.01 (99% intervals)
     #: each condition's mean over the paired seeds, by its label (a difference in differences shows its four)
     means: dict[str, float] = field(default_factory=dict)
+    seeds: list[int] = field(default_factory=list)  # the paired seeds the test read
+    alpha: float = stats.ALPHA  # the level it was decided at; ci95 is its 1 - alpha interval
+    #: which stage gave the verdict: "" (a run without --confirm), "pilot" (decided in the pilot),
+    #: "confirm" (on fresh seeds), "not decidable" (the seeds it needs exceed --max-seeds)
+    stage: str = ""
+    pilot: dict | None = None  # a confirmed run: the pilot's seeds, effect, ci95, p, Holm p, verdict, borderline
+    plan: dict | None = None  # a confirmed run: the seeds planned, why, and the fresh seeds
 
     def to_dict(self) -> dict:
         from dataclasses import asdict
@@ -730,12 +737,15 @@ def _verdict(
     return "inconclusive", "not significant, and the interval does not rule out an effect"
 
 
-def _borderline(claim: Claim, r: stats.PairedResult, p_adj: float | None, verdict: str) -> bool:
-    """Whether the verdict at 0.05 (95% intervals) would differ at 0.01 (99%) or 0.1 (90%): the
-    data sit near the claim's threshold, where another machine's rounding or a rerun can flip it."""
+def _borderline(
+    claim: Claim, r: stats.PairedResult, p_adj: float | None, verdict: str, at: float = stats.ALPHA
+) -> bool:
+    """Whether the verdict at level ``at`` (``r.ci95`` its ``1 - at`` interval) would differ at
+    0.01 (99%) or 0.1 (90%): the data sit near the claim's threshold, where another machine's
+    rounding or a rerun can flip it."""
     bound = BOUNDS.get(claim.metric)
     for alpha in stats.BORDERLINE_ALPHAS:
-        lo, hi = stats.interval_at(r.mean_diff, r.ci95, r.n, 1 - alpha)
+        lo, hi = stats.interval_at(r.mean_diff, r.ci95, r.n, 1 - alpha, from_confidence=1 - at)
         if bound is not None:
             lo, hi = max(-bound, lo), min(bound, hi)
         if _verdict(claim, r.mean_diff, (lo, hi), p_adj, alpha)[0] != verdict:
@@ -778,11 +788,88 @@ def _sides(claim: Claim, matched: Sequence[dict[Condition, SummaryRow]]) -> tupl
     )
 
 
+@dataclass
+class ClaimSamples:
+    """One claim's paired per-seed values, what its test reads: ``a`` and ``b`` (the metric of
+    each side, or of each side's difference for a difference in differences), the ``seeds`` they
+    come from, the metric's ``resolution`` (an accuracy's 1 / n_test; None: none), each
+    condition's mean by its label, the claim's ``runs``, and ``why`` it has no test (fewer than 2
+    seeds with values; then ``a`` and ``b`` have fewer than 2 values)."""
+
+    a: list[float]
+    b: list[float]
+    seeds: list[int] = field(default_factory=list)
+    resolution: float | None = None
+    means: dict[str, float] = field(default_factory=dict)
+    runs: list[str] = field(default_factory=list)
+    why: str = ""
+    at_chance: str = ""  # a reference condition at chance: the reason the claim cannot show (empty: none)
+
+
+def claim_samples(
+    claims: Sequence[Claim],
+    rows_by_setting: dict[tuple, list[SummaryRow]],
+    regimes: dict[str, RunConfig],
+    chance: dict[str, float] | None = None,
+    seeds: Mapping[str, Sequence[int]] | None = None,
+) -> list[ClaimSamples]:
+    """Each claim's paired values from its rows (paired by seed, diverged seeds dropped).
+
+    ``seeds``: regime -> the seeds to read (a stage of a confirmed run); None: every seed. An
+    accuracy claim whose reference condition is within its margin of ``chance`` (regime -> chance
+    accuracy; None: not checked) gets ``at_chance`` (see :func:`evaluate_claims`)."""
+    out = []
+    for c in claims:
+        keep = None if seeds is None else set(seeds.get(c.regime, ()))
+        rows = {setting: [r for r in rs if keep is None or r.seed in keep] for setting, rs in rows_by_setting.items()}
+        matched, all_rows = _paired_values(c, regimes[c.regime], rows)
+        runs = [r.run_dir for r in all_rows]
+        means = {
+            cond.label(): float(np.mean([metric_value(m[cond], c.metric) for m in matched]))
+            for cond in c.conditions
+            if matched
+        }
+        xa, xb = _sides(c, matched) if matched else ([], [])
+        sample = ClaimSamples(xa, xb, [next(iter(m.values())).seed for m in matched], None, means, runs)
+        if len(matched) < 2:
+            n_a = len(rows.get(c.a.setting(c.family, c.regime, regimes[c.regime]), []))
+            diverged = sum(r.status == "diverged" for r in all_rows)
+            undefined = sum(r.ok and metric_value(r, c.metric) is None for r in all_rows)
+            what = "for both runs" if c.net is None else f"for all {len(c.conditions)} runs"
+            why = f"{len(matched)} of {n_a} seeds have a value {what}" + (
+                f" ({diverged} runs diverged)" if diverged else ""
+            )
+            if undefined:
+                why += f" ({undefined} finished runs have no {c.metric}" + (
+                    ": the correlation is undefined when ||h_T|| or the scales are all equal, or n_test < 3)"
+                    if c.metric == "abs_scale_spearman"
+                    else ")"
+                )
+            sample.why = why + "; a paired test needs 2"
+        elif c.metric == "final_test_acc":
+            sample.resolution = 1 / matched[0][c.a].n_test * (np.sqrt(2) if c.net is not None else 1.0)
+        level = None if chance is None or c.metric != "final_test_acc" else chance.get(c.regime)
+        for cond in c.references:
+            if (
+                level is not None
+                and cond.label() in means
+                and means[cond.label()] < level + c.margin
+                and not sample.at_chance
+            ):
+                sample.at_chance = (
+                    f"{cond.label()} is at chance ({means[cond.label()]:.1%}) in this regime: the claim cannot show"
+                )
+        out.append(sample)
+    return out
+
+
 def evaluate_claims(
     claims: Sequence[Claim],
     rows_by_setting: dict[tuple, list[SummaryRow]],
     regimes: dict[str, RunConfig],
     chance: dict[str, float] | None = None,
+    seeds: Mapping[str, Sequence[int]] | None = None,
+    alpha: float = stats.ALPHA,
 ) -> list[ClaimResult]:
     """Test every claim on its rows (paired by seed, diverged seeds dropped) and give verdicts.
 
@@ -797,73 +884,62 @@ def evaluate_claims(
         rows_by_setting: :func:`setting_key` -> the rows of its seeds.
         regimes: the regime configs (for the default batch size and gain).
         chance: regime -> chance accuracy on its test sets (the ``chance`` baseline); None: not checked.
+        seeds: regime -> the seeds to test on (one stage of a confirmed run); None: every seed.
+        alpha: the level of the decisions (:func:`claim_verdicts`).
 
     Returns:
         One :class:`ClaimResult` per claim, in order; Holm over the directional claims' p-values.
     """
-    tested: list[tuple[Claim, list, stats.PairedResult | None, str, list[str], float | None]] = []
-    for c in claims:
-        matched, all_rows = _paired_values(c, regimes[c.regime], rows_by_setting)
-        runs = [r.run_dir for r in all_rows]
-        result, why, resolution = None, "", None
-        if len(matched) < 2:
-            n_a = len(rows_by_setting.get(c.a.setting(c.family, c.regime, regimes[c.regime]), []))
-            diverged = sum(r.status == "diverged" for r in all_rows)
-            undefined = sum(r.ok and metric_value(r, c.metric) is None for r in all_rows)
-            what = "for both runs" if c.net is None else f"for all {len(c.conditions)} runs"
-            why = f"{len(matched)} of {n_a} seeds have a value {what}" + (
-                f" ({diverged} runs diverged)" if diverged else ""
+    return claim_verdicts(claims, claim_samples(claims, rows_by_setting, regimes, chance, seeds), alpha)
+
+
+def claim_verdicts(
+    claims: Sequence[Claim], samples: Sequence[ClaimSamples], alpha: float = stats.ALPHA, hints: bool = True
+) -> list[ClaimResult]:
+    """The verdicts of ``claims`` from their paired values (:func:`claim_samples`), decided at
+    level ``alpha``: Holm over the directional claims' p-values at ``alpha``, and the
+    ``1 - alpha`` interval (recorded in ``ci95`` with ``alpha``) for the effect and the
+    equivalence claims. ``borderline`` is whether the verdict differs at 0.01 or 0.1;
+    ``seeds_needed`` and ``seeds_to_settle`` (the hints of an undecided verdict) are left None
+    without ``hints`` (a simulation of many runs does not read them).
+
+    Returns:
+        One :class:`ClaimResult` per claim, in order.
+    """
+    tested: list[stats.PairedResult | None] = []
+    for c, sample in zip(claims, samples, strict=True):
+        result = None
+        if len(sample.a) >= 2:
+            result = stats.paired_over_seeds(sample.a, sample.b, sample.resolution)
+            ci = (
+                result.ci95
+                if alpha == stats.ALPHA
+                else stats.interval_at(result.mean_diff, result.ci95, result.n, 1 - alpha)
             )
-            if undefined:
-                why += f" ({undefined} finished runs have no {c.metric}" + (
-                    ": the correlation is undefined when ||h_T|| or the scales are all equal, or n_test < 3)"
-                    if c.metric == "abs_scale_spearman"
-                    else ")"
-                )
-            why += "; a paired test needs 2"
-        else:
-            if c.metric == "final_test_acc":
-                resolution = 1 / matched[0][c.a].n_test * (np.sqrt(2) if c.net is not None else 1.0)
-            xa, xb = _sides(c, matched)
-            result = stats.paired_over_seeds(xa, xb, resolution)
             bound = BOUNDS.get(c.metric)  # a difference of accuracies (correlations) lies in [-1, 1] ([-2, 2])
             if bound is not None:
                 bound *= 2 if c.net is not None else 1  # a difference of two such differences
-                result = replace(result, ci95=(max(-bound, result.ci95[0]), min(bound, result.ci95[1])))
-        tested.append((c, matched, result, why, runs, resolution))
-    directional = {k: t[2].p_value for k, t in enumerate(tested) if t[2] is not None and t[0].direction == "less"}
+                ci = (max(-bound, ci[0]), min(bound, ci[1]))
+            result = replace(result, ci95=(ci[0], ci[1]))
+        tested.append(result)
+    directional = {k: r.p_value for k, r in enumerate(tested) if r is not None and claims[k].direction == "less"}
     adjusted = dict(zip(directional, stats.holm(list(directional.values()))))
     out = []
-    for k, (c, matched, r, why, runs, resolution) in enumerate(tested):
+    for k, (c, sample, r) in enumerate(zip(claims, samples, tested, strict=True)):
         mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
-        means = {
-            cond.label(): float(np.mean([metric_value(m[cond], c.metric) for m in matched]))
-            for cond in c.conditions
-            if matched
-        }
-        xa, xb = _sides(c, matched) if matched else ([], [])
-        level = None if chance is None or c.metric != "final_test_acc" else chance.get(c.regime)
-        at_chance = [
-            cond
-            for cond in c.references
-            if level is not None and cond.label() in means and means[cond.label()] < level + c.margin
-        ]
+        xa, xb, resolution = sample.a, sample.b, sample.resolution
         borderline, settle, needed = False, None, None
         if r is None:
-            verdict, reason = "inconclusive", why
-        elif at_chance:
-            verdict, reason = (
-                "inconclusive",
-                f"{at_chance[0].label()} is at chance ({means[at_chance[0].label()]:.1%}) in this regime: "
-                "the claim cannot show",
-            )
+            verdict, reason = "inconclusive", sample.why
+        elif sample.at_chance:
+            verdict, reason = "inconclusive", sample.at_chance
         else:
             p_adj = adjusted.get(k)
-            verdict, reason = _verdict(c, r.mean_diff, r.ci95, p_adj)
-            borderline = _borderline(c, r, p_adj, verdict)
-            if verdict == "inconclusive":
-                needed = seeds_needed(c, r.mean_diff, xa, xb, resolution, _alpha_for(r.p_value, p_adj, stats.ALPHA))
-            if borderline:
+            verdict, reason = _verdict(c, r.mean_diff, r.ci95, p_adj, alpha)
+            borderline = _borderline(c, r, p_adj, verdict, alpha)
+            if verdict == "inconclusive" and hints:
+                needed = seeds_needed(c, r.mean_diff, xa, xb, resolution, _alpha_for(r.p_value, p_adj, alpha))
+            if borderline and hints:
                 low = stats.BORDERLINE_ALPHAS[0]
                 settle = seeds_needed(
                     c, r.mean_diff, xa, xb, resolution, _alpha_for(r.p_value, p_adj, low), confidence=1 - low
@@ -884,17 +960,19 @@ def evaluate_claims(
                 p_value=None if r is None else r.p_value,
                 p_adjusted=adjusted.get(k),
                 test="" if r is None else r.test,
-                n_seeds=len(matched),
+                n_seeds=len(xa),
                 mean_a=mean(xa),
                 mean_b=mean(xb),
                 verdict=verdict,
                 reason=reason,
-                runs=runs,
+                runs=sample.runs,
                 why=c.why,
                 seeds_needed=needed,
                 borderline=borderline,
                 seeds_to_settle=settle,
-                means=means,
+                means=sample.means,
+                seeds=sample.seeds,
+                alpha=alpha,
             )
         )
     return out
@@ -930,6 +1008,33 @@ def format_effect(r: ClaimResult) -> str:
     return f"{f(r.effect)} [{f(r.ci95[0])}, {f(r.ci95[1])}]{unit}"
 
 
+def stage_label(r: ClaimResult) -> str:
+    """The stage that decided a confirmed run's verdict, short: ``pilot``, ``confirm (12 fresh
+    seeds)``, ``not decidable``; empty for a run without ``--confirm``."""
+    if r.stage == "confirm":
+        return f"confirm ({r.n_seeds} fresh seeds)"
+    return r.stage
+
+
+def _stage_sentence(r: ClaimResult) -> str:
+    """A confirmed run: which stage decided the verdict, in one sentence (empty without ``--confirm``)."""
+    if not r.stage:
+        return ""
+    pilot = r.pilot or {}
+    before = pilot.get("verdict", "?") + (", borderline" if pilot.get("borderline") else "")
+    if r.stage == "pilot":
+        return f" Decided in the pilot ({r.n_seeds} seeds; it stands at level 0.01)."
+    if r.stage == "confirm":
+        seeds = f"{r.seeds[0]}-{r.seeds[-1]}" if r.seeds else "-"
+        decided = "Decided" if r.verdict != "inconclusive" else "Still undecided"
+        return (
+            f" {decided} in the confirm stage, on {r.n_seeds} fresh seeds ({seeds}) alone at level {r.alpha:g} "
+            f"(the pilot on {pilot.get('n_seeds', '?')} seeds: {before})."
+        )
+    why = (r.plan or {}).get("why", "")
+    return f" Not decidable: {why or 'the pilot had no test'} (the pilot: {before})."
+
+
 def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:
     """One sentence per claim: claim, regime, effect with its interval, verdict and why."""
     out = []
@@ -937,6 +1042,7 @@ def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:
         if r.effect is None:
             out.append(
                 f"{family_label(r.family)}, {r.claim} ({r.regime}): not tested ({r.reason}): {r.verdict.upper()}."
+                + _stage_sentence(r)
             )
             continue
         # a tested claim (an effect) has its p-value and >= 2 seeds with values
@@ -965,6 +1071,6 @@ def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:
             levels = f"{r.a} {format_level(r.metric, r.mean_a)}, {r.b} {format_level(r.metric, r.mean_b)}"
         out.append(
             f"{family_label(r.family)}, {r.claim} ({r.regime}): {METRICS[r.metric][0]}, {r.a} minus {r.b} = {format_effect(r)}"
-            f"{p}, {r.n_seeds} seeds ({levels}): {r.verdict.upper()} ({r.reason}).{more}"
+            f"{p}, {r.n_seeds} seeds ({levels}): {r.verdict.upper()} ({r.reason}).{more}{_stage_sentence(r)}"
         )
     return out

@@ -194,11 +194,14 @@ def is_borderline(p_adjusted: float | None) -> bool:
     return p_adjusted is not None and low <= p_adjusted < high
 
 
-def interval_at(mean: float, ci95: Sequence[float], n: int, confidence: float) -> tuple[float, float]:
-    """The t interval of a paired mean at ``confidence``, from its 95% interval over ``n`` pairs:
-    the half-width scaled by t_{(1+confidence)/2, n-1} / t_{0.975, n-1} (same sd, same df)."""
+def interval_at(
+    mean: float, ci95: Sequence[float], n: int, confidence: float, from_confidence: float = 0.95
+) -> tuple[float, float]:
+    """The t interval of a paired mean at ``confidence``, from its ``from_confidence`` (95%)
+    interval ``ci95`` over ``n`` pairs: the half-width scaled by
+    t_{(1+confidence)/2, n-1} / t_{(1+from_confidence)/2, n-1} (same sd, same df)."""
     t = _scipy_stats().t
-    scale = float(t.ppf(0.5 + confidence / 2, n - 1) / t.ppf(0.975, n - 1))
+    scale = float(t.ppf(0.5 + confidence / 2, n - 1) / t.ppf(0.5 + from_confidence / 2, n - 1))
     return mean - (mean - ci95[0]) * scale, mean + (ci95[1] - mean) * scale
 
 
@@ -289,14 +292,29 @@ def seeds_for_power(
         return None
     nct, t = _scipy_stats().nct, _scipy_stats().t
     d = abs(effect) / sd
-    for n in range(2, max_n + 1):
+
+    def enough(n: int) -> bool:
         crit = t.ppf(1 - alpha / 2, n - 1)
         nc = d * np.sqrt(n)
         # P(T < -crit) as P(-T > crit), -T noncentral with -nc: scipy's nct.cdf(-crit, ...) is NaN
         # for a large noncentrality (d = 4.75 skipped n = 3 and 4 and asked for 6 seeds)
-        if nct.sf(crit, n - 1, nc) + nct.sf(crit, n - 1, -nc) >= power:
-            return n
-    return None
+        return bool(nct.sf(crit, n - 1, nc) + nct.sf(crit, n - 1, -nc) >= power)
+
+    return fewest(enough, max_n)
+
+
+def fewest(enough, max_n: int, low: int = 2) -> int | None:
+    """The smallest n in ``low .. max_n`` with ``enough(n)`` true, for a predicate that stays true
+    once it is (power grows with n): a bisection, ~log2(max_n) calls. None if ``enough(max_n)`` is false."""
+    if max_n < low or not enough(max_n):
+        return None
+    while low < max_n:
+        mid = (low + max_n) // 2
+        if enough(mid):
+            max_n = mid
+        else:
+            low = mid + 1
+    return low
 
 
 def seeds_for_interval(

@@ -205,11 +205,16 @@ def with_g(source: str) -> str:
 
 
 def _launch(
-    kind: str, spec: Any, source: str, args: ExperimentArgs, note: Optional[str] = None, verbose: bool = False
-) -> None:
+    kind: str,
+    spec: Any,
+    source: str,
+    args: ExperimentArgs,
+    note: Optional[str] = None,
+    verbose: bool = False,
+) -> Path:
     """Check, plan and run the experiment ``kind`` on ``spec`` with the shared options ``args``; print
     its tables and verdicts (``note``: a line printed before the plan of ``--dry-run`` or the run,
-    e.g. where a grid came from; ``verbose``: every table, :func:`print_results`)."""
+    e.g. where a grid came from; ``verbose``: every table, :func:`print_results`). Returns the folder."""
     runs_dir, jobs, launcher, resume = args.runs_dir, args.jobs, args.launcher, args.resume
     from lnbench.experiments import driver
     from lnbench.experiments.registry import EXPERIMENTS
@@ -252,7 +257,7 @@ def _launch(
     if args.dry_run:
         _print_plan(to_run, len(cells), resume)
         raise typer.Exit()
-    if driver.finished(cells, resume, exp):
+    if driver.finished(cells, resume, exp, spec):
         console.print(
             f"Nothing to do: {resume} is completed ({plural(len(cells), 'cell')}, every run finished); "
             f"lnbench show {resume} prints its results",
@@ -286,6 +291,7 @@ def _launch(
     if result.status == "failed":  # what finished is kept and reported above; the command did not succeed
         error = (RunFolder(result.path).manifest() or {}).get("error") or "a run failed"
         fail(f"{error}; run folder: {result.path} (status: failed)", code=1)
+    return result.path
 
 
 def _print_plan(cells: list, n_cells: int, resume: Optional[Path]) -> None:
@@ -293,6 +299,9 @@ def _print_plan(cells: list, n_cells: int, resume: Optional[Path]) -> None:
     planned = [c for cell in cells for c in cell.cfgs]
     n = len(planned)
     kept = f"; {plural(n_cells - len(cells), 'cell')} of {resume} kept" if resume is not None else ""
+    if n == 0:
+        console.print(f"would start no run (dry run: nothing is run or written{kept})", highlight=False, soft_wrap=True)
+        return
     print_table(plan_table(planned, f"would start {plural(n, 'run')} (dry run: nothing is run or written{kept})"))
     console.print(
         f"{plural(n, 'run')}, {plural(sum(c.train.epochs for c in planned), 'epoch')} in all", highlight=False
@@ -484,6 +493,26 @@ def _claims(
         ),
         After("--seed"),
     ] = None,
+    confirm: Annotated[
+        bool,
+        typer.Option(
+            "--confirm",
+            help="Settle what the run leaves open: after the pilot (this run, or --resume DIR's), each claim it leaves "
+            "inconclusive or borderline is run on the fresh seeds it needs for 80% power, and decided on them alone "
+            "(docs/statistics.md, 'Confirmatory runs'). With --resume DIR --dry-run: print the plan.",
+        ),
+    ] = False,
+    max_seeds: Annotated[
+        int,
+        typer.Option(
+            "--max-seeds",
+            metavar="N",
+            min=2,
+            max=1000,
+            help="With --confirm: the most fresh seeds a question may take; one that needs more is reported as not "
+            "decidable, and nothing is run for it.",
+        ),
+    ] = 20,
     verbose: VerboseOption = False,
 ) -> None:
     """``lnbench claims``: its own options, and the claims spec (its help: its entry's, lnbench.names)."""
@@ -516,7 +545,64 @@ def _claims(
         spec = claims_spec(only, presets, overrides, seed, everything=all_, tasks=names, option=option)
     except ConfigError as exc:
         fail(str(exc))
+    if confirm:
+        _confirm_claims(spec, str(presets), args, max_seeds, verbose)
+        return
+    if max_seeds != 20:
+        fail("--max-seeds: it bounds the confirm stage; give it with --confirm")
     _launch("claims", spec, str(presets), args, verbose=verbose)
+
+
+def _confirm_claims(spec: Any, source: str, args: ExperimentArgs, max_seeds: int, verbose: bool) -> None:
+    """``lnbench claims --confirm``: the pilot (run now, or --resume's folder, finished first if
+    it is not), its plan (printed), then the confirm stage in the same folder."""
+    import dataclasses
+
+    from lnbench.experiments import driver
+    from lnbench.experiments.claims import ConfirmSpec, confirm_cost, plan_from_pilot
+    from lnbench.experiments.registry import EXPERIMENTS
+    from lnbench.records.folder import RunFolder
+    from lnbench.report import tables
+
+    exp = EXPERIMENTS["claims"]
+    if args.resume is None:
+        note = (
+            "--confirm: the confirm stage is planned from the pilot's results; once the pilot has run, "
+            "lnbench claims --resume DIR --confirm --dry-run prints its plan"
+            if args.dry_run
+            else None
+        )
+        folder = _launch("claims", spec, source, args, note=note, verbose=verbose)
+    else:
+        folder = Path(args.resume)
+        try:
+            cells = driver.prepare(exp, spec, 1, args.launcher, folder)
+        except ConfigError as exc:
+            fail(str(exc))
+        if driver.cells_to_run(cells, folder, exp):
+            if args.dry_run:
+                console.print(
+                    f"--confirm: the pilot in {folder} is not finished; lnbench claims --resume {folder} finishes it, "
+                    "then the confirm stage can be planned",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+                _launch("claims", spec, source, args, verbose=verbose)
+                return
+            _launch("claims", spec, source, args, verbose=verbose)
+    summary = RunFolder(folder).summary() or {}
+    spec.confirm = ConfirmSpec(summary, max_seeds)
+    plan = plan_from_pilot(spec)
+    print_table(tables.confirm_plan_table(plan, max_seeds))
+    cost = confirm_cost(spec, plan)
+    if plan.fresh and cost is not None:
+        console.print(
+            f"confirm stage: about {cost / 60:.1f} min of training on one worker (the pilot's wall time of each setting, "
+            "scaled by its fresh seeds)",
+            highlight=False,
+            soft_wrap=True,
+        )
+    _launch("claims", spec, source, dataclasses.replace(args, resume=folder), verbose=verbose)
 
 
 #: the kinds whose command does more than load a config and run it: their bodies (own options)

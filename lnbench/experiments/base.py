@@ -314,6 +314,11 @@ class Experiment:
     #: the files its folder holds besides run.json once it has a result (``lnbench ls`` notes a missing one)
     holds: ClassVar[tuple[str, ...]] = ("summary.json",)
 
+    def answers(self, spec: Any, summary: dict) -> bool:
+        """Whether a finished folder's summary.json is the analysis ``spec`` asks for, so that
+        resuming it has nothing to write (default: yes; ``claims --confirm`` of a pilot: no)."""
+        return True
+
     def headline(self, folder: RunFolder, summary: dict) -> dict | None:
         """Its one-line result for ``lnbench ls`` (:func:`lnbench.records.index.headline_of`), from
         ``summary`` (the summary.json body being written, or read) and the folder's files: the

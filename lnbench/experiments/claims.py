@@ -18,11 +18,12 @@ from rich.table import Table
 
 from lnbench.analysis import claim_tasks
 from lnbench.analysis import claims as claim_rules
+from lnbench.analysis import confirm as confirm_rules
 from lnbench.analysis.aggregate import aggregate_over_seeds
 from lnbench.config import ConfigError, RunConfig
 from lnbench.experiments import driver
-from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, seed_cells, tasks_of
-from lnbench.names import plural
+from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, rows_of, seed_cells, tasks_of
+from lnbench.names import plural, seeds_train_together
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import make_headline
 from lnbench.records.schema import Metrics, SchemaError, SummaryRow
@@ -41,6 +42,113 @@ class ClaimsSpec:
     tasks: list[str] = field(default_factory=lambda: ["trend"])
     #: the claims that do not apply to a task: ``{"id", "claim", "family", "task", "reason"}``
     skipped: list[dict] = field(default_factory=list)
+    #: ``--confirm``: the confirm stage after the pilot (:class:`ConfirmSpec`); None: a plain run
+    confirm: ConfirmSpec | None = None
+
+
+@dataclass
+class ConfirmSpec:
+    """The confirm stage of a claims run (:mod:`lnbench.analysis.confirm`): the pilot's rows
+    (its folder's summary.json), and ``--max-seeds``."""
+
+    pilot_summary: dict
+    max_seeds: int = confirm_rules.MAX_SEEDS
+
+
+@dataclass
+class ConfirmPlan:
+    """The two-stage plan of a claims run: per selected claim (in the spec's order, by task),
+    the pilot's result, its paired values and its :class:`lnbench.analysis.confirm.Plan`; and
+    the fresh seeds of each regime that confirms."""
+
+    claims: list[claim_rules.Claim]
+    pilot: list[claim_rules.ClaimResult]
+    samples: list[claim_rules.ClaimSamples]
+    plans: list[confirm_rules.Plan]
+    fresh: dict[str, list[int]]
+
+    def regimes_to_run(self) -> dict[str, list[claim_rules.Claim]]:
+        """Regime -> the claims it confirms (those with fresh seeds)."""
+        out: dict[str, list[claim_rules.Claim]] = {}
+        for c, p in zip(self.claims, self.plans):
+            if p.action == "confirm":
+                out.setdefault(c.regime, []).append(c)
+        return out
+
+
+def by_setting_of(pairs: Sequence[tuple[str, SummaryRow]]) -> dict[tuple, list[SummaryRow]]:
+    """Rows by :func:`lnbench.analysis.claims.setting_key`, from ``(regime, row)`` pairs."""
+    out: dict[tuple, list[SummaryRow]] = {}
+    for regime, row in pairs:
+        key = claim_rules.setting_key(regime, row.family, row.norm, row.batch_size, row.norm_gain_init)
+        out.setdefault(key, []).append(row)
+    return out
+
+
+def chance_of(baselines: dict) -> dict[str, float]:
+    """Regime -> its chance accuracy (the ``chance`` baseline's mean)."""
+    return {name: next(b["mean"] for b in bl if b["name"] == "chance") for name, bl in baselines.items()}
+
+
+def pilot_seeds(spec: ClaimsSpec) -> dict[str, list[int]]:
+    return {name: cfg.seed_list for name, cfg in spec.regimes.items()}
+
+
+def confirm_plan(spec: ClaimsSpec, by_setting: dict[tuple, list[SummaryRow]], chance: dict[str, float]) -> ConfirmPlan:
+    """The pilot's verdicts (its seeds only; one Holm family per task, as a plain run) and the
+    confirm stage's plan from them (:func:`lnbench.analysis.confirm.plan_claims`, per task)."""
+    assert spec.confirm is not None
+    claims: list[claim_rules.Claim] = []
+    pilot: list[claim_rules.ClaimResult] = []
+    samples: list[claim_rules.ClaimSamples] = []
+    plans: list[confirm_rules.Plan] = []
+    for task in spec.tasks:
+        on_task = [c for c in spec.selected if claim_tasks.task_of(c.regime) == task]
+        here = claim_rules.claim_samples(on_task, by_setting, spec.regimes, chance, pilot_seeds(spec))
+        results = claim_rules.claim_verdicts(on_task, here)
+        claims += on_task
+        pilot += results
+        samples += here
+        plans += confirm_rules.plan_claims(on_task, results, here, spec.confirm.max_seeds)
+    fresh = {
+        regime: confirm_rules.fresh_seeds(spec.regimes[regime].seed_list, n)
+        for regime, n in confirm_rules.regime_seeds(claims, plans).items()
+    }
+    return ConfirmPlan(claims, pilot, samples, plans, fresh)
+
+
+def confirm_cost(spec: ClaimsSpec, plan: ConfirmPlan) -> float | None:
+    """The confirm stage's estimated training time (seconds, one worker): for each setting it
+    trains, the pilot's wall time of that setting over its seeds (an ensemble's once, seeds run one
+    after another summed), scaled by the fresh seeds over the pilot's (an ensemble's cost grows
+    about linearly with its members: an upper estimate). None: the pilot's rows have no wall times."""
+    assert spec.confirm is not None
+    summary = spec.confirm.pilot_summary
+    wall: dict[tuple, float] = {}
+    for raw, row in zip(summary.get("rows", []), rows_of(summary)):
+        key = claim_rules.setting_key(raw.get("regime", ""), row.family, row.norm, row.batch_size, row.norm_gain_init)
+        if row.wall_seconds is not None:  # an ensemble's members each record the ensemble's time
+            together = seeds_train_together(row.family, row.norm, row.batch_size)
+            wall[key] = max(wall.get(key, 0.0), row.wall_seconds) if together else wall.get(key, 0.0) + row.wall_seconds
+    if not wall:
+        return None
+    total = 0.0
+    for regime, confirmed in plan.regimes_to_run().items():
+        cfg = spec.regimes[regime]
+        scale = len(plan.fresh[regime]) / max(1, len(cfg.seed_list))
+        settings = {cond.setting(c.family, regime, cfg) for c in confirmed for cond in c.conditions}
+        total += sum(wall.get(key, 0.0) for key in settings) * scale
+    return total
+
+
+def plan_from_pilot(spec: ClaimsSpec) -> ConfirmPlan:
+    """:func:`confirm_plan` from the pilot folder's summary.json (its rows with their regimes,
+    its baselines' chance levels)."""
+    assert spec.confirm is not None
+    summary = spec.confirm.pilot_summary
+    rows = rows_of(summary)
+    pairs = [(raw.get("regime", ""), row) for raw, row in zip(summary.get("rows", []), rows)]
+    return confirm_plan(spec, by_setting_of(pairs), chance_of(summary.get("baselines") or {}))
 
 
 #: Model families whose claims a plain ``lnbench claims`` leaves out for their cost: with the ten
@@ -106,18 +214,39 @@ class Claims(Experiment):
         return spec.name
 
     def seeds(self, spec: ClaimsSpec) -> list[int]:
-        return sorted({s for cfg in spec.regimes.values() for s in cfg.seed_list})
+        fresh = plan_from_pilot(spec).fresh if spec.confirm is not None else {}
+        return sorted(
+            {s for cfg in spec.regimes.values() for s in cfg.seed_list} | {s for f in fresh.values() for s in f}
+        )
 
     def check(self, spec: ClaimsSpec) -> None:
         """The regimes were checked when loaded (:func:`lnbench.analysis.claims.load_regimes`)."""
 
     def plan(self, spec: ClaimsSpec, parent: Path) -> list[Cell]:
+        """Each setting the claims need, on each regime's seeds; with ``--confirm``, then the
+        settings of the claims the confirm stage runs, on their regime's fresh seeds."""
         cells = []
         for regime, changes in claim_rules.cells_needed(spec.selected, spec.regimes):
             cfg = spec.regimes[regime]
             name = lambda c, r=regime: claim_rules.setting_name(r, c)  # noqa: E731
             cells += seed_cells(cfg, [changes], parent, cfg.compare.target_acc, name, group=regime)
+        if spec.confirm is None:
+            return cells
+        plan = plan_from_pilot(spec)
+        for regime, confirmed in plan.regimes_to_run().items():
+            fresh = plan.fresh[regime]
+            cfg = spec.regimes[regime].with_changes(seed=fresh[0], seeds=fresh)
+            for _, changes in claim_rules.cells_needed(confirmed, {regime: cfg}):
+                name = lambda c, r=regime: claim_rules.setting_name(r, c)  # noqa: E731
+                cells += seed_cells(cfg, [changes], parent, cfg.compare.target_acc, name, group=regime)
         return cells
+
+    def answers(self, spec: ClaimsSpec, summary: dict) -> bool:
+        """A confirmed run's summary.json answers ``--confirm`` with the same ``--max-seeds``; a
+        pilot's does not (its confirm stage is still to be analysed, even with nothing to train)."""
+        if spec.confirm is None:
+            return True
+        return (summary.get("confirm") or {}).get("max_seeds") == spec.confirm.max_seeds
 
     def baselines(self, spec: ClaimsSpec) -> Any:
         """The baselines of each regime's data; regimes with the same data and seeds (``default``,
@@ -133,15 +262,16 @@ class Claims(Experiment):
 
     def analyse(self, spec: ClaimsSpec, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:
         regime_of_row = [cell.group for cell in cells for _ in cell.cfgs]
-        by_setting: dict[tuple, list[SummaryRow]] = {}
-        for row, regime in zip(rows, regime_of_row):
-            key = claim_rules.setting_key(regime, row.family, row.norm, row.batch_size, row.norm_gain_init)
-            by_setting.setdefault(key, []).append(row)
-        chance = {name: next(b["mean"] for b in bl if b["name"] == "chance") for name, bl in baselines.items()}
+        by_setting = by_setting_of(list(zip(regime_of_row, rows)))
+        chance = chance_of(baselines)
         results = []
-        for task in spec.tasks:  # one Holm family per task, as in a run of that task alone
-            on_task = [c for c in spec.selected if claim_tasks.task_of(c.regime) == task]
-            results += claim_rules.evaluate_claims(on_task, by_setting, spec.regimes, chance)
+        confirm_record = None
+        if spec.confirm is None:
+            for task in spec.tasks:  # one Holm family per task, as in a run of that task alone
+                on_task = [c for c in spec.selected if claim_tasks.task_of(c.regime) == task]
+                results += claim_rules.evaluate_claims(on_task, by_setting, spec.regimes, chance)
+        else:
+            results, confirm_record = self._two_stage(spec, by_setting, chance)
         out = {
             "seeds": self.seeds(spec),
             "regimes": list(spec.regimes),
@@ -151,11 +281,50 @@ class Claims(Experiment):
             "verdicts": claim_rules.claim_sentences(results),
             "tasks": spec.tasks,
         }
+        if confirm_record is not None:
+            out["confirm"] = confirm_record
         if spec.tasks != [claim_tasks.CLAIMS_TASK]:
             table = claim_tasks.by_task(results, spec.skipped, spec.tasks)
             out["claims_by_task"] = table
             out["verdicts"] = [*out["verdicts"], *claim_tasks.task_sentences(table, spec.tasks)]
         return out
+
+    def _two_stage(
+        self, spec: ClaimsSpec, by_setting: dict[tuple, list[SummaryRow]], chance: dict[str, float]
+    ) -> tuple[list[claim_rules.ClaimResult], dict]:
+        """The final verdicts of a confirmed run: the pilot's, on its seeds, where it decided;
+        the confirm stage's, on the fresh seeds alone, where it was planned (one Holm family per
+        task); and the record of the design (summary.json ``confirm``)."""
+        assert spec.confirm is not None
+        plan = confirm_plan(spec, by_setting, chance)
+        results = []
+        start = 0
+        for task in spec.tasks:
+            n = sum(claim_tasks.task_of(c.regime) == task for c in spec.selected)
+            part = slice(start, start + n)
+            start += n
+            claims, plans = plan.claims[part], plan.plans[part]
+            fresh_samples: list[claim_rules.ClaimSamples | None] = [None] * len(claims)
+            confirmed = [k for k, p in enumerate(plans) if p.action == "confirm"]
+            if confirmed:
+                read = claim_rules.claim_samples(
+                    [claims[k] for k in confirmed], by_setting, spec.regimes, chance, plan.fresh
+                )
+                for k, sample in zip(confirmed, read):
+                    fresh_samples[k] = sample
+            results += confirm_rules.confirm_verdicts(claims, plan.pilot[part], plans, fresh_samples, plan.fresh)
+        record = {
+            "design": "two-stage: pilot decisions kept at level 0.01; the rest planned for "
+            f"{confirm_rules.POWER:.0%} power and tested on fresh seeds alone at level {confirm_rules.CONFIRM_ALPHA:g} "
+            "(Holm over the confirmed directional claims of a task); family-wise error <= 0.05",
+            "pilot_alpha": confirm_rules.PILOT_ALPHA,
+            "confirm_alpha": confirm_rules.CONFIRM_ALPHA,
+            "power": confirm_rules.POWER,
+            "max_seeds": spec.confirm.max_seeds,
+            "pilot_seeds": pilot_seeds(spec),
+            "fresh_seeds": plan.fresh,
+        }
+        return results, record
 
     def annotate_rows(self, spec: ClaimsSpec, cells: Sequence[Cell], summary_rows: list[dict]) -> None:
         for row, regime in zip(summary_rows, [cell.group for cell in cells for _ in cell.cfgs]):

@@ -150,16 +150,18 @@ def cells_to_run(cells: list[Cell], resume: str | Path | None, exp: Experiment |
     return [c for c in cells if kept(c) is None]
 
 
-def finished(cells: list[Cell], resume: str | Path | None, exp: Experiment | None = None) -> bool:
+def finished(cells: list[Cell], resume: str | Path | None, exp: Experiment | None = None, spec: Any = None) -> bool:
     """Whether resuming the folder ``resume`` has nothing to do: its run.json says ``completed``,
-    its summary.json is complete, its report.html is written and every cell's runs finished under
-    this config (:func:`cells_to_run` is empty). :func:`execute` then leaves it byte for byte."""
+    its summary.json is complete and answers ``spec`` (:meth:`Experiment.answers`), its
+    report.html is written and every cell's runs finished under this config (:func:`cells_to_run`
+    is empty). :func:`execute` then leaves it byte for byte."""
     if resume is None:
         return False
     path = Path(resume)
     folder = RunFolder(path)
     manifest, body = folder.manifest() or {}, folder.summary() or {}
     done = manifest.get("status") == "completed" and body.get("complete") is True
+    done = done and (exp is None or spec is None or exp.answers(spec, body))
     return done and (path / "report.html").is_file() and not cells_to_run(cells, resume, exp)
 
 
@@ -217,7 +219,9 @@ def execute(
     from lnbench.records.runs import Run
 
     on_epoch = epoch_callback(on_epoch)
-    if resume is not None and finished(cells, resume, exp):  # nothing to run or to write: the folder stays as it is
+    if resume is not None and finished(
+        cells, resume, exp, spec
+    ):  # nothing to run or to write: the folder stays as it is
         body = RunFolder(resume).summary() or {}
         return _result(Path(resume), "completed", rows_of(body), body)
     if exp.own_run:

@@ -7,6 +7,7 @@ objects a notebook can print with ``rich.print``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import RenderableType
 from rich.table import Table
@@ -252,23 +253,28 @@ def baselines_table(baselines: Sequence[dict]) -> Table:
 
 
 def claims_table(claims: Sequence[dict], title: str = "lnbench claims") -> Table:
-    """The claims of ``summary.json`` (:class:`lnbench.analysis.claims.ClaimResult` dicts) with their verdicts."""
+    """The claims of ``summary.json`` (:class:`lnbench.analysis.claims.ClaimResult` dicts) with
+    their verdicts; a confirmed run (``--confirm``) adds the stage that decided each verdict."""
     from lnbench.analysis import claims as claims_mod
 
+    staged = any(r.get("stage") for r in claims)
+    levels = sorted({r.get("alpha", 0.05) for r in claims})
+    ci = "a - b [95% CI]" if levels == [0.05] else "a - b [CI]"
     table = Table(title=title, title_justify="left", caption_justify="left")
-    for col in ("model", "claim", "regime", "metric", "a - b [95% CI]", "seeds", "Holm p", "verdict"):
+    columns = ["model", "claim", "regime", "metric", ci, "seeds", "Holm p", "verdict"] + (["stage"] if staged else [])
+    for col in columns:
         width = {"model": 11, "claim": 30, "metric": 16}.get(col)
         table.add_column(
             col,
             justify="right" if col in ("seeds", "Holm p") else "left",
-            no_wrap=col in ("regime", "a - b [95% CI]", "verdict"),
+            no_wrap=col in ("regime", ci, "verdict"),
             min_width=width,
         )
     style = {"held": "bold green", "not held": "bold red", "inconclusive": "yellow"}
     for r in claims:
         holm = "-" if r["p_adjusted"] is None else f"{r['p_adjusted']:.2g}"
         res = claims_mod.ClaimResult(**r)
-        table.add_row(
+        cells = [
             family_label(r["family"]).split(" (")[0],
             r["claim"],
             r["regime"],
@@ -277,11 +283,46 @@ def claims_table(claims: Sequence[dict], title: str = "lnbench claims") -> Table
             str(r["n_seeds"]),
             holm,
             f"[{style[r['verdict']]}]{r['verdict']}[/]" + (", borderline" if r.get("borderline") else ""),
-        )
+        ]
+        if staged:
+            cells.append(claims_mod.stage_label(res))
+        table.add_row(*cells)
     table.caption = (
         "a - b: mean over seeds of the paired difference; less-than claims: held if Holm p < 0.05 with the claimed sign "
         "and the effect at least the margin; equivalence claims: held if the 95% CI lies within the margin (margins: lnbench claims --list); "
         "borderline: the verdict differs at level 0.01 or 0.1, so another machine's rounding can flip it"
+    )
+    if staged:
+        table.caption += (
+            "; stage: 'pilot' (decided on the pilot's seeds, standing at level 0.01), 'confirm' (on fresh seeds alone: "
+            "Holm at 0.04 and 96% CIs, so that both stages together keep 0.05), 'not decidable' (it needs more seeds "
+            "than --max-seeds, or the pilot had no test)"
+        )
+    return table
+
+
+def confirm_plan_table(plan: Any, max_seeds: int) -> Table:
+    """``lnbench claims --confirm``'s plan (:class:`lnbench.experiments.claims.ConfirmPlan`):
+    per claim its pilot verdict and what the confirm stage does with it, and why."""
+    from lnbench.analysis import claims as claims_mod
+
+    table = Table(title="confirm stage: the plan from the pilot", title_justify="left", caption_justify="left")
+    for col in ("model", "claim", "regime", "pilot: a - b [95% CI]", "pilot verdict", "plan", "why"):
+        table.add_column(col, no_wrap=col in ("regime", "pilot: a - b [95% CI]", "pilot verdict", "plan"))
+    words = {"keep": "kept", "untested": "not run", "undecidable": "not run"}
+    for c, r, p in zip(plan.claims, plan.pilot, plan.plans):
+        verdict = r.verdict + (", borderline" if r.borderline else "")
+        what = f"{p.seeds} fresh seeds" if p.action == "confirm" else words[p.action]
+        table.add_row(
+            family_label(c.family).split(" (")[0], c.id, c.regime, claims_mod.format_effect(r), verdict, what, p.why
+        )
+    fresh = "; ".join(f"{regime}: seeds {s[0]}-{s[-1]}" for regime, s in plan.fresh.items()) or "none"
+    table.caption = (
+        f"fresh seeds (at most --max-seeds {max_seeds} per regime): {fresh}. N is planned from the pilot's effect and "
+        "the sd its test used: for a less-than claim the paired t-test's power (or its interval's chance to lie inside "
+        "the margin) at 0.04 / the number of less-than claims confirmed (Holm's strictest step); for an equivalence "
+        "claim the chance that its 96% interval lies inside the margin (or outside it). Kept: the pilot's verdict "
+        "stands at level 0.01."
     )
     return table
 

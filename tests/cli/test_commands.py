@@ -65,6 +65,7 @@ def test_the_commands_options_as_before():
         "claims": ["--presets", "--only", "--all", "--list", "--task", "--tasks", *everything],
     }
     expected["claims"].insert(expected["claims"].index("--seed") + 1, "--num-seeds")
+    expected["claims"][-1:-1] = ["--confirm", "--max-seeds"]  # its own, before --verbose
     for kind, flags in expected.items():
         assert [p.opts[0] for p in _command(app, kind).params if p.param_type_name == "option"] == flags
     assert "seed of the one model" in _shared(_command(app, "train"))["--seed"]

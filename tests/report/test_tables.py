@@ -150,6 +150,26 @@ def _invariance():
     return [c.to_dict() for c in invariance.measure(seed=0, draws=1)]
 
 
+def _confirm_plan(claims: list[dict]):
+    from lnbench.analysis.confirm import Plan
+    from lnbench.experiments.claims import ConfirmPlan
+
+    results = [claim_rules.ClaimResult(**c) for c in claims[:3]]
+    plans = [
+        Plan("keep", why="decided in the pilot (held, the same at level 0.01)"),
+        Plan("confirm", 12, 0.02, "80% power at level 0.02 (Holm over 2)"),
+        Plan("undecidable", 140, None, "not decidable within 20 seeds: about 140 seeds would be needed"),
+    ]
+    chosen = [c for c in claim_rules.CLAIMS if c.id in {r.id for r in results}]
+    return ConfirmPlan(chosen, results, [], plans, {results[1].regime: list(range(5, 17))})
+
+
+def _staged(claims: list[dict]) -> list[dict]:
+    """The claims of a confirmed run: one decided in the pilot, one in the confirm stage, one not decidable."""
+    stages = ["pilot", "confirm", "not decidable"]
+    return [c | {"stage": stages[k % 3], "seeds": list(range(5, 17)), "alpha": 0.04} for k, c in enumerate(claims)]
+
+
 def every_table() -> dict[str, Table]:
     """Every table the command line prints, by the name of the function that builds it."""
     aggregate = aggregate_over_seeds(ROWS)
@@ -169,6 +189,8 @@ def every_table() -> dict[str, Table]:
         "baselines_table": tables.baselines_table(baselines),
         "regime_baselines_table": tables.regime_baselines_table({"default": baselines, "small_batches": baselines}),
         "claims_table": tables.claims_table(claims, "lnbench claims (13 claims, 6 regimes)"),
+        "claims_table(confirmed)": tables.claims_table(_staged(claims), "lnbench claims (13 claims, 6 regimes)"),
+        "confirm_plan_table": tables.confirm_plan_table(_confirm_plan(claims), 20),
         "claims_by_task_table": tables.claims_by_task_table(_by_task(claims), list(TASK_NAMES)),
         "grid_table": tables.grid_table(_grid_entries(), "lnbench sweep: sweep, 4 cells x 2 seeds"),
         "gradcheck_table": tables.gradcheck_table(_gradcheck()),

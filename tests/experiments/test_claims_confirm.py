@@ -1,0 +1,109 @@
+"""``lnbench claims --confirm``: the pilot decides or plans, the confirm stage trains the planned
+claims on fresh seeds and decides them on those seeds alone, and the folder records both stages."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+from typer.testing import CliRunner
+
+from lnbench.analysis.claims import Claim, Condition
+from lnbench.cli.app import app
+from lnbench.config import RunConfig
+from lnbench.experiments.claims import CLAIMS, ClaimsSpec, ConfirmSpec, plan_from_pilot
+from lnbench.records.schema import SummaryRow
+
+runner = CliRunner()
+CLAIM = Claim("c", "LayerNorm converges faster", "r", "rnn", "mean_train_loss", Condition("layer"), Condition("none"), "less", 0.02)  # fmt: skip
+PILOT = {0: -0.030, 1: -0.045, 2: -0.020, 3: -0.040, 4: -0.010}  # seed -> layer minus none: p ~ 0.02, borderline
+FRESH_NOISE = [0.004, -0.003, 0.001, -0.002, 0.003, -0.004, 0.002, -0.001, 0.0, 0.001] * 3  # no effect
+
+
+def row(norm: str, seed: int, loss: float) -> SummaryRow:
+    return SummaryRow(
+        family="rnn", norm=norm, batch_size=64, seed=seed, status="completed", epochs_completed=3,
+        final_test_acc=0.8, final_test_acc_batch_stats=None, final_train_loss=loss, final_test_loss=loss,
+        mean_train_loss=loss, first_epoch_at_target=None, n_test=200, run_dir=f"r_rnn_{norm}_bs64_seed{seed}",
+    )  # fmt: skip
+
+
+def loss(norm: str, seed: int) -> float:
+    """NoNorm's loss 0.5 + 0.01 seed; LayerNorm's the pilot's difference below it, or noise on fresh seeds."""
+    base = 0.5 + 0.01 * seed
+    if norm == "none":
+        return base
+    return base + (PILOT[seed] if seed in PILOT else FRESH_NOISE[seed - len(PILOT)])
+
+
+def test_the_confirm_stage_decides_on_the_fresh_seeds_alone(tmp_path):
+    """A borderline pilot (LN below NoNorm by 0.03 nats, p ~ 0.02) is planned; its fresh seeds,
+    disjoint from the pilot's, show no effect. The final verdict is the paired t-test of the fresh
+    seeds alone (oracle: scipy.stats.ttest_rel on them), not of the pilot and fresh seeds pooled
+    (which would still find the pilot's effect)."""
+    regime = RunConfig().with_changes(seed=0, seeds=list(PILOT))
+    pilot_rows = [row(n, s, loss(n, s)) for n in ("layer", "none") for s in PILOT]
+    summary = {
+        "rows": [r.to_dict() | {"regime": "r"} for r in pilot_rows],
+        "baselines": {"r": [{"name": "chance", "mean": 0.5}]},
+    }
+    spec = ClaimsSpec([CLAIM], {"r": regime}, confirm=ConfirmSpec(summary, max_seeds=30))
+    plan = plan_from_pilot(spec)
+    assert plan.plans[0].action == "confirm" and plan.pilot[0].borderline
+    fresh = plan.fresh["r"]
+    assert fresh == list(range(5, 5 + plan.plans[0].seeds)) and not set(fresh) & set(PILOT)
+
+    cells = CLAIMS.plan(spec, tmp_path)
+    rows = [row(c.model.norm, c.seed, loss(c.model.norm, c.seed)) for cell in cells for c in cell.cfgs]
+    assert sorted({r.seed for r in rows}) == sorted([*PILOT, *fresh])
+    out = CLAIMS.analyse(spec, cells, rows, {"r": [{"name": "chance", "mean": 0.5}]})
+    (final,) = out["claims"]
+    a = [loss("layer", s) for s in fresh]
+    b = [loss("none", s) for s in fresh]
+    oracle = scipy_stats.ttest_rel(a, b)
+    assert final["stage"] == "confirm" and final["seeds"] == fresh and final["n_seeds"] == len(fresh)
+    assert final["effect"] == pytest.approx(np.mean(np.subtract(a, b)))
+    assert final["p_value"] == pytest.approx(oracle.pvalue, rel=1e-6)
+    assert final["verdict"] == "not held" and final["alpha"] == pytest.approx(0.04)
+    assert final["pilot"]["seeds"] == list(PILOT) and final["pilot"]["verdict"] == "held"
+    assert out["confirm"]["fresh_seeds"] == {"r": fresh} and out["confirm"]["pilot_seeds"] == {"r": list(PILOT)}
+
+
+TINY = ["--set", "train.epochs=2", "--set", "data.n_train=64", "--set", "data.n_test=32", "--set", "data.seq_len=4"]
+TINY += ["--set", "model.hidden_size=8", "--jobs", "1"]
+
+
+@pytest.mark.e2e  # trains models and writes run folders
+def test_claims_confirm_records_both_stages_and_its_plan_can_be_printed_later(tmp_path):
+    """A pilot and its confirm stage in one folder: every claim has its stage, its pilot record
+    and its plan; a confirmed claim's seeds are its regime's fresh seeds, disjoint from the
+    pilot's. ``--resume DIR --confirm --dry-run`` prints the plan and changes nothing."""
+    only = ["--only", "rnn_faster_default", "--only", "rnn_joint_does_not_learn"]
+    args = ["claims", *only, "--runs-dir", str(tmp_path), *TINY, "--confirm", "--max-seeds", "20"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "confirm stage: the plan from the pilot" in result.output
+    (run,) = list(tmp_path.iterdir())
+    summary = json.loads((run / "summary.json").read_text())
+    record = summary["confirm"]
+    assert record["max_seeds"] == 20 and record["pilot_seeds"] == {"default": [0, 1, 2, 3, 4]}
+    for regime, fresh in record["fresh_seeds"].items():
+        assert 0 < len(fresh) <= 20 and not set(fresh) & set(record["pilot_seeds"][regime])
+    for c in summary["claims"]:
+        assert c["stage"] in ("pilot", "confirm", "not decidable") and c["pilot"]["seeds"] == [0, 1, 2, 3, 4]
+        assert c["plan"]["action"] in ("keep", "confirm", "undecidable", "untested")
+        if c["stage"] == "confirm":
+            assert c["seeds"] == record["fresh_seeds"][c["regime"]][: c["n_seeds"]] and c["alpha"] == 0.04
+    before = (run / "summary.json").read_bytes()
+    again = runner.invoke(app, ["claims", *only, "--runs-dir", str(tmp_path), *TINY, "--confirm", "--max-seeds", "20", "--resume", str(run), "--dry-run"])  # fmt: skip
+    assert again.exit_code == 0, again.output
+    assert "confirm stage: the plan from the pilot" in again.output and "dry run" in again.output
+    assert (run / "summary.json").read_bytes() == before
+
+
+def test_max_seeds_without_confirm_is_one_line_exit_2(tmp_path):
+    result = runner.invoke(app, ["claims", "--runs-dir", str(tmp_path / "runs"), "--max-seeds", "5"])
+    assert result.exit_code == 2 and "--max-seeds" in result.output and "--confirm" in result.output
+    assert not (tmp_path / "runs").exists()
