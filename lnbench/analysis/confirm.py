@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from lnbench.analysis import stats
+from lnbench.analysis import stats, verdicts
 from lnbench.analysis.claims import Claim, ClaimResult, ClaimSamples, claim_verdicts
+from lnbench.records.schema import SummaryRow
 
 PILOT_ALPHA = stats.BORDERLINE_ALPHAS[0]  # a pilot decision is kept when it stands at 0.01
 CONFIRM_ALPHA = stats.ALPHA - PILOT_ALPHA  # 0.04: the union of the two stages stays at 0.05
@@ -164,15 +165,14 @@ def plan_claims(
             what = "power" if claims[k].direction == "less" else "chance its interval decides it"
             plans[k] = Plan("confirm", n, alpha, f"{power:.0%} {what} at level {alpha:.2g} ({family})")
         else:
-            n = first[k]
-            plans[k] = Plan(
-                "undecidable",
-                n,
-                None,
-                f"not decidable within {max_seeds} seeds: "
-                + (f"about {n} seeds would be needed" if n is not None else f"more than {MAX_N} seeds would be needed"),
-            )
+            plans[k] = undecidable(first[k], max_seeds)
     return [p for p in plans if p is not None]
+
+
+def undecidable(n: int | None, max_seeds: int) -> Plan:
+    """The plan of a question that needs ``n`` seeds (None: more than :data:`MAX_N`), more than ``max_seeds``."""
+    need = f"about {n} seeds would be needed" if n is not None else f"more than {MAX_N} seeds would be needed"
+    return Plan("undecidable", n, None, f"not decidable within {max_seeds} seeds: {need}")
 
 
 def regime_seeds(claims: Sequence[Claim], plans: Sequence[Plan]) -> dict[str, int]:
@@ -266,6 +266,169 @@ def confirm_verdicts(
 
 
 def _with(r: ClaimResult, **changes: object) -> ClaimResult:
-    from dataclasses import replace
-
     return replace(r, **changes)  # type: ignore[arg-type]
+
+
+# ---- lnbench compare --confirm: the same design over the paired comparisons of a compare ----
+
+
+def _rows_of(rows: Sequence[SummaryRow], group: str, norm: str) -> list[SummaryRow]:
+    return [r for r in rows if verdicts.model_group(r) == group and r.norm == norm]
+
+
+def _comparison_key(c: verdicts.Comparison) -> tuple[str, str, str]:
+    return c.family, c.norm_a, c.norm_b
+
+
+def decided_comparison(c: verdicts.Comparison) -> bool:
+    """Whether a pilot's comparison stands: significant and not borderline (Holm p < 0.01). A
+    pair "not distinguishable" is an open question, not a decision that the two are equal."""
+    return c.significant and not c.borderline
+
+
+def plan_comparisons(
+    pilot_rows: Sequence[SummaryRow],
+    pilot: Sequence[verdicts.Comparison],
+    max_seeds: int = MAX_SEEDS,
+    power: float = POWER,
+) -> list[Plan]:
+    """The confirm stage's plan for each comparison of a pilot compare (``pilot``, from
+    :func:`lnbench.analysis.verdicts.compare_comparisons` of ``pilot_rows``): ``keep`` where it
+    was decided (:func:`decided_comparison`); else the fresh seeds at which the paired t-test of
+    the pilot's effect, with the sd that test used, has ``power`` at level :data:`CONFIRM_ALPHA` /
+    m, m the comparisons its Holm family (a model group and metric) confirms (planned as
+    :func:`plan_claims` does: first over every candidate of the family, then over those within
+    ``max_seeds``); ``untested`` for a one-seed pilot (no seed-to-seed sd to plan from)."""
+    plans: list[Plan | None] = []
+    sds: list[float] = []
+    for c in pilot:
+        group = c.family.rpartition("/")[0]
+        pairs = verdicts.pair_by_seed(
+            _rows_of(pilot_rows, group, c.norm_a), _rows_of(pilot_rows, group, c.norm_b), c.metric
+        )
+        sd = stats.paired_sd(*verdicts.seed_values(pairs, c.metric)) if len(pairs) >= 2 else float("nan")
+        sds.append(sd)
+        if decided_comparison(c):
+            plans.append(Plan("keep", why=f"decided in the pilot (Holm p {c.p_adjusted:.2g} < {PILOT_ALPHA:g})"))
+        elif not math.isfinite(sd):
+            plans.append(Plan("untested", why="one seed: no seed-to-seed sd to plan from (run the pilot with seeds)"))
+        else:
+            plans.append(None)
+    candidates = [k for k, p in enumerate(plans) if p is None]
+
+    def needed(k: int, m: int) -> tuple[int | None, float]:
+        alpha = CONFIRM_ALPHA / max(m, 1)
+        return stats.seeds_for_power(pilot[k].mean_diff, sds[k], power=power, alpha=alpha, max_n=MAX_N), alpha
+
+    families = {pilot[k].family for k in candidates}
+    for family in families:
+        here = [k for k in candidates if pilot[k].family == family]
+        first = {k: needed(k, len(here))[0] for k in here}
+        kept = [k for k in here if (n := first[k]) is not None and n <= max_seeds]
+        for k in here:
+            if k in kept:
+                n, alpha = needed(k, len(kept))
+                plans[k] = Plan("confirm", n, alpha, f"{power:.0%} power at level {alpha:.2g} (Holm over {len(kept)})")
+            else:
+                plans[k] = undecidable(first[k], max_seeds)
+    return [p for p in plans if p is not None]
+
+
+def group_seeds(pilot: Sequence[verdicts.Comparison], plans: Sequence[Plan]) -> dict[str, dict[str, int]]:
+    """Model group -> {norm: fresh seeds}: every norm of a confirmed comparison trains the largest
+    N of its group's confirmed comparisons (both metrics), so that its pairs share their seeds."""
+    n_group: dict[str, int] = {}
+    norms: dict[str, set[str]] = {}
+    for c, p in zip(pilot, plans, strict=True):
+        if p.action == "confirm" and p.seeds is not None:
+            group = c.family.rpartition("/")[0]
+            n_group[group] = max(n_group.get(group, 0), p.seeds)
+            norms.setdefault(group, set()).update((c.norm_a, c.norm_b))
+    return {group: {norm: n_group[group] for norm in sorted(norms[group])} for group in n_group}
+
+
+def _comparison_record(c: verdicts.Comparison, seeds: Sequence[int]) -> dict:
+    return {
+        "seeds": list(seeds),
+        "n_seeds": c.n_seeds,
+        "effect": c.mean_diff,
+        "ci": list(c.ci95),
+        "alpha": c.alpha,
+        "p_value": c.p_value,
+        "p_adjusted": c.p_adjusted,
+        "significant": c.significant,
+        "borderline": c.borderline,
+    }
+
+
+def confirm_comparisons(
+    pilot: Sequence[verdicts.Comparison],
+    plans: Sequence[Plan],
+    fresh_rows: Sequence[SummaryRow],
+    pilot_seeds: Sequence[int],
+    fresh: Sequence[int],
+) -> list[verdicts.Comparison]:
+    """The final comparisons of a confirmed compare: the pilot's where it decided (stage
+    ``pilot``); the confirm stage's where it was planned, a paired test on ``fresh_rows`` alone
+    (the rows of the fresh seeds), Holm over the confirmed comparisons of each family at
+    :data:`CONFIRM_ALPHA` (stage ``confirm``); the pilot's numbers, not significant, where it was
+    not decidable (stage ``not decidable``)."""
+    tests: dict[str, list[tuple[int, dict, stats.PairedResult]]] = {}
+    for k, (c, p) in enumerate(zip(pilot, plans, strict=True)):
+        if p.action != "confirm":
+            continue
+        group = c.family.rpartition("/")[0]
+        pairs = verdicts.pair_by_seed(
+            _rows_of(fresh_rows, group, c.norm_a), _rows_of(fresh_rows, group, c.norm_b), c.metric
+        )
+        result = verdicts.paired_test(pairs, c.metric) if len(pairs) >= 2 else None
+        if result is not None:
+            spec = verdicts.pair_spec(pairs, c.metric, norm_a=c.norm_a, norm_b=c.norm_b)
+            tests.setdefault(c.family, []).append((k, spec, result))
+    confirmed: dict[int, tuple[verdicts.Comparison, list[int]]] = {}
+    for family, family_tests in tests.items():
+        results = verdicts.holm_family(family, [(spec, t) for _, spec, t in family_tests], CONFIRM_ALPHA)
+        for (k, _, _), tested in zip(family_tests, results, strict=True):
+            group = family.rpartition("/")[0]
+            used = sorted(r.seed for r in _rows_of(fresh_rows, group, pilot[k].norm_a) if r.seed in set(fresh))
+            confirmed[k] = (tested, used)
+    out = []
+    for k, (c, p) in enumerate(zip(pilot, plans, strict=True)):
+        plan = p.to_dict() | ({"fresh_seeds": list(fresh)} if p.action == "confirm" else {})
+        record = _comparison_record(c, pilot_seeds)
+        if p.action == "keep":
+            out.append(replace(c, stage="pilot", seeds=list(pilot_seeds), pilot=record, plan=plan))
+        elif k in confirmed:
+            final, used = confirmed[k]
+            out.append(replace(final, stage="confirm", seeds=used, pilot=record, plan=plan))
+        else:
+            out.append(
+                replace(c, stage="not decidable", significant=False, seeds=list(pilot_seeds), pilot=record, plan=plan)
+            )
+    return out
+
+
+def comparison_sentences(final: Sequence[verdicts.Comparison]) -> list[str]:
+    """The confirm stage of a compare in words: each comparison it tested (on which fresh seeds,
+    at which level, against the pilot's Holm p) and each it could not decide (why); the pilot's
+    decided comparisons are in the pilot's own sentences."""
+    from lnbench.names import group_label, norm_label
+
+    out = []
+    for c in final:
+        if c.stage not in ("confirm", "not decidable"):
+            continue
+        group, _, metric = c.family.rpartition("/")
+        head = f"Confirm stage, {group_label(group)}, {verdicts.METRICS[metric]}: "
+        before = (c.pilot or {}).get("p_adjusted")
+        pilot = f"the pilot: Holm p = {before:.2g}" if before is not None else "the pilot"
+        if c.stage == "confirm":
+            seeds = f"{c.seeds[0]}-{c.seeds[-1]}" if c.seeds else "-"
+            words = verdicts.describe_in_words(c).rstrip(".")
+            out.append(
+                f"{head}{words}; tested on {c.n_seeds} fresh seeds ({seeds}) alone at level {c.alpha:g} ({pilot})."
+            )
+        else:
+            why = (c.plan or {}).get("why") or "no test"
+            out.append(f"{head}{norm_label(c.norm_a)} vs {norm_label(c.norm_b)}: {why} ({pilot}).")
+    return out

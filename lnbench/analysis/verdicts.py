@@ -71,10 +71,22 @@ class Comparison:
     condition_b: str = ""
     borderline: bool = False
     seeds_to_settle: int | None = None
+    alpha: float = stats.ALPHA  # the level of ``significant`` (a confirm stage's: 0.04)
+    #: a confirmed compare (``--confirm``): "pilot" (decided on the pilot's seeds), "confirm" (on
+    #: fresh seeds alone), "not decidable"; "" without --confirm
+    stage: str = ""
+    pilot: dict | None = None  # a confirmed compare: the pilot's test of this pair (seeds, effect, p, Holm p)
+    plan: dict | None = None  # a confirmed compare: the plan (action, seeds, level, why, fresh seeds)
+    seeds: list[int] | None = None  # the seeds the test read (a confirmed compare)
 
     def to_dict(self) -> dict:
+        """As summary.json holds it; the confirm stage's keys (alpha, stage, pilot, plan, seeds)
+        only in a confirmed compare."""
         out = asdict(self)
         out["ci95"] = list(self.ci95)
+        if not self.stage:
+            for key in ("alpha", "stage", "pilot", "plan", "seeds"):
+                del out[key]
         return out
 
 
@@ -151,9 +163,12 @@ def pair_by_seed(rows_a: Iterable[SummaryRow], rows_b: Iterable[SummaryRow], met
     ]
 
 
-def holm_family(family: str, tests: list[tuple[dict, stats.PairedResult]]) -> list[Comparison]:
-    """Holm-correct one family of tests; each ``dict`` holds norm_a, norm_b, metric, n_seeds,
-    conditions and (:func:`pair_spec`) ``paired_sd``, without which ``seeds_to_settle`` is None."""
+def holm_family(
+    family: str, tests: list[tuple[dict, stats.PairedResult]], alpha: float = stats.ALPHA
+) -> list[Comparison]:
+    """Holm-correct one family of tests, significant at ``alpha``; each ``dict`` holds norm_a,
+    norm_b, metric, n_seeds, conditions and (:func:`pair_spec`) ``paired_sd``, without which
+    ``seeds_to_settle`` is None."""
     adjusted = stats.holm([t.p_value for _, t in tests])
     return [
         Comparison(
@@ -169,9 +184,10 @@ def holm_family(family: str, tests: list[tuple[dict, stats.PairedResult]]) -> li
             p_adjusted=p_adj,
             test=t.test,
             n_seeds=spec["n_seeds"],
-            significant=p_adj < stats.ALPHA,
+            significant=p_adj < alpha,
             borderline=stats.is_borderline(p_adj),
             seeds_to_settle=seeds_to_settle(t, p_adj, spec["n_seeds"], spec.get("paired_sd")),
+            alpha=alpha,
         )
         for (spec, t), p_adj in zip(tests, adjusted)
     ]

@@ -211,17 +211,19 @@ def _launch(
     args: ExperimentArgs,
     note: Optional[str] = None,
     verbose: bool = False,
+    exp: Any = None,
 ) -> Path:
     """Check, plan and run the experiment ``kind`` on ``spec`` with the shared options ``args``; print
     its tables and verdicts (``note``: a line printed before the plan of ``--dry-run`` or the run,
-    e.g. where a grid came from; ``verbose``: every table, :func:`print_results`). Returns the folder."""
+    e.g. where a grid came from; ``verbose``: every table, :func:`print_results`; ``exp``: the
+    experiment, default the kind's: a confirm stage's). Returns the folder."""
     runs_dir, jobs, launcher, resume = args.runs_dir, args.jobs, args.launcher, args.resume
     from lnbench.experiments import driver
     from lnbench.experiments.registry import EXPERIMENTS
     from lnbench.launchers.executors import usable_cores, worker_count
     from lnbench.records.folder import RunFolder
 
-    exp = EXPERIMENTS[kind]
+    exp = EXPERIMENTS[kind] if exp is None else exp
     n_jobs = usable_cores() if jobs is None else jobs
     try:
         cells = driver.prepare(exp, spec, n_jobs, launcher, resume)
@@ -444,6 +446,28 @@ def _user_norms(specs: Optional[list[str]]) -> dict:
     return out
 
 
+ConfirmOption = Annotated[
+    bool,
+    typer.Option(
+        "--confirm",
+        help="Settle what the run leaves open: after the pilot (this run, or --resume DIR's), each question it leaves "
+        "undecided or borderline is run on the fresh seeds it needs for 80% power, and decided on them alone "
+        "(docs/statistics.md, 'Confirmatory runs'). With --resume DIR --dry-run: print the plan.",
+    ),
+]
+MaxSeedsOption = Annotated[
+    int,
+    typer.Option(
+        "--max-seeds",
+        metavar="N",
+        min=2,
+        max=1000,
+        help="With --confirm: the most fresh seeds a question may take; one that needs more is reported as not "
+        "decidable, and nothing is run for it.",
+    ),
+]
+
+
 def _claims(
     *,
     presets: Annotated[
@@ -493,26 +517,8 @@ def _claims(
         ),
         After("--seed"),
     ] = None,
-    confirm: Annotated[
-        bool,
-        typer.Option(
-            "--confirm",
-            help="Settle what the run leaves open: after the pilot (this run, or --resume DIR's), each claim it leaves "
-            "inconclusive or borderline is run on the fresh seeds it needs for 80% power, and decided on them alone "
-            "(docs/statistics.md, 'Confirmatory runs'). With --resume DIR --dry-run: print the plan.",
-        ),
-    ] = False,
-    max_seeds: Annotated[
-        int,
-        typer.Option(
-            "--max-seeds",
-            metavar="N",
-            min=2,
-            max=1000,
-            help="With --confirm: the most fresh seeds a question may take; one that needs more is reported as not "
-            "decidable, and nothing is run for it.",
-        ),
-    ] = 20,
+    confirm: ConfirmOption = False,
+    max_seeds: MaxSeedsOption = 20,
     verbose: VerboseOption = False,
 ) -> None:
     """``lnbench claims``: its own options, and the claims spec (its help: its entry's, lnbench.names)."""
@@ -554,25 +560,45 @@ def _claims(
 
 
 def _confirm_claims(spec: Any, source: str, args: ExperimentArgs, max_seeds: int, verbose: bool) -> None:
-    """``lnbench claims --confirm``: the pilot (run now, or --resume's folder, finished first if
-    it is not), its plan (printed), then the confirm stage in the same folder."""
+    """``lnbench claims --confirm``: :func:`_two_stage` with the claims' plan."""
+    from lnbench.experiments.claims import ConfirmSpec, confirm_cost, plan_from_pilot
+    from lnbench.report import tables
+
+    def confirmed(summary: dict) -> tuple[Any, Table, Optional[float], Any]:
+        spec.confirm = ConfirmSpec(summary, max_seeds)
+        plan = plan_from_pilot(spec)
+        return spec, tables.confirm_plan_table(plan, max_seeds), confirm_cost(spec, plan) if plan.fresh else None, None
+
+    _two_stage("claims", spec, source, args, verbose, confirmed)
+
+
+def _two_stage(
+    kind: str,
+    spec: Any,
+    source: str,
+    args: ExperimentArgs,
+    verbose: bool,
+    confirmed: Callable[[dict], tuple[Any, Table, Optional[float], Any]],
+) -> None:
+    """``--confirm``: the pilot (run now, or --resume's folder, finished first if it is not), the
+    confirm stage's plan from its summary.json (``confirmed(summary)``: the confirm stage's spec,
+    its plan table, its estimated cost in seconds, its experiment (None: the kind's)), printed,
+    then the confirm stage in the same folder (or, with --dry-run, the runs it would start)."""
     import dataclasses
 
     from lnbench.experiments import driver
-    from lnbench.experiments.claims import ConfirmSpec, confirm_cost, plan_from_pilot
     from lnbench.experiments.registry import EXPERIMENTS
     from lnbench.records.folder import RunFolder
-    from lnbench.report import tables
 
-    exp = EXPERIMENTS["claims"]
+    exp = EXPERIMENTS[kind]
     if args.resume is None:
         note = (
             "--confirm: the confirm stage is planned from the pilot's results; once the pilot has run, "
-            "lnbench claims --resume DIR --confirm --dry-run prints its plan"
+            f"lnbench {kind} --resume DIR --confirm --dry-run prints its plan"
             if args.dry_run
             else None
         )
-        folder = _launch("claims", spec, source, args, note=note, verbose=verbose)
+        folder = _launch(kind, spec, source, args, note=note, verbose=verbose)
     else:
         folder = Path(args.resume)
         try:
@@ -582,31 +608,48 @@ def _confirm_claims(spec: Any, source: str, args: ExperimentArgs, max_seeds: int
         if driver.cells_to_run(cells, folder, exp):
             if args.dry_run:
                 console.print(
-                    f"--confirm: the pilot in {folder} is not finished; lnbench claims --resume {folder} finishes it, "
+                    f"--confirm: the pilot in {folder} is not finished; lnbench {kind} --resume {folder} finishes it, "
                     "then the confirm stage can be planned",
                     highlight=False,
                     soft_wrap=True,
                 )
-                _launch("claims", spec, source, args, verbose=verbose)
-                return
-            _launch("claims", spec, source, args, verbose=verbose)
-    summary = RunFolder(folder).summary() or {}
-    spec.confirm = ConfirmSpec(summary, max_seeds)
-    plan = plan_from_pilot(spec)
-    print_table(tables.confirm_plan_table(plan, max_seeds))
-    cost = confirm_cost(spec, plan)
-    if plan.fresh and cost is not None:
+            _launch(kind, spec, source, args, verbose=verbose)  # with --dry-run: its plan, and exit
+    confirm_spec, table, cost, confirm_exp = confirmed(RunFolder(folder).summary() or {})
+    print_table(table)
+    if cost is not None:
         console.print(
-            f"confirm stage: about {cost / 60:.1f} min of training on one worker (the pilot's wall time of each setting, "
-            "scaled by its fresh seeds)",
+            f"confirm stage: about {cost / 60:.1f} min of training on one worker (the pilot's wall time of each "
+            "setting, scaled by its fresh seeds)",
             highlight=False,
             soft_wrap=True,
         )
-    _launch("claims", spec, source, dataclasses.replace(args, resume=folder), verbose=verbose)
+    _launch(kind, confirm_spec, source, dataclasses.replace(args, resume=folder), verbose=verbose, exp=confirm_exp)
+
+
+def _compare(
+    args: ExperimentArgs, confirm: ConfirmOption = False, max_seeds: MaxSeedsOption = 20, verbose: VerboseOption = False
+) -> None:
+    """``lnbench compare``: a compare, or with --confirm a pilot and its confirm stage (its help: its entry's)."""
+    cfg, source = _config_spec("compare", args)
+    if not confirm:
+        if max_seeds != 20:
+            fail("--max-seeds: it bounds the confirm stage; give it with --confirm")
+        _launch("compare", cfg, source, args, verbose=verbose)
+        return
+    from lnbench.experiments.compare import CONFIRMED_COMPARE, ConfirmCompareSpec, compare_cost, compare_plan
+    from lnbench.report import tables
+
+    def confirmed(summary: dict) -> tuple[Any, Table, Optional[float], Any]:
+        confirm_spec = ConfirmCompareSpec(cfg, summary, max_seeds)
+        plan = compare_plan(confirm_spec)
+        cost = compare_cost(confirm_spec, plan) if plan.fresh else None
+        return confirm_spec, tables.compare_plan_table(plan, max_seeds), cost, CONFIRMED_COMPARE
+
+    _two_stage("compare", cfg, source, args, verbose, confirmed)
 
 
 #: the kinds whose command does more than load a config and run it: their bodies (own options)
-OWN_BODIES: dict[str, Callable[..., None]] = {"sweep": _sweep, "claims": _claims}
+OWN_BODIES: dict[str, Callable[..., None]] = {"sweep": _sweep, "claims": _claims, "compare": _compare}
 for _kind in EXPERIMENT_KINDS:  # in lnbench --help's order, before invariance
     experiment_command(_kind, OWN_BODIES.get(_kind))
 

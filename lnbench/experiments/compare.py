@@ -8,11 +8,13 @@ seeds, McNemar for one seed; Holm within each family; :mod:`lnbench.analysis.ver
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
+from lnbench.analysis import confirm as confirm_rules
 from lnbench.analysis import verdicts
 from lnbench.analysis.aggregate import aggregate_over_seeds
 from lnbench.config import RunConfig
@@ -28,7 +30,7 @@ from lnbench.experiments.base import (
     run_name,
     seed_cells,
 )
-from lnbench.names import has_placements, model_group_of, norm_slug, plural
+from lnbench.names import has_placements, model_group_of, norm_slug, plural, seeds_train_together
 from lnbench.records.folder import RunFolder
 from lnbench.records.schema import SummaryRow
 from lnbench.report import tables
@@ -148,3 +150,130 @@ def compare(
         ConfigError: a config the comparison cannot run, before anything is written.
     """
     return driver.run(COMPARE, cfg, runs_dir, on_epoch, jobs, resume, launcher)
+
+
+@dataclass
+class ConfirmCompareSpec:
+    """``lnbench compare --confirm``'s confirm stage: the compare's config, its pilot folder's
+    summary.json, and ``--max-seeds``."""
+
+    cfg: RunConfig
+    pilot_summary: dict
+    max_seeds: int = confirm_rules.MAX_SEEDS
+
+
+@dataclass
+class ComparePlan:
+    """The pilot's comparisons (its seeds), their plans, and each model group's norms with the
+    fresh seeds they train."""
+
+    pilot: list[verdicts.Comparison]
+    plans: list[confirm_rules.Plan]
+    fresh: dict[str, dict[str, list[int]]]  # model group -> norm -> fresh seeds
+
+
+def compare_plan(spec: ConfirmCompareSpec, rows: Sequence[SummaryRow] | None = None) -> ComparePlan:
+    """The confirm stage's plan from the pilot's rows (``rows``' pilot seeds; default: the pilot
+    folder's summary.json rows): :func:`lnbench.analysis.confirm.plan_comparisons`."""
+    seeds = set(spec.cfg.seed_list)
+    pilot_rows = [r for r in (rows_of(spec.pilot_summary) if rows is None else rows) if r.seed in seeds]
+    pilot = verdicts.compare_comparisons(pilot_rows)
+    plans = confirm_rules.plan_comparisons(pilot_rows, pilot, spec.max_seeds)
+    fresh = {
+        group: {norm: confirm_rules.fresh_seeds(spec.cfg.seed_list, n) for norm, n in norms.items()}
+        for group, norms in confirm_rules.group_seeds(pilot, plans).items()
+    }
+    return ComparePlan(pilot, plans, fresh)
+
+
+def compare_cost(spec: ConfirmCompareSpec, plan: ComparePlan) -> float | None:
+    """The confirm stage's estimated training time (seconds, one worker): each (model group,
+    norm) it trains at the pilot's wall time of that cell (an ensemble's once, seeds one after
+    another summed), scaled by its fresh seeds over the pilot's. None: no wall times."""
+    seeds = set(spec.cfg.seed_list)
+    wall: dict[tuple[str, str], float] = {}
+    for r in rows_of(spec.pilot_summary):
+        if r.seed in seeds and r.wall_seconds is not None:
+            key = (verdicts.model_group(r), r.norm)
+            together = seeds_train_together(r.family, r.norm, r.batch_size)
+            wall[key] = max(wall.get(key, 0.0), r.wall_seconds) if together else wall.get(key, 0.0) + r.wall_seconds
+    if not wall:
+        return None
+    scale = 1 / max(1, len(seeds))
+    return sum(wall.get((g, n), 0.0) * len(f) * scale for g, norms in plan.fresh.items() for n, f in norms.items())
+
+
+class ConfirmedCompare(Compare):
+    """``lnbench compare --confirm``: a compare's folder (kind ``compare``) with its pilot cells
+    and the fresh-seed cells of the comparisons the pilot left open
+    (:mod:`lnbench.analysis.confirm`); the spec is a :class:`ConfirmCompareSpec`, whose config
+    the plain compare (:data:`COMPARE`) checks, plans and analyses."""
+
+    def configs(self, spec: Any) -> dict[str, RunConfig]:
+        return COMPARE.configs(spec.cfg)
+
+    def config_yaml(self, spec: Any) -> str | None:
+        return COMPARE.config_yaml(spec.cfg)
+
+    def name(self, spec: Any) -> str:
+        return COMPARE.name(spec.cfg)
+
+    def seeds(self, spec: Any) -> int | list[int]:
+        fresh = {s for norms in compare_plan(spec).fresh.values() for seeds in norms.values() for s in seeds}
+        return sorted(set(spec.cfg.seed_list) | fresh)
+
+    def check(self, spec: Any) -> None:
+        COMPARE.check(spec.cfg)
+
+    def plan(self, spec: Any, parent: Path) -> list[Cell]:
+        """The pilot's cells, then each confirmed (model group, norm) on its fresh seeds."""
+        cells = COMPARE.plan(spec.cfg, parent)
+        fresh = compare_plan(spec).fresh
+        for cell in list(cells):
+            c = cell.cfgs[0]
+            group = model_group_of(c.model.family, c.model.norm_placement, c.model.norm_gain_init)
+            seeds = fresh.get(group, {}).get(c.model.norm)
+            if seeds and c.seed == spec.cfg.seed_list[0]:
+                prefix = c.name.rpartition("_seed")[0]
+
+                def name(_: dict, prefix: str = prefix) -> str:  # the pilot's name: <prefix>_seed<k>
+                    return prefix
+
+                cfg = spec.cfg.with_changes(seed=seeds[0], seeds=seeds)
+                cells += seed_cells(cfg, [cell.setting], parent, spec.cfg.compare.target_acc, name)
+        return cells
+
+    def baselines(self, spec: Any) -> Any:
+        return COMPARE.baselines(spec.cfg)
+
+    def answers(self, spec: Any, summary: dict) -> bool:
+        return (summary.get("confirm") or {}).get("max_seeds") == spec.max_seeds
+
+    def analyse(self, spec: Any, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:
+        """The pilot's analysis (its seeds' rows: the aggregate table, the memoryless tests, the
+        verdicts), with its comparisons replaced by the two-stage ones, and the design's record."""
+        seeds = set(spec.cfg.seed_list)
+        pilot_cells = [cell for cell in cells if cell.cfgs[0].seed in seeds]
+        pilot_rows = [r for r in rows if r.seed in seeds]
+        out = COMPARE.analyse(spec.cfg, pilot_cells, pilot_rows, baselines)
+        plan = compare_plan(spec, rows)
+        fresh_seeds = sorted({s for norms in plan.fresh.values() for f in norms.values() for s in f})
+        fresh_rows = [r for r in rows if r.seed in set(fresh_seeds)]
+        final = confirm_rules.confirm_comparisons(plan.pilot, plan.plans, fresh_rows, spec.cfg.seed_list, fresh_seeds)
+        out["comparisons"] = [c.to_dict() for c in final]
+        out["verdicts"] = [*out["verdicts"], *confirm_rules.comparison_sentences(final)]
+        out["confirm"] = {
+            "design": "two-stage: pilot comparisons kept where Holm p < 0.01; the rest planned for "
+            f"{confirm_rules.POWER:.0%} power and tested on fresh seeds alone at level {confirm_rules.CONFIRM_ALPHA:g} "
+            "(Holm over the confirmed comparisons of a family); family-wise error <= 0.05",
+            "pilot_alpha": confirm_rules.PILOT_ALPHA,
+            "confirm_alpha": confirm_rules.CONFIRM_ALPHA,
+            "power": confirm_rules.POWER,
+            "max_seeds": spec.max_seeds,
+            "pilot_seeds": spec.cfg.seed_list,
+            "fresh_seeds": plan.fresh,
+        }
+        return out
+
+
+CONFIRMED_COMPARE = ConfirmedCompare()

@@ -17,7 +17,7 @@ from lnbench.analysis import stats
 from lnbench.analysis.aggregate import condition_label
 from lnbench.analysis.grid import best_cell
 from lnbench.analysis.verdicts import METRICS_SHORT, Comparison
-from lnbench.names import family_label, model_label, norm_label, plural, seeds_train_together
+from lnbench.names import family_label, group_label, model_label, norm_label, plural, seeds_train_together
 from lnbench.records.schema import SummaryRow
 
 
@@ -190,9 +190,12 @@ def _memoryless_cell(test: dict | None) -> str:
 
 
 def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired comparisons") -> Table:
-    """Every tested pair: effect (a minus b) with its 95% interval, test, raw and Holm p."""
+    """Every tested pair: effect (a minus b) with its 95% interval, test, raw and Holm p; a
+    confirmed compare (``--confirm``) adds the stage that decided each."""
+    staged = any(c.stage for c in comparisons)
     table = ComparisonsTable(title=title, title_justify="left", caption_justify="left")
-    for col in ("model", "a", "b", "metric", r"a - b \[unadjusted 95% CI]", "test", "p", "Holm p", "verdict"):
+    columns = ["model", "a", "b", "metric", r"a - b \[unadjusted 95% CI]", "test", "p", "Holm p", "verdict"]
+    for col in columns + (["stage"] if staged else []):
         table.add_column(col, justify="right" if col in ("p", "Holm p") else "left")  # \[: not a markup tag
     for c in comparisons:
         if c.metric == "mean_train_loss":
@@ -202,7 +205,7 @@ def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired co
         a = norm_label(c.norm_a) + (f" {c.condition_a}" if c.condition_a else "")
         b = norm_label(c.norm_b) + (f" {c.condition_b}" if c.condition_b else "")
         verdict = ("[bold]differs[/]" if c.significant else "n.s.") + (", borderline" if c.borderline else "")
-        table.add_row(
+        cells = [
             family_label(c.family.split("/")[0]),
             a,
             b,
@@ -212,8 +215,16 @@ def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired co
             f"{c.p_value:.2g}",
             f"{c.p_adjusted:.2g}",
             verdict,
-        )
+        ]
+        if staged:
+            cells.append(f"confirm ({c.n_seeds} fresh seeds)" if c.stage == "confirm" else c.stage)
+        table.add_row(*cells)
     table.caption = f"Holm-Bonferroni within each family; differs: Holm p < {stats.ALPHA:g}"
+    if staged:
+        table.caption += (
+            " (the confirm stage: < 0.04, on fresh seeds alone; 'pilot': Holm p < 0.01 on the pilot's seeds; "
+            "'not decidable': it needs more seeds than --max-seeds)"
+        )
     if any(c.borderline for c in comparisons):
         low, high = stats.BORDERLINE_ALPHAS
         table.caption += f"; borderline: {low:g} <= Holm p < {high:g}, another machine's rounding can flip it"
@@ -323,6 +334,37 @@ def confirm_plan_table(plan: Any, max_seeds: int) -> Table:
         "the margin) at 0.04 / the number of less-than claims confirmed (Holm's strictest step); for an equivalence "
         "claim the chance that its 96% interval lies inside the margin (or outside it). Kept: the pilot's verdict "
         "stands at level 0.01."
+    )
+    return table
+
+
+def compare_plan_table(plan: Any, max_seeds: int) -> Table:
+    """``lnbench compare --confirm``'s plan (:class:`lnbench.experiments.compare.ComparePlan`):
+    per paired comparison of the pilot its Holm p and what the confirm stage does with it."""
+    table = Table(title="confirm stage: the plan from the pilot", title_justify="left", caption_justify="left")
+    for col in ("model", "metric", "a vs b", "pilot: a - b", "Holm p", "plan", "why"):
+        table.add_column(col, no_wrap=col in ("metric", "pilot: a - b", "Holm p", "plan"))
+    words = {"keep": "kept", "untested": "not run", "undecidable": "not run"}
+    for c, p in zip(plan.pilot, plan.plans):
+        group, _, metric = c.family.rpartition("/")
+        effect = f"{c.mean_diff:+.3f} nats" if metric == "mean_train_loss" else f"{100 * c.mean_diff:+.1f} points"
+        table.add_row(
+            group_label(group),
+            METRICS_SHORT.get(metric, metric),
+            f"{norm_label(c.norm_a)} vs {norm_label(c.norm_b)}",
+            effect,
+            f"{c.p_adjusted:.2g}",
+            f"{p.seeds} fresh seeds" if p.action == "confirm" else words[p.action],
+            p.why,
+        )
+    fresh = "; ".join(
+        f"{group_label(g)}: {', '.join(norm_label(n) for n in norms)} on seeds {s[0]}-{s[-1]}"
+        for g, norms in plan.fresh.items()
+        for s in [next(iter(norms.values()))]
+    )
+    table.caption = (
+        f"fresh seeds (at most --max-seeds {max_seeds}): {fresh or 'none'}. Kept: Holm p < 0.01 in the pilot. N: the "
+        "paired t-test's 80% power for the pilot's effect and sd at 0.04 / the comparisons its family confirms."
     )
     return table
 

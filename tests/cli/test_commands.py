@@ -59,7 +59,7 @@ def test_the_commands_options_as_before():
     everything += ["--tensorboard", "--verbose"]
     expected = {
         "train": [o for o in everything if o not in ("--jobs", "--launcher")],
-        "compare": everything,
+        "compare": [*everything[:-1], "--confirm", "--max-seeds", "--verbose"],
         "batchsize-sweep": everything,
         "sweep": [*everything[:-1], "--grid", "--verbose"],
         "claims": ["--presets", "--only", "--all", "--list", "--task", "--tasks", *everything],

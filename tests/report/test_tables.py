@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from dataclasses import replace
 
 import pytest
 from rich.console import Console
@@ -164,6 +165,20 @@ def _confirm_plan(claims: list[dict]):
     return ConfirmPlan(chosen, results, [], plans, {results[1].regime: list(range(5, 17))})
 
 
+def _compare_plan():
+    from lnbench.analysis.confirm import Plan
+    from lnbench.experiments.compare import ComparePlan
+
+    comparisons = compare_comparisons(ROWS)[:3]
+    plans = [
+        Plan("keep", why="decided in the pilot (Holm p 0.001 < 0.01)"),
+        Plan("confirm", 9, 0.02, "80% power at level 0.02 (Holm over 2)"),
+        Plan("undecidable", 140, None, "not decidable within 20 seeds: about 140 seeds would be needed"),
+    ][: len(comparisons)]
+    group = comparisons[0].family.rpartition("/")[0]
+    return ComparePlan(comparisons, plans, {group: {"layer": list(range(5, 14)), "none": list(range(5, 14))}})
+
+
 def _staged(claims: list[dict]) -> list[dict]:
     """The claims of a confirmed run: one decided in the pilot, one in the confirm stage, one not decidable."""
     stages = ["pilot", "confirm", "not decidable"]
@@ -191,6 +206,10 @@ def every_table() -> dict[str, Table]:
         "claims_table": tables.claims_table(claims, "lnbench claims (13 claims, 6 regimes)"),
         "claims_table(confirmed)": tables.claims_table(_staged(claims), "lnbench claims (13 claims, 6 regimes)"),
         "confirm_plan_table": tables.confirm_plan_table(_confirm_plan(claims), 20),
+        "compare_plan_table": tables.compare_plan_table(_compare_plan(), 20),
+        "comparisons_table(confirmed)": tables.comparisons_table(
+            [replace(c, stage=s) for c, s in zip(comparisons, ["pilot", "confirm", "not decidable"] * 9)]
+        ),
         "claims_by_task_table": tables.claims_by_task_table(_by_task(claims), list(TASK_NAMES)),
         "grid_table": tables.grid_table(_grid_entries(), "lnbench sweep: sweep, 4 cells x 2 seeds"),
         "gradcheck_table": tables.gradcheck_table(_gradcheck()),

@@ -1,5 +1,6 @@
-"""``lnbench claims --confirm``: the pilot decides or plans, the confirm stage trains the planned
-claims on fresh seeds and decides them on those seeds alone, and the folder records both stages."""
+"""``lnbench claims --confirm`` and ``lnbench compare --confirm``: the pilot decides or plans, the
+confirm stage trains what was planned on fresh seeds and decides it on those seeds alone, and the
+folder records both stages."""
 
 from __future__ import annotations
 
@@ -20,6 +21,16 @@ runner = CliRunner()
 CLAIM = Claim("c", "LayerNorm converges faster", "r", "rnn", "mean_train_loss", Condition("layer"), Condition("none"), "less", 0.02)  # fmt: skip
 PILOT = {0: -0.030, 1: -0.045, 2: -0.020, 3: -0.040, 4: -0.010}  # seed -> layer minus none: p ~ 0.02, borderline
 FRESH_NOISE = [0.004, -0.003, 0.001, -0.002, 0.003, -0.004, 0.002, -0.001, 0.0, 0.001] * 3  # no effect
+
+
+def confirmed_run(tmp_path, args: list[str]) -> tuple[dict, dict]:
+    """Run ``lnbench ARGS`` (a --confirm run into an empty ``tmp_path``); its summary.json and its ``confirm`` record."""
+    result = runner.invoke(app, [*args, "--runs-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "confirm stage: the plan from the pilot" in result.output
+    (run,) = list(tmp_path.iterdir())
+    summary = json.loads((run / "summary.json").read_text())
+    return summary, summary["confirm"]
 
 
 def row(norm: str, seed: int, loss: float) -> SummaryRow:
@@ -81,13 +92,8 @@ def test_claims_confirm_records_both_stages_and_its_plan_can_be_printed_later(tm
     and its plan; a confirmed claim's seeds are its regime's fresh seeds, disjoint from the
     pilot's. ``--resume DIR --confirm --dry-run`` prints the plan and changes nothing."""
     only = ["--only", "rnn_faster_default", "--only", "rnn_joint_does_not_learn"]
-    args = ["claims", *only, "--runs-dir", str(tmp_path), *TINY, "--confirm", "--max-seeds", "20"]
-    result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.output
-    assert "confirm stage: the plan from the pilot" in result.output
+    summary, record = confirmed_run(tmp_path, ["claims", *only, *TINY, "--confirm", "--max-seeds", "20"])
     (run,) = list(tmp_path.iterdir())
-    summary = json.loads((run / "summary.json").read_text())
-    record = summary["confirm"]
     assert record["max_seeds"] == 20 and record["pilot_seeds"] == {"default": [0, 1, 2, 3, 4]}
     for regime, fresh in record["fresh_seeds"].items():
         assert 0 < len(fresh) <= 20 and not set(fresh) & set(record["pilot_seeds"][regime])
@@ -107,3 +113,29 @@ def test_max_seeds_without_confirm_is_one_line_exit_2(tmp_path):
     result = runner.invoke(app, ["claims", "--runs-dir", str(tmp_path / "runs"), "--max-seeds", "5"])
     assert result.exit_code == 2 and "--max-seeds" in result.output and "--confirm" in result.output
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.e2e  # trains models and writes run folders
+def test_compare_confirm_tests_the_open_pairs_on_the_fresh_seeds_alone(tmp_path):
+    """A tiny compare and its confirm stage: each confirmed pair's p-value is scipy's paired
+    t-test over the fresh seeds' rows alone (read back from summary.json), the fresh seeds are
+    disjoint from the pilot's, and every pair records its stage and the pilot's test."""
+    args = ["compare", *TINY, "--set", "compare.families=[rnn]", "--set", "compare.placements=null", "--confirm"]
+    summary, record = confirmed_run(tmp_path, args)
+    assert record["pilot_seeds"] == [0, 1, 2, 3, 4]
+    fresh = {s for norms in record["fresh_seeds"].values() for seeds in norms.values() for s in seeds}
+    assert fresh and not fresh & set(record["pilot_seeds"])
+    rows = summary["rows"]
+    confirmed = [c for c in summary["comparisons"] if c["stage"] == "confirm"]
+    assert confirmed, [c["plan"] for c in summary["comparisons"]]
+    for c in summary["comparisons"]:
+        assert c["stage"] in ("pilot", "confirm", "not decidable") and c["pilot"]["seeds"] == [0, 1, 2, 3, 4]
+    for c in confirmed:
+        assert set(c["seeds"]) <= fresh
+        a = {r["seed"]: r[c["metric"]] for r in rows if r["norm"] == c["norm_a"] and r["seed"] in c["seeds"]}
+        b = {r["seed"]: r[c["metric"]] for r in rows if r["norm"] == c["norm_b"] and r["seed"] in c["seeds"]}
+        seeds = sorted(a)
+        oracle = scipy_stats.ttest_rel([a[s] for s in seeds], [b[s] for s in seeds]).pvalue
+        if c["metric"] == "mean_train_loss":  # accuracies floor the sd at their resolution: not scipy's
+            assert c["p_value"] == pytest.approx(oracle, rel=1e-6)
+        assert c["n_seeds"] == len(seeds) == len(c["seeds"])
