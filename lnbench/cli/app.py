@@ -446,6 +446,21 @@ def _user_norms(specs: Optional[list[str]]) -> dict:
     return out
 
 
+def _pilot_summary(exp: Any, spec: Any, folder: Path, launcher: str) -> dict:
+    """The pilot's results as a summary.json holds them (``rows``, each with its cell's group, a
+    claims regime; ``baselines``), its rows read from its finished child runs: the folder's
+    summary.json is the confirm stage's once that started (an interrupted confirm has its partial one)."""
+    from lnbench.experiments import driver
+    from lnbench.records.folder import RunFolder
+
+    try:
+        cells = driver.prepare(exp, spec, 1, launcher, folder)
+    except ConfigError as exc:
+        fail(str(exc))
+    rows = [row.to_dict() | {"regime": cell.group} for cell in cells for row, _ in exp.kept(cell) or []]
+    return {"rows": rows, "baselines": (RunFolder(folder).summary() or {}).get("baselines")}
+
+
 ConfirmOption = Annotated[
     bool,
     typer.Option(
@@ -588,7 +603,6 @@ def _two_stage(
 
     from lnbench.experiments import driver
     from lnbench.experiments.registry import EXPERIMENTS
-    from lnbench.records.folder import RunFolder
 
     exp = EXPERIMENTS[kind]
     if args.resume is None:
@@ -614,7 +628,7 @@ def _two_stage(
                     soft_wrap=True,
                 )
             _launch(kind, spec, source, args, verbose=verbose)  # with --dry-run: its plan, and exit
-    confirm_spec, table, cost, confirm_exp = confirmed(RunFolder(folder).summary() or {})
+    confirm_spec, table, cost, confirm_exp = confirmed(_pilot_summary(exp, spec, folder, args.launcher))
     print_table(table)
     if cost is not None:
         console.print(

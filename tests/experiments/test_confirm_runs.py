@@ -5,6 +5,7 @@ folder records both stages."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -97,11 +98,21 @@ def test_claims_confirm_records_both_stages_and_its_plan_can_be_printed_later(tm
     assert record["max_seeds"] == 20 and record["pilot_seeds"] == {"default": [0, 1, 2, 3, 4]}
     for regime, fresh in record["fresh_seeds"].items():
         assert 0 < len(fresh) <= 20 and not set(fresh) & set(record["pilot_seeds"][regime])
+    fresh = record["fresh_seeds"]["default"]
     for c in summary["claims"]:
         assert c["stage"] in ("pilot", "confirm", "not decidable") and c["pilot"]["seeds"] == [0, 1, 2, 3, 4]
         assert c["plan"]["action"] in ("keep", "confirm", "undecidable", "untested")
         if c["stage"] == "confirm":
             assert c["seeds"] == record["fresh_seeds"][c["regime"]][: c["n_seeds"]] and c["alpha"] == 0.04
+    # an interrupted confirm stage: a fresh run lost, summary.json the partial one a run starts with
+    final = [(c["id"], c["stage"], c["verdict"], c["effect"]) for c in summary["claims"]]
+    lost = next(p for p in run.iterdir() if p.is_dir() and p.name.endswith(f"_seed{max(fresh)}"))
+    shutil.rmtree(lost)
+    (run / "summary.json").write_text(json.dumps({**summary, "rows": [], "claims": [], "complete": False}))
+    resumed = runner.invoke(app, ["claims", *only, "--runs-dir", str(tmp_path), *TINY, "--confirm", "--max-seeds", "20", "--resume", str(run)])  # fmt: skip
+    assert resumed.exit_code == 0, resumed.output
+    summary = json.loads((run / "summary.json").read_text())
+    assert lost.is_dir() and [(c["id"], c["stage"], c["verdict"], c["effect"]) for c in summary["claims"]] == final
     before = (run / "summary.json").read_bytes()
     again = runner.invoke(app, ["claims", *only, "--runs-dir", str(tmp_path), *TINY, "--confirm", "--max-seeds", "20", "--resume", str(run), "--dry-run"])  # fmt: skip
     assert again.exit_code == 0, again.output
