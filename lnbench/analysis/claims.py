@@ -1031,8 +1031,10 @@ def _stage_sentence(r: ClaimResult) -> str:
             f" {decided} in the confirm stage, on {r.n_seeds} fresh seeds ({seeds}) alone at level {r.alpha:g} "
             f"(the pilot on {pilot.get('n_seeds', '?')} seeds: {before})."
         )
-    why = (r.plan or {}).get("why", "")
-    return f" Not decidable: {why or 'the pilot had no test'} (the pilot: {before})."
+    why = (r.plan or {}).get("why") or "the pilot had no test"
+    if (r.plan or {}).get("action") == "untested":
+        return f" Not decidable: the pilot had no test of it (the pilot: {before})."
+    return f" {why[0].upper()}{why[1:]} (the pilot: {before})."
 
 
 def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:

@@ -81,26 +81,43 @@ def seeds_for_interval_power(
     return stats.fewest(enough, max_n)
 
 
-def seeds_to_decide(claim: Claim, sample: ClaimSamples, alpha: float, power: float = POWER) -> int | None:
+def seeds_to_decide(claim: Claim, sample: ClaimSamples, alpha: float, power: float = POWER) -> tuple[int | None, str]:
     """The fresh seeds at which the confirm stage decides ``claim`` with probability ``power``,
     if its paired differences have the pilot's mean and the sd the test uses
-    (:func:`lnbench.analysis.stats.paired_sd`, floored at the resolution):
+    (:func:`lnbench.analysis.stats.paired_sd`, floored at the resolution), and how:
 
     - directional: the fewer of the paired t-test's 80 % power at level ``alpha``
       (:func:`lnbench.analysis.stats.seeds_for_power`: significant, so held or the opposite or
-      negligible) and the interval's (:func:`seeds_for_interval_power`: inside the margin, the
-      effect shown negligible);
+      negligible; route ``"the paired t-test"``) and the interval's
+      (:func:`seeds_for_interval_power`: inside the margin, the effect shown negligible);
     - equivalence: the interval's (:func:`seeds_for_interval_power`).
 
-    None: no number up to :data:`MAX_N` would (no spread, an effect of 0 or at the margin)."""
+    N is None when no number up to :data:`MAX_N` would (no spread, an effect of 0 or at the margin)."""
     sd = stats.paired_sd(sample.a, sample.b, sample.resolution)
     effect = float(np.mean(np.asarray(sample.a) - np.asarray(sample.b)))
     interval = seeds_for_interval_power(effect, sd, claim.margin, alpha, power)
+    side = "inside" if abs(effect) < claim.margin else "outside"
+    route = f"its {1 - alpha:.0%} interval {side} the margin"
     if claim.direction == "equal":
-        return interval
+        return interval, route
     test = stats.seeds_for_power(effect, sd, power=power, alpha=alpha, max_n=MAX_N)
-    found = [n for n in (test, interval) if n is not None]
-    return min(found) if found else None
+    if test is not None and (interval is None or test <= interval):
+        return test, "the paired t-test"
+    return interval, route
+
+
+def choose_family(keys: Sequence[int], needed, max_seeds: int) -> list[int]:
+    """The largest Holm family the confirm stage can decide within ``max_seeds``: the questions
+    ``keys`` ordered by the seeds each needs alone (``needed(k, 1)``, None last), and of the first
+    j of them the largest j at which each needs at most ``max_seeds`` at the family's level
+    (``needed(k, j)``: a family of j tests each at alpha / j, Holm's strictest step)."""
+    alone = {k: needed(k, 1) for k in keys}
+    order = sorted(keys, key=lambda k: (alone[k] is None, alone[k] or 0))
+    for j in range(len(order), 0, -1):
+        top = order[:j]
+        if all((n := needed(k, j)) is not None and n <= max_seeds for k in top):
+            return top
+    return []
 
 
 @dataclass(frozen=True)
@@ -135,11 +152,10 @@ def plan_claims(
 ) -> list[Plan]:
     """The confirm stage's plan for each claim, from the pilot's verdicts and paired values.
 
-    The Holm family of the confirm stage is the directional claims it confirms. Their N is
-    planned at :data:`CONFIRM_ALPHA` / m: first with m = every directional candidate; those that
-    need more than ``max_seeds`` drop out, and the rest are planned again at the m that is left
-    (a smaller family needs fewer seeds; those that dropped out stay out, so m is the family
-    the confirm stage will test)."""
+    The Holm family of the confirm stage is the directional claims it confirms, each planned at
+    :data:`CONFIRM_ALPHA` / m: the largest family within ``max_seeds`` (:func:`choose_family`);
+    a directional claim left out reports the seeds it would need as one more member (m + 1).
+    Equivalence claims are planned at :data:`CONFIRM_ALPHA` each (their own intervals)."""
     plans: list[Plan | None] = []
     for r, sample in zip(pilot, samples, strict=True):
         if decided_in_pilot(r):
@@ -150,22 +166,24 @@ def plan_claims(
             plans.append(None)
     candidates = [k for k, p in enumerate(plans) if p is None]
 
-    def needed(k: int, m: int) -> tuple[int | None, float]:
-        alpha = CONFIRM_ALPHA / max(m, 1) if claims[k].direction == "less" else CONFIRM_ALPHA
-        return seeds_to_decide(claims[k], samples[k], alpha, power), alpha
+    def level(k: int, m: int) -> float:
+        return CONFIRM_ALPHA / max(m, 1) if claims[k].direction == "less" else CONFIRM_ALPHA
 
-    m_all = sum(claims[k].direction == "less" for k in candidates)
-    first = {k: needed(k, m_all)[0] for k in candidates}
-    kept = [k for k in candidates if first[k] is not None and first[k] <= max_seeds]  # type: ignore[operator]
-    m = sum(claims[k].direction == "less" for k in kept)
+    def needed(k: int, m: int) -> int | None:
+        return seeds_to_decide(claims[k], samples[k], level(k, m), power)[0]
+
+    directional = [k for k in candidates if claims[k].direction == "less"]
+    family = choose_family(directional, needed, max_seeds)
+    m = len(family)
     for k in candidates:
-        if k in kept:
-            n, alpha = needed(k, m)
-            family = f"Holm over {m}" if claims[k].direction == "less" else "its own interval"
-            what = "power" if claims[k].direction == "less" else "chance its interval decides it"
-            plans[k] = Plan("confirm", n, alpha, f"{power:.0%} {what} at level {alpha:.2g} ({family})")
-        else:
-            plans[k] = undecidable(first[k], max_seeds)
+        less = claims[k].direction == "less"
+        n, route = seeds_to_decide(claims[k], samples[k], level(k, m if k in family or not less else m + 1), power)
+        if (k in family) if less else (n is not None and n <= max_seeds):
+            holm = f"Holm over {m}" if less else "its own interval, no Holm family"
+            why = f"{power:.0%} chance that {route} decides it at level {level(k, m):.2g} ({holm})"
+            plans[k] = Plan("confirm", n, level(k, m), why)
+        else:  # a directional claim left out: what it would need as one more of the family
+            plans[k] = undecidable(n, max_seeds)
     return [p for p in plans if p is not None]
 
 
@@ -230,8 +248,9 @@ def confirm_verdicts(
     was not decidable within the seeds allowed or the pilot had no test (stage ``not decidable``).
 
     ``confirm_samples``: each claim's paired values on its fresh seeds (None for a claim not
-    planned); ``fresh``: regime -> its fresh seeds (recorded in the plan); ``hints``: see
-    :func:`lnbench.analysis.claims.claim_verdicts`."""
+    planned); ``fresh``: regime -> its fresh seeds (recorded in the plan). A confirm-stage verdict
+    carries no "about N seeds would decide it" hint: more seeds would have to be fresh again.
+    ``hints``: unused (kept for callers)."""
     confirmed = [k for k, p in enumerate(plans) if p.action == "confirm"]
     tested: dict[int, ClaimResult] = {}
     if confirmed:
@@ -239,7 +258,7 @@ def confirm_verdicts(
             [claims[k] for k in confirmed],
             [confirm_samples[k] or ClaimSamples([], [], why="no fresh seeds were run") for k in confirmed],
             CONFIRM_ALPHA,
-            hints,
+            hints=False,  # "about N seeds would decide it" would invite a rerun that pools the seeds looked at
         )
         tested = dict(zip(confirmed, results, strict=True))
     out = []
@@ -296,9 +315,9 @@ def plan_comparisons(
     :func:`lnbench.analysis.verdicts.compare_comparisons` of ``pilot_rows``): ``keep`` where it
     was decided (:func:`decided_comparison`); else the fresh seeds at which the paired t-test of
     the pilot's effect, with the sd that test used, has ``power`` at level :data:`CONFIRM_ALPHA` /
-    m, m the comparisons its Holm family (a model group and metric) confirms (planned as
-    :func:`plan_claims` does: first over every candidate of the family, then over those within
-    ``max_seeds``); ``untested`` for a one-seed pilot (no seed-to-seed sd to plan from)."""
+    m, m the comparisons its Holm family (a model group and metric) confirms: the largest family
+    within ``max_seeds`` (:func:`choose_family`); ``untested`` for a one-seed pilot (no
+    seed-to-seed sd to plan from)."""
     plans: list[Plan | None] = []
     sds: list[float] = []
     for c in pilot:
@@ -316,21 +335,21 @@ def plan_comparisons(
             plans.append(None)
     candidates = [k for k, p in enumerate(plans) if p is None]
 
-    def needed(k: int, m: int) -> tuple[int | None, float]:
-        alpha = CONFIRM_ALPHA / max(m, 1)
-        return stats.seeds_for_power(pilot[k].mean_diff, sds[k], power=power, alpha=alpha, max_n=MAX_N), alpha
+    def needed(k: int, m: int) -> int | None:
+        return stats.seeds_for_power(pilot[k].mean_diff, sds[k], power=power, alpha=CONFIRM_ALPHA / m, max_n=MAX_N)
 
-    families = {pilot[k].family for k in candidates}
-    for family in families:
+    for family in {pilot[k].family for k in candidates}:
         here = [k for k in candidates if pilot[k].family == family]
-        first = {k: needed(k, len(here))[0] for k in here}
-        kept = [k for k in here if (n := first[k]) is not None and n <= max_seeds]
+        kept = choose_family(here, needed, max_seeds)
+        m = len(kept)
         for k in here:
             if k in kept:
-                n, alpha = needed(k, len(kept))
-                plans[k] = Plan("confirm", n, alpha, f"{power:.0%} power at level {alpha:.2g} (Holm over {len(kept)})")
+                alpha = CONFIRM_ALPHA / m
+                plans[k] = Plan(
+                    "confirm", needed(k, m), alpha, f"{power:.0%} power at level {alpha:.2g} (Holm over {m})"
+                )
             else:
-                plans[k] = undecidable(first[k], max_seeds)
+                plans[k] = undecidable(needed(k, m + 1), max_seeds)
     return [p for p in plans if p is not None]
 
 
@@ -400,7 +419,7 @@ def confirm_comparisons(
             out.append(replace(c, stage="pilot", seeds=list(pilot_seeds), pilot=record, plan=plan))
         elif k in confirmed:
             final, used = confirmed[k]
-            out.append(replace(final, stage="confirm", seeds=used, pilot=record, plan=plan))
+            out.append(replace(final, stage="confirm", seeds=used, pilot=record, plan=plan, seeds_to_settle=None))
         else:
             out.append(
                 replace(c, stage="not decidable", significant=False, seeds=list(pilot_seeds), pilot=record, plan=plan)

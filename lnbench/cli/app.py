@@ -461,6 +461,7 @@ def _pilot_summary(exp: Any, spec: Any, folder: Path, launcher: str) -> dict:
     return {"rows": rows, "baselines": (RunFolder(folder).summary() or {}).get("baselines")}
 
 
+MAX_SEEDS_DEFAULT = 20  # lnbench.analysis.confirm.MAX_SEEDS (not imported: --help answers at once)
 ConfirmOption = Annotated[
     bool,
     typer.Option(
@@ -471,14 +472,14 @@ ConfirmOption = Annotated[
     ),
 ]
 MaxSeedsOption = Annotated[
-    int,
+    Optional[int],
     typer.Option(
         "--max-seeds",
         metavar="N",
         min=2,
         max=1000,
         help="With --confirm: the most fresh seeds a question may take; one that needs more is reported as not "
-        "decidable, and nothing is run for it.",
+        "decidable, and nothing is run for it. Default: 20.",
     ),
 ]
 
@@ -533,7 +534,7 @@ def _claims(
         After("--seed"),
     ] = None,
     confirm: ConfirmOption = False,
-    max_seeds: MaxSeedsOption = 20,
+    max_seeds: MaxSeedsOption = None,
     verbose: VerboseOption = False,
 ) -> None:
     """``lnbench claims``: its own options, and the claims spec (its help: its entry's, lnbench.names)."""
@@ -567,9 +568,9 @@ def _claims(
     except ConfigError as exc:
         fail(str(exc))
     if confirm:
-        _confirm_claims(spec, str(presets), args, max_seeds, verbose)
+        _confirm_claims(spec, str(presets), args, MAX_SEEDS_DEFAULT if max_seeds is None else max_seeds, verbose)
         return
-    if max_seeds != 20:
+    if max_seeds is not None:
         fail("--max-seeds: it bounds the confirm stage; give it with --confirm")
     _launch("claims", spec, str(presets), args, verbose=verbose)
 
@@ -579,12 +580,13 @@ def _confirm_claims(spec: Any, source: str, args: ExperimentArgs, max_seeds: int
     from lnbench.experiments.claims import ConfirmSpec, confirm_cost, plan_from_pilot
     from lnbench.report import tables
 
-    def confirmed(summary: dict) -> tuple[Any, Table, Optional[float], Any]:
+    def confirmed(summary: dict) -> tuple[Any, Table, Optional[float], Any, dict]:
         spec.confirm = ConfirmSpec(summary, max_seeds)
         plan = plan_from_pilot(spec)
-        return spec, tables.confirm_plan_table(plan, max_seeds), confirm_cost(spec, plan) if plan.fresh else None, None
+        cost = confirm_cost(spec, plan) if plan.fresh else None
+        return spec, tables.confirm_plan_table(plan, max_seeds), cost, None, plan.fresh
 
-    _two_stage("claims", spec, source, args, verbose, confirmed)
+    _two_stage("claims", spec, source, args, verbose, confirmed, max_seeds)
 
 
 def _two_stage(
@@ -593,16 +595,21 @@ def _two_stage(
     source: str,
     args: ExperimentArgs,
     verbose: bool,
-    confirmed: Callable[[dict], tuple[Any, Table, Optional[float], Any]],
+    confirmed: Callable[[dict], tuple[Any, Table, Optional[float], Any, dict]],
+    max_seeds: int,
 ) -> None:
     """``--confirm``: the pilot (run now, or --resume's folder, finished first if it is not), the
-    confirm stage's plan from its summary.json (``confirmed(summary)``: the confirm stage's spec,
-    its plan table, its estimated cost in seconds, its experiment (None: the kind's)), printed,
-    then the confirm stage in the same folder (or, with --dry-run, the runs it would start)."""
+    confirm stage's plan from its rows (``confirmed(summary)``: the confirm stage's spec, its plan
+    table, its estimated cost in seconds, its experiment (None: the kind's), its fresh seeds),
+    printed, then the confirm stage in the same folder (or, with --dry-run, the runs it would
+    start). The plan is pinned in the folder's confirm.json when the confirm stage starts: a later
+    --confirm whose plan differs (another --max-seeds) is refused, since it would test seeds
+    already looked at."""
     import dataclasses
 
     from lnbench.experiments import driver
     from lnbench.experiments.registry import EXPERIMENTS
+    from lnbench.records.folder import RunFolder
 
     exp = EXPERIMENTS[kind]
     if args.resume is None:
@@ -622,13 +629,25 @@ def _two_stage(
         if driver.cells_to_run(cells, folder, exp):
             if args.dry_run:
                 console.print(
-                    f"--confirm: the pilot in {folder} is not finished; lnbench {kind} --resume {folder} finishes it, "
-                    "then the confirm stage can be planned",
+                    f"--confirm: the pilot in {folder} is not finished; lnbench {kind} --resume {folder} (with the "
+                    "pilot's options) finishes it, then the confirm stage can be planned",
                     highlight=False,
                     soft_wrap=True,
                 )
             _launch(kind, spec, source, args, verbose=verbose)  # with --dry-run: its plan, and exit
-    confirm_spec, table, cost, confirm_exp = confirmed(_pilot_summary(exp, spec, folder, args.launcher))
+    confirm_spec, table, cost, confirm_exp, fresh = confirmed(_pilot_summary(exp, spec, folder, args.launcher))
+    pinned = folder / "confirm.json"
+    record = {"max_seeds": max_seeds, "fresh_seeds": fresh}
+    if pinned.is_file():
+        import json
+
+        stored = json.loads(pinned.read_text())
+        if stored != json.loads(json.dumps(record)):
+            fail(
+                f"--confirm: {folder}'s confirm stage was planned with --max-seeds {stored.get('max_seeds')} "
+                f"(fresh seeds {stored.get('fresh_seeds')}); another plan would test seeds already looked at: "
+                f"give --max-seeds {stored.get('max_seeds')} (with the same lnbench)"
+            )
     print_table(table)
     if cost is not None:
         console.print(
@@ -637,29 +656,43 @@ def _two_stage(
             highlight=False,
             soft_wrap=True,
         )
+    if (
+        not args.dry_run and not pinned.is_file()
+    ):  # the plan, and the pilot's summary.json (the confirm stage rewrites it)
+        from lnbench.records.runs import write_json_atomic
+
+        write_json_atomic(folder / "pilot_summary.json", RunFolder(folder).summary() or {})
+        write_json_atomic(pinned, record)
     _launch(kind, confirm_spec, source, dataclasses.replace(args, resume=folder), verbose=verbose, exp=confirm_exp)
 
 
 def _compare(
-    args: ExperimentArgs, confirm: ConfirmOption = False, max_seeds: MaxSeedsOption = 20, verbose: VerboseOption = False
+    args: ExperimentArgs,
+    confirm: ConfirmOption = False,
+    max_seeds: MaxSeedsOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """``lnbench compare``: a compare, or with --confirm a pilot and its confirm stage (its help: its entry's)."""
     cfg, source = _config_spec("compare", args)
     if not confirm:
-        if max_seeds != 20:
+        if max_seeds is not None:
             fail("--max-seeds: it bounds the confirm stage; give it with --confirm")
         _launch("compare", cfg, source, args, verbose=verbose)
         return
     from lnbench.experiments.compare import CONFIRMED_COMPARE, ConfirmCompareSpec, compare_cost, compare_plan
     from lnbench.report import tables
 
-    def confirmed(summary: dict) -> tuple[Any, Table, Optional[float], Any]:
-        confirm_spec = ConfirmCompareSpec(cfg, summary, max_seeds)
+    if len(cfg.seed_list) < 2:
+        fail(f"--confirm: seeds: the pilot needs at least 2 seeds to plan from (got {cfg.seed_list})")
+    limit = MAX_SEEDS_DEFAULT if max_seeds is None else max_seeds
+
+    def confirmed(summary: dict) -> tuple[Any, Table, Optional[float], Any, dict]:
+        confirm_spec = ConfirmCompareSpec(cfg, summary, limit)
         plan = compare_plan(confirm_spec)
         cost = compare_cost(confirm_spec, plan) if plan.fresh else None
-        return confirm_spec, tables.compare_plan_table(plan, max_seeds), cost, CONFIRMED_COMPARE
+        return confirm_spec, tables.compare_plan_table(plan, limit), cost, CONFIRMED_COMPARE, plan.fresh
 
-    _two_stage("compare", cfg, source, args, verbose, confirmed)
+    _two_stage("compare", cfg, source, args, verbose, confirmed, limit)
 
 
 #: the kinds whose command does more than load a config and run it: their bodies (own options)

@@ -125,6 +125,10 @@ def interrupted_line(exc: BaseException, stop: Stop) -> str:
 
         manifest = RunFolder(folder).manifest() or {}
         note = f"run folder: {folder} (status: {manifest.get('status', 'unknown')})"
+    if (
+        folder / "confirm.json"
+    ).is_file():  # a confirm stage: only --confirm resumes it (a plain resume is the pilot's)
+        note += f"; its confirm stage goes on with --resume {folder} --confirm (and the pilot's options)"
     if not stop.epochs:
         return f"stopped by {what}; {note}"
     kept = "finished epochs were kept" if epochs_kept(folder) else "no epoch had finished"

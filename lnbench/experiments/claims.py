@@ -276,7 +276,7 @@ class Claims(Experiment):
             "seeds": self.seeds(spec),
             "regimes": list(spec.regimes),
             "baselines": baselines,
-            "aggregate": aggregate_over_seeds(rows),
+            "aggregate": aggregate_over_seeds(self._pilot_rows(spec, rows, regime_of_row)),
             "claims": [r.to_dict() for r in results],
             "verdicts": claim_rules.claim_sentences(results),
             "tasks": spec.tasks,
@@ -288,6 +288,14 @@ class Claims(Experiment):
             out["claims_by_task"] = table
             out["verdicts"] = [*out["verdicts"], *claim_tasks.task_sentences(table, spec.tasks)]
         return out
+
+    def _pilot_rows(self, spec: ClaimsSpec, rows: list[SummaryRow], regime_of_row: list[str]) -> list[SummaryRow]:
+        """The rows of the pilot's seeds (every row of a run without --confirm): the aggregate
+        table is the pilot's, as a plain run's; the fresh seeds serve the confirm stage's tests."""
+        if spec.confirm is None:
+            return rows
+        seeds = pilot_seeds(spec)
+        return [r for r, regime in zip(rows, regime_of_row) if r.seed in seeds.get(regime, [])]
 
     def _two_stage(
         self, spec: ClaimsSpec, by_setting: dict[tuple, list[SummaryRow]], chance: dict[str, float]

@@ -194,3 +194,13 @@ def test_fresh_seeds_are_disjoint_from_the_pilots():
     for pilot in ([0, 1, 2, 3, 4], [3, 9, 4], [7]):
         fresh = confirm.fresh_seeds(pilot, 12)
         assert len(fresh) == 12 and not set(fresh) & set(pilot) and fresh == sorted(set(fresh))
+
+
+def test_the_confirm_family_is_the_largest_that_fits_within_max_seeds():
+    """Three questions needing 5, 8 and 30 seeds alone, and m times that in a family of m: all
+    three need too many (15, 24, 90), the two easiest fit as a family of two (10, 16 <= 20). The
+    family is those two, not the one that fits at m = 3 alone."""
+    base = {0: 5, 1: 8, 2: 30}
+    assert confirm.choose_family([2, 0, 1], lambda k, m: base[k] * m, 20) == [0, 1]
+    assert confirm.choose_family([2], lambda k, m: base[k] * m, 20) == []
+    assert confirm.choose_family([0, 1], lambda k, m: None if k == 1 else base[k] * m, 20) == [0]

@@ -118,10 +118,25 @@ def test_claims_confirm_records_both_stages_and_its_plan_can_be_printed_later(tm
     assert again.exit_code == 0, again.output
     assert "confirm stage: the plan from the pilot" in again.output and "dry run" in again.output
     assert (run / "summary.json").read_bytes() == before
+    replanned = runner.invoke(app, ["claims", *only, "--runs-dir", str(tmp_path), *TINY, "--confirm", "--max-seeds", "10", "--resume", str(run)])  # fmt: skip
+    assert replanned.exit_code == 2 and "--max-seeds 20" in replanned.output and "already looked at" in replanned.output
+    assert len(replanned.output.strip().splitlines()) == 1 and (run / "summary.json").read_bytes() == before
+
+
+def test_the_clis_default_max_seeds_is_the_designs():
+    from lnbench.analysis.confirm import MAX_SEEDS
+    from lnbench.cli.app import MAX_SEEDS_DEFAULT
+
+    assert MAX_SEEDS_DEFAULT == MAX_SEEDS == 20
+
+
+def test_a_compare_pilot_of_one_seed_cannot_be_confirmed(tmp_path):
+    result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path / "runs"), "--set", "seeds=[0]", "--confirm"])
+    assert result.exit_code == 2 and "--confirm: seeds" in result.output and not (tmp_path / "runs").exists()
 
 
 def test_max_seeds_without_confirm_is_one_line_exit_2(tmp_path):
-    result = runner.invoke(app, ["claims", "--runs-dir", str(tmp_path / "runs"), "--max-seeds", "5"])
+    result = runner.invoke(app, ["claims", "--runs-dir", str(tmp_path / "runs"), "--max-seeds", "20"])
     assert result.exit_code == 2 and "--max-seeds" in result.output and "--confirm" in result.output
     assert not (tmp_path / "runs").exists()
 
