@@ -231,11 +231,13 @@ def check_memory(cfg: RunConfig, members: int = 1) -> None:
             model += f", model.d_ff {m.d_ff or 4 * m.hidden_size}"
             keys = "data.seq_len, model.hidden_size, model.d_ff or model.num_layers"
         model += f", model.num_layers {m.num_layers}"
+        fit = next((k for k in range(members - 1, 0, -1) if memory_needed(cfg, k) <= have), 0)
+        seeds = f"set seeds to at most {plural(fit, 'seed')} (e.g. seeds: {cfg.seed_list[:fit]}), or " if fit else ""
         raise ConfigError(
             f"data and model: this config needs about {need / 2**30:.1f} GiB of memory "
             f"({d.n_train} + {d.n_test} sequences of {T} x {D} values, {model}, "
-            f"{plural(members, 'seed')} at once), more than the {have / 2**30:.1f} GiB available; lower data.n_train, data.n_test, "
-            + keys
+            f"{plural(members, 'seed')} at once), more than the {have / 2**30:.1f} GiB available; {seeds}lower "
+            "data.n_train, data.n_test, " + keys
         )
 
 

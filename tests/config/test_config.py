@@ -285,3 +285,29 @@ def test_epochs_are_bounded_where_no_experiment_goes():
     assert load_config(None, ["train.epochs=100000"]).train.epochs == 100_000
     with pytest.raises(ConfigError, match="train.epochs: Input should be less than or equal to 100000"):
         load_config(None, ["train.epochs=99999999999999999999"])
+
+
+def test_a_config_whose_seeds_do_not_fit_in_memory_names_the_seeds_that_would(monkeypatch):
+    """The memory refusal of a compare that fits with fewer of its seeds names ``seeds`` and the most
+    that fit (oracle: memory_needed for 2 and 3 seeds against a memory set between them); a config
+    too big for one seed gives no seeds advice."""
+    from lnbench.config import checks
+
+    cfg = RunConfig().with_changes(seed=3)  # 5 seeds: 3 .. 7
+    have = (checks.memory_needed(cfg, 2) + checks.memory_needed(cfg, 3)) // 2
+    monkeypatch.setattr(checks, "available_memory", lambda: have)
+    with pytest.raises(ConfigError) as err:
+        checks.check_memory_of_families(cfg, ["rnn"])
+    assert "5 seeds at once" in str(err.value)
+    assert "; set seeds to at most 2 seeds (e.g. seeds: [3, 4]), or lower data.n_train," in str(err.value)
+    monkeypatch.setattr(checks, "available_memory", lambda: checks.memory_needed(cfg, 1) - 1)
+    with pytest.raises(ConfigError) as err:
+        checks.check_memory_of_families(cfg, ["rnn"])
+    assert "more than the" in str(err.value) and "seeds:" not in str(err.value)
+
+
+def test_the_pixel_by_pixel_mnist_preset_trains_one_seed():
+    """configs/compare_mnist_pixels.yaml sets seeds: [0], the one seed whose T = 784 activations fit
+    in a machine's memory (memory_needed: ~12 GiB per seed)."""
+    cfg = load_config("configs/compare_mnist_pixels.yaml")
+    assert cfg.seed_list == [0]
