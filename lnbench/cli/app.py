@@ -18,7 +18,7 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
@@ -34,6 +34,7 @@ from lnbench.names import EXPERIMENT_KINDS, family_label, plural
 
 if TYPE_CHECKING:
     from lnbench.config import RunConfig
+    from lnbench.records.schema import SummaryRow
 
 app = typer.Typer(
     name="lnbench",
@@ -112,10 +113,39 @@ VerboseOption = Annotated[
 ]
 
 
-def print_results(tables: list[Table], verdicts: list[str], notes: list[str], folder: Path, everything: bool) -> None:
+def divergences(folder: Path, rows: list[SummaryRow]) -> list[str]:
+    """One line per diverged run of the experiment folder ``folder``: its name, the epoch and the
+    cause (the row's, else, in a summary.json written before rows carried them, its metrics.json's)."""
+    from lnbench.records.folder import RunFolder
+
+    lines = []
+    for row in rows:
+        if row.status != "diverged":
+            continue
+        child = folder / row.run_dir if row.run_dir else folder
+        run = RunFolder(child if child.is_dir() else folder)  # a train folder is its one run
+        epoch, reason = row.diverged_at_epoch, row.divergence_reason
+        if reason is None:
+            raw = run.raw_metrics() or {}
+            epoch, reason = raw.get("diverged_at_epoch"), raw.get("divergence_reason")
+        lines.append(
+            f"{run.name} diverged at epoch {epoch if epoch is not None else '?'}: {reason or 'no cause recorded'}"
+        )
+    return lines
+
+
+def print_results(
+    tables: list[Table],
+    verdicts: list[str],
+    notes: list[str],
+    folder: Path,
+    everything: bool,
+    rows: Sequence[SummaryRow] = (),
+) -> None:
     """A finished experiment's tables (all of them with ``everything``, else
-    :func:`lnbench.report.tables.brief`'s and one line naming the others), its notes and its
-    verdicts, each verdict wrapped to the console's width under its dash."""
+    :func:`lnbench.report.tables.brief`'s and one line naming the others), its notes, a line per
+    diverged run of ``rows`` (:func:`divergences`) and its verdicts, each verdict wrapped to the
+    console's width under its dash."""
     import textwrap
 
     from lnbench.report.tables import RunsTable, brief
@@ -125,6 +155,8 @@ def print_results(tables: list[Table], verdicts: list[str], notes: list[str], fo
         print_table(table)
     for note in notes:
         console.print(f"note: {note}", style="dim", markup=False, highlight=False)
+    for line in divergences(folder, list(rows)):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     width = max(console.width, 40)
     for verdict in verdicts:
         console.print(
@@ -279,7 +311,7 @@ def _launch(
         stop.folder = result.path
         summary = RunFolder(result.path).summary() or {}
         notes = sorted({w for r in result.rows for w in r.warnings})
-        print_results(exp.tables(result.path, summary), result.verdicts, notes, result.path, verbose)
+        print_results(exp.tables(result.path, summary), result.verdicts, notes, result.path, verbose, result.rows)
         console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False, soft_wrap=True)
         if (result.path / "report.html").exists():
             console.print(f"Report: {result.path / 'report.html'}", highlight=False, soft_wrap=True)
@@ -922,7 +954,7 @@ def show_cmd(
         )
         printed, rows = [], []
     notes = sorted({w for r in rows for w in r.warnings})
-    print_results(printed, summary.get("verdicts") or [], notes, run_dir, all_)
+    print_results(printed, summary.get("verdicts") or [], notes, run_dir, all_, rows)
     console.print(f"Run folder: {run_dir}  (status: {manifest.get('status')})", highlight=False, soft_wrap=True)
     if (run_dir / "report.html").exists():
         console.print(f"Report: {run_dir / 'report.html'}", highlight=False, soft_wrap=True)
