@@ -542,7 +542,7 @@ def _claims(
             fail(f"--seed {first} --num-seeds {num_seeds}: the last seed, {first + num_seeds - 1}, exceeds {MAX_SEED}")
         overrides += [f"seed={first}", f"seeds=[{', '.join(str(first + k) for k in range(num_seeds))}]"]
         seed = None  # --seed is the first of them, already in the overrides
-    names = [*(task or []), *([tasks] if tasks is not None else [])] or ["trend"]
+    names = [*(task or []), *([tasks] if tasks is not None else [])] or None  # None: trend, not asked for
     option = "--tasks" if tasks is not None and not task else "--task"
     try:
         spec = claims_spec(only, presets, overrides, seed, everything=all_, tasks=names, option=option)

@@ -940,3 +940,13 @@ def test_resuming_a_folder_of_another_kind_names_the_kind(tmp_path, command):
     assert result.exit_code == 2 and result.output.strip().splitlines() == [
         f"lnbench: error: --resume {folder}: a 'compare' folder, not '{command}'; resume it with lnbench compare"
     ]
+
+
+def test_claims_only_figure6_with_a_task_is_one_line_and_no_folder(tmp_path):
+    """``lnbench claims --only figure6 --tasks trend`` (a task the regime does not run on: it holds
+    flat MNIST itself) is one line naming the regime and its task, exit 2, and no run folder."""
+    args = ["claims", "--only", "figure6", "--tasks", "trend", "--dry-run", "--runs-dir", str(tmp_path / "r")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert "--tasks trend: the figure6 regime (--only) runs on its own data only, the mnist task as" in result.output
+    assert not (tmp_path / "r").exists()
