@@ -166,3 +166,18 @@ def test_flat_mnist_has_no_memoryless_baseline():
     per_seed = [{name: float(c.mean()) for name, c in baseline_correct(flat).items()}]
     summary = summarize_baselines(per_seed, [0], 100)
     assert [b["name"] for b in summary] == ["chance", "whole_sequence"] and memoryless_rows(summary) == []
+
+
+def test_an_order_that_several_families_of_a_compare_cannot_read_is_one_line_naming_them_all(tmp_path):
+    """configs/compare_mnist.yaml trains the RNN, the LSTM and the Transformer, none of which reads
+    flat vectors: ``--set data.mnist_order=flat`` is one line naming the key, the three families and
+    the orders they all read (names.MNIST_SHAPES: every order but flat), exit 2, no folder."""
+    args = ["compare", "configs/compare_mnist.yaml", "--set", "data.mnist_order=flat", "--dry-run"]
+    result = CliRunner().invoke(app, [*args, "--runs-dir", str(tmp_path / "runs")])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        "lnbench: error: configs/compare_mnist.yaml (with --set): data.mnist_order: flat is one vector per example "
+        "(T = 1), which the RNN, the LSTM and the Transformer (pre-norm) cannot read; allowed with model.family rnn, "
+        "lstm and transformer: rows, pixels, permuted"
+    ]
+    assert not (tmp_path / "runs").exists()
