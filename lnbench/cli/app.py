@@ -27,7 +27,7 @@ import typer
 from rich.table import Table
 
 from lnbench import __version__
-from lnbench.cli.console import OneLineErrors, console, fail, guarded, print_table, progress, work_of
+from lnbench.cli.console import Command, OneLineErrors, console, fail, guarded, print_table, progress, work_of
 from lnbench.cli.options import After, ExperimentArgs, RunsDirOption, command_parameters, shared_names
 from lnbench.config import MAX_SEED, ConfigError  # not the schema (pydantic): --help answers at once
 from lnbench.names import EXPERIMENT_KINDS, family_label, plural
@@ -429,7 +429,7 @@ def experiment_command(
         runs(args=ExperimentArgs(**{name: given.pop(name) for name in shared if name in given}), **given)
 
     command.__signature__ = inspect.Signature(command_parameters(kind, runs))  # type: ignore[attr-defined]
-    return into.command(kind, help=EXPERIMENT_KINDS[kind].help)(command)
+    return into.command(kind, cls=Command, help=EXPERIMENT_KINDS[kind].help)(command)
 
 
 def _sweep(args: ExperimentArgs, grid: GridOption = None, verbose: VerboseOption = False) -> None:
@@ -557,20 +557,26 @@ for _kind in EXPERIMENT_KINDS:  # in lnbench --help's order, before invariance
     experiment_command(_kind, OWN_BODIES.get(_kind))
 
 
-@app.command()
+@app.command(cls=Command)
 def invariance(
     seed: Annotated[
-        int, typer.Option(min=0, max=MAX_SEED, help="Seed of the weights, the batch and the random transformations.")
+        int,
+        typer.Option(
+            metavar="N", min=0, max=MAX_SEED, help="Seed of the weights, the batch and the random transformations."
+        ),
     ] = 0,
     draws: Annotated[
         int,
         typer.Option(
-            min=1, max=1000, help="Random draws (delta, gamma, row, case) per cell; the largest change counts."
+            metavar="N",
+            min=1,
+            max=1000,
+            help="Random draws (delta, gamma, row, case) per cell; the largest change counts.",
         ),
     ] = 5,
     runs_dir: RunsDirOption = Path("runs"),
     json_path: Annotated[
-        Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")
+        Optional[Path], typer.Option("--json", metavar="FILE", help="Write the report here instead of a run folder.")
     ] = None,
     norm: InvarianceNormOption = None,
 ) -> None:
@@ -644,7 +650,7 @@ def _print_written(path: Optional[Path], json_path: Optional[Path]) -> None:
     console.print(f"Report: {page}" if page.exists() else f"JSON: {path}", highlight=False, soft_wrap=True)
 
 
-@app.command("report")
+@app.command("report", cls=Command)
 def report_cmd(
     run_dirs: Annotated[
         list[Path],
@@ -748,16 +754,16 @@ def _parse_shape(text: str) -> tuple[int, ...]:
     return shape
 
 
-@app.command()
+@app.command(cls=Command)
 def gradcheck(
     dtype: Annotated[
-        str, typer.Option(help="dtype of the NumPy-vs-PyTorch checks: float16, float32 or float64.")
+        str, typer.Option(metavar="DTYPE", help="dtype of the NumPy-vs-PyTorch checks: float16, float32 or float64.")
     ] = "float64",
-    shape: Annotated[str, typer.Option(help="Input shape (..., D), comma-separated.")] = "4,5,8",
-    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed of the random inputs.")] = 0,
+    shape: Annotated[str, typer.Option(metavar="SHAPE", help="Input shape (..., D), comma-separated.")] = "4,5,8",
+    seed: Annotated[int, typer.Option(metavar="N", min=0, max=MAX_SEED, help="Seed of the random inputs.")] = 0,
     runs_dir: RunsDirOption = Path("runs"),
     json_path: Annotated[
-        Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")
+        Optional[Path], typer.Option("--json", metavar="FILE", help="Write the report here instead of a run folder.")
     ] = None,
     norm: GradcheckNormOption = None,
 ) -> None:
@@ -803,7 +809,7 @@ def gradcheck(
         console.print(f"[green]All {len(checks)} checks passed.[/]")
 
 
-@app.command("export")
+@app.command("export", cls=Command)
 def export_cmd(
     run_dirs: Annotated[
         list[Path],
@@ -878,10 +884,10 @@ def ls_table(entries: list, title: str) -> Table:
     return table
 
 
-@app.command("ls")
+@app.command("ls", cls=Command)
 def ls_cmd(
     runs_dir: Annotated[
-        Path, typer.Argument(metavar="[RUNS_DIR]", help="A runs folder (or one run folder).", show_default=False)
+        Path, typer.Argument(metavar="RUNS_DIR", help="A runs folder (or one run folder).", show_default=False)
     ] = Path("runs"),
     kind: Annotated[
         Optional[str],
@@ -915,7 +921,7 @@ def ls_cmd(
     print_table(ls_table(shown, f"{runs_dir}: {plural(len(entries), 'run folder')}{more}"))
 
 
-@app.command("show")
+@app.command("show", cls=Command)
 def show_cmd(
     run_dir: Annotated[Path, typer.Argument(metavar="RUN_DIR", help="A run folder (finished or interrupted).")],
     all_: Annotated[
