@@ -33,6 +33,8 @@ from lnbench.config import MAX_SEED, ConfigError  # not the schema (pydantic): -
 from lnbench.names import EXPERIMENT_KINDS, family_label, plural
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from lnbench.config import RunConfig
     from lnbench.records.schema import SummaryRow
 
@@ -864,23 +866,66 @@ def _seeds(seeds: list[int]) -> str:
     return ",".join(str(s) for s in seeds)
 
 
-def ls_table(entries: list, title: str) -> Table:
-    """``lnbench ls``: one row per run folder: name, kind, status, start (UTC), wall time, seeds, result, note."""
-    table = Table(title=title, title_justify="left")
-    notes = any(e.notes for e in entries)  # the note column only when a folder has something to say
-    for col in ("folder", "kind", "status", "started (UTC)", "wall", "seeds", "result", "note")[: 8 if notes else 7]:
-        table.add_column(col, justify="right" if col == "wall" else "left", no_wrap=col == "started (UTC)")
-    for e in entries:
-        table.add_row(
+#: the characters of a result ``lnbench ls`` keeps at least on one line (narrower: the table wraps)
+LS_KEPT = 16
+
+
+def _ls_result(e: Any) -> str:
+    """A folder's headline, then its notes in parentheses (``partial: 3 runs finished``)."""
+    notes = f"({'; '.join(e.notes)})" if e.notes else ""
+    return " ".join(part for part in (e.headline, notes) if part)
+
+
+def ls_table(entries: list, title: str, width: int) -> RenderableType:
+    """``lnbench ls``: one row per run folder: name, kind, status, start (UTC), wall time, seeds, and the
+    result with the folder's notes (:func:`_ls_result`). One line per folder at ``width`` columns:
+    the columns up to seeds whole, the result cut with an ellipsis where it does not fit (keeping
+    :data:`LS_KEPT` characters at least; narrower than that, the boxed table laid out by
+    :func:`lnbench.report.tables.fit`, which wraps)."""
+    from rich import box
+    from rich.text import Text
+
+    headers = ("folder", "kind", "status", "started (UTC)", "wall", "seeds", "result")
+    rows = [
+        [
             e.path.name,
             e.kind,
             e.status,
             e.start.strftime("%Y-%m-%d %H:%M") if e.start else "",
             _duration(e.wall_seconds),
             _seeds(e.seeds),
-            e.headline,
-            *(["; ".join(e.notes)] if notes else []),
+            _ls_result(e),
+        ]
+        for e in entries
+    ]
+    longest = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(headers)]
+    if sum(longest[:-1]) + min(longest[-1], LS_KEPT) + 2 * (len(headers) - 1) > width:  # the wrapping table
+        from lnbench.report.tables import fit
+
+        table = Table(title=title, title_justify="left")
+        for col in headers:
+            table.add_column(col, justify="right" if col == "wall" else "left", no_wrap=col == "started (UTC)")
+        for row in rows:
+            table.add_row(*row)
+        return fit(table, width)
+    # the columns up to seeds never wrap; rich narrows the result first (a column that may wrap),
+    # whose cells do not wrap: cut with an ellipsis
+    table = Table(
+        title=title,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+        expand=True,  # the result takes the width the other columns leave (ratio), no more
+    )
+    for col in headers:
+        result = col == "result"
+        table.add_column(
+            col, justify="right" if col == "wall" else "left", no_wrap=not result, ratio=1 if result else None
         )
+    for row in rows:
+        table.add_row(*row[:-1], Text(row[-1], no_wrap=True, overflow="ellipsis"))
     return table
 
 
@@ -918,7 +963,7 @@ def ls_cmd(
     if not shown:
         console.print(f"{runs_dir}: no run folders" + (" of that kind or status" if kind or status else ""))
         return
-    print_table(ls_table(shown, f"{runs_dir}: {plural(len(entries), 'run folder')}{more}"))
+    console.print(ls_table(shown, f"{runs_dir}: {plural(len(entries), 'run folder')}{more}", console.width))
 
 
 @app.command("show", cls=Command)
