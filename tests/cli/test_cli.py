@@ -73,6 +73,8 @@ METRIC_KEYS = {
     ),
 }
 ROW_KEYS = {
+    "diverged_at_epoch",
+    "divergence_reason",
     "task",
     "num_classes",
     "batch_norm_stats",
