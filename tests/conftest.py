@@ -36,8 +36,11 @@ def fingerprint(folder: Path) -> dict[str, tuple[str, int]]:
 
 
 def set_args(overrides) -> list[str]:
-    """``["a=1", "b=2"]`` -> ``["--set", "a=1", "--set", "b=2"]``."""
-    return [arg for o in overrides for arg in ("--set", o)]
+    """``["a=1", "b=2"]`` -> ``["--set", "a=1", "--set", "b=2"]``; a key layered twice (``TINY_OVERRIDES``
+    and a test's own value) is passed once, with its last value, as load_config would apply them (the
+    command line refuses a key set twice)."""
+    last = {o.partition("=")[0].strip(): o for o in overrides}
+    return [arg for o in last.values() for arg in ("--set", o)]
 
 
 @pytest.fixture

@@ -139,3 +139,18 @@ def test_relative_links_resolve(page):
         elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved):
             broken.append(f"{target} (no heading #{anchor} in {_rel(resolved)})")
     assert not broken, f"{_rel(page)}: broken links: {broken}"
+
+
+def test_the_error_example_of_cli_md_is_what_the_command_prints(tmp_path):
+    """docs/cli.md's example of a bad config ("Errors and exit codes"): the command it shows prints
+    exactly its lines (the oracle: the command run now), exit code 2."""
+    from typer.testing import CliRunner
+
+    from lnbench.cli.app import app
+
+    text = (DOCS / "cli.md").read_text()
+    block = text[text.index("## Errors and exit codes") :].split("```")[1].strip().splitlines()
+    assert block[0].startswith("$ lnbench ")
+    args = block[0].removeprefix("$ lnbench ").split()
+    result = CliRunner().invoke(app, [*args, "--runs-dir", str(tmp_path / "runs")])
+    assert result.exit_code == 2 and result.output.strip().splitlines() == block[1:]

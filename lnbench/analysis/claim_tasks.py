@@ -106,6 +106,36 @@ def not_applicable(claim: Claim, task: str) -> str | None:
     return None
 
 
+def check_regimes_take_tasks(
+    claims: Sequence[Claim],
+    tasks: Sequence[str],
+    base: dict[str, RunConfig],
+    presets: Path,
+    named: Sequence[str] = (),
+    option: str = "--task",
+) -> None:
+    """Refuse tasks the user gave (``option``) that a regime of ``claims`` (those ``--only`` chose)
+    cannot run on. A regime that holds its own data (the MLP's ``figure6``: flat MNIST) runs on that
+    data alone, so it takes no task at all, trend included; a regime ``--only`` ``named`` must
+    measure one of its claims on one of ``tasks``. ``base``: the regimes' configs (from
+    ``presets``), whose ``data.task`` the message names.
+
+    Raises:
+        ConfigError: one line naming the first such regime, the task(s) it runs on and those given.
+    """
+    given = f"{option} {','.join(tasks)}"
+    for regime in dict.fromkeys(c.regime for c in claims):
+        own = [c for c in claims if c.regime == regime]
+        if all(FAMILY_REGISTRY[c.family].reads_vectors for c in own):
+            raise ConfigError(
+                f"{given}: the {regime} regime (--only) runs on its own data only, the {base[regime].data.task} "
+                f"task as {presets / f'{regime}.yaml'} sets it; drop {option}"
+            )
+        if regime in named and not any(not_applicable(c, t) is None for c in own for t in tasks):
+            where = [t for t in TASK_NAMES if any(not_applicable(c, t) is None for c in own)]
+            raise ConfigError(f"{given}: the {regime} regime (--only) measures its claims on {', '.join(where)} only")
+
+
 def claims_on_tasks(claims: Sequence[Claim], tasks: Sequence[str]) -> tuple[list[Claim], list[dict]]:
     """Each claim on each task where it applies (its regime renamed :func:`regime_on`), and the
     ``{"id", "claim", "family", "metric", "task", "reason"}`` of those left out, task by task."""

@@ -18,7 +18,7 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
@@ -27,13 +27,16 @@ import typer
 from rich.table import Table
 
 from lnbench import __version__
-from lnbench.cli.console import OneLineErrors, console, fail, guarded, print_table, progress, work_of
+from lnbench.cli.console import Command, OneLineErrors, console, fail, guarded, print_table, progress, work_of
 from lnbench.cli.options import After, ExperimentArgs, RunsDirOption, command_parameters, shared_names
 from lnbench.config import MAX_SEED, ConfigError  # not the schema (pydantic): --help answers at once
 from lnbench.names import EXPERIMENT_KINDS, family_label, plural
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from lnbench.config import RunConfig
+    from lnbench.records.schema import SummaryRow
 
 app = typer.Typer(
     name="lnbench",
@@ -112,10 +115,39 @@ VerboseOption = Annotated[
 ]
 
 
-def print_results(tables: list[Table], verdicts: list[str], notes: list[str], folder: Path, everything: bool) -> None:
+def divergences(folder: Path, rows: list[SummaryRow]) -> list[str]:
+    """One line per diverged run of the experiment folder ``folder``: its name, the epoch and the
+    cause (the row's, else, in a summary.json written before rows carried them, its metrics.json's)."""
+    from lnbench.records.folder import RunFolder
+
+    lines = []
+    for row in rows:
+        if row.status != "diverged":
+            continue
+        child = folder / row.run_dir if row.run_dir else folder
+        run = RunFolder(child if child.is_dir() else folder)  # a train folder is its one run
+        epoch, reason = row.diverged_at_epoch, row.divergence_reason
+        if reason is None:
+            raw = run.raw_metrics() or {}
+            epoch, reason = raw.get("diverged_at_epoch"), raw.get("divergence_reason")
+        lines.append(
+            f"{run.name} diverged at epoch {epoch if epoch is not None else '?'}: {reason or 'no cause recorded'}"
+        )
+    return lines
+
+
+def print_results(
+    tables: list[Table],
+    verdicts: list[str],
+    notes: list[str],
+    folder: Path,
+    everything: bool,
+    rows: Sequence[SummaryRow] = (),
+) -> None:
     """A finished experiment's tables (all of them with ``everything``, else
-    :func:`lnbench.report.tables.brief`'s and one line naming the others), its notes and its
-    verdicts, each verdict wrapped to the console's width under its dash."""
+    :func:`lnbench.report.tables.brief`'s and one line naming the others), its notes, a line per
+    diverged run of ``rows`` (:func:`divergences`) and its verdicts, each verdict wrapped to the
+    console's width under its dash."""
     import textwrap
 
     from lnbench.report.tables import RunsTable, brief
@@ -125,6 +157,8 @@ def print_results(tables: list[Table], verdicts: list[str], notes: list[str], fo
         print_table(table)
     for note in notes:
         console.print(f"note: {note}", style="dim", markup=False, highlight=False)
+    for line in divergences(folder, list(rows)):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     width = max(console.width, 40)
     for verdict in verdicts:
         console.print(
@@ -286,7 +320,7 @@ def _launch(
         stop.folder = result.path
         summary = RunFolder(result.path).summary() or {}
         notes = sorted({w for r in result.rows for w in r.warnings})
-        print_results(exp.tables(result.path, summary), result.verdicts, notes, result.path, verbose)
+        print_results(exp.tables(result.path, summary), result.verdicts, notes, result.path, verbose, result.rows)
         console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False, soft_wrap=True)
         if (result.path / "report.html").exists():
             console.print(f"Report: {result.path / 'report.html'}", highlight=False, soft_wrap=True)
@@ -408,7 +442,7 @@ def experiment_command(
         runs(args=ExperimentArgs(**{name: given.pop(name) for name in shared if name in given}), **given)
 
     command.__signature__ = inspect.Signature(command_parameters(kind, runs))  # type: ignore[attr-defined]
-    return into.command(kind, help=EXPERIMENT_KINDS[kind].help)(command)
+    return into.command(kind, cls=Command, help=EXPERIMENT_KINDS[kind].help)(command)
 
 
 def _sweep(args: ExperimentArgs, grid: GridOption = None, verbose: VerboseOption = False) -> None:
@@ -561,7 +595,7 @@ def _claims(
             fail(f"--seed {first} --num-seeds {num_seeds}: the last seed, {first + num_seeds - 1}, exceeds {MAX_SEED}")
         overrides += [f"seed={first}", f"seeds=[{', '.join(str(first + k) for k in range(num_seeds))}]"]
         seed = None  # --seed is the first of them, already in the overrides
-    names = [*(task or []), *([tasks] if tasks is not None else [])] or ["trend"]
+    names = [*(task or []), *([tasks] if tasks is not None else [])] or None  # None: trend, not asked for
     option = "--tasks" if tasks is not None and not task else "--task"
     try:
         spec = claims_spec(only, presets, overrides, seed, everything=all_, tasks=names, option=option)
@@ -701,20 +735,26 @@ for _kind in EXPERIMENT_KINDS:  # in lnbench --help's order, before invariance
     experiment_command(_kind, OWN_BODIES.get(_kind))
 
 
-@app.command()
+@app.command(cls=Command)
 def invariance(
     seed: Annotated[
-        int, typer.Option(min=0, max=MAX_SEED, help="Seed of the weights, the batch and the random transformations.")
+        int,
+        typer.Option(
+            metavar="N", min=0, max=MAX_SEED, help="Seed of the weights, the batch and the random transformations."
+        ),
     ] = 0,
     draws: Annotated[
         int,
         typer.Option(
-            min=1, max=1000, help="Random draws (delta, gamma, row, case) per cell; the largest change counts."
+            metavar="N",
+            min=1,
+            max=1000,
+            help="Random draws (delta, gamma, row, case) per cell; the largest change counts.",
         ),
     ] = 5,
     runs_dir: RunsDirOption = Path("runs"),
     json_path: Annotated[
-        Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")
+        Optional[Path], typer.Option("--json", metavar="FILE", help="Write the report here instead of a run folder.")
     ] = None,
     norm: InvarianceNormOption = None,
 ) -> None:
@@ -788,7 +828,7 @@ def _print_written(path: Optional[Path], json_path: Optional[Path]) -> None:
     console.print(f"Report: {page}" if page.exists() else f"JSON: {path}", highlight=False, soft_wrap=True)
 
 
-@app.command("report")
+@app.command("report", cls=Command)
 def report_cmd(
     run_dirs: Annotated[
         list[Path],
@@ -892,16 +932,16 @@ def _parse_shape(text: str) -> tuple[int, ...]:
     return shape
 
 
-@app.command()
+@app.command(cls=Command)
 def gradcheck(
     dtype: Annotated[
-        str, typer.Option(help="dtype of the NumPy-vs-PyTorch checks: float16, float32 or float64.")
+        str, typer.Option(metavar="DTYPE", help="dtype of the NumPy-vs-PyTorch checks: float16, float32 or float64.")
     ] = "float64",
-    shape: Annotated[str, typer.Option(help="Input shape (..., D), comma-separated.")] = "4,5,8",
-    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed of the random inputs.")] = 0,
+    shape: Annotated[str, typer.Option(metavar="SHAPE", help="Input shape (..., D), comma-separated.")] = "4,5,8",
+    seed: Annotated[int, typer.Option(metavar="N", min=0, max=MAX_SEED, help="Seed of the random inputs.")] = 0,
     runs_dir: RunsDirOption = Path("runs"),
     json_path: Annotated[
-        Optional[Path], typer.Option("--json", help="Write the report here instead of a run folder.")
+        Optional[Path], typer.Option("--json", metavar="FILE", help="Write the report here instead of a run folder.")
     ] = None,
     norm: GradcheckNormOption = None,
 ) -> None:
@@ -947,7 +987,7 @@ def gradcheck(
         console.print(f"[green]All {len(checks)} checks passed.[/]")
 
 
-@app.command("export")
+@app.command("export", cls=Command)
 def export_cmd(
     run_dirs: Annotated[
         list[Path],
@@ -1002,30 +1042,73 @@ def _seeds(seeds: list[int]) -> str:
     return ",".join(str(s) for s in seeds)
 
 
-def ls_table(entries: list, title: str) -> Table:
-    """``lnbench ls``: one row per run folder: name, kind, status, start (UTC), wall time, seeds, result, note."""
-    table = Table(title=title, title_justify="left")
-    notes = any(e.notes for e in entries)  # the note column only when a folder has something to say
-    for col in ("folder", "kind", "status", "started (UTC)", "wall", "seeds", "result", "note")[: 8 if notes else 7]:
-        table.add_column(col, justify="right" if col == "wall" else "left", no_wrap=col == "started (UTC)")
-    for e in entries:
-        table.add_row(
+#: the characters of a result ``lnbench ls`` keeps at least on one line (narrower: the table wraps)
+LS_KEPT = 16
+
+
+def _ls_result(e: Any) -> str:
+    """A folder's headline, then its notes in parentheses (``partial: 3 runs finished``)."""
+    notes = f"({'; '.join(e.notes)})" if e.notes else ""
+    return " ".join(part for part in (e.headline, notes) if part)
+
+
+def ls_table(entries: list, title: str, width: int) -> RenderableType:
+    """``lnbench ls``: one row per run folder: name, kind, status, start (UTC), wall time, seeds, and the
+    result with the folder's notes (:func:`_ls_result`). One line per folder at ``width`` columns:
+    the columns up to seeds whole, the result cut with an ellipsis where it does not fit (keeping
+    :data:`LS_KEPT` characters at least; narrower than that, the boxed table laid out by
+    :func:`lnbench.report.tables.fit`, which wraps)."""
+    from rich import box
+    from rich.text import Text
+
+    headers = ("folder", "kind", "status", "started (UTC)", "wall", "seeds", "result")
+    rows = [
+        [
             e.path.name,
             e.kind,
             e.status,
             e.start.strftime("%Y-%m-%d %H:%M") if e.start else "",
             _duration(e.wall_seconds),
             _seeds(e.seeds),
-            e.headline,
-            *(["; ".join(e.notes)] if notes else []),
+            _ls_result(e),
+        ]
+        for e in entries
+    ]
+    longest = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(headers)]
+    if sum(longest[:-1]) + min(longest[-1], LS_KEPT) + 2 * (len(headers) - 1) > width:  # the wrapping table
+        from lnbench.report.tables import fit
+
+        table = Table(title=title, title_justify="left")
+        for col in headers:
+            table.add_column(col, justify="right" if col == "wall" else "left", no_wrap=col == "started (UTC)")
+        for row in rows:
+            table.add_row(*row)
+        return fit(table, width)
+    # the columns up to seeds never wrap; rich narrows the result first (a column that may wrap),
+    # whose cells do not wrap: cut with an ellipsis
+    table = Table(
+        title=title,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+        expand=True,  # the result takes the width the other columns leave (ratio), no more
+    )
+    for col in headers:
+        result = col == "result"
+        table.add_column(
+            col, justify="right" if col == "wall" else "left", no_wrap=not result, ratio=1 if result else None
         )
+    for row in rows:
+        table.add_row(*row[:-1], Text(row[-1], no_wrap=True, overflow="ellipsis"))
     return table
 
 
-@app.command("ls")
+@app.command("ls", cls=Command)
 def ls_cmd(
     runs_dir: Annotated[
-        Path, typer.Argument(metavar="[RUNS_DIR]", help="A runs folder (or one run folder).", show_default=False)
+        Path, typer.Argument(metavar="RUNS_DIR", help="A runs folder (or one run folder).", show_default=False)
     ] = Path("runs"),
     kind: Annotated[
         Optional[str],
@@ -1056,10 +1139,10 @@ def ls_cmd(
     if not shown:
         console.print(f"{runs_dir}: no run folders" + (" of that kind or status" if kind or status else ""))
         return
-    print_table(ls_table(shown, f"{runs_dir}: {plural(len(entries), 'run folder')}{more}"))
+    console.print(ls_table(shown, f"{runs_dir}: {plural(len(entries), 'run folder')}{more}", console.width))
 
 
-@app.command("show")
+@app.command("show", cls=Command)
 def show_cmd(
     run_dir: Annotated[Path, typer.Argument(metavar="RUN_DIR", help="A run folder (finished or interrupted).")],
     all_: Annotated[
@@ -1098,7 +1181,7 @@ def show_cmd(
         )
         printed, rows = [], []
     notes = sorted({w for r in rows for w in r.warnings})
-    print_results(printed, summary.get("verdicts") or [], notes, run_dir, all_)
+    print_results(printed, summary.get("verdicts") or [], notes, run_dir, all_, rows)
     console.print(f"Run folder: {run_dir}  (status: {manifest.get('status')})", highlight=False, soft_wrap=True)
     if (run_dir / "report.html").exists():
         console.print(f"Report: {run_dir / 'report.html'}", highlight=False, soft_wrap=True)

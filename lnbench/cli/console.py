@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from lnbench.config import ConfigError
 from lnbench.launchers import interrupts
@@ -47,7 +47,11 @@ class OneLineErrors(TyperGroup):
     """The ``lnbench`` command group, whose command-line mistakes that Typer catches (an unknown
     option, a value out of range, a missing argument) are one line, ``lnbench: error: <click's
     message>; see 'lnbench CMD --help'``, exit code 2, as lnbench's own errors are (:func:`fail`),
-    not click's usage block and boxed message. ``lnbench`` alone still prints its help."""
+    not click's usage block and boxed message. ``lnbench`` alone still prints its help. Its own
+    flags (``--version``, ``--help``) show no type, as a :class:`Command`'s."""
+
+    def get_params(self, ctx: Any) -> list:
+        return _help_types(super().get_params(ctx))
 
     def main(  # type: ignore[override]
         self,
@@ -77,6 +81,45 @@ class OneLineErrors(TyperGroup):
                 err_console.print(f"lnbench: error: {message}{hint}", markup=False, highlight=False, soft_wrap=True)
             sys.exit(getattr(exc, "exit_code", 2))
         sys.exit(code if isinstance(code, int) else 0)
+
+
+class _NamedArgument(TyperArgument):
+    """An argument that ``--help`` shows by its metavar alone, ``RUN_DIR...`` (Typer would add its
+    Python type, ``<list[Path]>``, and a second ``...`` in the usage line)."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None
+
+    def _usage_display_name(self) -> str:  # Typer's, with the metavar's own "..." once
+        name = str(self.metavar).removesuffix("...")
+        name = f"{{{name}}}" if self.required else f"[{name}]"
+        return f"{name}..." if self.nargs != 1 else name
+
+
+class _Flag(TyperOption):
+    """A flag (``--dry-run``): ``--help`` shows no type, as it takes no value (Typer shows ``<bool>``)."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None
+
+
+def _help_types(params: list) -> list:
+    """``params`` with each flag a :class:`_Flag` and each argument with a metavar a
+    :class:`_NamedArgument`, for ``--help``; parsing is the same."""
+    for param in params:
+        if type(param) is TyperOption and param.is_flag:
+            param.__class__ = _Flag
+        elif type(param) is TyperArgument and param.metavar is not None:
+            param.__class__ = _NamedArgument
+    return params
+
+
+class Command(TyperCommand):
+    """Every ``lnbench`` command (``app.command(cls=Command)``): its ``--help`` shows a flag without a
+    type and an argument by its metavar (:class:`_Flag`, :class:`_NamedArgument`)."""
+
+    def get_params(self, ctx: Any) -> list:
+        return _help_types(super().get_params(ctx))  # with --help, made on first use
 
 
 def print_table(table: Table) -> None:

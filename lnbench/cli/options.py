@@ -24,10 +24,28 @@ from lnbench.cli.console import fail
 from lnbench.config import MAX_SEED
 from lnbench.names import EXPERIMENT_KINDS, EXPERIMENT_OPTIONS
 
+
+def _set_values(items: Optional[list[str]]) -> Optional[list[str]]:
+    """``--set`` as given, refused in one line if it sets a key twice (the last would win unseen, as
+    ``-g`` twice is refused); ``lnbench.config.load_config`` itself applies overrides in order."""
+    first: dict[str, str] = {}
+    for item in items or []:
+        key, sep, _ = item.partition("=")
+        key = key.strip()
+        if sep and key in first:
+            fail(f"--set {key}: given twice ({first[key]} and {item.strip()}); give it once")
+        first.setdefault(key, item.strip())
+    return items
+
+
 SetOption = Annotated[
     Optional[list[str]],
     typer.Option(
-        "--set", "-s", metavar="KEY=VALUE", help="Override a config key, e.g. --set train.epochs=5 (repeatable)."
+        "--set",
+        "-s",
+        metavar="KEY=VALUE",
+        callback=_set_values,
+        help="Override a config key, e.g. --set train.epochs=5 (repeatable, each key once).",
     ),
 ]
 

@@ -98,34 +98,50 @@ def check_norm_options(cfgs: Iterable[RunConfig]) -> None:
 
 
 def check_family_reads_task(cfgs: Iterable[RunConfig]) -> None:
-    """Raise :class:`ConfigError` if a run's model family cannot read its task's inputs, one line
-    per problem: a family that reads one vector per example (:attr:`lnbench.names.FamilyInfo.reads_vectors`:
-    the MLP) needs a task of T = 1 (``data.mnist_order: flat``), and the sequence families a task
-    of T >= 2 (not ``flat``). Run on the runs of a plan, so each family of a compare is checked."""
-    problems: list[str] = []
+    """Raise :class:`ConfigError` if a run's model family cannot read its task's inputs: a family that
+    reads one vector per example (:attr:`lnbench.names.FamilyInfo.reads_vectors`: the MLP) needs a
+    task of T = 1 (``data.mnist_order: flat``), and the sequence families a task of T >= 2 (not
+    ``flat``). Run on the runs of a plan, so each family of a compare is checked; the families one
+    value refuses are named in one line, with the values they all read."""
+    problems: dict[tuple, list[str]] = {}  # what is wrong -> the families it is wrong for
     for cfg in cfgs:
         info, family = FAMILY_REGISTRY[cfg.model.family], cfg.model.family
         T = cfg.data.shape()[0]
         if info.reads_vectors == (T == 1):
             continue
-        readable = [order for order, steps in _orders(cfg).items() if (steps == 1) == info.reads_vectors]
+        readable = tuple(order for order, steps in _orders(cfg).items() if (steps == 1) == info.reads_vectors)
         order_key = _order_key(cfg)
         if order_key is None or not readable:
-            problem = f"data.task: {cfg.data.task} (T = {T}); the {info.label} reads " + (
-                "one vector per example: data.task mnist with data.mnist_order flat"
-                if info.reads_vectors
-                else "sequences"
+            key: tuple = ("task", cfg.data.task, T, info.reads_vectors)
+        else:
+            key = ("order", order_key, getattr(cfg.data, order_key), T, readable)
+        families = problems.setdefault(key, [])
+        if family not in families:
+            families.append(family)
+    lines = []
+    for key, families in problems.items():
+        labels = _and([f"the {FAMILY_REGISTRY[f].label}" for f in families])
+        if key[0] == "task":
+            _, task, T, vectors = key
+            lines.append(
+                f"data.task: {task} (T = {T}); {labels} read"
+                + ("s" if len(families) == 1 else "")
+                + (" one vector per example: data.task mnist with data.mnist_order flat" if vectors else " sequences")
             )
         else:
+            _, order_key, value, T, readable = key
             shape = "one vector per example (T = 1)" if T == 1 else f"a sequence of T = {T}"
-            problem = (
-                f"data.{order_key}: {getattr(cfg.data, order_key)} is {shape}, which the {info.label} cannot read; "
-                f"allowed with model.family {family}: {', '.join(readable)}"
+            lines.append(
+                f"data.{order_key}: {value} is {shape}, which {labels} cannot read; "
+                f"allowed with model.family {_and(families)}: {', '.join(readable)}"
             )
-        if problem not in problems:
-            problems.append(problem)
-    if problems:
-        raise ConfigError("\n".join(problems))
+    if lines:
+        raise ConfigError("\n".join(lines))
+
+
+def _and(items: list[str]) -> str:
+    """``["a"]`` -> ``a``; ``["a", "b", "c"]`` -> ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _order_key(cfg: RunConfig) -> str | None:
@@ -231,11 +247,13 @@ def check_memory(cfg: RunConfig, members: int = 1) -> None:
             model += f", model.d_ff {m.d_ff or 4 * m.hidden_size}"
             keys = "data.seq_len, model.hidden_size, model.d_ff or model.num_layers"
         model += f", model.num_layers {m.num_layers}"
+        fit = next((k for k in range(members - 1, 0, -1) if memory_needed(cfg, k) <= have), 0)
+        seeds = f"set seeds to at most {plural(fit, 'seed')} (e.g. seeds: {cfg.seed_list[:fit]}), or " if fit else ""
         raise ConfigError(
             f"data and model: this config needs about {need / 2**30:.1f} GiB of memory "
             f"({d.n_train} + {d.n_test} sequences of {T} x {D} values, {model}, "
-            f"{plural(members, 'seed')} at once), more than the {have / 2**30:.1f} GiB available; lower data.n_train, data.n_test, "
-            + keys
+            f"{plural(members, 'seed')} at once), more than the {have / 2**30:.1f} GiB available; {seeds}lower "
+            "data.n_train, data.n_test, " + keys
         )
 
 

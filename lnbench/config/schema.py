@@ -320,7 +320,7 @@ def _declare_norm_options(namespace: dict[str, Any]) -> None:
     norm's option is declared once, in its registry entry, and validated here like any key."""
     for info in NORM_REGISTRY.values():
         for key, option in info.options.items():
-            namespace["__annotations__"][key] = option.type
+            namespace["__annotations__"][key] = StrictBool if option.type is bool else option.type  # not 1, "yes"
             namespace[key] = Field(
                 option.default, ge=option.ge, gt=option.gt, le=option.le, description=option.description
             )
@@ -549,6 +549,24 @@ class TrainConfig(_Section):
         when it lists it, else ``lr`` (:func:`lnbench.training.optim.build_optimizer`; metrics.json's
         ``lr`` records it per epoch)."""
         return (self.lr_by_batch_size or {}).get(self.batch_size, self.lr)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lr_by_batch_size_is_batch_sizes_to_rates(cls, raw: Any) -> Any:
+        """One line for the odd entries of ``lr_by_batch_size``: a key that is not an integer batch
+        size >= 1 (YAML's true, 4.5, 4.0, "4", null), a boolean value (pydantic's float would read 1.0);
+        the values' bounds are the field's."""
+        table = raw.get("lr_by_batch_size") if isinstance(raw, dict) else None
+        if not isinstance(table, dict):
+            return raw  # null, or not a mapping: the field's own check says so
+        bad = [f"batch size {show_value(k)}" for k in table if isinstance(k, bool) or not isinstance(k, int) or k < 1]
+        bad += [f"lr {show_value(v)} at batch size {show_value(k)}" for k, v in table.items() if isinstance(v, bool)]
+        if bad:
+            raise ValueError(
+                f"lr_by_batch_size: {', '.join(bad)}; its keys are batch sizes (integers >= 1) and its values "
+                "learning rates (numbers > 0), e.g. {4: 1e-4, 128: 1e-3}"
+            )
+        return raw
 
     @model_validator(mode="after")
     def _lr_fits_the_optimizer(self) -> "TrainConfig":

@@ -174,24 +174,29 @@ def claims_spec(
     overrides: Sequence[str] = (),
     seed: int | None = None,
     everything: bool = False,
-    tasks: Sequence[str] = ("trend",),
+    tasks: Sequence[str] | None = None,
     option: str = "--task",
 ) -> ClaimsSpec:
     """The claims ``only`` (if given), else every claim (``everything``) or those of the default
     run (:func:`in_default_run`), and their regimes from ``presets/<regime>.yaml``, with the
-    ``--set`` overrides and ``--seed`` applied to every regime; on each of ``tasks`` where a
-    claim applies (:mod:`lnbench.analysis.claim_tasks`: off trend, its regime with the task's data).
+    ``--set`` overrides and ``--seed`` applied to every regime; on each of ``tasks`` (None: trend)
+    where a claim applies (:mod:`lnbench.analysis.claim_tasks`: off trend, its regime with the task's
+    data).
 
     Raises:
         ConfigError: an unknown claim id or task, a missing or invalid preset, bad seeds, a task on
-            which none of the claims applies.
+            which none of the claims applies, ``tasks`` given on which a regime of ``only``'s claims
+            measures none (:func:`lnbench.analysis.claim_tasks.check_regimes_take_tasks`).
     """
     selected = claim_rules.select_claims(only)
     if not only and not everything:
         selected = [c for c in selected if in_default_run(c)]
-    tasks = claim_tasks.parse_tasks(tasks, option)
+    given = tasks is not None
+    tasks = claim_tasks.parse_tasks([claim_tasks.CLAIMS_TASK] if tasks is None else tasks, option)
     trend_overrides, task_overrides = claim_tasks.split_overrides(overrides, tasks)
     base = claim_rules.load_regimes(selected, Path(presets), trend_overrides, seed)
+    if given and only:
+        claim_tasks.check_regimes_take_tasks(selected, tasks, base, Path(presets), only, option)
     on_tasks, skipped = claim_tasks.claims_on_tasks(selected, tasks)
     if not on_tasks:
         reasons = "; ".join(sorted({f"{s['id']} on {s['task']}: {s['reason']}" for s in skipped}))

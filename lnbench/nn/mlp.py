@@ -42,12 +42,14 @@ class MLP(nn.Module):
             leading member axis on every tensor. Default: None.
 
     Shape:
-        Input: ``(B, T, I)`` (ensemble: ``(S, B, T, I)``), float32.
+        Input: ``(B, T, I)`` (ensemble: ``(S, B, T, I)``), float32, or already one vector per example,
+        ``(B, T * I)`` (ensemble: ``(S, B, T * I)``): a flat MNIST image is ``(B, 784)`` or ``(B, 1, 784)``.
         Output: logits ``(B, C)`` (``(S, B, C)``); with ``return_hidden=True`` also the last hidden
         layer as one timestep, ``(B, 1, H)`` (``(S, B, 1, H)``), for the probes.
 
     Raises:
-        ValueError: an unknown ``norm``; an ensemble with a norm without a member axis (weight norm).
+        ValueError: an unknown ``norm``; an ensemble with a norm without a member axis (weight norm);
+            in forward, an input whose features are not ``T * I``.
     """
 
     def __init__(
@@ -83,7 +85,13 @@ class MLP(nn.Module):
         return stack_models(models)
 
     def forward(self, x: torch.Tensor, return_hidden: bool = False):
-        h = x.flatten(-2)  # ([S,] B, T * I)
+        vector = x.dim() == (2 if self.members is None else 3)  # ([S,] B, T * I): one vector per example
+        h = x if vector else x.flatten(-2)  # ([S,] B, T * I)
+        if h.shape[-1] != self.seq_len * self.input_size:
+            raise ValueError(
+                f"MLP: expected {self.seq_len * self.input_size} features per example ((B, {self.seq_len}, "
+                f"{self.input_size}) or (B, {self.seq_len * self.input_size})), got an input of shape {tuple(x.shape)}"
+            )
         for k, (linear, norm) in enumerate(zip(self.linears, self.norms, strict=True)):
             a = norm(linear(h))  # ([S,] B, H)
             h = torch.relu(a + self.biases[k] if len(self.biases) else a)

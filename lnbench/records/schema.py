@@ -262,6 +262,8 @@ class SummaryRow:
     wall_seconds: float | None = None
     warnings: list[str] = field(default_factory=list)
     run_dir: str = ""
+    diverged_at_epoch: int | None = None
+    divergence_reason: str | None = None
     test_correct: list[int] | None = field(default=None, repr=False)
     test_correct_batch_stats: list[int] | None = field(default=None, repr=False)
 
@@ -313,6 +315,8 @@ SUMMARY_ROW_DOCS: dict[str, str] = {
     "wall_seconds": "Wall time of the run in seconds.",
     "warnings": "Warnings raised during the run (e.g. BatchNorm at batch size 1).",
     "run_dir": "The child run folder's name inside the experiment's folder.",
+    "diverged_at_epoch": "The epoch the run diverged in (as metrics.json); null if it did not.",
+    "divergence_reason": "Why it diverged (as metrics.json); null if it did not.",
     "test_correct": "In memory only, for paired tests; not written to summary.json (it is in metrics.json).",
     "test_correct_batch_stats": "In memory only, like `test_correct`.",
 }
@@ -361,6 +365,8 @@ def summary_row(
         wall_seconds=wall_seconds,
         warnings=list(warnings or []),
         run_dir=run_dir,
+        diverged_at_epoch=m.diverged_at_epoch if diverged else None,
+        divergence_reason=m.divergence_reason if diverged else None,
         test_correct=None if diverged else m.test_correct,
         test_correct_batch_stats=None if diverged else m.test_correct_batch_stats,
     )

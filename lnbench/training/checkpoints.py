@@ -210,6 +210,11 @@ def load_model(run_dir: str | Path) -> nn.Module:
 
         model = lnbench.load_model("runs/<compare>/rnn_layer_seed0")  # (B, T, D) -> logits (B, C)
 
+    Shape:
+        Input: ``(B, T, D)`` as ``data.shape()`` gives T and D; a family that reads vectors (the MLP,
+        ``reads_vectors`` in :data:`lnbench.names.FAMILY_REGISTRY`) also takes ``(B, T * D)``, e.g.
+        flat MNIST as ``(B, 784)``. Output: logits ``(B, C)``.
+
     Raises:
         FileNotFoundError: no weights.pt (the run did not complete, or predates saved weights).
         lnbench.config.ConfigError: the config.yaml cannot be read.

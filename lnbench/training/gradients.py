@@ -17,8 +17,9 @@ nothing else notices:
   takes that member's global norm and coefficient in float64 instead.
 - a gradient with an inf or NaN entry (or a norm beyond float32) cannot be clipped into a
   direction: :func:`nonfinite_reason` words the divergence, naming the tensor and the Jacobian.
-- a finite but enormous gradient (above :data:`LARGE_GRAD_NORM`) is a step SGD takes in full: the
-  run goes on, and :func:`large_gradient_warning` words the note it keeps (``Metrics.warnings``).
+- a finite but enormous gradient (above :data:`LARGE_GRAD_NORM`) is a step SGD takes in full, and
+  a second moment that shrinks Adam's later steps: the run goes on, and :func:`large_gradient_warning`
+  words the note it keeps (``Metrics.warnings``), for the optimizer the run uses.
 
 On ordinary gradients (float32 norms finite) every number is the float32 arithmetic of before, bit
 for bit: the float64 paths run only where float32 overflowed.
@@ -118,12 +119,42 @@ def nonfinite_reason(model: nn.Module, names: list[str], norms: torch.Tensor, st
     return f"the gradient of {names[k]} became {what} in step {step} of the epoch{more}{_jacobian_note(model)}"
 
 
-def large_gradient_warning(model: nn.Module, names: list[str], norms: torch.Tensor, epoch: int, step: int) -> str:
+#: What each optimizer (``train.optimizer``) does with a gradient far above the others, without
+#: ``train.grad_clip``: SGD steps by lr times it; Adam's and RMSprop's steps stay near lr, but its
+#: square enters their running mean of squared gradients, which then shrinks those elements' later steps.
+LARGE_STEP = {
+    "sgd": "SGD takes such a step in full (lr times the gradient)",
+    "adam": "Adam keeps the step near lr, but the gradient's square enters its second moment and shrinks these "
+    "elements' later steps until it decays (beta2 0.999: a factor e per 1000 steps)",
+    "adamw": "AdamW keeps the step near lr, but the gradient's square enters its second moment and shrinks these "
+    "elements' later steps until it decays (beta2 0.999: a factor e per 1000 steps)",
+    "rmsprop": "RMSprop keeps the step near lr, but the gradient's square enters its running mean of squares and "
+    "shrinks these elements' later steps until it decays (alpha 0.99: a factor e per 100 steps)",
+}
+
+
+def large_gradient_warning(
+    model: nn.Module,
+    names: list[str],
+    norms: torch.Tensor,
+    epoch: int,
+    step: int,
+    *,
+    optimizer: str,
+    grad_clip: float | None,
+) -> str:
     """The note for one member whose largest gradient norm in ``norms`` ``(P,)`` exceeds
-    :data:`LARGE_GRAD_NORM` (the training went on)."""
+    :data:`LARGE_GRAD_NORM` (the training went on): what ``optimizer`` (``train.optimizer``) does with
+    such a gradient (:data:`LARGE_STEP`) and, without ``grad_clip``, that ``train.grad_clip`` bounds it."""
     k = int(norms.argmax())
+    if grad_clip is not None:
+        what = (
+            f"train.grad_clip rescaled the step's gradients to an L2 norm of at most {grad_clip:g} "
+            f"before train.optimizer {optimizer} took the step"
+        )
+    else:
+        what = f"without train.grad_clip (which bounds it), {LARGE_STEP[optimizer]}"
     return (
         f"the gradient of {names[k]} reached an L2 norm of {norms[k].item():.3g} in epoch {epoch}, step {step} "
-        f"(above {LARGE_GRAD_NORM:g}): SGD without train.grad_clip takes such a step in full"
-        f"{_jacobian_note(model)}"
+        f"(above {LARGE_GRAD_NORM:g}): {what}{_jacobian_note(model)}"
     )

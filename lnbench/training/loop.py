@@ -248,7 +248,15 @@ def train_members(
                         gradients.zero_member_grads(model, params, s)
                     elif float(norms[:, s].max()) > gradients.LARGE_GRAD_NORM and not _warned_gradient(hists[s]):
                         hists[s].warnings.append(
-                            gradients.large_gradient_warning(model, names, norms[:, s], epoch, steps + 1)
+                            gradients.large_gradient_warning(
+                                model,
+                                names,
+                                norms[:, s],
+                                epoch,
+                                steps + 1,
+                                optimizer=cfg.optimizer,
+                                grad_clip=cfg.grad_clip,
+                            )
                         )
                 if not any(alive):
                     return hists

@@ -68,6 +68,36 @@ def test_a_task_where_no_selected_claim_applies_is_refused():
         claims_spec(["tf_scale_invariant"], PRESETS, tasks=["adding"])
 
 
+@pytest.mark.parametrize("tasks", [["trend"], ["mnist"], ["trend", "adding"]])
+def test_a_regime_that_holds_its_own_data_takes_no_task(tasks):
+    """figure6 (the MLP on flat MNIST, its preset's data.task mnist) runs on its own data: a task the
+    user gives, trend included, is refused naming the regime and the task it runs on, whether --only
+    names the regime or one of its claims; without a task it runs as its preset says."""
+    message = (
+        f"--tasks {','.join(tasks)}: the figure6 regime (--only) runs on its own data only, the mnist task "
+        f"as {PRESETS / 'figure6.yaml'} sets it; drop --tasks"
+    )
+    for only in (["figure6"], ["mlp_ln_batch_size"]):
+        with pytest.raises(ConfigError) as err:
+            claims_spec(only, PRESETS, tasks=tasks, option="--tasks")
+        assert str(err.value) == message
+    assert claims_spec(["figure6"], PRESETS).regimes["figure6"].data.task == "mnist"
+
+
+def test_a_regime_named_by_only_must_measure_a_claim_on_a_task_given():
+    """transformer_no_input_norm's claims read each sequence's own input scale, which trend alone has
+    (:func:`lnbench.analysis.claim_tasks.not_applicable`): --only naming it with adding and digits is
+    refused naming the task it measures on; with trend among them it runs on trend."""
+    with pytest.raises(ConfigError) as err:
+        claims_spec(["transformer_no_input_norm"], PRESETS, tasks=["adding", "digits"], option="--tasks")
+    assert (
+        str(err.value)
+        == "--tasks adding,digits: the transformer_no_input_norm regime (--only) measures its claims on trend only"
+    )
+    spec = claims_spec(["transformer_no_input_norm"], PRESETS, tasks=["adding", "trend"])
+    assert list(spec.regimes) == ["transformer_no_input_norm"]
+
+
 def _result(cid, regime, verdict, effect=0.01, metric="final_test_acc"):
     return claim_rules.ClaimResult(
         id=cid, claim=f"claim {cid}", regime=regime, family="rnn", metric=metric, a="LayerNorm", b="NoNorm",

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from lnbench import experiments
 from lnbench.cli.app import app
-from lnbench.config import RunConfig
+from lnbench.config import RunConfig, load_config
 from lnbench.names import plural
 
 pytestmark = pytest.mark.e2e  # trains models and writes run folders
@@ -73,6 +73,8 @@ METRIC_KEYS = {
     ),
 }
 ROW_KEYS = {
+    "diverged_at_epoch",
+    "divergence_reason",
     "task",
     "num_classes",
     "batch_norm_stats",
@@ -940,3 +942,37 @@ def test_resuming_a_folder_of_another_kind_names_the_kind(tmp_path, command):
     assert result.exit_code == 2 and result.output.strip().splitlines() == [
         f"lnbench: error: --resume {folder}: a 'compare' folder, not '{command}'; resume it with lnbench compare"
     ]
+
+
+def test_claims_only_figure6_with_a_task_is_one_line_and_no_folder(tmp_path):
+    """``lnbench claims --only figure6 --tasks trend`` (a task the regime does not run on: it holds
+    flat MNIST itself) is one line naming the regime and its task, exit 2, and no run folder."""
+    args = ["claims", "--only", "figure6", "--tasks", "trend", "--dry-run", "--runs-dir", str(tmp_path / "r")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert "--tasks trend: the figure6 regime (--only) runs on its own data only, the mnist task as" in result.output
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("command", [["compare"], ["train", "configs/train.yaml"], ["sweep"], ["claims"]])
+def test_a_key_set_twice_on_the_command_line_is_one_line_naming_it(tmp_path, command):
+    """``--set K=a --set K=b`` (spaces around the key too) is refused, exit 2, one line naming the key and
+    both items, no folder: the last would win unseen. load_config itself layers overrides in order
+    (the last wins), as a program that builds its overrides in layers needs."""
+    args = [
+        *command,
+        "--set",
+        "train.epochs=3",
+        "-s",
+        " train.epochs =4",
+        "--dry-run",
+        "--runs-dir",
+        str(tmp_path / "r"),
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        "lnbench: error: --set train.epochs: given twice (train.epochs=3 and train.epochs =4); give it once"
+    ]
+    assert not (tmp_path / "r").exists()
+    assert load_config(None, ["train.epochs=3", "train.epochs=4"]).train.epochs == 4

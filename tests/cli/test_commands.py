@@ -129,3 +129,19 @@ def test_a_command_without_its_experiment_or_disagreeing_on_seeds_is_refused():
         check_commands(EXPERIMENTS, {"compare-again": KindInfo("Compare, again.")})
     with pytest.raises(RuntimeError, match="^compare: seeded is True in its Experiment, False in its entry$"):
         check_commands(EXPERIMENTS, {"compare": KindInfo("Compare.", seeded=False)})
+
+
+@pytest.mark.parametrize("command", ["", *sorted(typer.main.get_command(app).commands)])  # type: ignore[attr-defined]
+def test_help_shows_flags_without_a_type_and_arguments_by_their_metavar(command):
+    """Every command's --help (and lnbench --help), at 160 columns: a flag takes no value, so no
+    ``<bool>`` beside it; an argument shows its metavar, not its Python type (``<list[Path]>``,
+    ``<path>``); report and export name several folders ``RUN_DIR...`` once, in the usage line too
+    (the oracle: the metavars written in lnbench.cli.app)."""
+    result = runner.invoke(app, [*command.split(), "--help"], env={"COLUMNS": "160"})
+    assert result.exit_code == 0, result.output
+    assert "<bool>" not in result.output and "<list" not in result.output and "<path>" not in result.output
+    assert "--help  " in result.output
+    if command in ("report", "export"):
+        usage = next(line.strip() for line in result.output.splitlines() if "Usage:" in line)
+        assert usage == f"Usage: lnbench {command} [OPTIONS] {{RUN_DIR}}..."
+        assert "RUN_DIR...  " in result.output and "RUN_DIR......" not in result.output

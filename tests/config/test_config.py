@@ -20,6 +20,16 @@ def test_defaults_and_shipped_configs_validate():
         assert isinstance(load_config(f"configs/{name}.yaml"), RunConfig)
 
 
+def test_a_norms_boolean_key_and_the_lr_table_take_their_values():
+    """The values the strict checks leave: model.batch_norm_unbiased true / false, and
+    lr_by_batch_size's integer batch sizes with their rates (as given)."""
+    assert load_config(None, ["model.norm=batch", "model.batch_norm_unbiased=true"]).model.batch_norm_unbiased is True
+    assert load_config(None, ["train.lr_by_batch_size={4: 1e-4, 128: 1e-3}"]).train.lr_by_batch_size == {
+        4: 1e-4,
+        128: 1e-3,
+    }
+
+
 def test_yaml_1e_minus_3_string_becomes_float(tmp_path):
     cfg = load_config(_write(tmp_path, "train:\n  lr: 1e-3\n"))
     assert cfg.train.lr == 0.001 and isinstance(cfg.train.lr, float)
@@ -86,6 +96,25 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
         ),
         ("", ["model.batch_norm_stats=per_step"], "model.batch_norm_stats: Input should be 'pooled' or 'per_timestep'"),
         ("", ["sweep.reference_batch_size=3"], "reference_batch_size 3 is not one of batch_sizes"),
+        # a norm's own boolean key is as strict as the schema's (model.input_norm): YAML's true or false only
+        ("", ["model.batch_norm_unbiased=1"], "model.batch_norm_unbiased: Input should be a valid boolean (got 1)"),
+        ("", ["model.batch_norm_unbiased=yes"], "model.batch_norm_unbiased: Input should be a valid boolean (got yes)"),
+        ("", ["model.batch_norm_unbiased='true'"], "model.batch_norm_unbiased: Input should be a valid boolean"),
+        *[
+            (
+                "",
+                [f"train.lr_by_batch_size={table}"],
+                f"train.lr_by_batch_size: {bad}; its keys are batch sizes (integers >= 1) and its values learning "
+                "rates (numbers > 0), e.g. {4: 1e-4, 128: 1e-3}",
+            )
+            for table, bad in [
+                ("{0: 1e-3, -4: 1e-3}", "batch size 0, batch size -4"),
+                ("{true: 1e-3}", "batch size true"),
+                ("{4.5: 1e-3, 4.0: 1e-3}", "batch size 4.5, batch size 4.0"),
+                ("{'4': 1e-3, null: 1e-3}", "batch size '4', batch size null"),
+                ("{4: true}", "lr true at batch size 4"),
+            ]
+        ],
     ],
 )
 def test_errors_are_one_line_naming_file_and_key(tmp_path, text, overrides, message):
@@ -285,3 +314,29 @@ def test_epochs_are_bounded_where_no_experiment_goes():
     assert load_config(None, ["train.epochs=100000"]).train.epochs == 100_000
     with pytest.raises(ConfigError, match="train.epochs: Input should be less than or equal to 100000"):
         load_config(None, ["train.epochs=99999999999999999999"])
+
+
+def test_a_config_whose_seeds_do_not_fit_in_memory_names_the_seeds_that_would(monkeypatch):
+    """The memory refusal of a compare that fits with fewer of its seeds names ``seeds`` and the most
+    that fit (oracle: memory_needed for 2 and 3 seeds against a memory set between them); a config
+    too big for one seed gives no seeds advice."""
+    from lnbench.config import checks
+
+    cfg = RunConfig().with_changes(seed=3)  # 5 seeds: 3 .. 7
+    have = (checks.memory_needed(cfg, 2) + checks.memory_needed(cfg, 3)) // 2
+    monkeypatch.setattr(checks, "available_memory", lambda: have)
+    with pytest.raises(ConfigError) as err:
+        checks.check_memory_of_families(cfg, ["rnn"])
+    assert "5 seeds at once" in str(err.value)
+    assert "; set seeds to at most 2 seeds (e.g. seeds: [3, 4]), or lower data.n_train," in str(err.value)
+    monkeypatch.setattr(checks, "available_memory", lambda: checks.memory_needed(cfg, 1) - 1)
+    with pytest.raises(ConfigError) as err:
+        checks.check_memory_of_families(cfg, ["rnn"])
+    assert "more than the" in str(err.value) and "seeds:" not in str(err.value)
+
+
+def test_the_pixel_by_pixel_mnist_preset_trains_one_seed():
+    """configs/compare_mnist_pixels.yaml sets seeds: [0], the one seed whose T = 784 activations fit
+    in a machine's memory (memory_needed: ~12 GiB per seed)."""
+    cfg = load_config("configs/compare_mnist_pixels.yaml")
+    assert cfg.seed_list == [0]

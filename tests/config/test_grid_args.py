@@ -121,13 +121,16 @@ def test_the_dry_run_says_the_grid_is_the_configs_merged_with_g(tmp_path):
 
 def test_sweep_command_with_g_resolves_and_plans_as_the_mapping(tmp_path):
     runner = CliRunner()
-    common = ["sweep", "configs/sweep.yaml", "--runs-dir", str(tmp_path), "--set", "sweep.grid=null"]
+    common = ["sweep", "configs/sweep.yaml", "--runs-dir", str(tmp_path)]
+    without = ["--set", "sweep.grid=null"]  # the file's grid off, for -g alone (--set takes a key once)
     by_mapping = runner.invoke(app, [*common, "--set", MAPPING, "--print-config"])
-    by_g = runner.invoke(app, [*common, *SHORT, "--print-config"])
+    by_g = runner.invoke(app, [*common, *without, *SHORT, "--print-config"])
     assert by_mapping.exit_code == by_g.exit_code == 0, by_g.output
     assert yaml.safe_load(by_g.output) == yaml.safe_load(by_mapping.output)
     assert yaml.safe_load(by_g.output)["sweep"]["grid"] == {"model.norm": ["none", "layer"], "train.lr": [0.001, 0.01]}
-    plans = [runner.invoke(app, [*common, *args, "--dry-run"]).output for args in (["--set", MAPPING], SHORT)]
+    plans = [
+        runner.invoke(app, [*common, *args, "--dry-run"]).output for args in (["--set", MAPPING], [*without, *SHORT])
+    ]
     assert plans[1].startswith("sweep.grid: from -g")  # the line that says where the grid came from
     assert plans[0] == plans[1].split("\n", 1)[1] and "would start" in plans[0]
     bad = runner.invoke(app, [*common, "-g", "train.lr=[1e-3", "--dry-run"])

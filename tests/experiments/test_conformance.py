@@ -248,7 +248,7 @@ def test_ls_show_and_export_read_the_folder_it_wrote(finished, tmp_path):
     assert entry.headline == headline["text"] and entry.headline
     listed = runner.invoke(app, ["ls", str(result.path.parent)])
     assert listed.exit_code == 0 and kind in listed.output and "unknown" not in listed.output, listed.output
-    assert list(ls_table([entry], "ls").columns[6].cells) == [headline["text"]]  # the result column
+    assert [str(c) for c in ls_table([entry], "ls", 200).columns[6].cells] == [headline["text"]]  # the result
     shown = runner.invoke(app, ["show", "--all", str(result.path)])  # every table (plain show: the brief ones)
     titles = [t.title for t in EXPERIMENTS[kind].tables(result.path, summary) if t.title]
     assert shown.exit_code == 0 and titles, shown.output

@@ -86,6 +86,25 @@ def test_the_mlp_reads_a_sequence_as_one_vector_and_returns_its_last_hidden_laye
     assert (hidden >= 0).all()
 
 
+def test_the_mlp_takes_one_vector_per_example_as_well_as_a_sequence():
+    """The MLP reads vectors: ``(B, T * I)`` gives the logits of ``(B, T, I)`` reshaped, bit for bit
+    (oracle: the same model on the 3-D input), a seed ensemble's ``(S, B, T * I)`` those of
+    ``(S, B, T, I)``; an input whose features are not T * I is a ValueError naming both shapes."""
+    torch.manual_seed(0)
+    cfg = ModelConfig(family="mlp", norm="layer", hidden_size=H, num_layers=2)
+    model = build_model(cfg, 4, 3, C)
+    x = torch.randn(6, 3, 4)
+    assert torch.equal(model(x.reshape(6, 12)), model(x))
+    ensemble = MLP.stack(_members("layer", n=2)).eval()
+    xs = torch.randn(2, 5, 1, IN)
+    assert torch.equal(ensemble(xs.reshape(2, 5, IN)), ensemble(xs))
+    with pytest.raises(
+        ValueError,
+        match=r"expected 12 features per example \(\(B, 3, 4\) or \(B, 12\)\), got an input of shape \(6, 11\)",
+    ):
+        model(torch.randn(6, 11))
+
+
 def _members(norm, n=3, **options):
     cfg = ModelConfig(family="mlp", norm=norm, hidden_size=16, num_layers=2, **options)
     out = []

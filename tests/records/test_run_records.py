@@ -377,8 +377,13 @@ def test_every_field_of_a_summary_row_and_the_defaults():
         "wall_seconds": 3.5,
         "warnings": ["w"],
         "run_dir": "rms_seed5",
+        "diverged_at_epoch": None,
+        "divergence_reason": None,
     }
     assert (r.test_correct, r.test_correct_batch_stats) == ([1, 1], [0, 1])
+    # a diverged run keeps its epoch and cause (and a completed run's stale ones are not copied)
+    m.status, m.diverged_at_epoch, m.divergence_reason = "diverged", 3, "the loss is nan"
+    assert (summary_row(m, 0.9).diverged_at_epoch, summary_row(m, 0.9).divergence_reason) == (3, "the loss is nan")
     plain = summary_row(Metrics(), 0.9)  # nothing trained yet, nothing given
     assert (plain.run_dir, plain.wall_seconds, plain.warnings, plain.epochs_completed) == ("", None, [], 0)
     assert (plain.final_test_acc, plain.mean_train_loss, plain.first_epoch_at_target) == (None, None, None)

@@ -142,3 +142,33 @@ def test_ordinary_gradients_leave_no_warning():
     )
     assert hist.status == "completed" and hist.warnings == []
     assert max(v[0] for v in hist.grad_norm.values()) < 10.0
+
+
+@pytest.mark.parametrize(
+    "optimizer, clip, says",
+    [
+        ("adam", None, "without train.grad_clip (which bounds it), Adam keeps the step near lr, but the gradient's "
+         "square enters its second moment"),
+        ("rmsprop", None, "without train.grad_clip (which bounds it), RMSprop keeps the step near lr"),
+        ("sgd", None, "without train.grad_clip (which bounds it), SGD takes such a step in full"),
+        ("adam", 1.0, "train.grad_clip rescaled the step's gradients to an L2 norm of at most 1 before "
+         "train.optimizer adam took the step"),
+    ],
+)  # fmt: skip
+def test_the_large_gradient_note_names_the_runs_optimizer_and_its_clipping(optimizer, clip, says):
+    """5 blank steps (gradient norms ~3e19): one epoch of one full batch with ``train.optimizer`` and
+    ``train.grad_clip`` as given notes the gradient with what that optimizer does with it (the texts of
+    :data:`lnbench.training.gradients.LARGE_STEP`); an Adam or RMSprop run's note never speaks of SGD."""
+    model = _model("lstm", "layer", "joint", "python")
+    cfg = TrainConfig(epochs=1, batch_size=N, optimizer=optimizer, lr=1e-3, grad_clip=clip)
+    hist = train_model(model, _data(5), cfg, seed=0)
+    assert len(hist.warnings) == 1 and says in hist.warnings[0], hist.warnings
+    assert optimizer == "sgd" or "SGD" not in hist.warnings[0]
+
+
+def test_every_optimizer_has_its_large_gradient_words():
+    """Oracle: the schema's optimizers (train.optimizer's allowed values)."""
+    from lnbench.config.schema import OPTIMIZERS
+    from lnbench.training.gradients import LARGE_STEP
+
+    assert set(LARGE_STEP) == set(OPTIMIZERS)

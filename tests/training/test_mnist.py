@@ -128,7 +128,8 @@ def test_a_compare_of_the_sequence_families_reads_mnist_by_rows():
 @pytest.mark.e2e  # trains a model and writes a run folder
 def test_a_trained_mlp_on_flat_mnist_reloads_with_its_test_accuracy(tmp_path):
     """``lnbench train`` of the MLP on flat MNIST, then ``lnbench.load_model``: the reloaded model's
-    accuracy on the run's test split is the final test accuracy its metrics.json recorded."""
+    accuracy on the run's test split is the final test accuracy its metrics.json recorded, and it
+    takes the images as ``(B, 784)`` vectors too, with the logits of ``(B, 1, 784)``."""
     import json
 
     import lnbench
@@ -148,6 +149,8 @@ def test_a_trained_mlp_on_flat_mnist_reloads_with_its_test_accuracy(tmp_path):
     with torch.no_grad():
         acc = int((model(data.X_test).argmax(-1) == data.y_test).sum()) / 200
     assert acc == pytest.approx(metrics["test_acc"][-1], abs=1e-9) and metrics["family"] == "mlp"
+    with torch.no_grad():  # an image as one vector, (B, 784), as the (B, 1, 784) the run read
+        assert torch.equal(model(data.X_test.reshape(200, 784)), model(data.X_test))
     assert sorted(p.name for p in run.glob("*.png")) == ["grad_norm.png", "test_accuracy.png", "training_loss.png"]
 
 
@@ -163,3 +166,18 @@ def test_flat_mnist_has_no_memoryless_baseline():
     per_seed = [{name: float(c.mean()) for name, c in baseline_correct(flat).items()}]
     summary = summarize_baselines(per_seed, [0], 100)
     assert [b["name"] for b in summary] == ["chance", "whole_sequence"] and memoryless_rows(summary) == []
+
+
+def test_an_order_that_several_families_of_a_compare_cannot_read_is_one_line_naming_them_all(tmp_path):
+    """configs/compare_mnist.yaml trains the RNN, the LSTM and the Transformer, none of which reads
+    flat vectors: ``--set data.mnist_order=flat`` is one line naming the key, the three families and
+    the orders they all read (names.MNIST_SHAPES: every order but flat), exit 2, no folder."""
+    args = ["compare", "configs/compare_mnist.yaml", "--set", "data.mnist_order=flat", "--dry-run"]
+    result = CliRunner().invoke(app, [*args, "--runs-dir", str(tmp_path / "runs")])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        "lnbench: error: configs/compare_mnist.yaml (with --set): data.mnist_order: flat is one vector per example "
+        "(T = 1), which the RNN, the LSTM and the Transformer (pre-norm) cannot read; allowed with model.family rnn, "
+        "lstm and transformer: rows, pixels, permuted"
+    ]
+    assert not (tmp_path / "runs").exists()
