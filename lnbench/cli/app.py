@@ -695,7 +695,9 @@ def _two_stage(
     ):  # the plan, and the pilot's summary.json (the confirm stage rewrites it)
         from lnbench.records.runs import write_json_atomic
 
-        write_json_atomic(folder / "pilot_summary.json", RunFolder(folder).summary() or {})
+        pilot = RunFolder(folder).summary() or {}
+        if pilot.get("complete") and "confirm" not in pilot:  # the pilot's own (not an interrupted stage's partial one)
+            write_json_atomic(folder / "pilot_summary.json", pilot)
         write_json_atomic(pinned, record)
     _launch(kind, confirm_spec, source, dataclasses.replace(args, resume=folder), verbose=verbose, exp=confirm_exp)
 
