@@ -18,7 +18,7 @@ VERDICT_COLORS = {"held": "tab:green", "not held": "tab:red", "inconclusive": "t
 
 def figure_claims(results: Sequence) -> Figure:
     """``lnbench claims``: one row per claim, the paired effect a - b (mean over seeds) with its
-    95% interval, in the claim's units; the shaded band is the claim's margin (a directional
+    interval (95%; a confirm stage's 96%, named in the row's title), in the claim's units; the shaded band is the claim's margin (a directional
     claim needs the interval below 0, an equivalence claim needs it inside the band), the
     colour is the verdict. ``results``: :class:`lnbench.analysis.claims.ClaimResult` objects."""
     from lnbench.analysis.claims import METRICS
@@ -26,7 +26,11 @@ def figure_claims(results: Sequence) -> Figure:
     n = len(results)
     fig = Figure(figsize=(10, 1.15 * n + 1.0), layout="constrained")
     axes = fig.subplots(n, 1, squeeze=False)[:, 0]
-    suptitle(fig, "lnbench claims: paired effect a - b over seeds, 95% interval (shaded: the claim's margin)")
+    levels = sorted({f"{1 - getattr(r, 'alpha', 0.05):.0%}" for r in results if r.effect is not None}) or ["95%"]
+    suptitle(
+        fig,
+        f"lnbench claims: paired effect a - b over seeds, {' or '.join(levels)} interval (shaded: the claim's margin)",
+    )
     for ax, r in zip(axes, results):
         scale = 100 if r.metric == "final_test_acc" else 1
         unit = (
@@ -57,8 +61,12 @@ def figure_claims(results: Sequence) -> Figure:
         claimed = "claimed: inside the band" if r.direction == "equal" else "claimed: below 0"
         ax.set_xlabel(f"{r.a} minus {r.b}: {METRICS[r.metric][0]} ({unit}); {claimed}", fontsize=8)
         ax.tick_params(axis="x", labelsize=8)
+        stage = getattr(r, "stage", "")
+        where = {"pilot": "; decided in the pilot", "not decidable": "; not decidable"}.get(stage, "")
+        if stage == "confirm":
+            where = f"; confirm stage, {r.n_seeds} fresh seeds, {1 - r.alpha:.0%} interval"
         ax.set_title(
-            f"{family_label(r.family)}, {r.claim} [{r.regime}]: {r.verdict.upper()}"
+            f"{family_label(r.family)}, {r.claim} [{r.regime}]: {r.verdict.upper()}{where}"
             + (" (borderline: another machine can flip it)" if r.borderline else ""),
             fontsize=9,
             loc="left",
