@@ -1172,7 +1172,20 @@ def show_cmd(
             markup=False,
         )
     elif summary is not None and not summary.get("complete", True):
-        console.print(f"note: partial: {plural(len(summary.get('rows') or []), 'run')} had finished", style="dim")
+        from lnbench.records.folder import read_object
+
+        pilot = read_object(run_dir / "pilot_summary.json")
+        if pilot:  # an interrupted confirm stage: its pilot's results stand, and --confirm goes on with it
+            console.print(
+                f"note: its confirm stage did not finish ({plural(len(summary.get('rows') or []), 'run')} had "
+                f"finished); the pilot's results follow; lnbench {manifest.get('kind')} --resume {run_dir} --confirm "
+                "(with the pilot's options) goes on",
+                style="dim",
+                markup=False,
+            )
+            summary = pilot
+        else:
+            console.print(f"note: partial: {plural(len(summary.get('rows') or []), 'run')} had finished", style="dim")
     summary = summary or {}
     try:
         printed = exp.tables(run_dir, summary)

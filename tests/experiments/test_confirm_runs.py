@@ -109,6 +109,9 @@ def test_claims_confirm_records_both_stages_and_its_plan_can_be_printed_later(tm
     lost = next(p for p in run.iterdir() if p.is_dir() and p.name.endswith(f"_seed{max(fresh)}"))
     shutil.rmtree(lost)
     (run / "summary.json").write_text(json.dumps({**summary, "rows": [], "claims": [], "complete": False}))
+    shown = runner.invoke(app, ["show", str(run)])  # the pilot's results stand, and it says how to go on
+    assert shown.exit_code == 0 and "its confirm stage did not finish" in shown.output, shown.output
+    assert "--confirm" in shown.output and "LayerNorm converges faster than NoNorm" in shown.output
     resumed = runner.invoke(app, ["claims", *only, "--runs-dir", str(tmp_path), *TINY, "--confirm", "--max-seeds", "20", "--resume", str(run)])  # fmt: skip
     assert resumed.exit_code == 0, resumed.output
     summary = json.loads((run / "summary.json").read_text())
