@@ -240,7 +240,6 @@ def confirm_verdicts(
     plans: Sequence[Plan],
     confirm_samples: Sequence[ClaimSamples | None],
     fresh: Mapping[str, Sequence[int]] | None = None,
-    hints: bool = True,
 ) -> list[ClaimResult]:
     """The final verdict of each claim: the pilot's where it was decided there (stage ``pilot``),
     the confirm stage's, on the fresh seeds alone, where it was planned (stage ``confirm``: Holm
@@ -249,8 +248,7 @@ def confirm_verdicts(
 
     ``confirm_samples``: each claim's paired values on its fresh seeds (None for a claim not
     planned); ``fresh``: regime -> its fresh seeds (recorded in the plan). A confirm-stage verdict
-    carries no "about N seeds would decide it" hint: more seeds would have to be fresh again.
-    ``hints``: unused (kept for callers)."""
+    carries no "about N seeds would decide it" hint: more seeds would have to be fresh again."""
     confirmed = [k for k, p in enumerate(plans) if p.action == "confirm"]
     tested: dict[int, ClaimResult] = {}
     if confirmed:

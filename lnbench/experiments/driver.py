@@ -125,9 +125,9 @@ def probe_plugin_norm(cfg: RunConfig) -> str | None:
             for h in hooks:
                 h.remove()
     except Exception as exc:  # the user's code raised, whatever it raised: one line
-        message = " ".join(f"{type(exc).__name__}: {exc}".split())
-        message = message if len(message) <= 300 else message[:297] + "..."
-        return f"{cfg.model.norm!r} fails {where}: {message}"
+        from lnbench.testing import one_line
+
+        return f"{cfg.model.norm!r} fails {where}: {one_line(exc)}"
     return None
 
 

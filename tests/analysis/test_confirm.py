@@ -45,7 +45,7 @@ def two_stage(claims, effects, rng, pool=False, pilot=None, max_seeds=confirm.MA
             continue
         new = draw(rng, plan.seeds, effect, first_seed=PILOT_SEEDS)
         fresh.append(ClaimSamples(before.a + new.a, before.b + new.b) if pool else new)
-    return confirm.confirm_verdicts(claims, pilot_results, plans, fresh, hints=False), plans
+    return confirm.confirm_verdicts(claims, pilot_results, plans, fresh), plans
 
 
 def says_they_differ(result) -> bool:
@@ -141,7 +141,7 @@ def test_a_true_effect_at_the_planned_size_is_decided_about_80_percent_of_the_ti
     decided = 0
     for _ in range(sims):
         fresh = draw(rng, plan.seeds, effect, sd, first_seed=PILOT_SEEDS)
-        final = confirm.confirm_verdicts([claim], [pilot_result], [plan], [fresh], hints=False)[0]
+        final = confirm.confirm_verdicts([claim], [pilot_result], [plan], [fresh])[0]
         decided += final.verdict != "inconclusive"
     assert 0.8 - 3 * math.sqrt(0.16 / sims) <= decided / sims <= 0.97, (plan, decided / sims)
 
