@@ -381,6 +381,43 @@ def _settle(seeds: int | None) -> str:
     return f"; about {seeds} seeds would settle it" if seeds else ""
 
 
+def memoryless_outcome(test: dict) -> str:
+    """The answer of one memoryless test: ``learned`` (significantly above the memoryless baseline),
+    ``did not learn`` (significantly below it, or the whole interval within 2 points of it) or
+    ``not shown`` (neither)."""
+    if test["learned"]:
+        return "learned"
+    if test.get("did_not_learn", did_not_learn(test["diff"], test["ci95"], test["p_adjusted"])):
+        return "did not learn"
+    return "not shown"
+
+
+def _borderline_mark(test: dict) -> str:
+    return " (borderline)" if test.get("borderline", stats.is_borderline(test["p_adjusted"])) else ""
+
+
+def _listed(items: Sequence[str]) -> str:
+    """``A``, ``A and B``, ``A, B and C``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def memoryless_answer(learned: Sequence[tuple[str, dict]]) -> str:
+    """The first sentence's answer for several norms: ``LayerNorm learned it; NoNorm did not; BatchNorm
+    not shown with 3 seeds``, norms with the same outcome named together, a borderline test marked."""
+    words = {"learned": "learned it", "did not learn": "did not", "not shown": "not shown"}
+    by_outcome: dict[str, list[str]] = {}
+    for norm, test in learned:
+        by_outcome.setdefault(memoryless_outcome(test), []).append(norm_label(norm) + _borderline_mark(test))
+    parts = []
+    for outcome, norms in by_outcome.items():
+        text = f"{_listed(norms)} {words[outcome]}"
+        if outcome == "not shown":
+            seeds = {t["n_seeds"] for n, t in learned if "n_seeds" in t and memoryless_outcome(t) == outcome}
+            text += f" with {plural(seeds.pop(), 'seed')}" if len(seeds) == 1 else ""
+        parts.append(text)
+    return "; ".join(parts)
+
+
 def describe_memoryless(test: dict) -> str:
     """Where a model stands against the memoryless baseline, with the effect, its interval and
     Holm p: ``above the memoryless baseline (...): it learned more than the last input``;
@@ -393,9 +430,10 @@ def describe_memoryless(test: dict) -> str:
         f"{_points(test['diff'])} points [unadjusted 95% CI {_points(test['ci95'][0])}, {_points(test['ci95'][1])}], "
         f"{test['test']}, Holm p = {test['p_adjusted']:.2g}"
     )
-    if test["learned"]:
+    outcome = memoryless_outcome(test)
+    if outcome == "learned":
         text = f"above the memoryless baseline ({effect}): it learned more than the last input"
-    elif test.get("did_not_learn", did_not_learn(test["diff"], test["ci95"], test["p_adjusted"])):
+    elif outcome == "did not learn":
         below = test["p_adjusted"] < stats.ALPHA and test["diff"] < 0
         where = "below" if below else f"within {100 * MEMORYLESS_MARGIN:g} points of"
         text = f"{where} the memoryless baseline ({effect}): did not learn the memory task"
@@ -451,6 +489,43 @@ def describe_in_words(c: Comparison) -> str:
     return text
 
 
+def comparisons_answer(comparisons: Sequence[Comparison], gains: dict[str, float] | None = None) -> str:
+    """The first sentence's answer for one family of tested pairs: the winners of the significant
+    pairs, each with the norms it beat (``BatchNorm is more accurate than NoNorm and LayerNorm``,
+    ``LayerNorm's train loss fell faster than NoNorm's``), then the pairs no test told apart
+    (``NoNorm vs LayerNorm not distinguishable with 3 seeds``, or ``no tested pair is
+    distinguishable with 3 seeds``); a borderline pair, and a pair whose norms started at different
+    initial ``gains`` (norm -> gain), is marked."""
+    loss = bool(comparisons) and comparisons[0].metric == "mean_train_loss"
+    beaten: dict[str, list[str]] = {}
+    alike: list[str] = []
+    for c in comparisons:
+        a, b = norm_label(c.norm_a), norm_label(c.norm_b)
+        marks = ["borderline"] if c.borderline else []
+        marks += ["unequal initial gains"] if _unequal_gains(c, gains or {}) else []
+        mark = f" ({', '.join(marks)})" if marks else ""
+        if c.significant:
+            first_better = c.mean_diff < 0 if loss else c.mean_diff > 0
+            winner, loser = (a, b) if first_better else (b, a)
+            beaten.setdefault(winner, []).append(f"{loser}'s{mark}" if loss else f"{loser}{mark}")
+        else:
+            alike.append(f"{a} vs {b}{mark}")
+    parts = [
+        f"{w}'s train loss fell faster than {' and '.join(ls)}"
+        if loss
+        else f"{w} is more accurate than {' and '.join(ls)}"
+        for w, ls in beaten.items()
+    ]
+    if alike:
+        seeds = {c.n_seeds for c in comparisons if not c.significant}
+        with_seeds = f" with {plural(seeds.pop(), 'seed')}" if len(seeds) == 1 else ""
+        if not beaten and len(alike) > 1:
+            parts.append(f"no tested pair is distinguishable{with_seeds}")
+        else:
+            parts.append(f"{_listed(alike)} not distinguishable{with_seeds}")
+    return "; ".join(parts)
+
+
 def same_runs_across_placements(rows: Sequence[SummaryRow]) -> list[str]:
     """A line for each norm whose runs are the same in both of a family's norm placements, seed
     for seed (the final test accuracy and the mean training loss equal): with no norm there is
@@ -484,8 +559,9 @@ def compare_verdicts(
     """The verdicts of ``compare``, per model group (family, and the RNN's norm placement):
     divergences, whether each norm learned more than the memoryless baseline (``memoryless``,
     :func:`memoryless_tests`), reaching ``target_acc`` (k/n seeds, median and range of the first
-    epoch), and each tested pair in words (faster / more accurate) with its effect, interval and
-    Holm-adjusted p-value."""
+    epoch), and per metric the answer (:func:`comparisons_answer`), the means, then each tested pair
+    in words (faster / more accurate) with its effect, interval and Holm-adjusted p-value. Each
+    sentence's first clause is its answer; the numbers behind it follow."""
     verdicts = []
     memoryless = memoryless or {}
     n_seeds = len({r.seed for r in rows})
@@ -513,7 +589,7 @@ def compare_verdicts(
         learned = [(norm, memoryless[(group, norm)]) for norm in by_norm if (group, norm) in memoryless]
         if learned:
             verdicts.append(
-                f"{fam}, did it learn the memory task? "
+                f"{fam}, did it learn the memory task? {memoryless_answer(learned)}. "
                 + "; ".join(f"{norm_label(n)} {describe_memoryless(t)}" for n, t in learned)
                 + "."
             )
@@ -540,17 +616,22 @@ def compare_verdicts(
                 how = " or ".join("failed (see run.json)" if e == "failed" else e for e in ended) or "stopped"
                 verdicts.append(f"{fam}, {METRICS[metric]}: every run {how}, so there is nothing to compare.")
                 continue
-            line = f"{fam}, {METRICS[metric]} ({over}): {shown}."
             if group_cmp:
+                line = (
+                    f"{fam}, {METRICS[metric]}: {comparisons_answer(group_cmp, gains)}. {over.capitalize()}: {shown}."
+                )
                 line += f" Holm over {plural(len(group_cmp), 'comparison')}: " + " ".join(
                     describe_in_words(c) + _unequal_gains(c, gains) for c in group_cmp
                 )
             elif len(means) > 1:
-                line += " Not tested: " + (
-                    "one seed has no paired test for a loss curve."
+                why = (
+                    "one seed has no paired test for a loss curve"
                     if metric == "mean_train_loss"
-                    else "no pair of finished runs."
+                    else "no pair of finished runs"
                 )
+                line = f"{fam}, {METRICS[metric]}: not tested ({why}). {over.capitalize()}: {shown}."
+            else:
+                line = f"{fam}, {METRICS[metric]} ({over}): {shown}."
             verdicts.append(line)
     verdicts += same_runs_across_placements(rows)
     if rows and n_seeds == 1:
@@ -564,9 +645,10 @@ def compare_verdicts(
 def sweep_verdicts(
     rows: Sequence[SummaryRow], comparisons: Sequence[Comparison], reference_batch_size: int
 ) -> list[str]:
-    """The verdicts of the batch-size sweep, per norm: accuracy range, divergences, and the
-    batch sizes where it differs from NoNorm, from its own accuracy at ``reference_batch_size``,
-    and (BatchNorm) between batch and running statistics, all Holm-corrected over the sweep."""
+    """The verdicts of the batch-size sweep, per norm: divergences; then, answer first, the batch
+    sizes where it differs from NoNorm, from its own accuracy at ``reference_batch_size``, and
+    (BatchNorm) between batch and running statistics, all Holm-corrected over the sweep (or that no
+    tested difference is significant), followed by its accuracy range across batch sizes."""
     verdicts = []
     total = len(comparisons)
     n_seeds = len({r.seed for r in rows})
@@ -590,9 +672,9 @@ def sweep_verdicts(
             continue
         if len(means) == 1:
             ((bs, acc),) = means.items()
-            text = f"{name}: final test accuracy {acc:.1%} at batch size {bs} ({over})"
+            accuracy = f"final test accuracy {acc:.1%} at batch size {bs} ({over})"
         else:
-            text = f"{name}: final test accuracy {min(means.values()):.1%} to {max(means.values()):.1%} across batch sizes ({over})"
+            accuracy = f"final test accuracy {min(means.values()):.1%} to {max(means.values()):.1%} across batch sizes ({over})"
         mine = [c for c in comparisons if c.norm_a == norm]
         groups = [
             (
@@ -624,12 +706,12 @@ def sweep_verdicts(
                         for c in hits
                     )
                 )
-        if parts:
-            text += "; " + "; ".join(parts)
-        elif mine:
+        if not parts and mine:
             tested = norm_order(c.norm_b for c in mine)
-            text += f"; no tested difference (vs {', '.join(norm_label(n) if n != norm else 'its own batch sizes' for n in tested)}) is significant"
-        verdicts.append(text + ".")
+            parts.append(
+                f"no tested difference (vs {', '.join(norm_label(n) if n != norm else 'its own batch sizes' for n in tested)}) is significant"
+            )
+        verdicts.append(f"{name}: {'; '.join([*parts, accuracy])}.")  # the answer first, then the range
     if comparisons:
         tests = sorted({c.test.split(" (")[0] for c in comparisons})
         verdicts.append(

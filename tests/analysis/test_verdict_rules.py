@@ -327,7 +327,7 @@ def _cmp(norm_a, norm_b, diff, significant, cond_a="batch size 1", metric="final
 def test_a_sweep_verdict_names_each_significant_difference_once_with_its_direction(comparison, part):
     rows = [row("layer", s, 0.9 + 0.01 * s, bs=bs) for s in range(2) for bs in (1, 64)]
     (line, _) = verdicts.sweep_verdicts(rows, [comparison], 64)
-    assert line == f"LayerNorm: final test accuracy 90.5% to 90.5% across batch sizes (mean over 2 seeds); {part}."
+    assert line == f"LayerNorm: {part}; final test accuracy 90.5% to 90.5% across batch sizes (mean over 2 seeds)."
 
 
 def test_a_sweep_verdict_states_its_means_divergences_and_tests():
@@ -336,7 +336,7 @@ def test_a_sweep_verdict_states_its_means_divergences_and_tests():
     lines = verdicts.sweep_verdicts(rows, [_cmp("batch", "batch", 0.32, True, "batch size 8")], 64)
     assert lines == [
         "BatchNorm: diverged at batch size 1 (left out of means and tests).",
-        "BatchNorm: final test accuracy 60.0% to 92.0% across batch sizes (mean over 4 seeds); above its batch size 64 at batch size 8 (+32.0 points).",
+        "BatchNorm: above its batch size 64 at batch size 8 (+32.0 points); final test accuracy 60.0% to 92.0% across batch sizes (mean over 4 seeds).",
         "Significance: paired t-test over 3 seeds, Holm-Bonferroni over all 1 comparisons of this sweep at 5%; "
         "the effects with 95% intervals are in summary.json (comparisons).",
     ]
@@ -430,6 +430,46 @@ def test_each_compared_pair_in_words(c, sentence):
     assert verdicts.describe_in_words(c) == sentence
 
 
+@pytest.mark.parametrize(
+    "pairs, gains, answer",
+    [
+        (
+            [("layer", "none", 0.1, True), ("batch", "none", 0.05, True), ("layer", "batch", 0.01, False)],
+            {},
+            "LayerNorm is more accurate than NoNorm; BatchNorm is more accurate than NoNorm;"
+            " LayerNorm vs BatchNorm not distinguishable with 5 seeds",
+        ),
+        (
+            [("none", "batch", -0.1, True), ("none", "layer", -0.05, True), ("batch", "layer", 0.01, False)],
+            {"batch": 0.1, "layer": 1.0},
+            "BatchNorm is more accurate than NoNorm; LayerNorm is more accurate than NoNorm;"
+            " BatchNorm vs LayerNorm (unequal initial gains) not distinguishable with 5 seeds",
+        ),
+        (
+            [("batch", "none", 0.1, True), ("batch", "layer", 0.05, True)],
+            {},
+            "BatchNorm is more accurate than NoNorm and LayerNorm",
+        ),
+        (
+            [("layer", "none", 0.01, False), ("batch", "none", 0.01, False)],
+            {},
+            "no tested pair is distinguishable with 5 seeds",
+        ),
+    ],
+)
+def test_a_compare_verdict_opens_with_its_answer(pairs, gains, answer):
+    """A family's first sentence names each significant pair's winner with the norms it beat (the
+    better one: higher accuracy), then the pairs no test told apart; a pair of norms that started at
+    different initial gains is marked. Oracle: the hand-set significance and sign of each pair."""
+    cmp = [_pair("final_test_acc", d, sig, norm_a=a, norm_b=b) for a, b, d, sig in pairs]
+    assert verdicts.comparisons_answer(cmp, gains) == answer
+    loss = [_pair("mean_train_loss", 0.05, True), _pair("mean_train_loss", -0.05, True, norm_a="layer", norm_b="batch")]
+    assert (
+        verdicts.comparisons_answer(loss)
+        == "NoNorm's train loss fell faster than LayerNorm's; LayerNorm's train loss fell faster than BatchNorm's"
+    )
+
+
 def test_compare_verdicts_in_full():
     rows = []
     for s, (n_acc, l_acc, n_loss, l_loss) in enumerate(
@@ -454,25 +494,26 @@ def test_compare_verdicts_in_full():
     acc, loss = cmp[0], cmp[1]
     assert lines[:3] == [
         "RNN: BatchNorm diverged in 1 of 1 seed; a diverged seed has no final accuracy and is left out of means and tests.",
-        "RNN, did it learn the memory task? LayerNorm above the memoryless baseline (+20.0 points [unadjusted 95% CI"
+        "RNN, did it learn the memory task? LayerNorm learned it. LayerNorm above the memoryless baseline (+20.0 points [unadjusted 95% CI"
         " +15.0, +25.0], t, Holm p = 0.002): it learned more than the last input.",
         "RNN, first epoch at 90% test accuracy within 10 epochs: NoNorm 0/3 seeds reached it; LayerNorm 2/3 seeds"
         " reached it, median epoch 3 (range 2-4); BatchNorm 0/1 seed reached it.",
     ]
     assert lines[3] == (
-        "RNN, final test accuracy (mean over 3 seeds): NoNorm 75.0%, LayerNorm 85.3%. Holm over 1 comparison: "
-        + verdicts.describe_in_words(acc)
+        "RNN, final test accuracy: LayerNorm is more accurate than NoNorm. Mean over 3 seeds: NoNorm 75.0%,"
+        " LayerNorm 85.3%. Holm over 1 comparison: " + verdicts.describe_in_words(acc)
     )
     assert lines[4] == (
-        "RNN, mean train loss (area under the loss curve) (mean over 3 seeds): NoNorm 0.550 nats, LayerNorm 0.350 nats."
+        "RNN, mean train loss (area under the loss curve): LayerNorm's train loss fell faster than NoNorm's"
+        " (borderline). Mean over 3 seeds: NoNorm 0.550 nats, LayerNorm 0.350 nats."
         " Holm over 1 comparison: " + verdicts.describe_in_words(loss)
     )
     assert len(lines) == 5
     one = verdicts.compare_verdicts([row("none", 0, 0.8), row("layer", 0, 0.9)], [], 5, 0.95)
     assert one[1:] == [
-        "RNN, final test accuracy (one seed): NoNorm 80.0%, LayerNorm 90.0%. Not tested: no pair of finished runs.",
-        "RNN, mean train loss (area under the loss curve) (one seed): NoNorm 0.300 nats, LayerNorm 0.300 nats."
-        " Not tested: one seed has no paired test for a loss curve.",
+        "RNN, final test accuracy: not tested (no pair of finished runs). One seed: NoNorm 80.0%, LayerNorm 90.0%.",
+        "RNN, mean train loss (area under the loss curve): not tested (one seed has no paired test for a loss"
+        " curve). One seed: NoNorm 0.300 nats, LayerNorm 0.300 nats.",
         "One seed: the tests above cover the test-set sampling only, not the seed-to-seed variation; "
         "set seeds to 5 or more (e.g. --set seeds=[0,1,2,3,4]) before trusting a ranking.",
     ]
@@ -639,13 +680,15 @@ def test_compare_verdicts_join_several_items_and_count_seeds():
     lines = verdicts.compare_verdicts(rows, cmp, 10, 0.9, learned)
     effect = "+10.0 points [unadjusted 95% CI +5.0, +15.0], t, Holm p = 0.02"
     assert lines[0] == (
-        f"RNN, did it learn the memory task? LayerNorm above the memoryless baseline ({effect}): it learned more than"
+        "RNN, did it learn the memory task? LayerNorm (borderline) and BatchNorm (borderline) learned it."
+        f" LayerNorm above the memoryless baseline ({effect}): it learned more than"
         f" the last input ({NOTE}; about 6 seeds would settle it); BatchNorm above the memoryless baseline ({effect}):"
         f" it learned more than the last input ({NOTE})."
     )
     assert lines[2] == (
-        "RNN, final test accuracy (mean over 2 seeds): NoNorm 61.0%, LayerNorm 83.0%, BatchNorm 72.5%. Holm over 3"
-        " comparisons: " + " ".join(verdicts.describe_in_words(c) for c in acc)
+        "RNN, final test accuracy: no tested pair is distinguishable with 2 seeds. Mean over 2 seeds: NoNorm 61.0%,"
+        " LayerNorm 83.0%, BatchNorm 72.5%. Holm over 3 comparisons: "
+        + " ".join(verdicts.describe_in_words(c) for c in acc)
     )
     alone = verdicts.compare_verdicts([row("layer", s, 0.9) for s in range(2)], [], 10, 0.9)
     assert alone[1] == "RNN, final test accuracy (mean over 2 seeds): LayerNorm 90.0%."  # one norm: nothing to test
@@ -676,12 +719,12 @@ def test_a_sweep_verdict_lists_several_sizes_and_groups_and_what_was_tested():
     below = [_cmp("layer", "none", -0.05, True, f"batch size {b}") for b in (1, 2)]
     above = [_cmp("layer", "layer", 0.03, True, "batch size 2")]
     (line, _) = verdicts.sweep_verdicts(rows, below + above, 64)
-    assert line.endswith(
-        "; below NoNorm at batch size 1 (-5.0 points), 2 (-5.0 points); above its batch size 64 at batch size 2 (+3.0 points)."
+    assert line.startswith(
+        "LayerNorm: below NoNorm at batch size 1 (-5.0 points), 2 (-5.0 points); above its batch size 64 at batch size 2 (+3.0 points); "
     )
     quiet = [_cmp("layer", "layer", 0.01, False), _cmp("layer", "none", 0.01, False)]
     (line, _) = verdicts.sweep_verdicts(rows, quiet, 64)
-    assert line.endswith("; no tested difference (vs NoNorm, its own batch sizes) is significant.")
+    assert line.startswith("LayerNorm: no tested difference (vs NoNorm, its own batch sizes) is significant; ")
 
 
 def test_the_sweeps_significance_line_names_each_test_once_without_its_notes():
@@ -712,8 +755,10 @@ def test_a_sweep_verdict_of_a_users_norm_names_what_it_was_tested_against():
     rows = [row(mine, s, 0.9, bs=bs) for s in range(2) for bs in (1, 64)]
     cmp = [_cmp(mine, mine, 0.0, False), _cmp(mine, "none", 0.01, False)]
     (line, _) = verdicts.sweep_verdicts(rows, cmp, 64)
-    assert line.endswith("; no tested difference (vs NoNorm, its own batch sizes) is significant.")
-    assert line.startswith("ScaleNorm: final test accuracy 90.0%")
+    assert line == (
+        "ScaleNorm: no tested difference (vs NoNorm, its own batch sizes) is significant;"
+        " final test accuracy 90.0% to 90.0% across batch sizes (mean over 2 seeds)."
+    )
 
 
 def test_norm_order_puts_the_registry_first_then_users_norms_as_given():
