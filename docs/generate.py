@@ -8,7 +8,7 @@ The pages that restate the code are written from it, so they cannot drift:
   ``metrics.json`` fields (:class:`lnbench.records.schema.Metrics`, :data:`METRICS_DOCS`) and the
   ``summary.json`` row fields (:class:`SummaryRow`, :data:`SUMMARY_ROW_DOCS`);
 - the caption table of ``figures.md``, from :data:`lnbench.report.figures.CAPTIONS`, and the
-  claims table of ``claims.md``, from :data:`lnbench.analysis.claims.CLAIMS` (each between its
+  claims table of ``claims.md``, from :data:`lnbench.analysis.claim_catalogue.CLAIMS` (each between its
   page's GENERATED markers; the rest of those pages is written by hand).
 
 The output is a pure function of the code: no dates, no paths, no dict-order surprises (the
@@ -248,7 +248,8 @@ def figure_captions() -> list[str]:
 
 def claims_table() -> list[str]:
     """The table of the claims ``lnbench claims`` evaluates (claims.md)."""
-    from lnbench.analysis.claims import CLAIMS, METRICS, format_amount
+    from lnbench.analysis.claim_catalogue import CLAIMS
+    from lnbench.analysis.metrics import METRICS, format_amount
     from lnbench.experiments.claims import in_default_run
     from lnbench.names import family_label
 
@@ -262,7 +263,7 @@ def claims_table() -> list[str]:
             held = f"a below b by at least {margin}, Holm p < 0.05"
         else:
             held = f"95% interval of a - b inside +-{margin}"
-        row = [f"`{c.id}`", family_label(c.family), c.text, f"`{c.regime}`", METRICS[c.metric][1]]
+        row = [f"`{c.id}`", family_label(c.family), c.text, f"`{c.regime}`", METRICS[c.metric].column]
         lines.append(
             "| "
             + " | ".join(_cell(x) for x in row)
@@ -275,7 +276,7 @@ def claims_table() -> list[str]:
 #: page -> (block name, source named in the markers, the block's lines)
 BLOCKS = {
     "figures.md": ("captions", "lnbench.report.figures.CAPTIONS", figure_captions),
-    "claims.md": ("claims", "lnbench.analysis.claims.CLAIMS", claims_table),
+    "claims.md": ("claims", "lnbench.analysis.claim_catalogue.CLAIMS", claims_table),
 }
 
 

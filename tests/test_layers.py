@@ -133,3 +133,59 @@ def test_the_layer_check_catches_a_planted_upward_import(graph, expected):
 def test_the_cycle_check_catches_a_planted_circle():
     graph = {"lnbench.a": {"lnbench.b"}, "lnbench.b": {"lnbench.c"}, "lnbench.c": {"lnbench.a"}, "lnbench.d": set()}
     assert cycles(graph) == [["lnbench.a", "lnbench.b", "lnbench.c"]]
+
+
+#: what a pure-functions module must not touch: the config loaders and their checks, YAML, and files
+IMPURE_IMPORTS = {"lnbench.config.schema.load_config", "lnbench.config.load_config", "lnbench.config.apply_overrides"}
+IMPURE_MODULES = {"lnbench.config.checks", "lnbench.config.yaml12", "pydantic", "yaml", "json", "pathlib"}
+IMPURE_CALLS = {"open", "read_text", "read_bytes", "write_text", "is_file", "exists", "load_config", "apply_overrides"}
+
+
+def impurities(source: str) -> list[str]:
+    """What a module's source does that a pure analysis module must not: import a config loader,
+    YAML, JSON or pathlib, or call a file or loader function (``open``, ``.read_text()``, ...)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out += [f"import {a.name}" for a in node.names if a.name in IMPURE_MODULES]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.module in IMPURE_MODULES:
+                out.append(f"from {node.module} import ...")
+            out += [
+                f"imports {node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in IMPURE_IMPORTS
+            ]
+            out += [
+                f"imports {node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in IMPURE_MODULES
+            ]
+        elif isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            if name in IMPURE_CALLS:
+                out.append(f"calls {name}()")
+    return out
+
+
+def test_analysis_is_pure_functions_of_rows():
+    """``lnbench/analysis`` computes from rows and configs it is given: it imports no config loader,
+    YAML, JSON or pathlib, and opens no file (the experiments read presets and run folders)."""
+    found = {
+        name: bad
+        for name, path in MODULES.items()
+        if layer(name) == "analysis" and (bad := impurities(path.read_text()))
+    }
+    assert found == {}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from lnbench.config import load_config",
+        "from lnbench.config.checks import check_seeds",
+        "import json",
+        "from pathlib import Path",
+        "x = p.read_text()",
+        "open('f')",
+    ],
+)
+def test_the_purity_check_catches_a_planted_file_read(source):
+    assert impurities(source) != []

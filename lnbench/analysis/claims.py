@@ -1,4 +1,4 @@
-"""``lnbench claims``: each claim about LayerNorm tested in a regime where it can show.
+"""``lnbench claims``' verdict rules: each claim about LayerNorm tested in a regime where it can show.
 
 A claim compares two conditions (a norm, and optionally a batch size) of one model family in one
 *regime*: a preset config in ``configs/claims/<regime>.yaml`` (an ordinary lnbench config: data,
@@ -24,25 +24,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from lnbench.analysis import stats
-from lnbench.config import ConfigError, RunConfig, load_config
-from lnbench.config.checks import check_keys_apply, check_memory_of_families, check_seeds
-from lnbench.names import GAINLESS_NORMS, family_label, norm_label, paper_gain_init
+from lnbench.analysis.claim_catalogue import Claim, Condition
+from lnbench.analysis.metrics import METRICS, format_amount, format_interval, format_level
+from lnbench.names import family_label
 from lnbench.records.schema import SummaryRow
 
-VERDICTS = ("held", "not held", "inconclusive")
-BOUNDS = {"final_test_acc": 1.0, "abs_scale_spearman": 1.0}  # |a - b| can be at most this
-
-#: metric -> (label, short label for tables): what each claim can measure, from a SummaryRow.
-METRICS = {
-    "mean_train_loss": ("mean train loss (area under the loss curve)", "mean train loss"),
-    "final_test_acc": ("final test accuracy", "test acc"),
-    "abs_scale_spearman": ("|Spearman correlation| of ||h_T|| with the input scale", "|rho(||h_T||, s)|"),
-}
+if TYPE_CHECKING:
+    from lnbench.config import RunConfig
 
 
 def metric_value(row: SummaryRow, metric: str) -> float | None:
@@ -53,572 +46,6 @@ def metric_value(row: SummaryRow, metric: str) -> float | None:
         rho = row.final_scale_spearman
         return None if rho is None else abs(rho)
     return getattr(row, metric)
-
-
-@dataclass(frozen=True)
-class Condition:
-    """One side of a claim: a norm, a batch size (None: the regime's ``train.batch_size``) and an
-    initial gain of the norms (``model.norm_gain_init``; None: the regime's, by default each paper's)."""
-
-    norm: str
-    batch_size: int | None = None
-    gain: float | None = None
-
-    def label(self) -> str:
-        return (
-            norm_label(self.norm)
-            + (f" (gains {self.gain:g})" if self.gain is not None else "")
-            + (f" at batch size {self.batch_size}" if self.batch_size is not None else "")
-        )
-
-    def batch_size_in(self, regime: RunConfig) -> int:
-        """Its batch size in ``regime``."""
-        return self.batch_size if self.batch_size is not None else regime.train.batch_size
-
-    def gain_in(self, family: str, regime: RunConfig) -> float | None:
-        """Its ``model.norm_gain_init`` in ``regime``: its gain, or the regime's; None (the paper's)
-        where that is the same model (a gain equal to the paper's, or a norm without a gain), so
-        that the same model is trained once."""
-        if self.gain is None or self.norm in GAINLESS_NORMS:
-            return None if self.norm in GAINLESS_NORMS else regime.model.norm_gain_init
-        if regime.model.norm_gain_init is None and self.gain == paper_gain_init(family, self.norm):
-            return None
-        return self.gain
-
-    def setting(self, family: str, regime_name: str, regime: RunConfig) -> tuple:
-        """The key of its rows (:func:`setting_key`)."""
-        return setting_key(regime_name, family, self.norm, self.batch_size_in(regime), self.gain_in(family, regime))
-
-
-def setting_key(regime: str, family: str, norm: str, batch_size: int, norm_gain_init: float | None) -> tuple:
-    """The key of a setting's rows: ``(regime, family, norm, batch size)``, and its
-    ``model.norm_gain_init`` when one is set (``(..., 64, 0.1)``)."""
-    return (regime, family, norm, batch_size) + (() if norm_gain_init is None else (norm_gain_init,))
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A claim: ``a`` versus ``b`` on ``metric`` for ``family`` in ``regime`` (see the module
-    docstring for ``direction`` and ``margin``)."""
-
-    id: str
-    text: str
-    regime: str
-    family: str
-    metric: str
-    a: Condition
-    b: Condition
-    direction: str  # "less" (a < b) or "equal" (|a - b| < margin)
-    margin: float
-    why: str = ""  # why this regime is where the claim can show
-    #: a difference in differences: the effect is (a - b) - (net[0] - net[1]), seed by seed, e.g.
-    #: [LN(1) - LN(64)] - [none(1) - none(64)]: what a norm adds beyond what the other conditions
-    #: (the optimizer's step count) already do to every model. None: the effect is a - b.
-    net: tuple[Condition, Condition] | None = None
-
-    def sides_label(self) -> str:
-        """``LayerNorm vs NoNorm``; a difference in differences
-        ``(LayerNorm at batch size 1 minus at 64) vs (NoNorm at batch size 1 minus at 64)``."""
-        if self.net is None:
-            return f"{self.a.label()} vs {self.b.label()}"
-        return f"({self.a.label()} minus {self.b.label()}) vs ({self.net[0].label()} minus {self.net[1].label()})"
-
-    @property
-    def conditions(self) -> tuple[Condition, ...]:
-        """Every condition it needs trained: a, b and those of ``net``."""
-        return (self.a, self.b) + (self.net or ())
-
-    @property
-    def references(self) -> tuple[Condition, ...]:
-        """The conditions an accuracy is measured against (b, and net's second): at chance, nothing
-        can degrade from them."""
-        return (self.b,) + ((self.net[1],) if self.net else ())
-
-
-#: The claims ``lnbench claims`` evaluates, in table order.
-CLAIMS: tuple[Claim, ...] = (
-    Claim(
-        "rnn_faster_default",
-        "LayerNorm converges faster than NoNorm",
-        "default",
-        "rnn",
-        "mean_train_loss",
-        Condition("layer"),
-        Condition("none"),
-        "less",
-        0.02,
-        "the default task, joint placement (Ba et al. eq. 4)",
-    ),
-    Claim(
-        "rnn_separate_learns",
-        "Normalizing the recurrent and input terms separately lets the RNN learn the memory task that NoNorm cannot",
-        "separate_placement",
-        "rnn",
-        "final_test_acc",
-        Condition("none"),
-        Condition("layer"),
-        "less",
-        0.02,
-        "the default task with norm(W_hh h) + norm(W_xh x), the form of the paper's LN-LSTM",
-    ),
-    Claim(
-        "rnn_joint_does_not_learn",
-        "In the joint placement LayerNorm does not let the RNN learn more than NoNorm",
-        "default",
-        "rnn",
-        "final_test_acc",
-        Condition("layer"),
-        Condition("none"),
-        "equal",
-        0.02,
-        "the default task, joint placement norm(W_hh h + W_xh x) (Ba et al. eq. 4)",
-    ),
-    Claim(
-        "rnn_separate_ln_vs_bn",
-        "In the separate placement LayerNorm is as accurate as BatchNorm (both gains start at 1)",
-        "separate_placement",
-        "rnn",
-        "final_test_acc",
-        Condition("layer"),
-        Condition("batch"),
-        "equal",
-        0.02,
-        "the default task, separate placement, batch size 64; equal initial gains (1, both papers')",
-    ),
-    Claim(
-        "rnn_separate_ln_vs_bn_gain01",
-        "In the separate placement LayerNorm is as accurate as BatchNorm with both gains starting at 0.1",
-        "separate_placement",
-        "rnn",
-        "final_test_acc",
-        Condition("layer", gain=0.1),
-        Condition("batch", gain=0.1),
-        "equal",
-        0.02,
-        "the default task, separate placement, batch size 64; equal initial gains 0.1 (the BN-LSTM's)",
-    ),
-    Claim(
-        "rnn_faster_unstable",
-        "LayerNorm converges faster than NoNorm",
-        "unstable_recurrence",
-        "rnn",
-        "mean_train_loss",
-        Condition("layer"),
-        Condition("none"),
-        "less",
-        0.02,
-        "an expanding recurrence: W_hh orthogonal x 3",
-    ),
-    Claim(
-        "rnn_scale_invariant",
-        "LayerNorm stabilises hidden-state dynamics against input scale",
-        "large_input_scale",
-        "rnn",
-        "abs_scale_spearman",
-        Condition("layer"),
-        Condition("none"),
-        "less",
-        0.1,
-        "input scales from 16 to 256",
-    ),
-    Claim(
-        "rnn_ln_batch_size",
-        "LayerNorm adds no batch-size dependence of its own (batch size 1 vs 64, net of NoNorm's)",
-        "small_batches",
-        "rnn",
-        "final_test_acc",
-        Condition("layer", 1),
-        Condition("layer", 64),
-        "equal",
-        0.02,
-        "[LN(1) - LN(64)] - [NoNorm(1) - NoNorm(64)], same samples seen; every batch size trains the same epochs, so batch size 1 takes 64x the steps of 64: NoNorm's own change, net of which LayerNorm's is measured, is the step count's",
-        net=(Condition("none", 1), Condition("none", 64)),
-    ),
-    Claim(
-        "rnn_bn_batch_size_1",
-        "BatchNorm degrades at batch size 1 beyond NoNorm's change (batch size 1 vs 64)",
-        "small_batches",
-        "rnn",
-        "final_test_acc",
-        Condition("batch", 1),
-        Condition("batch", 64),
-        "less",
-        0.02,
-        "[BN(1) - BN(64)] - [NoNorm(1) - NoNorm(64)], same samples seen; the step count's effect is NoNorm's",
-        net=(Condition("none", 1), Condition("none", 64)),
-    ),
-    Claim(
-        "tf_faster",
-        "LayerNorm converges faster than NoNorm",
-        "default",
-        "transformer",
-        "mean_train_loss",
-        Condition("layer"),
-        Condition("none"),
-        "less",
-        0.02,
-        "the default task and fair Transformer",
-    ),
-    Claim(
-        "tf_scale_invariant",
-        "LayerNorm stabilises hidden-state dynamics against input scale",
-        "default",
-        "transformer",
-        "abs_scale_spearman",
-        Condition("layer"),
-        Condition("none"),
-        "less",
-        0.1,
-        "input_norm on: invariant by construction (already at initialisation)",
-    ),
-    Claim(
-        "tf_scale_invariant_prenorm_only",
-        "LayerNorm stabilises hidden-state dynamics against input scale",
-        "transformer_no_input_norm",
-        "transformer",
-        "abs_scale_spearman",
-        Condition("layer"),
-        Condition("none"),
-        "less",
-        0.1,
-        "pre-norm LayerNorm only: the residual stream itself is not normalized",
-    ),
-    Claim(
-        "tf_ln_batch_size",
-        "LayerNorm adds no batch-size dependence of its own (batch size 1 vs 64, net of NoNorm's)",
-        "small_batches_transformer",
-        "transformer",
-        "final_test_acc",
-        Condition("layer", 1),
-        Condition("layer", 64),
-        "equal",
-        0.02,
-        "[LN(1) - LN(64)] - [NoNorm(1) - NoNorm(64)], same samples seen; every batch size trains the same epochs, so batch size 1 takes 64x the steps of 64: NoNorm's own change, net of which LayerNorm's is measured, is the step count's",
-        net=(Condition("none", 1), Condition("none", 64)),
-    ),
-    Claim(
-        "tf_bn_batch_size_1",
-        "BatchNorm degrades at batch size 1 beyond NoNorm's change (batch size 1 vs 64)",
-        "small_batches_transformer",
-        "transformer",
-        "final_test_acc",
-        Condition("batch", 1),
-        Condition("batch", 64),
-        "less",
-        0.02,
-        "[BN(1) - BN(64)] - [NoNorm(1) - NoNorm(64)], same samples seen; the step count's effect is NoNorm's",
-        net=(Condition("none", 1), Condition("none", 64)),
-    ),
-    Claim(
-        "lstm_faster",
-        "LayerNorm speeds up LSTM training",
-        "lstm",
-        "lstm",
-        "mean_train_loss",
-        Condition("layer"),
-        Condition("none"),
-        "less",
-        0.02,
-        "the default task and budget; the paper's LN-LSTM (Ba et al. 2016, section 3.1)",
-    ),
-    Claim(
-        "lstm_ln_more_accurate",
-        "LayerNorm improves the LSTM's accuracy on the memory task",
-        "lstm",
-        "lstm",
-        "final_test_acc",
-        Condition("none"),
-        Condition("layer"),
-        "less",
-        0.02,
-        "the default task: the class is in the trend across timesteps, not in any one of them",
-    ),
-    Claim(
-        "lstm_ln_vs_bn",
-        "In the LSTM, LayerNorm is as accurate as BatchNorm, each at its paper's initial gains (LN 1, BN 0.1)",
-        "lstm",
-        "lstm",
-        "final_test_acc",
-        Condition("layer"),
-        Condition("batch"),
-        "equal",
-        0.02,
-        "the default task at batch size 64; Ba et al.'s LN-LSTM (gains 1) vs Cooijmans et al.'s BN-LSTM (gains 0.1): "
-        "the norm and the initial gain differ",
-    ),
-    Claim(
-        "lstm_ln_vs_bn_gain01",
-        "At equal initial gains (0.1) the LN-LSTM is as accurate as the BN-LSTM: the BN-LSTM's advantage is its gain",
-        "lstm",
-        "lstm",
-        "final_test_acc",
-        Condition("layer", gain=0.1),
-        Condition("batch", gain=0.1),
-        "equal",
-        0.02,
-        "the default task at batch size 64; only the norm differs (every gain starts at 0.1, Cooijmans et al.'s)",
-    ),
-    Claim(
-        "lstm_ln_vs_bn_gain1",
-        "At equal initial gains (1) the LN-LSTM is as accurate as the BN-LSTM",
-        "lstm",
-        "lstm",
-        "final_test_acc",
-        Condition("layer", gain=1.0),
-        Condition("batch", gain=1.0),
-        "equal",
-        0.02,
-        "the default task at batch size 64; only the norm differs (every gain starts at 1, Ba et al.'s)",
-    ),
-    Claim(
-        "lstm_ln_gain01_more_accurate",
-        "The LN-LSTM with gains starting at 0.1 is more accurate than with gains starting at 1",
-        "lstm",
-        "lstm",
-        "final_test_acc",
-        Condition("layer", gain=1.0),
-        Condition("layer", gain=0.1),
-        "less",
-        0.02,
-        "the default task at batch size 64; only the initial gain differs (Cooijmans et al. section 4.2: a gain of "
-        "1 saturates the tanh)",
-    ),
-    Claim(
-        "lstm_ln_faster_than_bn",
-        "In the LSTM, LayerNorm converges faster than BatchNorm",
-        "lstm",
-        "lstm",
-        "mean_train_loss",
-        Condition("layer"),
-        Condition("batch"),
-        "less",
-        0.02,
-        "the default task at batch size 64; Ba et al. 2016, section 6.2 (the attentive reader): LN-LSTM trained "
-        "faster than BN-LSTM; each at its paper's initial gains",
-    ),
-    Claim(
-        "lstm_ln_faster_than_bn_gain01",
-        "In the LSTM, LayerNorm converges faster than BatchNorm at equal initial gains (0.1)",
-        "lstm",
-        "lstm",
-        "mean_train_loss",
-        Condition("layer", gain=0.1),
-        Condition("batch", gain=0.1),
-        "less",
-        0.02,
-        "the default task at batch size 64; only the norm differs (every gain starts at 0.1)",
-    ),
-    Claim(
-        "lstm_ln_batch_size",
-        "LayerNorm adds no batch-size dependence of its own (batch size 1 vs 64, net of NoNorm's)",
-        "lstm_small_batches",
-        "lstm",
-        "final_test_acc",
-        Condition("layer", 1),
-        Condition("layer", 64),
-        "equal",
-        0.02,
-        "[LN(1) - LN(64)] - [NoNorm(1) - NoNorm(64)], same samples seen; every batch size trains the same epochs, so batch size 1 takes 64x the steps of 64: NoNorm's own change, net of which LayerNorm's is measured, is the step count's",
-        net=(Condition("none", 1), Condition("none", 64)),
-    ),
-    Claim(
-        "lstm_bn_batch_size_1",
-        "BatchNorm degrades at batch size 1 beyond NoNorm's change (batch size 1 vs 64)",
-        "lstm_small_batches",
-        "lstm",
-        "final_test_acc",
-        Condition("batch", 1),
-        Condition("batch", 64),
-        "less",
-        0.02,
-        "[BN(1) - BN(64)] - [NoNorm(1) - NoNorm(64)], same samples seen; the step count's effect is NoNorm's; BatchNorm of one value is its beta (0 for the two terms)",
-        net=(Condition("none", 1), Condition("none", 64)),
-    ),
-    # the "LN speeds up training" claims again with SGD with momentum, not Adam (issue 33, D): does
-    # the finding depend on the optimizer? Each regime's learning rate was chosen on the
-    # validation split, the same for both norms (the regime's file says how)
-    *(
-        Claim(
-            f"{short}_faster_sgd",
-            f"{text}, with SGD with momentum",
-            f"{family}_sgd",
-            family,
-            "mean_train_loss",
-            Condition("layer"),
-            Condition("none"),
-            "less",
-            0.02,
-            f"{adam}'s task and model, trained with SGD (momentum 0.9) at a learning rate chosen on the validation split",
-        )
-        for short, family, adam, text in (
-            ("rnn", "rnn", "rnn_faster_default", "LayerNorm converges faster than NoNorm"),
-            ("tf", "transformer", "tf_faster", "LayerNorm converges faster than NoNorm"),
-            ("lstm", "lstm", "lstm_faster", "LayerNorm speeds up LSTM training"),
-        )
-    ),
-    # Ba et al. 2016's Figure 6 (section 6.7): permutation-invariant MNIST, a 784-1000-1000-10 MLP with the
-    # norm on its hidden layers, batch size 128 against 4; each batch size at its own learning rate, chosen on
-    # the validation split beforehand (configs/claims/figure6.yaml says how). The margins, 1 accuracy point,
-    # were fixed before any run: near 97 % on MNIST, 2 points is the gap between a good model and a poor one.
-    Claim(
-        "mlp_bn_batch_size_4",
-        "BatchNorm degrades at batch size 4 beyond NoNorm's change (batch size 4 vs 128; Ba et al. Figure 6)",
-        "figure6",
-        "mlp",
-        "final_test_acc",
-        Condition("batch", 4),
-        Condition("batch", 128),
-        "less",
-        0.01,
-        "[BN(4) - BN(128)] - [NoNorm(4) - NoNorm(128)] on MNIST, same epochs; NoNorm's change is the step count's "
-        "and the learning rates'; BatchNorm with the unbiased batch variance, as the paper at batch size 4",
-        net=(Condition("none", 4), Condition("none", 128)),
-    ),
-    Claim(
-        "mlp_ln_batch_size",
-        "LayerNorm adds no batch-size dependence of its own (batch size 4 vs 128, net of NoNorm's; Ba et al. Figure 6)",
-        "figure6",
-        "mlp",
-        "final_test_acc",
-        Condition("layer", 4),
-        Condition("layer", 128),
-        "equal",
-        0.01,
-        '[LN(4) - LN(128)] - [NoNorm(4) - NoNorm(128)] on MNIST, same epochs: "layer normalization is robust to '
-        'the batch-sizes" (section 6.7)',
-        net=(Condition("none", 4), Condition("none", 128)),
-    ),
-    Claim(
-        "mlp_ln_faster_than_bn_bs4",
-        "At batch size 4 LayerNorm's training loss falls faster than BatchNorm's (Ba et al. Figure 6, right)",
-        "figure6",
-        "mlp",
-        "mean_train_loss",
-        Condition("layer", 4),
-        Condition("batch", 4),
-        "less",
-        0.02,
-        'MNIST at batch size 4, the mean train loss over the epochs: "exhibits a faster training convergence '
-        'comparing to batch normalization" (section 6.7); both gains start at 1',
-    ),
-    Claim(
-        "mlp_ln_vs_bn_bs128",
-        "At batch size 128 LayerNorm is as accurate as BatchNorm (Ba et al. Figure 6, left)",
-        "figure6",
-        "mlp",
-        "final_test_acc",
-        Condition("layer", 128),
-        Condition("batch", 128),
-        "equal",
-        0.01,
-        "MNIST at batch size 128, where BatchNorm's statistics are good estimates; both gains start at 1",
-    ),
-)
-CLAIM_IDS = tuple(c.id for c in CLAIMS)
-
-
-#: the regimes of the claims, each once, in table order (``--only REGIME`` selects a regime's claims)
-CLAIM_REGIMES = tuple(dict.fromkeys(c.regime for c in CLAIMS))
-
-
-def select_claims(ids: Sequence[str] | None) -> list[Claim]:
-    """The claims with these ids or of these regimes (``figure6``: every claim of that regime; all
-    when None or empty), in table order.
-
-    Raises:
-        ConfigError: an unknown id or regime, naming the allowed ones.
-    """
-    if not ids:
-        return list(CLAIMS)
-    unknown = [i for i in ids if i not in CLAIM_IDS and i not in CLAIM_REGIMES]
-    if unknown:
-        raise ConfigError(
-            f"--only: unknown claim {unknown[0]!r}; allowed: {', '.join(CLAIM_IDS)}, or a regime: {', '.join(CLAIM_REGIMES)}"
-        )
-    return [c for c in CLAIMS if c.id in ids or c.regime in ids]
-
-
-def load_regimes(
-    claims: Sequence[Claim], presets: Path, overrides: Sequence[str] = (), seed: int | None = None
-) -> dict[str, RunConfig]:
-    """Load the preset config of every regime the claims use (``presets/<regime>.yaml``), with
-    the same ``--set`` overrides and ``--seed`` applied to each.
-
-    Raises:
-        ConfigError: a missing or invalid preset, a batch size above ``n_train``, bad seeds, or a
-            ``--set`` of ``model.norm`` or ``model.family`` (each claim trains its own: it would be
-            dropped without a word).
-    """
-    for item in overrides:
-        key = item.partition("=")[0].strip()
-        if key in ("model.norm", "model.family"):
-            raise ConfigError(
-                f"--set {key}: each claim trains its own {key.partition('.')[2]}s (lnbench claims --list); "
-                "choose claims with --only ID instead"
-            )
-    regimes = {}
-    for name in dict.fromkeys(c.regime for c in claims):
-        path = presets / f"{name}.yaml"
-        if not path.is_file():
-            raise ConfigError(
-                f"{path}: regime preset not found (claims use: {', '.join(sorted({c.regime for c in claims}))})"
-            )
-        cfg = load_config(path, list(overrides), seed)
-        try:
-            check_seeds(cfg)
-            families = {c.family for c in claims if c.regime == name}
-            check_keys_apply(cfg, families)
-            check_memory_of_families(cfg, sorted(families))
-        except ConfigError as exc:
-            raise ConfigError("\n".join(f"{path}: {line}" for line in str(exc).splitlines())) from None
-        if len(cfg.seed_list) < 2:
-            raise ConfigError(
-                f"{path}: seeds: a claim's verdict is a paired test over seeds and needs at least 2 (got {cfg.seed_list})"
-            )
-        for c in claims:
-            for cond in c.conditions:
-                if c.regime == name and cond.batch_size is not None and cond.batch_size > cfg.data.n_train:
-                    raise ConfigError(
-                        f"{path}: claim {c.id} needs batch size {cond.batch_size} > data.n_train ({cfg.data.n_train})"
-                    )
-        regimes[name] = cfg
-    return regimes
-
-
-def regimes_yaml(regimes: dict[str, RunConfig]) -> str:
-    """The config.yaml of a claims run: every regime's resolved config under its name."""
-    return "".join(
-        f"# regime: {name}\n{name}:\n" + "".join(f"  {line}\n" for line in cfg.to_yaml().splitlines())
-        for name, cfg in regimes.items()
-    )
-
-
-def cells_needed(claims: Sequence[Claim], regimes: dict[str, RunConfig]) -> list[tuple[str, dict]]:
-    """Every (regime, changes) setting the claims need, each once: ``changes`` are
-    ``section__key`` values (family, norm, batch size, and an initial gain a condition sets) for
-    :meth:`RunConfig.with_changes`."""
-    out: dict[tuple, tuple[str, dict]] = {}
-    for c in claims:
-        regime = regimes[c.regime]
-        for cond in c.conditions:
-            changes: dict = {
-                "model__family": c.family,
-                "model__norm": cond.norm,
-                "train__batch_size": cond.batch_size_in(regime),
-            }
-            if cond.gain_in(c.family, regime) is not None:
-                changes["model__norm_gain_init"] = cond.gain_in(c.family, regime)
-            out.setdefault(cond.setting(c.family, c.regime, regime), (c.regime, changes))
-    return list(out.values())
-
-
-def setting_name(regime: str, changes: dict) -> str:
-    """The child-run name prefix of a setting: ``unstable_recurrence_rnn_layer_bs64``, with a set
-    initial gain ``lstm_lstm_layer_gain0.1_bs64``."""
-    gain = changes.get("model__norm_gain_init")
-    gain_part = "" if gain is None else f"_gain{gain:g}"
-    prefix = regime.replace("@", "_")  # a regime on another task, default@adding: default_adding_...
-    return f"{prefix}_{changes['model__family']}_{changes['model__norm']}{gain_part}_bs{changes['train__batch_size']}"
 
 
 @dataclass
@@ -743,7 +170,7 @@ def _borderline(
     """Whether the verdict at level ``at`` (``r.ci95`` its ``1 - at`` interval) would differ at
     0.01 (99%) or 0.1 (90%): the data sit near the claim's threshold, where another machine's
     rounding or a rerun can flip it."""
-    bound = BOUNDS.get(claim.metric)
+    bound = METRICS[claim.metric].bound
     for alpha in stats.BORDERLINE_ALPHAS:
         lo, hi = stats.interval_at(r.mean_diff, r.ci95, r.n, 1 - alpha, from_confidence=1 - at)
         if bound is not None:
@@ -916,7 +343,7 @@ def claim_verdicts(
                 if alpha == stats.ALPHA
                 else stats.interval_at(result.mean_diff, result.ci95, result.n, 1 - alpha)
             )
-            bound = BOUNDS.get(c.metric)  # a difference of accuracies (correlations) lies in [-1, 1] ([-2, 2])
+            bound = METRICS[c.metric].bound  # a difference of accuracies (correlations) lies in [-1, 1] ([-2, 2])
             if bound is not None:
                 bound *= 2 if c.net is not None else 1  # a difference of two such differences
                 ci = (max(-bound, ci[0]), min(bound, ci[1]))
@@ -978,34 +405,12 @@ def claim_verdicts(
     return out
 
 
-def _units(metric: str) -> tuple[float, int, str]:
-    """(scale, decimals, unit suffix) to show an amount of ``metric``."""
-    if metric == "final_test_acc":
-        return 100, 1, " points"
-    if metric == "mean_train_loss":
-        return 1, 3, " nats"
-    return 1, 2, ""
-
-
-def format_amount(metric: str, x: float, signed: bool = True) -> str:
-    """An amount of ``metric`` in its display units: ``+1.5 points``, ``0.020 nats``."""
-    scale, digits, unit = _units(metric)
-    return f"{scale * x:{'+' if signed else ''}.{digits}f}{unit}"
-
-
-def format_level(metric: str, x: float) -> str:
-    """A value (not a difference) of ``metric``: ``93.6%``, ``0.264 nats``, ``0.06``."""
-    return f"{x:.1%}" if metric == "final_test_acc" else format_amount(metric, x, signed=False)
-
-
 def format_effect(r: ClaimResult) -> str:
     """``-0.083 [-0.101, -0.065] nats`` or ``+1.5 [-0.5, +3.5] points``."""
     if r.effect is None:
         return "-"
     assert r.ci95 is not None  # a tested claim (effect set) has its interval
-    scale, digits, unit = _units(r.metric)
-    f = lambda x: f"{scale * x:+.{digits}f}"  # noqa: E731
-    return f"{f(r.effect)} [{f(r.ci95[0])}, {f(r.ci95[1])}]{unit}"
+    return format_interval(r.metric, r.effect, r.ci95)
 
 
 def stage_label(r: ClaimResult) -> str:
@@ -1072,7 +477,7 @@ def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:
         else:
             levels = f"{r.a} {format_level(r.metric, r.mean_a)}, {r.b} {format_level(r.metric, r.mean_b)}"
         out.append(
-            f"{family_label(r.family)}, {r.claim} ({r.regime}): {METRICS[r.metric][0]}, {r.a} minus {r.b} = {format_effect(r)}"
+            f"{family_label(r.family)}, {r.claim} ({r.regime}): {METRICS[r.metric].label}, {r.a} minus {r.b} = {format_effect(r)}"
             f"{p}, {r.n_seeds} seeds ({levels}): {r.verdict.upper()} ({r.reason}).{more}{_stage_sentence(r)}"
         )
     return out

@@ -37,6 +37,7 @@ import numpy as np
 
 from lnbench.analysis import stats, verdicts
 from lnbench.analysis.claims import Claim, ClaimResult, ClaimSamples, claim_verdicts
+from lnbench.analysis.metrics import METRICS
 from lnbench.records.schema import SummaryRow
 
 PILOT_ALPHA = stats.BORDERLINE_ALPHAS[0]  # a pilot decision is kept when it stands at 0.01
@@ -436,7 +437,7 @@ def comparison_sentences(final: Sequence[verdicts.Comparison]) -> list[str]:
         if c.stage not in ("confirm", "not decidable"):
             continue
         group, _, metric = c.family.rpartition("/")
-        head = f"Confirm stage, {group_label(group)}, {verdicts.METRICS[metric]}: "
+        head = f"Confirm stage, {group_label(group)}, {METRICS[metric].label}: "
         before = (c.pilot or {}).get("p_adjusted")
         pilot = f"the pilot: Holm p = {before:.2g}" if before is not None else "the pilot"
         if c.stage == "confirm":

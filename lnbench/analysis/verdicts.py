@@ -28,19 +28,9 @@ from dataclasses import asdict, dataclass
 from math import nan
 
 from lnbench.analysis import stats
+from lnbench.analysis.metrics import METRICS
 from lnbench.names import group_label, model_group_of, norm_label, norm_order, plural
 from lnbench.records.schema import SummaryRow
-
-METRICS = {
-    "final_test_acc": "final test accuracy",
-    "mean_train_loss": "mean train loss (area under the loss curve)",
-    "batch_stats_vs_eval": "test accuracy, batch statistics minus running statistics",
-}
-METRICS_SHORT = {
-    "final_test_acc": "final acc",
-    "mean_train_loss": "mean train loss",
-    "batch_stats_vs_eval": "BN batch - running stats",
-}
 
 
 @dataclass
@@ -614,12 +604,10 @@ def compare_verdicts(
             if not shown:
                 ended = sorted({r.status for rs in by_norm.values() for r in rs if not r.ok})
                 how = " or ".join("failed (see run.json)" if e == "failed" else e for e in ended) or "stopped"
-                verdicts.append(f"{fam}, {METRICS[metric]}: every run {how}, so there is nothing to compare.")
+                verdicts.append(f"{fam}, {METRICS[metric].label}: every run {how}, so there is nothing to compare.")
                 continue
             if group_cmp:
-                line = (
-                    f"{fam}, {METRICS[metric]}: {comparisons_answer(group_cmp, gains)}. {over.capitalize()}: {shown}."
-                )
+                line = f"{fam}, {METRICS[metric].label}: {comparisons_answer(group_cmp, gains)}. {over.capitalize()}: {shown}."
                 line += f" Holm over {plural(len(group_cmp), 'comparison')}: " + " ".join(
                     describe_in_words(c) + _unequal_gains(c, gains) for c in group_cmp
                 )
@@ -629,9 +617,9 @@ def compare_verdicts(
                     if metric == "mean_train_loss"
                     else "no pair of finished runs"
                 )
-                line = f"{fam}, {METRICS[metric]}: not tested ({why}). {over.capitalize()}: {shown}."
+                line = f"{fam}, {METRICS[metric].label}: not tested ({why}). {over.capitalize()}: {shown}."
             else:
-                line = f"{fam}, {METRICS[metric]} ({over}): {shown}."
+                line = f"{fam}, {METRICS[metric].label} ({over}): {shown}."
             verdicts.append(line)
     verdicts += same_runs_across_placements(rows)
     if rows and n_seeds == 1:

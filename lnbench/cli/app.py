@@ -383,7 +383,7 @@ def plan_table(planned: list[RunConfig], title: str) -> Table:
 def claims_list_table(listed: list) -> Table:
     """``lnbench claims --list``: each claim, its model, regime (and why), metric, conditions and
     margin, and whether a plain ``lnbench claims`` runs it."""
-    from lnbench.analysis import claims as claim_rules
+    from lnbench.analysis.metrics import format_amount
     from lnbench.experiments.claims import in_default_run
 
     table = Table(
@@ -392,7 +392,7 @@ def claims_list_table(listed: list) -> Table:
     for col in ("id", "model", "claim", "regime (why)", "metric", "a vs b", "margin", "run"):
         table.add_column(col, no_wrap=col in ("id", "margin", "run"))
     for c in listed:
-        margin = ("+-" if c.direction == "equal" else "") + claim_rules.format_amount(c.metric, c.margin, signed=False)
+        margin = ("+-" if c.direction == "equal" else "") + format_amount(c.metric, c.margin, signed=False)
         table.add_row(
             c.id,
             family_label(c.family),
@@ -572,11 +572,11 @@ def _claims(
     verbose: VerboseOption = False,
 ) -> None:
     """``lnbench claims``: its own options, and the claims spec (its help: its entry's, lnbench.names)."""
-    from lnbench.analysis import claims as claim_rules
+    from lnbench.analysis import claim_catalogue
 
     if list_:
         try:
-            listed = claim_rules.select_claims(only)
+            listed = claim_catalogue.select_claims(only)
         except ConfigError as exc:
             fail(str(exc))
         table = claims_list_table(listed)

@@ -1,7 +1,8 @@
 """``lnbench claims``: each claim about LayerNorm tested in a regime where it can show.
 
-The claims and their verdict rules are in :mod:`lnbench.analysis.claims`; the regimes are config
-presets (``configs/claims/<regime>.yaml``). This experiment trains each setting the selected
+The claims are in :mod:`lnbench.analysis.claim_catalogue` and their verdict rules in
+:mod:`lnbench.analysis.claims`; the regimes are config presets (``configs/claims/<regime>.yaml``,
+read by :mod:`lnbench.experiments.claim_regimes`). This experiment trains each setting the selected
 claims need once per regime (all seeds) and gives each claim a verdict from the paired runs.
 """
 
@@ -16,12 +17,12 @@ from typing import Any
 
 from rich.table import Table
 
-from lnbench.analysis import claim_tasks
+from lnbench.analysis import claim_catalogue, claim_tasks
 from lnbench.analysis import claims as claim_rules
 from lnbench.analysis import confirm as confirm_rules
 from lnbench.analysis.aggregate import aggregate_over_seeds
 from lnbench.config import ConfigError, RunConfig
-from lnbench.experiments import driver
+from lnbench.experiments import claim_regimes, driver
 from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, rows_of, seed_cells, tasks_of
 from lnbench.names import plural, seeds_train_together
 from lnbench.records.folder import RunFolder
@@ -34,7 +35,7 @@ from lnbench.report import tables
 class ClaimsSpec:
     """What ``lnbench claims`` runs: the selected claims and the resolved config of each regime."""
 
-    selected: list[claim_rules.Claim]
+    selected: list[claim_catalogue.Claim]
     regimes: dict[str, RunConfig]
     name: str = "claims"
     #: the tasks the claims run on (:mod:`lnbench.analysis.claim_tasks`); ``selected`` holds each
@@ -61,15 +62,15 @@ class ConfirmPlan:
     the pilot's result, its paired values and its :class:`lnbench.analysis.confirm.Plan`; and
     the fresh seeds of each regime that confirms."""
 
-    claims: list[claim_rules.Claim]
+    claims: list[claim_catalogue.Claim]
     pilot: list[claim_rules.ClaimResult]
     samples: list[claim_rules.ClaimSamples]
     plans: list[confirm_rules.Plan]
     fresh: dict[str, list[int]]
 
-    def regimes_to_run(self) -> dict[str, list[claim_rules.Claim]]:
+    def regimes_to_run(self) -> dict[str, list[claim_catalogue.Claim]]:
         """Regime -> the claims it confirms (those with fresh seeds)."""
-        out: dict[str, list[claim_rules.Claim]] = {}
+        out: dict[str, list[claim_catalogue.Claim]] = {}
         for c, p in zip(self.claims, self.plans):
             if p.action == "confirm":
                 out.setdefault(c.regime, []).append(c)
@@ -77,10 +78,10 @@ class ConfirmPlan:
 
 
 def by_setting_of(pairs: Sequence[tuple[str, SummaryRow]]) -> dict[tuple, list[SummaryRow]]:
-    """Rows by :func:`lnbench.analysis.claims.setting_key`, from ``(regime, row)`` pairs."""
+    """Rows by :func:`lnbench.analysis.claim_catalogue.setting_key`, from ``(regime, row)`` pairs."""
     out: dict[tuple, list[SummaryRow]] = {}
     for regime, row in pairs:
-        key = claim_rules.setting_key(regime, row.family, row.norm, row.batch_size, row.norm_gain_init)
+        key = claim_catalogue.setting_key(regime, row.family, row.norm, row.batch_size, row.norm_gain_init)
         out.setdefault(key, []).append(row)
     return out
 
@@ -98,7 +99,7 @@ def confirm_plan(spec: ClaimsSpec, by_setting: dict[tuple, list[SummaryRow]], ch
     """The pilot's verdicts (its seeds only; one Holm family per task, as a plain run) and the
     confirm stage's plan from them (:func:`lnbench.analysis.confirm.plan_claims`, per task)."""
     assert spec.confirm is not None
-    claims: list[claim_rules.Claim] = []
+    claims: list[claim_catalogue.Claim] = []
     pilot: list[claim_rules.ClaimResult] = []
     samples: list[claim_rules.ClaimSamples] = []
     plans: list[confirm_rules.Plan] = []
@@ -126,7 +127,9 @@ def confirm_cost(spec: ClaimsSpec, plan: ConfirmPlan) -> float | None:
     summary = spec.confirm.pilot_summary
     wall: dict[tuple, float] = {}
     for raw, row in zip(summary.get("rows", []), rows_of(summary)):
-        key = claim_rules.setting_key(raw.get("regime", ""), row.family, row.norm, row.batch_size, row.norm_gain_init)
+        key = claim_catalogue.setting_key(
+            raw.get("regime", ""), row.family, row.norm, row.batch_size, row.norm_gain_init
+        )
         if row.wall_seconds is not None:  # an ensemble's members each record the ensemble's time
             together = seeds_train_together(row.family, row.norm, row.batch_size)
             wall[key] = max(wall.get(key, 0.0), row.wall_seconds) if together else wall.get(key, 0.0) + row.wall_seconds
@@ -163,7 +166,7 @@ OPT_IN_FAMILIES: tuple[str, ...] = ("lstm",)
 OPT_IN_REGIMES: tuple[str, ...] = ("rnn_sgd", "transformer_sgd", "lstm_sgd", "figure6")
 
 
-def in_default_run(claim: claim_rules.Claim) -> bool:
+def in_default_run(claim: claim_catalogue.Claim) -> bool:
     """Whether a plain ``lnbench claims`` (no ``--only``, no ``--all``) evaluates ``claim``."""
     return claim.family not in OPT_IN_FAMILIES and claim.regime not in OPT_IN_REGIMES
 
@@ -186,22 +189,22 @@ def claims_spec(
     Raises:
         ConfigError: an unknown claim id or task, a missing or invalid preset, bad seeds, a task on
             which none of the claims applies, ``tasks`` given on which a regime of ``only``'s claims
-            measures none (:func:`lnbench.analysis.claim_tasks.check_regimes_take_tasks`).
+            measures none (:func:`lnbench.analysis.claim_regimes.check_regimes_take_tasks`).
     """
-    selected = claim_rules.select_claims(only)
+    selected = claim_catalogue.select_claims(only)
     if not only and not everything:
         selected = [c for c in selected if in_default_run(c)]
     given = tasks is not None
-    tasks = claim_tasks.parse_tasks([claim_tasks.CLAIMS_TASK] if tasks is None else tasks, option)
-    trend_overrides, task_overrides = claim_tasks.split_overrides(overrides, tasks)
-    base = claim_rules.load_regimes(selected, Path(presets), trend_overrides, seed)
+    tasks = claim_regimes.parse_tasks([claim_tasks.CLAIMS_TASK] if tasks is None else tasks, option)
+    trend_overrides, task_overrides = claim_regimes.split_overrides(overrides, tasks)
+    base = claim_regimes.load_regimes(selected, Path(presets), trend_overrides, seed)
     if given and only:
-        claim_tasks.check_regimes_take_tasks(selected, tasks, base, Path(presets), only, option)
+        claim_regimes.check_regimes_take_tasks(selected, tasks, base, Path(presets), only, option)
     on_tasks, skipped = claim_tasks.claims_on_tasks(selected, tasks)
     if not on_tasks:
         reasons = "; ".join(sorted({f"{s['id']} on {s['task']}: {s['reason']}" for s in skipped}))
         raise ConfigError(f"--task: none of the claims applies ({reasons})")
-    regimes = claim_tasks.regimes_on_tasks(base, on_tasks, Path(presets), task_overrides)
+    regimes = claim_regimes.regimes_on_tasks(base, on_tasks, Path(presets), task_overrides)
     return ClaimsSpec(on_tasks, regimes, tasks=tasks, skipped=skipped)
 
 
@@ -213,7 +216,7 @@ class Claims(Experiment):
         return {f"regime: {name}": cfg for name, cfg in spec.regimes.items()}
 
     def config_yaml(self, spec: ClaimsSpec) -> str:
-        return claim_rules.regimes_yaml(spec.regimes)
+        return claim_regimes.regimes_yaml(spec.regimes)
 
     def name(self, spec: ClaimsSpec) -> str:
         return spec.name
@@ -225,15 +228,15 @@ class Claims(Experiment):
         )
 
     def check(self, spec: ClaimsSpec) -> None:
-        """The regimes were checked when loaded (:func:`lnbench.analysis.claims.load_regimes`)."""
+        """The regimes were checked when loaded (:func:`lnbench.experiments.claim_regimes.load_regimes`)."""
 
     def plan(self, spec: ClaimsSpec, parent: Path) -> list[Cell]:
         """Each setting the claims need, on each regime's seeds; with ``--confirm``, then the
         settings of the claims the confirm stage runs, on their regime's fresh seeds."""
         cells = []
-        for regime, changes in claim_rules.cells_needed(spec.selected, spec.regimes):
+        for regime, changes in claim_regimes.cells_needed(spec.selected, spec.regimes):
             cfg = spec.regimes[regime]
-            name = lambda c, r=regime: claim_rules.setting_name(r, c)  # noqa: E731
+            name = lambda c, r=regime: claim_regimes.setting_name(r, c)  # noqa: E731
             cells += seed_cells(cfg, [changes], parent, cfg.compare.target_acc, name, group=regime)
         if spec.confirm is None:
             return cells
@@ -241,8 +244,8 @@ class Claims(Experiment):
         for regime, confirmed in plan.regimes_to_run().items():
             fresh = plan.fresh[regime]
             cfg = spec.regimes[regime].with_changes(seed=fresh[0], seeds=fresh)
-            for _, changes in claim_rules.cells_needed(confirmed, {regime: cfg}):
-                name = lambda c, r=regime: claim_rules.setting_name(r, c)  # noqa: E731
+            for _, changes in claim_regimes.cells_needed(confirmed, {regime: cfg}):
+                name = lambda c, r=regime: claim_regimes.setting_name(r, c)  # noqa: E731
                 cells += seed_cells(cfg, [changes], parent, cfg.compare.target_acc, name, group=regime)
         return cells
 
@@ -405,7 +408,7 @@ def figure6_runs(path: Path, summary: dict) -> tuple[list[Metrics], str]:
 
 
 def claims(
-    selected: Sequence[claim_rules.Claim],
+    selected: Sequence[claim_catalogue.Claim],
     regimes: dict[str, RunConfig],
     runs_dir: str | Path = "runs",
     on_epoch: EpochCallback | None = None,

@@ -16,7 +16,8 @@ from rich.text import Text
 from lnbench.analysis import stats
 from lnbench.analysis.aggregate import condition_label
 from lnbench.analysis.grid import best_cell
-from lnbench.analysis.verdicts import METRICS_SHORT, Comparison
+from lnbench.analysis.metrics import METRICS, pair_column
+from lnbench.analysis.verdicts import Comparison
 from lnbench.names import family_label, group_label, model_label, norm_label, plural, seeds_train_together
 from lnbench.records.schema import SummaryRow
 
@@ -209,7 +210,7 @@ def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired co
             family_label(c.family.split("/")[0]),
             a,
             b,
-            METRICS_SHORT.get(c.metric, c.metric),
+            pair_column(c.metric),
             eff,
             c.test,
             f"{c.p_value:.2g}",
@@ -289,7 +290,7 @@ def claims_table(claims: Sequence[dict], title: str = "lnbench claims") -> Table
             family_label(r["family"]).split(" (")[0],
             r["claim"],
             r["regime"],
-            claims_mod.METRICS[r["metric"]][1],
+            METRICS[r["metric"]].column,
             claims_mod.format_effect(res),
             str(r["n_seeds"]),
             holm,
@@ -350,7 +351,7 @@ def compare_plan_table(plan: Any, max_seeds: int) -> Table:
         effect = f"{c.mean_diff:+.3f} nats" if metric == "mean_train_loss" else f"{100 * c.mean_diff:+.1f} points"
         table.add_row(
             group_label(group),
-            METRICS_SHORT.get(metric, metric),
+            pair_column(metric),
             f"{norm_label(c.norm_a)} vs {norm_label(c.norm_b)}",
             effect,
             f"{c.p_adjusted:.2g}",

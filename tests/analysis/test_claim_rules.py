@@ -15,25 +15,13 @@ from pathlib import Path
 import pytest
 from scipy.stats import t as t_dist
 
+from lnbench.analysis import claim_catalogue
 from lnbench.analysis import claims as claim_rules
-from lnbench.analysis.claims import (
-    CLAIMS,
-    Claim,
-    ClaimResult,
-    Condition,
-    cells_needed,
-    claim_sentences,
-    evaluate_claims,
-    format_amount,
-    format_effect,
-    format_level,
-    load_regimes,
-    metric_value,
-    regimes_yaml,
-    select_claims,
-    setting_name,
-)
+from lnbench.analysis.claim_catalogue import CLAIMS, Claim, Condition, select_claims
+from lnbench.analysis.claims import ClaimResult, claim_sentences, evaluate_claims, format_effect, metric_value
+from lnbench.analysis.metrics import format_amount, format_level
 from lnbench.config import ConfigError, RunConfig
+from lnbench.experiments.claim_regimes import cells_needed, load_regimes, regimes_yaml, setting_name
 from lnbench.records.schema import SummaryRow
 
 REPO = Path(__file__).resolve().parents[2]
@@ -152,7 +140,7 @@ def test_the_shipped_claims_are_pinned():
         for c in CLAIMS
     ]
     assert got == SHIPPED
-    assert claim_rules.CLAIM_IDS == tuple(e[0] for e in SHIPPED)
+    assert claim_catalogue.CLAIM_IDS == tuple(e[0] for e in SHIPPED)
     for c in CLAIMS:
         assert (REPO / "configs" / "claims" / f"{c.regime}.yaml").is_file(), c.regime  # every regime has its preset
 
@@ -630,10 +618,10 @@ def test_format_amount_is_signed_by_default_and_select_claims_lists_the_ids():
     assert format_amount("final_test_acc", 0.015) == "+1.5 points"
     with pytest.raises(ConfigError) as err:
         select_claims(["nope"])
-    regimes = ", ".join(claim_rules.CLAIM_REGIMES)
+    regimes = ", ".join(claim_catalogue.CLAIM_REGIMES)
     assert (
         str(err.value)
-        == f"--only: unknown claim 'nope'; allowed: {', '.join(claim_rules.CLAIM_IDS)}, or a regime: {regimes}"
+        == f"--only: unknown claim 'nope'; allowed: {', '.join(claim_catalogue.CLAIM_IDS)}, or a regime: {regimes}"
     )
 
 

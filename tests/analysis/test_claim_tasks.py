@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from lnbench.analysis import claim_tasks
+from lnbench.analysis import claim_catalogue, claim_tasks
 from lnbench.analysis import claims as claim_rules
 from lnbench.config import ConfigError
+from lnbench.experiments import claim_regimes
 from lnbench.experiments.claims import claims_spec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -17,13 +18,13 @@ PRESETS = REPO / "configs/claims"
 
 
 def test_tasks_are_parsed_once_each_and_unknown_ones_named():
-    assert claim_tasks.parse_tasks(["adding", "trend,digits", "adding"]) == ["adding", "trend", "digits"]
+    assert claim_regimes.parse_tasks(["adding", "trend,digits", "adding"]) == ["adding", "trend", "digits"]
     with pytest.raises(ConfigError, match="unknown task 'cifar'; allowed: trend, adding, digits, mnist"):
-        claim_tasks.parse_tasks(["trend,cifar"])
+        claim_regimes.parse_tasks(["trend,cifar"])
 
 
 def test_the_scale_claims_apply_to_trend_only():
-    selected = claim_rules.select_claims(None)
+    selected = claim_catalogue.select_claims(None)
     kept, skipped = claim_tasks.claims_on_tasks(selected, ["trend", "adding"])
     scale = {c.id for c in selected if c.metric == "abs_scale_spearman"}
     figure6 = {c.id for c in selected if c.family == "mlp"}  # their regime holds its own data (flat MNIST)

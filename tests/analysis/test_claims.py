@@ -6,7 +6,8 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from lnbench.analysis.claims import CLAIMS, Claim, Condition, evaluate_claims, select_claims
+from lnbench.analysis.claim_catalogue import CLAIMS, Claim, Condition, select_claims
+from lnbench.analysis.claims import evaluate_claims
 from lnbench.cli.app import app
 from lnbench.config import ConfigError, RunConfig
 from lnbench.records.schema import SummaryRow
@@ -265,7 +266,7 @@ def test_progress_counts_every_run_of_every_regime(tmp_path):
     from pathlib import Path
 
     from lnbench import experiments
-    from lnbench.analysis.claims import load_regimes
+    from lnbench.experiments.claim_regimes import load_regimes
 
     selected = select_claims(["rnn_faster_default", "rnn_faster_unstable"])
     tiny = [

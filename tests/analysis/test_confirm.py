@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from lnbench.analysis import confirm
-from lnbench.analysis.claims import Claim, ClaimSamples, Condition, claim_verdicts
+from lnbench.analysis.claim_catalogue import Claim, Condition
+from lnbench.analysis.claims import ClaimSamples, claim_verdicts
 
 PILOT_SEEDS = 5
 

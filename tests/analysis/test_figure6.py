@@ -9,7 +9,7 @@ import pytest
 from matplotlib.colors import to_rgba
 from typer.testing import CliRunner
 
-from lnbench.analysis.claims import select_claims
+from lnbench.analysis.claim_catalogue import select_claims
 from lnbench.cli.app import app
 from lnbench.config import load_config
 from lnbench.names import norm_color

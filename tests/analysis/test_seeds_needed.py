@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lnbench.analysis.claims import Claim, Condition, seeds_needed
+from lnbench.analysis.claim_catalogue import Claim, Condition
+from lnbench.analysis.claims import seeds_needed
 from lnbench.analysis.stats import seeds_for_interval, seeds_for_power
 
 

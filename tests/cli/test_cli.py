@@ -875,7 +875,7 @@ def test_invariance_prints_where_its_report_is(tmp_path):
 def test_a_plain_claims_run_leaves_the_lstm_claims_out_and_all_or_only_runs_them(tmp_path):
     """Issue 18 (F): the LSTM's claims (~17 min) stay out of the default run, like the LSTM out of the
     default compare; --all runs every claim, --only a named one, and the two together are refused."""
-    from lnbench.analysis.claims import CLAIMS
+    from lnbench.analysis.claim_catalogue import CLAIMS
     from lnbench.experiments.claims import claims_spec
 
     presets = Path("configs/claims")

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats as scipy_stats
 from typer.testing import CliRunner
 
-from lnbench.analysis.claims import Claim, Condition
+from lnbench.analysis.claim_catalogue import Claim, Condition
 from lnbench.cli.app import app
 from lnbench.config import RunConfig
 from lnbench.experiments.claims import CLAIMS, ClaimsSpec, ConfirmSpec, plan_from_pilot

@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from lnbench.analysis import claim_catalogue, grid
 from lnbench.analysis import claims as claim_rules
-from lnbench.analysis import grid
 from lnbench.analysis.aggregate import aggregate_over_seeds
 from lnbench.analysis.verdicts import compare_comparisons
 from lnbench.cli.app import claims_list_table, plan_table
@@ -103,7 +103,7 @@ def _by_task(claims):
 
 def _claims():
     out = []
-    for k, c in enumerate(claim_rules.select_claims(None)):
+    for k, c in enumerate(claim_catalogue.select_claims(None)):
         verdict = ("held", "not held", "inconclusive")[k % 3]
         out.append(
             claim_rules.ClaimResult(
@@ -161,7 +161,7 @@ def _confirm_plan(claims: list[dict]):
         Plan("confirm", 12, 0.02, "80% power at level 0.02 (Holm over 2)"),
         Plan("undecidable", 140, None, "not decidable within 20 seeds: about 140 seeds would be needed"),
     ]
-    chosen = [c for c in claim_rules.CLAIMS if c.id in {r.id for r in results}]
+    chosen = [c for c in claim_catalogue.CLAIMS if c.id in {r.id for r in results}]
     return ConfirmPlan(chosen, results, [], plans, {results[1].regime: list(range(5, 17))})
 
 
@@ -214,7 +214,7 @@ def every_table() -> dict[str, Table]:
         "grid_table": tables.grid_table(_grid_entries(), "lnbench sweep: sweep, 4 cells x 2 seeds"),
         "gradcheck_table": tables.gradcheck_table(_gradcheck()),
         "invariance_table": tables.invariance_table(_invariance(), 1),
-        "claims_list_table": claims_list_table(claim_rules.select_claims(None)),
+        "claims_list_table": claims_list_table(claim_catalogue.select_claims(None)),
         "plan_table": plan_table(planned, "would start 3 runs (dry run: nothing is run or written)"),
     }
 

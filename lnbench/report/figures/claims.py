@@ -21,7 +21,7 @@ def figure_claims(results: Sequence) -> Figure:
     interval (95%; a confirm stage's 96%, named in the row's title), in the claim's units; the shaded band is the claim's margin (a directional
     claim needs the interval below 0, an equivalence claim needs it inside the band), the
     colour is the verdict. ``results``: :class:`lnbench.analysis.claims.ClaimResult` objects."""
-    from lnbench.analysis.claims import METRICS
+    from lnbench.analysis.metrics import METRICS
 
     n = len(results)
     fig = Figure(figsize=(10, 1.15 * n + 1.0), layout="constrained")
@@ -32,12 +32,7 @@ def figure_claims(results: Sequence) -> Figure:
         f"lnbench claims: paired effect a - b over seeds, {' or '.join(levels)} interval (shaded: the claim's margin)",
     )
     for ax, r in zip(axes, results):
-        scale = 100 if r.metric == "final_test_acc" else 1
-        unit = (
-            "points"
-            if r.metric == "final_test_acc"
-            else ("nats" if r.metric == "mean_train_loss" else "absolute rank correlation")
-        )
+        scale, unit = METRICS[r.metric].scale, METRICS[r.metric].axis_unit
         m = r.margin * scale
         ax.axvspan(-m, m, color="0.9", zorder=0)
         ax.axvline(0, color="k", lw=0.8)
@@ -59,7 +54,7 @@ def figure_claims(results: Sequence) -> Figure:
             ax.text(0.5, 0.5, f"not tested: {r.reason}", transform=ax.transAxes, ha="center", va="center", fontsize=8)
         ax.set_yticks([])
         claimed = "claimed: inside the band" if r.direction == "equal" else "claimed: below 0"
-        ax.set_xlabel(f"{r.a} minus {r.b}: {METRICS[r.metric][0]} ({unit}); {claimed}", fontsize=8)
+        ax.set_xlabel(f"{r.a} minus {r.b}: {METRICS[r.metric].label} ({unit}); {claimed}", fontsize=8)
         ax.tick_params(axis="x", labelsize=8)
         stage = getattr(r, "stage", "")
         where = {"pilot": "; decided in the pilot", "not decidable": "; not decidable"}.get(stage, "")
@@ -80,7 +75,7 @@ def figure_claims_by_task(table: Sequence[dict], tasks: Sequence[str]) -> Figure
     each cell coloured by its verdict (grey: inconclusive; pale: the task cannot measure the claim)
     and labelled with the verdict and the paired effect a - b (points of accuracy, nats, or an
     absolute rank correlation)."""
-    from lnbench.analysis.claims import format_amount
+    from lnbench.analysis.metrics import format_amount
 
     n, k = len(table), len(tasks)
     fig = Figure(figsize=(3.0 + 2.2 * k, 0.45 * n + 1.4), layout="constrained")
