@@ -693,7 +693,7 @@ def _two_stage(
     if (
         not args.dry_run and not pinned.is_file()
     ):  # the plan, and the pilot's summary.json (the confirm stage rewrites it)
-        from lnbench.records.runs import write_json_atomic
+        from lnbench.records.io import write_json_atomic
 
         pilot = RunFolder(folder).summary() or {}
         if pilot.get("complete") and "confirm" not in pilot:  # the pilot's own (not an interrupted stage's partial one)
@@ -894,7 +894,7 @@ def _figures_beside(out: Optional[Path], run_dirs: list[Path]) -> Iterator[dict[
         for folder in figures.values():
             folder.mkdir()
     except OSError as exc:
-        from lnbench.records.runs import WriteError
+        from lnbench.records.io import WriteError
 
         if drawn is not None:
             shutil.rmtree(drawn, ignore_errors=True)

@@ -194,7 +194,7 @@ def guarded(epochs: bool = True) -> Iterator[Stop]:
         except KeyboardInterrupt as exc:
             fail(interrupted_line(exc, stop), code=130, kind="interrupted")
         except OSError as exc:  # a file of the run that could not be written (a full disk): one line, exit 1
-            from lnbench.records.runs import WriteError
+            from lnbench.records.io import WriteError
 
             if not isinstance(exc, WriteError):
                 raise

@@ -18,7 +18,7 @@ from lnbench.experiments import driver
 from lnbench.experiments.base import Cell, Computed, Experiment
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import make_headline
-from lnbench.records.runs import write_json_atomic
+from lnbench.records.io import write_json_atomic
 from lnbench.records.schema import SummaryRow
 from lnbench.report import tables
 

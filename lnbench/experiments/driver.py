@@ -276,7 +276,8 @@ def _execute_own_run(
     folder ``resume`` from its last checkpoint; kept as it is when it finished), then its
     summary.json, figures and report.html are written as for any experiment."""
     from lnbench.experiments.cells import label, run_one
-    from lnbench.records.runs import finishing, write_json_atomic
+    from lnbench.records.io import write_json_atomic
+    from lnbench.records.runs import finishing
 
     (cell,) = cells
     cfg = cell.cfgs[0]
@@ -320,7 +321,8 @@ def write_html(exp: Experiment, path: Path) -> Path | None:
     """Write ``report.html`` into a finished run folder. A page that cannot be written (a full
     disk) fails the folder: its run.json says so when it can, and the WriteError is raised. Any
     other failure here is a warning: the results are already on disk, and ``lnbench report`` can retry."""
-    from lnbench.records.runs import WriteError, record_failure
+    from lnbench.records.io import WriteError
+    from lnbench.records.runs import record_failure
     from lnbench.report.html import write_report
 
     try:

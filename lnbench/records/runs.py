@@ -1,4 +1,5 @@
-"""Run folders: unique names, the run.json manifest, atomic JSON writes.
+"""Run folders: unique names, the run.json manifest, failure records (the atomic writes are
+:mod:`lnbench.records.io`, the provenance :mod:`lnbench.records.provenance`).
 
 Layout (see README, "Run folder")::
 
@@ -10,127 +11,31 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import functools
-import hashlib
-import importlib
-import json
-import math
 import os
 import platform
-import re
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
 from types import TracebackType
-from typing import Any, BinaryIO, Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from lnbench.records.folder import read_object
+from lnbench.records.io import WriteError, utc_now, write_json_atomic, write_text_atomic
 from lnbench.records.locks import FolderLock
+from lnbench.records.provenance import _git_state_of_lnbench, cpu_info, torch_build
 
-_UMASK = os.umask(0)
-os.umask(_UMASK)
 STATUSES = ("running", "completed", "failed", "interrupted", "diverged")
 
 
 class StaleLockWarning(UserWarning):
     """A run folder's lock was left by a process that stopped without releasing it, and taken over."""
-
-
-def utc_now() -> str:
-    """The current UTC time, ISO 8601 with microseconds (``2026-11-30T01:34:25.123456+00:00``)."""
-    return datetime.now(timezone.utc).isoformat()
-
-
-def _jsonable(obj: Any) -> Any:
-    """NaN and inf are not JSON: write them as null (JSON readers elsewhere choke on ``NaN``)."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    if isinstance(obj, (np.floating, np.integer)):
-        return _jsonable(obj.item())
-    return obj
-
-
-class WriteError(OSError):
-    """A file could not be written (a full disk, a read-only folder): ``str`` names the file and
-    its folder in one line, ``errno`` and ``filename`` are the underlying OSError's."""
-
-    def __str__(self) -> str:
-        path = Path(self.filename)
-        return f"could not write {path.name} in {path.parent}: {self.strerror}"
-
-
-def atomic_write(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
-    """Write a file atomically: ``write(f)`` fills a temporary file with a unique name in the same
-    folder, which then replaces ``path`` (``os.replace``), so a reader never sees half a file and
-    two writers of one file never collide. On failure the temporary file is removed (on a full
-    disk, that gives back its space) and ``path`` is as it was.
-
-    Raises:
-        WriteError: an OSError while writing (ENOSPC, EROFS, ...), naming ``path``.
-    """
-    return atomic_write_all({Path(path): write})[0]
-
-
-def atomic_write_all(writes: Mapping[Path, Callable[[BinaryIO], object]]) -> list[Path]:
-    """Write several files as :func:`atomic_write` writes one, all or none: each ``write(f)``
-    fills a temporary file beside its path, and only once every one is written are they renamed
-    into place. On failure every temporary file is removed; a failure while writing (a full
-    disk, a read-only folder: before any rename) leaves every path as it was.
-
-    Returns:
-        The paths written, in the order given.
-
-    Raises:
-        WriteError: an OSError while writing (ENOSPC, EROFS, ...), naming the file it was writing.
-    """
-    staged: list[tuple[Path, Path]] = []  # (temporary, path)
-    path: Path | None = None
-    try:
-        for path, write in writes.items():
-            fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            staged.append((Path(name), path))
-            os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual permissions
-            with os.fdopen(fd, "wb") as f:
-                write(f)
-        for tmp, path in staged:
-            os.replace(tmp, path)
-    except BaseException as exc:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError) and not isinstance(exc, WriteError):
-            raise WriteError(exc.errno or 0, exc.strerror or str(exc), str(path)) from exc
-        raise
-    return [path for _, path in staged]
-
-
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` with :func:`atomic_write`."""
-    return atomic_write(path, lambda f: f.write(text.encode()))  # UTF-8
-
-
-def write_json_atomic(path: str | Path, obj: Any) -> None:
-    """Write ``obj`` as JSON to ``path`` with :func:`atomic_write`. Non-finite floats become ``null``.
-
-    Raises:
-        WriteError: the file could not be written.
-    """
-    text = json.dumps(_jsonable(obj), indent=2) + "\n"  # _jsonable leaves no NaN or inf
-    write_text_atomic(path, text)
 
 
 def _error_of(exc: BaseException) -> tuple[str, str]:
@@ -199,141 +104,6 @@ def create_run_dir(parent: str | Path, name: str) -> Path:
                 time.sleep(1e-6)
     except OSError as exc:  # e.g. a folder that takes no new entries (/proc), a full disk
         raise WriteError(exc.errno or 0, exc.strerror or str(exc), str(path)) from None
-
-
-def _git(directory: Path, *args: str) -> bytes | None:
-    """The output of ``git args`` run in ``directory``, or None if git fails or is absent."""
-    try:
-        out = subprocess.run(["git", *args], cwd=directory, capture_output=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout if out.returncode == 0 else None
-
-
-def git_state(directory: str | Path) -> dict[str, Any]:
-    """The provenance of the checkout holding ``directory``, as MLflow and Sacred record it.
-
-    Returns:
-        ``git_commit`` (the HEAD commit, or None outside a checkout), ``git_dirty`` (whether any
-        tracked file differs from HEAD or an untracked, not ignored, file exists; None outside a
-        checkout), ``git_diff_sha256`` (SHA-256 of ``git diff HEAD --binary`` and of the untracked
-        files' paths and contents; None when clean) and ``git_changed_files`` (paths from the
-        checkout's root, sorted).
-    """
-    directory = Path(directory)
-    state: dict[str, Any] = {"git_commit": None, "git_dirty": None, "git_diff_sha256": None, "git_changed_files": []}
-    head = _git(directory, "rev-parse", "HEAD")
-    if head is None:  # not a checkout, or no git
-        return state
-    root = _git(directory, "rev-parse", "--show-toplevel")
-    diff = _git(directory, "diff", "HEAD", "--binary", "--no-color", "--no-ext-diff")
-    tracked = _git(directory, "diff", "HEAD", "--name-only", "-z")  # names only: no diff tool runs
-    # ":/": the whole checkout (ls-files lists only the current folder's files; diff the whole tree)
-    untracked = _git(directory, "ls-files", "--others", "--exclude-standard", "--full-name", "-z", ":/")
-    if root is None or diff is None or tracked is None or untracked is None:
-        return state
-    state["git_commit"] = head.decode().strip() or None
-    new_files = sorted(untracked.decode(errors="replace").split("\0")[:-1])
-    changed = sorted(set(tracked.decode(errors="replace").split("\0")[:-1]) | set(new_files))
-    state["git_dirty"], state["git_changed_files"] = bool(changed), changed
-    if changed:
-        digest = hashlib.sha256(diff)
-        top = Path(root.decode().strip())
-        for name in new_files:  # a new file is part of what ran: its path and content
-            digest.update(b"\0" + name.encode() + b"\0")
-            try:
-                digest.update((top / name).read_bytes())
-            except OSError:
-                pass
-        state["git_diff_sha256"] = digest.hexdigest()
-    return state
-
-
-@functools.cache
-def _git_state_of_lnbench() -> dict[str, Any]:
-    """:func:`git_state` of the checkout lnbench runs from, once per process (the code a process
-    runs is the code it imported; a compare starts many runs)."""
-    return git_state(Path(__file__).resolve().parent)
-
-
-#: The vector instruction sets whose kernels round differently (x86 ``flags``, aarch64 ``Features``
-#: in /proc/cpuinfo): :func:`cpu_info` records which of them the CPU has.
-VECTOR_ISA_FLAGS = frozenset(
-    {
-        *("sse4_1", "sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni"),
-        *("avx512_bf16", "amx_tile", "amx_bf16", "asimd", "sve", "sve2"),
-    }
-)
-_CPUINFO = "/proc/cpuinfo"
-
-
-def _or_none(get: Callable[[], Any]) -> Any:
-    """``get()``, or None when it raises: a machine description never stops a run."""
-    try:
-        return get()
-    except Exception:
-        return None
-
-
-def _cpuinfo() -> dict[str, str]:
-    """The first value of each key of /proc/cpuinfo (the first CPU's), {} when it cannot be read."""
-    try:
-        with open(_CPUINFO, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError:
-        return {}
-    fields: dict[str, str] = {}
-    for line in text.splitlines():
-        key, colon, value = line.partition(":")
-        if colon:
-            fields.setdefault(key.strip(), value.strip())
-    return fields
-
-
-@functools.lru_cache(maxsize=1)
-def cpu_info() -> dict[str, Any]:
-    """The CPU a process runs on, once per process: ``model`` (/proc/cpuinfo's ``model name``, else
-    ``platform.processor()``), ``isa`` (the sorted :data:`VECTOR_ISA_FLAGS` it has),
-    ``torch_capability`` (``torch.backends.cpu.get_cpu_capability()``: the ISA torch's kernels
-    dispatch to, e.g. ``AVX2`` or ``AVX512``) and ``count`` (``os.cpu_count()``). Per-seed numbers
-    are bit-exact only on the same kind of CPU. A field that cannot be found is None."""
-    fields = _cpuinfo()
-    flags = fields.get("flags", fields.get("Features"))
-
-    def capability() -> str:
-        import torch
-
-        return torch.backends.cpu.get_cpu_capability()
-
-    return {
-        "model": fields.get("model name") or _or_none(platform.processor) or None,
-        "isa": None if flags is None else sorted(VECTOR_ISA_FLAGS.intersection(flags.split())),
-        "torch_capability": _or_none(capability),
-        "count": _or_none(os.cpu_count),
-    }
-
-
-def _setting(text: str | None, pattern: str) -> str | None:
-    """The first group of ``pattern`` in ``text`` (multiline), None when absent or empty."""
-    found = None if text is None else re.search(pattern, text, re.MULTILINE)
-    return (found.group(1).strip() or None) if found else None
-
-
-@functools.lru_cache(maxsize=1)
-def torch_build() -> dict[str, Any]:
-    """How torch was built, once per process: ``blas`` and ``lapack`` (``BLAS_INFO`` and
-    ``LAPACK_INFO`` of ``torch.__config__.show()``, e.g. ``mkl`` or ``open``), ``mkldnn``
-    (``torch.backends.mkldnn.is_available()``) and ``parallel`` (the ``ATen parallel backend`` of
-    ``torch.__config__.parallel_info()``, e.g. ``OpenMP``). A field that cannot be found is None."""
-    torch = _or_none(lambda: importlib.import_module("torch"))
-    show = _or_none(lambda: torch.__config__.show())
-    parallel = _or_none(lambda: torch.__config__.parallel_info())
-    return {
-        "blas": _setting(show, r"\bBLAS_INFO=([^,\n]*)"),
-        "lapack": _setting(show, r"\bLAPACK_INFO=([^,\n]*)"),
-        "mkldnn": _or_none(lambda: bool(torch.backends.mkldnn.is_available())),
-        "parallel": _setting(parallel, r"^ATen parallel backend:(.*)$"),
-    }
 
 
 class Run:

@@ -42,7 +42,7 @@ import pandas as pd
 from lnbench.names import DEFAULT_TASK, model_label
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import run_folders
-from lnbench.records.runs import WriteError, atomic_write_all
+from lnbench.records.io import WriteError, atomic_write_all
 from lnbench.records.schema import SchemaError, summary_row
 
 IDENTITY = ("family", "norm", "norm_placement", "norm_gain_init", "batch_size", "seed")
@@ -232,7 +232,7 @@ def load(*paths: str | Path) -> Tables:
 def export(tables: Tables, out: str | Path, fmt: str = "csv") -> list[Path]:
     """Write every table as ``out/<table>.csv`` (or ``.parquet``, which needs pyarrow); returns the
     files written. Empty tables are written too (their header), so a script finds every file.
-    All or none (:func:`lnbench.records.runs.atomic_write_all`): a failed export leaves no file
+    All or none (:func:`lnbench.records.io.atomic_write_all`): a failed export leaves no file
     of it, whole or cut short, and ``out`` as it was (a folder it created is removed).
 
     Raises:

@@ -20,7 +20,7 @@ import yaml
 
 from lnbench import __version__
 from lnbench.records.folder import RunFolder
-from lnbench.records.runs import utc_now, write_text_atomic
+from lnbench.records.io import utc_now, write_text_atomic
 from lnbench.report import tables as report
 from lnbench.report.captions import FigureRecord, caption_of, place_of
 

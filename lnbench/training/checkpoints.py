@@ -31,7 +31,7 @@ from torch import nn
 from torch.optim.lr_scheduler import LRScheduler
 
 from lnbench.nn.base import Norm
-from lnbench.records.runs import atomic_write
+from lnbench.records.io import atomic_write
 from lnbench.records.schema import Metrics
 from lnbench.training.optim import state_names
 
@@ -163,13 +163,13 @@ def restore(
 
 
 def save(path: str | Path, obj: Any) -> Path:
-    """``torch.save`` ``obj`` to ``path`` atomically (:func:`lnbench.records.runs.atomic_write`).
+    """``torch.save`` ``obj`` to ``path`` atomically (:func:`lnbench.records.io.atomic_write`).
 
     The bytes are made in memory first, then written: torch's zip writer turns the file's OSError
     (a full disk) into ``RuntimeError: unexpected pos ...``; written by us, it stays an OSError.
 
     Raises:
-        lnbench.records.runs.WriteError: the file could not be written (ENOSPC, EROFS, ...).
+        lnbench.records.io.WriteError: the file could not be written (ENOSPC, EROFS, ...).
     """
     buffer = io.BytesIO()
     torch.save(obj, buffer)

@@ -20,8 +20,8 @@ from conftest import TINY_OVERRIDES, set_args
 from typer.testing import CliRunner
 
 from lnbench.cli.app import app
-from lnbench.records import runs
-from lnbench.records.runs import WriteError, write_json_atomic
+from lnbench.records import io as records_io
+from lnbench.records.io import WriteError, write_json_atomic
 
 REPO = Path(__file__).resolve().parents[2]
 PNG_END = b"IEND\xaeB`\x82"  # the last chunk of every complete PNG
@@ -60,7 +60,7 @@ def fill_disk(monkeypatch, room: int = 100, only: str = "") -> None:
         f = fdopen(fd, *args, **kwargs)
         return _FullDisk(f, room) if only in os.readlink(f"/proc/self/fd/{fd}") else f
 
-    monkeypatch.setattr(runs.os, "fdopen", full)
+    monkeypatch.setattr(records_io.os, "fdopen", full)
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
@@ -82,7 +82,7 @@ def test_concurrent_writers_of_one_file_do_not_collide(tmp_path):
     path = tmp_path / "report.html"
     pages = [f"<p>{k}</p>" * 20_000 for k in range(40)]
     with ThreadPoolExecutor(40) as pool:
-        list(pool.map(lambda page: runs.write_text_atomic(path, page), pages))
+        list(pool.map(lambda page: records_io.write_text_atomic(path, page), pages))
     assert path.read_text() in pages and [p.name for p in tmp_path.iterdir()] == ["report.html"]
 
 

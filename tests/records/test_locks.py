@@ -14,8 +14,9 @@ from conftest import TINY_OVERRIDES, fingerprint, set_args
 from typer.testing import CliRunner
 
 from lnbench.cli.app import app
+from lnbench.records.io import WriteError
 from lnbench.records.locks import LOCK_NAME, FolderBusy, FolderLock, holder_of
-from lnbench.records.runs import Run, StaleLockWarning, WriteError
+from lnbench.records.runs import Run, StaleLockWarning
 
 HOLD = """
 import sys, time

@@ -15,7 +15,7 @@ import sys
 import pytest
 import torch
 
-from lnbench.records import runs
+from lnbench.records import provenance
 from lnbench.records.runs import Run
 
 UNKNOWN = {"git_commit": None, "git_dirty": None, "git_diff_sha256": None, "git_changed_files": []}
@@ -59,7 +59,7 @@ def test_the_diff_hash_is_sha256_of_the_plain_binary_diff_then_each_new_files_pa
     git(repo, "config", "diff.external", str(tool))
     assert git(repo, "diff", "HEAD", "--binary") != plain
 
-    state = runs.git_state(repo / "pkg")  # from a subfolder: paths are from the checkout's root
+    state = provenance.git_state(repo / "pkg")  # from a subfolder: paths are from the checkout's root
     expected = hashlib.sha256(plain + b"\0pkg/new.py\0y = 1\n" + b"\0z.txt\0zz\n").hexdigest()
     assert state == {
         "git_commit": head,
@@ -71,7 +71,7 @@ def test_the_diff_hash_is_sha256_of_the_plain_binary_diff_then_each_new_files_pa
 
 def test_only_new_files_and_names_that_are_not_utf8(repo):
     (repo / "pkg" / "new.py").write_text("y = 1\n")
-    state = runs.git_state(repo)
+    state = provenance.git_state(repo)
     assert state["git_changed_files"] == ["pkg/new.py"] and state["git_dirty"] is True
     assert state["git_diff_sha256"] == hashlib.sha256(b"\0pkg/new.py\0y = 1\n").hexdigest()  # no tracked diff
     os.remove(repo / "pkg" / "new.py")
@@ -87,7 +87,7 @@ def test_only_new_files_and_names_that_are_not_utf8(repo):
     with open(os.path.join(os.fsencode(repo), b"n\xfe.dat"), "wb") as f:
         f.write(b"new")
     plain = git(repo, "diff", "HEAD", "--binary")
-    state = runs.git_state(repo)
+    state = provenance.git_state(repo)
     assert state["git_changed_files"] == ["n\ufffd.dat", "t\ufffd.bin"]
     assert state["git_diff_sha256"] == hashlib.sha256(plain + b"\0n\xef\xbf\xbd.dat\0").hexdigest()
 
@@ -96,13 +96,13 @@ def test_a_clean_checkout_has_its_commit_and_no_changes(repo):
     head = git(repo, "rev-parse", "HEAD").decode().strip()
     (repo / "runs").mkdir()
     (repo / "runs" / "out.json").write_text("{}\n")  # ignored
-    state = runs.git_state(str(repo / "pkg"))  # a str is a folder too
+    state = provenance.git_state(str(repo / "pkg"))  # a str is a folder too
     assert state == {"git_commit": head, "git_dirty": False, "git_diff_sha256": None, "git_changed_files": []}
 
 
 def test_without_git_or_when_git_hangs_the_provenance_is_unknown(repo, monkeypatch):
     monkeypatch.setenv("PATH", str(repo))  # no git here
-    assert runs.git_state(repo) == UNKNOWN
+    assert provenance.git_state(repo) == UNKNOWN
     monkeypatch.undo()
     calls = []
 
@@ -110,8 +110,8 @@ def test_without_git_or_when_git_hangs_the_provenance_is_unknown(repo, monkeypat
         calls.append((cmd, kwargs))
         raise subprocess.TimeoutExpired(cmd, kwargs["timeout"])
 
-    monkeypatch.setattr(runs.subprocess, "run", hangs)
-    assert runs.git_state(repo) == UNKNOWN
+    monkeypatch.setattr(provenance.subprocess, "run", hangs)
+    assert provenance.git_state(repo) == UNKNOWN
     assert calls == [(["git", "rev-parse", "HEAD"], {"cwd": repo, "capture_output": True, "timeout": 5})]
 
 
@@ -123,8 +123,8 @@ def test_any_git_command_that_fails_leaves_the_provenance_unknown(repo, monkeypa
     def one_fails(cmd, **kwargs):
         return run(["git", "no-such-command"] if fails in cmd else cmd, **kwargs)
 
-    monkeypatch.setattr(runs.subprocess, "run", one_fails)
-    assert runs.git_state(repo) == UNKNOWN
+    monkeypatch.setattr(provenance.subprocess, "run", one_fails)
+    assert provenance.git_state(repo) == UNKNOWN
 
 
 KNOWN_ISA = {"sse4_1", "sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni"}
@@ -143,9 +143,9 @@ def cpuinfo_line(key):
 
 @pytest.fixture
 def fresh_machine_caches():
-    runs.cpu_info.cache_clear(), runs.torch_build.cache_clear()
+    provenance.cpu_info.cache_clear(), provenance.torch_build.cache_clear()
     yield
-    runs.cpu_info.cache_clear(), runs.torch_build.cache_clear()
+    provenance.cpu_info.cache_clear(), provenance.torch_build.cache_clear()
 
 
 def test_run_json_names_the_cpu_and_the_torch_build(tmp_path, fresh_machine_caches):
@@ -170,29 +170,29 @@ def test_run_json_names_the_cpu_and_the_torch_build(tmp_path, fresh_machine_cach
     assert build["mkldnn"] is torch.backends.mkldnn.is_available()
     backend = re.search(r"ATen parallel backend: (.+)", torch.__config__.parallel_info()).group(1).strip()
     assert build["parallel"] == backend and backend in ("OpenMP", "native thread pool", "TBB")
-    assert runs.cpu_info() is runs.cpu_info()  # computed once per process
+    assert provenance.cpu_info() is provenance.cpu_info()  # computed once per process
 
 
 def test_without_cpuinfo_or_torch_the_machine_fields_are_null(tmp_path, monkeypatch, fresh_machine_caches):
-    monkeypatch.setattr(runs, "_CPUINFO", str(tmp_path / "no-such-file"))
-    monkeypatch.setattr(runs.platform, "processor", lambda: "")
-    assert runs.cpu_info()["model"] is None and runs.cpu_info()["isa"] is None
-    runs.cpu_info.cache_clear()
+    monkeypatch.setattr(provenance, "_CPUINFO", str(tmp_path / "no-such-file"))
+    monkeypatch.setattr(provenance.platform, "processor", lambda: "")
+    assert provenance.cpu_info()["model"] is None and provenance.cpu_info()["isa"] is None
+    provenance.cpu_info.cache_clear()
 
     def fails(*args, **kwargs):
         raise RuntimeError("no")
 
-    monkeypatch.setattr(runs.platform, "processor", fails)
-    monkeypatch.setattr(runs.os, "cpu_count", fails)
+    monkeypatch.setattr(provenance.platform, "processor", fails)
+    monkeypatch.setattr(provenance.os, "cpu_count", fails)
     monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", fails)
     monkeypatch.setattr(torch.__config__, "show", fails)
     monkeypatch.setattr(torch.__config__, "parallel_info", fails)
     monkeypatch.setattr(torch.backends.mkldnn, "is_available", fails)
-    assert runs.cpu_info() == {"model": None, "isa": None, "torch_capability": None, "count": None}
-    assert runs.torch_build() == {"blas": None, "lapack": None, "mkldnn": None, "parallel": None}
-    runs.torch_build.cache_clear()
+    assert provenance.cpu_info() == {"model": None, "isa": None, "torch_capability": None, "count": None}
+    assert provenance.torch_build() == {"blas": None, "lapack": None, "mkldnn": None, "parallel": None}
+    provenance.torch_build.cache_clear()
     monkeypatch.setitem(sys.modules, "torch", None)  # torch cannot be imported
-    assert runs.torch_build() == {"blas": None, "lapack": None, "mkldnn": None, "parallel": None}
+    assert provenance.torch_build() == {"blas": None, "lapack": None, "mkldnn": None, "parallel": None}
     with Run(tmp_path, "one", None, 0, "train") as run:
         pass
     m = json.loads((run.path / "run.json").read_text())
@@ -202,13 +202,13 @@ def test_without_cpuinfo_or_torch_the_machine_fields_are_null(tmp_path, monkeypa
 def test_a_cpuinfo_without_the_lines_or_with_an_empty_flags_line(tmp_path, monkeypatch, fresh_machine_caches):
     info = tmp_path / "cpuinfo"
     info.write_text("processor\t: 0\nflags\t\t:\n\nprocessor\t: 1\nmodel name\t: Later CPU\nflags\t: avx2\n")
-    monkeypatch.setattr(runs, "_CPUINFO", str(info))
-    monkeypatch.setattr(runs.platform, "processor", lambda: "x86_64")
-    cpu = runs.cpu_info()
+    monkeypatch.setattr(provenance, "_CPUINFO", str(info))
+    monkeypatch.setattr(provenance.platform, "processor", lambda: "x86_64")
+    cpu = provenance.cpu_info()
     assert cpu["model"] == "Later CPU" and cpu["isa"] == []  # the first CPU's flags: none of the known
-    runs.cpu_info.cache_clear()
+    provenance.cpu_info.cache_clear()
     info.write_text("Features\t: fp asimd evtstrm sve sve2 sha3\n")  # aarch64
-    assert runs.cpu_info()["isa"] == ["asimd", "sve", "sve2"] and runs.cpu_info()["model"] == "x86_64"
+    assert provenance.cpu_info()["isa"] == ["asimd", "sve", "sve2"] and provenance.cpu_info()["model"] == "x86_64"
 
 
 @pytest.mark.parametrize(("env", "kernels"), [(None, True), ("1", True), ("0", False)])

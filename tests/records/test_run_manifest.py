@@ -13,9 +13,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from lnbench.records import io as records_io
 from lnbench.records import runs
+from lnbench.records.io import WriteError
 from lnbench.records.locks import LOCK_NAME, holder_of
-from lnbench.records.runs import STATUSES, Run, StaleLockWarning, WriteError, create_run_dir, record_failure
+from lnbench.records.runs import STATUSES, Run, StaleLockWarning, create_run_dir, record_failure
 
 
 def manifest(run):
@@ -153,7 +155,8 @@ def clock(monkeypatch):
         def now(cls, tz=None):
             return c.utc if tz is timezone.utc else (c.utc + timedelta(hours=5, minutes=30)).replace(tzinfo=None)
 
-    monkeypatch.setattr(runs, "datetime", Now)
+    monkeypatch.setattr(records_io, "datetime", Now)  # utc_now
+    monkeypatch.setattr(runs, "datetime", Now)  # the folder name
     monkeypatch.setattr(runs, "time", SimpleNamespace(sleep=c.sleep, perf_counter=c.perf_counter))
     return c
 

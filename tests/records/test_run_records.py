@@ -9,8 +9,9 @@ import threading
 
 import pytest
 
-from lnbench.records import runs
-from lnbench.records.runs import WriteError, mark_unfinished, write_json_atomic
+from lnbench.records import io as records_io
+from lnbench.records.io import WriteError, write_json_atomic
+from lnbench.records.runs import mark_unfinished
 from lnbench.records.schema import (
     SCHEMA_VERSION,
     Metrics,
@@ -43,7 +44,7 @@ class _Interrupted:
 
 def _interrupt_writes(monkeypatch):
     fdopen = os.fdopen
-    monkeypatch.setattr(runs.os, "fdopen", lambda fd, *a, **k: _Interrupted(fdopen(fd, *a, **k)))
+    monkeypatch.setattr(records_io.os, "fdopen", lambda fd, *a, **k: _Interrupted(fdopen(fd, *a, **k)))
 
 
 def test_an_interrupted_write_leaves_the_old_file_whole(tmp_path, monkeypatch):
@@ -67,7 +68,7 @@ def test_the_temporary_file_is_a_hidden_sibling_renamed_over_the_file(tmp_path, 
     """In the same folder (os.replace is atomic within one file system only), with the usual permissions."""
     replaced = []
     replace = os.replace
-    monkeypatch.setattr(runs.os, "replace", lambda src, dst: (replaced.append((src, dst)), replace(src, dst)))
+    monkeypatch.setattr(records_io.os, "replace", lambda src, dst: (replaced.append((src, dst)), replace(src, dst)))
     write_json_atomic(tmp_path / "summary.json", {"a": 1})
     ((src, dst),) = replaced
     src = os.fspath(src)
@@ -127,14 +128,14 @@ def test_a_write_that_fails_names_the_file_and_its_folder(tmp_path):
         raise OSError("the device went away")
 
     with pytest.raises(WriteError) as info:
-        runs.atomic_write(tmp_path / "figure.png", fails_without_errno)
+        records_io.atomic_write(tmp_path / "figure.png", fails_without_errno)
     assert (info.value.errno, info.value.strerror) == (0, "the device went away")
     assert str(info.value) == f"could not write figure.png in {tmp_path}: the device went away"
     assert list(tmp_path.iterdir()) == []
 
 
 def test_text_is_written_as_utf8_and_the_path_returned(tmp_path):
-    path = runs.write_text_atomic(str(tmp_path / "report.html"), "<p>σ² ≥ 0</p>")
+    path = records_io.write_text_atomic(str(tmp_path / "report.html"), "<p>σ² ≥ 0</p>")
     assert path == tmp_path / "report.html" and path.read_bytes() == b"<p>\xcf\x83\xc2\xb2 \xe2\x89\xa5 0</p>"
 
 

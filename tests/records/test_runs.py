@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from lnbench.records.runs import Run, create_run_dir, write_json_atomic
+from lnbench.records.io import write_json_atomic
+from lnbench.records.runs import Run, create_run_dir
 
 
 def test_run_dirs_in_the_same_second_are_distinct(tmp_path):
@@ -72,7 +73,7 @@ def test_run_json_records_a_checkout_with_uncommitted_changes_as_dirty(tmp_path,
     and Sacred record a dirty flag); the hash of a tracked change is SHA-256 of ``git diff HEAD --binary``."""
     import hashlib
 
-    from lnbench.records import runs
+    from lnbench.records import provenance, runs
 
     repo = tmp_path / "repo"
     (repo / "pkg").mkdir(parents=True)
@@ -83,14 +84,14 @@ def test_run_json_records_a_checkout_with_uncommitted_changes_as_dirty(tmp_path,
     _git(repo, "commit", "-q", "-m", "one")
     head = _git(repo, "rev-parse", "HEAD").decode().strip()
     (repo / "runs").mkdir()  # ignored: not a change
-    clean = runs.git_state(repo / "pkg")
+    clean = provenance.git_state(repo / "pkg")
     assert clean == {"git_commit": head, "git_dirty": False, "git_diff_sha256": None, "git_changed_files": []}
 
     (repo / "pkg" / "a.py").write_text("x = 2\n")
-    tracked_only = runs.git_state(repo / "pkg")
+    tracked_only = provenance.git_state(repo / "pkg")
     assert tracked_only["git_diff_sha256"] == hashlib.sha256(_git(repo, "diff", "HEAD", "--binary")).hexdigest()
     (repo / "pkg" / "new.py").write_text("y = 1\n")
-    monkeypatch.setattr(runs, "_git_state_of_lnbench", lambda: runs.git_state(repo / "pkg"))
+    monkeypatch.setattr(runs, "_git_state_of_lnbench", lambda: provenance.git_state(repo / "pkg"))
     with Run(tmp_path / "runs", "dirty", None, 0, "train") as run:
         pass
     m = json.loads((run.path / "run.json").read_text())
@@ -98,13 +99,13 @@ def test_run_json_records_a_checkout_with_uncommitted_changes_as_dirty(tmp_path,
     assert m["git_changed_files"] == ["pkg/a.py", "pkg/new.py"]
     assert len(m["git_diff_sha256"]) == 64 and m["git_diff_sha256"] != tracked_only["git_diff_sha256"]
     (repo / "pkg" / "new.py").write_text("y = 2\n")  # another content of the new file: another hash
-    assert runs.git_state(repo)["git_diff_sha256"] != m["git_diff_sha256"]
+    assert provenance.git_state(repo)["git_diff_sha256"] != m["git_diff_sha256"]
     (repo / "pkg" / "new.py").write_text("y = 1\n")
-    assert runs.git_state(repo)["git_diff_sha256"] == m["git_diff_sha256"]  # the same changes: the same hash
+    assert provenance.git_state(repo)["git_diff_sha256"] == m["git_diff_sha256"]  # the same changes: the same hash
 
 
 def test_outside_a_checkout_the_provenance_is_unknown(tmp_path, monkeypatch):
-    from lnbench.records.runs import git_state
+    from lnbench.records.provenance import git_state
 
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))  # git looks no higher than tmp_path
     state = git_state(tmp_path)

@@ -79,7 +79,7 @@ def test_report_command_redraws_an_interrupted_run_and_compares_folders(compare_
 def test_report_out_writes_only_its_page_and_reads_a_read_only_folder(compare_run, tmp_path, monkeypatch):
     """Issue 32 (4): ``report A B --out X`` redrew the PNGs inside A and B, and failed when A was
     read-only. B has lost its figures: the page draws them without putting them back into B."""
-    from lnbench.records import runs
+    from lnbench.records import io as records_io
 
     a, b, out = tmp_path / "a", tmp_path / "b", tmp_path / "both.html"
     shutil.copytree(compare_run, a)
@@ -87,14 +87,14 @@ def test_report_out_writes_only_its_page_and_reads_a_read_only_folder(compare_ru
     for png in b.glob("*.png"):
         png.unlink()
     before = {a: fingerprint(a), b: fingerprint(b)}
-    mkstemp = runs.tempfile.mkstemp
+    mkstemp = records_io.tempfile.mkstemp
 
     def read_only_a(*args, dir=None, **kwargs):  # every file lnbench writes starts as a temporary beside it
         if dir is not None and Path(dir).is_relative_to(a):
             raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(dir))
         return mkstemp(*args, dir=dir, **kwargs)
 
-    monkeypatch.setattr(runs.tempfile, "mkstemp", read_only_a)
+    monkeypatch.setattr(records_io.tempfile, "mkstemp", read_only_a)
     result = runner.invoke(app, ["report", str(a), str(b), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert {a: fingerprint(a), b: fingerprint(b)} == before  # nothing in either folder was written

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from lnbench.records.runs import atomic_write
+from lnbench.records.io import atomic_write
 from lnbench.records.schema import Metrics
 from lnbench.report.captions import FigureRecord
 
@@ -19,7 +19,7 @@ from lnbench.report.captions import FigureRecord
 def save(fig: Figure, path: str | Path) -> Path:
     """Save ``fig`` as a PNG at 120 dpi (integer ticks on epoch and timestep axes; one tick where they
     span one value), atomically
-    (:func:`lnbench.records.runs.atomic_write`): a full disk leaves no truncated PNG behind.
+    (:func:`lnbench.records.io.atomic_write`): a full disk leaves no truncated PNG behind.
 
     Raises:
         WriteError: the file could not be written (it names the file and its folder).
