@@ -46,8 +46,9 @@ from torch.utils import benchmark
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a plain checkout too
 from lnbench.config import ModelConfig, TrainConfig  # noqa: E402
 from lnbench.nn.models import build_model  # noqa: E402
-from lnbench.training.data import TrendData, make_trend_data  # noqa: E402
+from lnbench.training.data import TrendData  # noqa: E402
 from lnbench.training.loop import train_members  # noqa: E402
+from lnbench.training.tasks.trend import make_trend_data  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 NORMS = ("none", "batch", "layer", "rms", "weight")

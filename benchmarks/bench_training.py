@@ -39,8 +39,8 @@ from lnbench import experiments  # noqa: E402
 from lnbench.config import ModelConfig, TrainConfig, load_config  # noqa: E402
 from lnbench.nn.models import SimpleRNN, TransformerClassifier, build_model  # noqa: E402
 from lnbench.nn.norms import LayerNorm  # noqa: E402
-from lnbench.training.data import make_trend_data  # noqa: E402
 from lnbench.training.loop import train_members  # noqa: E402
+from lnbench.training.tasks.trend import make_trend_data  # noqa: E402
 
 
 class UnfusedLayerNorm(nn.Module):

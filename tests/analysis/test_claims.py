@@ -12,7 +12,8 @@ from lnbench.cli.app import app
 from lnbench.config import ConfigError, RunConfig
 from lnbench.records.schema import SummaryRow
 from lnbench.training.baselines import baseline_accuracies
-from lnbench.training.data import TrendData, make_trend_data
+from lnbench.training.data import TrendData
+from lnbench.training.tasks.trend import make_trend_data
 
 runner = CliRunner()
 REGIMES = {"r": RunConfig()}

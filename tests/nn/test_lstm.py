@@ -237,8 +237,8 @@ def test_bn_lstm_keeps_running_statistics_per_timestep_and_reuses_the_last_beyon
 
 def test_bn_lstm_term_biases_stay_zero_through_training():
     from lnbench.config import TrainConfig
-    from lnbench.training.data import make_trend_data
     from lnbench.training.loop import train_model
+    from lnbench.training.tasks.trend import make_trend_data
 
     model = _lstm("batch", H=6, D=8, T=6)
     data = make_trend_data(n_train=32, n_test=16, seq_len=6, features=8, seed=0)

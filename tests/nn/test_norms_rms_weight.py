@@ -8,8 +8,8 @@ from lnbench.config import ModelConfig, TrainConfig
 from lnbench.nn.models import SimpleRNN, TransformerClassifier, build_model
 from lnbench.nn.rmsnorm import RMSNorm
 from lnbench.nn.weightnorm import WeightNormLinear
-from lnbench.training.data import make_trend_data
 from lnbench.training.loop import train_members, train_model
+from lnbench.training.tasks.trend import make_trend_data
 
 
 def test_rmsnorm_matches_torch_forward_and_backward_float64():

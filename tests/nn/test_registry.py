@@ -16,9 +16,9 @@ from lnbench.nn.layernorm import LayerNorm
 from lnbench.nn.models import SimpleRNN, build_model
 from lnbench.nn.registry import NORMS, NormKind, build_norm, norm_kind
 from lnbench.nn.rmsnorm import RMSNorm
-from lnbench.training.data import make_trend_data
 from lnbench.training.ensemble import has_batch_norm, layer_names
 from lnbench.training.loop import train_members, train_model
+from lnbench.training.tasks.trend import make_trend_data
 
 CAPABILITIES = (
     "normalizes_activations",

@@ -12,8 +12,8 @@ from lnbench.names import NORM_KINDS, TRANSFORMER_ENSEMBLE_MAX_BATCH, norm_has_m
 from lnbench.nn.models import TransformerClassifier, build_model
 from lnbench.nn.rnn import EnsembleLinear
 from lnbench.training.checkpoints import member_weights
-from lnbench.training.data import make_trend_data
 from lnbench.training.loop import train_members
+from lnbench.training.tasks.trend import make_trend_data
 
 FEATURES, T = 6, 5
 ENSEMBLE_NORMS = [k for k in NORM_KINDS if norm_has_member_axis(k)]  # the registry's capability

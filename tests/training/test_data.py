@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from lnbench.training.data import make_trend_data
+from lnbench.training.tasks.trend import make_trend_data
 
 
 def test_default_shapes_and_dtypes():

@@ -5,8 +5,8 @@ import torch
 
 from lnbench.config import ModelConfig, TrainConfig
 from lnbench.nn.models import SimpleRNN, build_model
-from lnbench.training.data import make_trend_data
 from lnbench.training.loop import train_members, train_model
+from lnbench.training.tasks.trend import make_trend_data
 
 SEEDS = [0, 1, 2]
 CFG = TrainConfig(epochs=3, batch_size=16, lr=3e-3, grad_clip=0.5)

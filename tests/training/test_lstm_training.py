@@ -11,9 +11,9 @@ from conftest import TINY_OVERRIDES
 
 from lnbench.config import ModelConfig, TrainConfig, load_config
 from lnbench.nn.lstm import LSTM
-from lnbench.training.data import make_trend_data
 from lnbench.training.loop import train_members, train_model
 from lnbench.training.probes import probe_members
+from lnbench.training.tasks.trend import make_trend_data
 
 SEEDS = [0, 1, 2]
 CFG = TrainConfig(epochs=2, batch_size=16, lr=3e-3, grad_clip=0.5)

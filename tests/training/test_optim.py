@@ -14,9 +14,9 @@ import torch
 
 from lnbench.config import ModelConfig, TrainConfig
 from lnbench.nn.models import SimpleRNN, build_model
-from lnbench.training.data import make_trend_data
 from lnbench.training.loop import train_members, train_model
 from lnbench.training.optim import build_optimizer, build_scheduler
+from lnbench.training.tasks.trend import make_trend_data
 
 OPTIMIZERS = {
     "adam-decay": (

@@ -11,11 +11,11 @@ from scipy import stats
 from lnbench.config import ConfigError, DataConfig, load_config
 from lnbench.names import DIGITS_TEST_PER_CLASS, TASK_NAMES, TASKS
 from lnbench.training.baselines import baseline_accuracies
-from lnbench.training.data import make_trend_data
 from lnbench.training.tasks import make_task_data
 from lnbench.training.tasks.adding import make_adding_data
 from lnbench.training.tasks.digits import digits_split, make_digits_data
 from lnbench.training.tasks.images import balanced_first, pixel_order
+from lnbench.training.tasks.trend import make_trend_data
 
 # -- the registry and the config -----------------------------------------------------------------
 

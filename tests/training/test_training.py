@@ -8,8 +8,8 @@ from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from lnbench.config import ModelConfig, TrainConfig
 from lnbench.nn.models import build_model
-from lnbench.training.data import make_trend_data
 from lnbench.training.loop import layer_names, train_model
+from lnbench.training.tasks.trend import make_trend_data
 
 DATA = make_trend_data(n_train=64, n_test=32, seq_len=6, features=8, seed=0)
 

@@ -1,7 +1,7 @@
 """The tasks' data: one module per task, named in the task registry (:data:`lnbench.names.TASKS`,
 which also holds each task's shape, keys and sizes).
 
-- :mod:`~lnbench.training.tasks.trend`: the default, :func:`lnbench.training.data.make_trend_data`.
+- :mod:`~lnbench.training.tasks.trend`: the default, :func:`lnbench.training.tasks.trend.make_trend_data`.
 - :mod:`~lnbench.training.tasks.adding`: the adding problem (Hochreiter & Schmidhuber 1997;
   Le et al. 2015) as a 2-class task.
 - :mod:`~lnbench.training.tasks.digits`: scikit-learn's 8x8 handwritten digits as sequences
