@@ -87,7 +87,7 @@ def run_cell(
             run resumed in place, ``lnbench train --resume``) instead of a new folder.
 
     Returns:
-        Per seed, the summary row (README, "summary.json") and the run folder.
+        Per seed, the summary row (docs/run-folder.md, "summary.json") and the run folder.
     """
     ensure_built()  # in a worker too: a build is never counted in a run's wall_seconds
     mechanism = ensemble_mechanism(cfgs)

@@ -166,7 +166,7 @@ def finished(cells: list[Cell], resume: str | Path | None, exp: Experiment | Non
 
 
 def summary(exp: Experiment, path: Path, rows: list[SummaryRow], complete: bool, **extra: Any) -> dict:
-    """A summary.json body (README, "summary.json") of ``exp``'s folder ``path``, with the kind's
+    """A summary.json body (docs/run-folder.md, "summary.json") of ``exp``'s folder ``path``, with the kind's
     ``headline`` for ``lnbench ls`` (:meth:`Experiment.headline`) when it has one yet."""
     body = {"kind": exp.kind, "complete": complete, **extra, "rows": [r.to_dict() for r in rows]}
     headline = exp.headline(RunFolder(path), body)

@@ -86,7 +86,7 @@ class RunFolder:
         return self.json("run.json", strict)
 
     def summary(self, strict: bool = False) -> dict | None:
-        """summary.json: rows, aggregate, verdicts, figures, headline (README, "summary.json")."""
+        """summary.json: rows, aggregate, verdicts, figures, headline (docs/run-folder.md, "summary.json")."""
         return self.json("summary.json", strict)
 
     def report(self, strict: bool = False) -> dict | None:

@@ -1,7 +1,7 @@
 """Run folders: unique names, the run.json manifest, failure records (the atomic writes are
 :mod:`lnbench.records.io`, the provenance :mod:`lnbench.records.provenance`).
 
-Layout (see README, "Run folder")::
+Layout (docs/run-folder.md)::
 
     runs/<UTC timestamp with microseconds>_<name>/
         config.yaml   run.json   metrics.json   *.png   <child runs>/   summary.json

@@ -88,9 +88,9 @@ def member_states(
     rng = torch.get_rng_state()
     out = []
     for s, (gen, hist) in enumerate(zip(generators, hists)):
-        adam = {}
+        optimizer_state = {}
         for k, name in enumerate(names):
-            adam[name] = {
+            optimizer_state[name] = {
                 key: (v.detach().clone() if key == "step" else _member_slice(model, name, v, shapes[name], s))
                 for key, v in state["state"].get(k, {}).items()
             }
@@ -99,7 +99,7 @@ def member_states(
                 "format": FORMAT,
                 "epoch": epoch,
                 "model": {n: _member_slice(model, n, t, shapes[n], s) for n, t in model.state_dict().items()},
-                "optimizer": {"param_groups": state["param_groups"], "state": adam},
+                "optimizer": {"param_groups": state["param_groups"], "state": optimizer_state},
                 "scheduler": None if scheduler is None else scheduler.state_dict(),
                 "generator": gen.get_state(),
                 "rng": rng,
