@@ -393,11 +393,12 @@ def _plugin_class(kind: str) -> Any:
     """A user's norm class (``"package.module:ClassName"`` or an entry point), imported to read
     its declared capabilities; None when it cannot be imported (the experiments' checks then say
     so in one line: :func:`lnbench.nn.registry.plugin_norm`). Imports the user's module, never lnbench's."""
-    import importlib
+    import pkgutil
 
-    module, _, name = entry_point_norms().get(kind, kind).partition(":")
     try:
-        return getattr(importlib.import_module(module), name, None)
+        return pkgutil.resolve_name(entry_point_norms().get(kind, kind))
+    except AttributeError:  # the module has no such name
+        return None
     except Exception:  # any import failure (a SyntaxError too): plugin_norm says it in one line
         return None
 

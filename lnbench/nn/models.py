@@ -11,7 +11,7 @@ Every constructor takes the model's :class:`lnbench.config.ModelConfig` (nanoGPT
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 
 from torch import nn
 
@@ -75,6 +75,5 @@ def build_model(model_cfg: ModelConfig, input_size: int, seq_len: int, num_class
     """
     if model_cfg.family not in FAMILY_REGISTRY:
         raise ValueError(f"unknown model family {model_cfg.family!r}; allowed: {', '.join(FAMILIES)}")
-    module, _, name = FAMILY_REGISTRY[model_cfg.family].builder.partition(":")
-    cls = getattr(importlib.import_module(module), name)
+    cls = pkgutil.resolve_name(FAMILY_REGISTRY[model_cfg.family].builder)
     return cls(model_cfg, input_size=input_size, seq_len=seq_len, num_classes=num_classes)

@@ -25,7 +25,7 @@ config through, so the factory knows no norm's options.
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 from dataclasses import dataclass
 
 import torch
@@ -170,8 +170,7 @@ def _load(path: str | None) -> type[Norm] | None:
     """The class ``"module:Class"`` names (a built-in norm's, :data:`lnbench.names.NORM_REGISTRY`)."""
     if path is None:
         return None
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)
+    return pkgutil.resolve_name(path)
 
 
 #: The one registry of norm kinds, built from :data:`lnbench.names.NORM_REGISTRY` (names, colours,
@@ -227,7 +226,7 @@ def plugin_norm(spec: str) -> NormKind:
         return _PLUGINS[spec]
     module, _, name = entry_point_norms().get(spec, spec).partition(":")
     try:
-        imported = importlib.import_module(module)
+        imported = pkgutil.resolve_name(f"{module}:")  # the module itself: its own import errors propagate
     except ImportError as exc:
         raise ValueError(f"norm {spec!r}: cannot import {module} ({' '.join(str(exc).split())})") from None
     except Exception as exc:  # the user's module is broken (a SyntaxError, an error at import): one line too

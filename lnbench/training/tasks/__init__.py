@@ -12,7 +12,7 @@ Every run's data is a pure function of its ``data`` config and its seed.
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 
 from lnbench.config import DataConfig
 from lnbench.names import TASKS
@@ -35,5 +35,4 @@ def make_task_data(cfg: DataConfig, seed: int = 0) -> TaskData:
     Raises:
         ValueError: the task's own (a size it cannot give; the config's checks catch these first).
     """
-    module, _, function = TASKS[cfg.task].maker.partition(":")
-    return carve_validation(getattr(importlib.import_module(module), function)(cfg, seed), cfg.n_val)
+    return carve_validation(pkgutil.resolve_name(TASKS[cfg.task].maker)(cfg, seed), cfg.n_val)
