@@ -766,3 +766,69 @@ def test_norm_order_puts_the_registry_first_then_users_norms_as_given():
 
     given = ["b.c:Two", "layer", "a.b:One", "none", "layer", "b.c:Two"]
     assert norm_order(given) == ["none", "layer", "b.c:Two", "a.b:One"]
+
+
+def _memoryless(learned=False, did_not_learn=False, p_adjusted=0.5, n_seeds=3, **extra):
+    return {
+        "learned": learned,
+        "did_not_learn": did_not_learn,
+        "diff": 0.05,
+        "ci95": [-0.01, 0.11],
+        "p_adjusted": p_adjusted,
+        "n_seeds": n_seeds,
+        **extra,
+    }
+
+
+@pytest.mark.parametrize(
+    "tests, answer",
+    [
+        (
+            [("layer", _memoryless(learned=True, p_adjusted=0.001)), ("none", _memoryless(did_not_learn=True))],
+            "LayerNorm learned it; NoNorm did not",
+        ),
+        (
+            [
+                ("none", _memoryless(did_not_learn=True, p_adjusted=0.02)),
+                ("batch", _memoryless(learned=True, p_adjusted=0.001)),
+                ("layer", _memoryless()),
+            ],
+            "NoNorm (borderline) did not; BatchNorm learned it; LayerNorm not shown with 3 seeds",
+        ),
+        (
+            [("none", _memoryless(n_seeds=2)), ("batch", _memoryless(n_seeds=2)), ("layer", _memoryless(n_seeds=2))],
+            "NoNorm, BatchNorm and LayerNorm not shown with 2 seeds",
+        ),
+        (
+            [("none", _memoryless(n_seeds=2)), ("layer", _memoryless(n_seeds=3))],
+            "NoNorm and LayerNorm not shown",  # different seed counts: none named
+        ),
+        (
+            [("layer", _memoryless(learned=True, p_adjusted=0.001, borderline=True))],
+            "LayerNorm (borderline) learned it",  # a stored borderline flag wins over the p-value
+        ),
+    ],
+)
+def test_a_memoryless_verdict_opens_with_which_norms_learned(tests, answer):
+    """The first sentence of 'did it learn the memory task?': the norms grouped by outcome in the
+    order first met (learned: above the baseline; did not: below it or within 2 points; not shown:
+    neither, with the seeds when they agree), each borderline test (Holm p in [0.01, 0.1), or its
+    stored flag) marked. Oracle: the hand-set outcome of each test."""
+    assert verdicts.memoryless_answer(tests) == answer
+
+
+@pytest.mark.parametrize(
+    "test, outcome",
+    [
+        (_memoryless(learned=True), "learned"),
+        (_memoryless(did_not_learn=True), "did not learn"),
+        (_memoryless(), "not shown"),
+        ({"learned": False, "diff": -0.2, "ci95": [-0.3, -0.1], "p_adjusted": 0.001}, "did not learn"),  # below
+        ({"learned": False, "diff": 0.0, "ci95": [-0.01, 0.01], "p_adjusted": 1.0}, "did not learn"),  # within 2 points
+        ({"learned": False, "diff": 0.05, "ci95": [-0.01, 0.11], "p_adjusted": 0.3}, "not shown"),
+    ],
+)
+def test_a_memoryless_outcome_is_read_from_the_stored_flags_or_else_computed(test, outcome):
+    """``learned`` wins; a stored ``did_not_learn`` is read as given, else computed from the
+    effect, its interval and Holm p (:func:`did_not_learn`). Oracle: the rule by hand."""
+    assert verdicts.memoryless_outcome(test) == outcome
