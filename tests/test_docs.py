@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import REPO, runner
 
-ROOT = Path(__file__).resolve().parents[1]
-DOCS = ROOT / "docs"
-README = ROOT / "README.md"
+DOCS = REPO / "docs"
+README = REPO / "README.md"
 MAX_README_LINES = 250
 
 
@@ -36,7 +36,7 @@ def generate():
 
 
 def _rel(path: Path) -> str:
-    return str(path.relative_to(ROOT))
+    return str(path.relative_to(REPO))
 
 
 def test_generated_pages_match_the_code(generate):
@@ -88,7 +88,7 @@ def test_the_generator_is_deterministic():
     """Another process, another hash seed: the same pages (``--check`` passes)."""
     env = {**os.environ, "PYTHONHASHSEED": "12345", "MPLBACKEND": "Agg"}
     done = subprocess.run(
-        [sys.executable, str(DOCS / "generate.py"), "--check"], cwd=ROOT, env=env, capture_output=True, text=True
+        [sys.executable, str(DOCS / "generate.py"), "--check"], cwd=REPO, env=env, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
 
@@ -144,13 +144,11 @@ def test_relative_links_resolve(page):
 def test_the_error_example_of_cli_md_is_what_the_command_prints(tmp_path):
     """docs/cli.md's example of a bad config ("Errors and exit codes"): the command it shows prints
     exactly its lines (the oracle: the command run now), exit code 2."""
-    from typer.testing import CliRunner
-
     from lnbench.cli.app import app
 
     text = (DOCS / "cli.md").read_text()
     block = text[text.index("## Errors and exit codes") :].split("```")[1].strip().splitlines()
     assert block[0].startswith("$ lnbench ")
     args = block[0].removeprefix("$ lnbench ").split()
-    result = CliRunner().invoke(app, [*args, "--runs-dir", str(tmp_path / "runs")])
+    result = runner.invoke(app, [*args, "--runs-dir", str(tmp_path / "runs")])
     assert result.exit_code == 2 and result.output.strip().splitlines() == block[1:]

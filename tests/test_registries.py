@@ -10,9 +10,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from conftest import REPO
+
 from lnbench.names import FAMILY_REGISTRY, NORM_REGISTRY, TASKS
 
-PACKAGE = Path(__file__).resolve().parents[1] / "lnbench"
+PACKAGE = REPO / "lnbench"
 ALLOWED = {"names.py", "analysis/claims.py"}  # the registries, and the claims catalogue
 NORM_NAMES = set(NORM_REGISTRY) - {"none"}  # batch, layer, rms, weight, group: "none" is the baseline
 

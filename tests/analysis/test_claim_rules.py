@@ -10,9 +10,9 @@ least the margin in the claimed direction.
 
 import math
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 from scipy.stats import t as t_dist
 
 from lnbench.analysis import claims as claim_rules
@@ -35,8 +35,6 @@ from lnbench.analysis.claims import (
 )
 from lnbench.config import ConfigError, RunConfig
 from lnbench.records.schema import SummaryRow
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def row(norm, seed, metric="mean_train_loss", value=0.5, status="completed", bs=64, acc=0.8, n_test=200):

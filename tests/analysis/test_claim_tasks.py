@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from lnbench.analysis import claim_tasks
 from lnbench.analysis import claims as claim_rules
 from lnbench.config import ConfigError
 from lnbench.experiments.claims import claims_spec
 
-REPO = Path(__file__).resolve().parents[2]
 PRESETS = REPO / "configs/claims"
 
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 import torch
-from typer.testing import CliRunner
+from conftest import runner
 
 from lnbench.analysis.claims import CLAIMS, Claim, Condition, evaluate_claims, select_claims
 from lnbench.cli.app import app
@@ -13,7 +13,6 @@ from lnbench.records.schema import SummaryRow
 from lnbench.training.baselines import baseline_accuracies
 from lnbench.training.data import TrendData, make_trend_data
 
-runner = CliRunner()
 REGIMES = {"r": RunConfig()}
 
 

@@ -3,16 +3,14 @@
 import json
 
 import pytest
-from conftest import TINY_OVERRIDES, set_args
-from typer.testing import CliRunner
+from conftest import runner, tiny_args
 
 from lnbench.analysis import grid
 from lnbench.cli.app import app
 from lnbench.config import ConfigError, RunConfig, load_config
 from lnbench.records.schema import SummaryRow
 
-runner = CliRunner()
-TINY = set_args(["seeds=[0,1,2]", *TINY_OVERRIDES]) + ["--jobs", "1"]
+THREE_SEEDS = tiny_args("seeds=[0,1,2]")  # the tiny config on 3 seeds
 
 
 def _cfg(g):
@@ -104,7 +102,7 @@ def test_sweep_command_writes_cells_rows_figures_and_resumes(tmp_path):
         str(tmp_path),
         "--set",
         "sweep.grid={model.norm: [none, layer], data.seq_len: [3, 5]}",
-        *TINY,
+        *THREE_SEEDS,
     ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -491,7 +489,7 @@ def test_keys_that_depend_on_each_other_are_judged_together():
 
 
 def test_a_cell_too_big_for_memory_is_refused_before_anything_runs(tmp_path):
-    result = CliRunner().invoke(
+    result = runner.invoke(
         app,
         ["sweep", "--set", "sweep.grid={model.num_layers: [1, 30000]}", "--runs-dir", str(tmp_path), "--dry-run"],
     )

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from conftest import TINY_OVERRIDES, fingerprint, set_args
-from typer.testing import CliRunner
+from conftest import TINY_OVERRIDES, fingerprint, runner, set_args
 
 from lnbench import experiments
 from lnbench.cli.app import app
@@ -18,7 +17,8 @@ from lnbench.names import plural
 
 pytestmark = pytest.mark.e2e  # trains models and writes run folders
 
-runner = CliRunner()
+# the tiny config but for train.epochs (each test sets its own, or takes its command's), and the RNN
+# in one placement (compare.placements=null; the placements axis: tests/experiments)
 TINY = set_args([*(o for o in TINY_OVERRIDES if not o.startswith("train.epochs")), "compare.placements=null"])
 # each test sets its epochs; compare.placements=null: the RNN in one placement (the placements axis: tests/experiments)
 METRIC_KEYS = {
@@ -739,17 +739,7 @@ def test_resume_after_ctrl_c_keeps_finished_cells_and_ends_as_one_run_would(tmp_
     """Issue 13 (B): Ctrl-C in the middle of a compare, then --resume with the folder's config."""
     from lnbench.config import load_config
 
-    base = [
-        "seeds=[0,1]",
-        "train.epochs=2",
-        "compare.norms=[none,layer]",
-        "train.batch_size=16",
-        "data.n_train=32",
-        "data.n_test=16",
-        "data.seq_len=4",
-        "data.features=8",
-        "model.hidden_size=8",
-    ]
+    base = [*TINY_OVERRIDES, "data.seq_len=4", "seeds=[0,1]", "compare.norms=[none,layer]"]  # on 4 timesteps
     cfg = load_config("configs/compare.yaml", base)
     whole = experiments.compare(cfg, tmp_path / "whole", jobs=1)
     seen = []

@@ -4,11 +4,9 @@ no run folder (issue 20 (6) and (12)). Nothing here trains."""
 import re
 
 import pytest
-from typer.testing import CliRunner
+from conftest import runner
 
 from lnbench.cli.app import app
-
-runner = CliRunner()
 
 
 def _refused(tmp_path, args):

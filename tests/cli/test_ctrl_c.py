@@ -9,14 +9,12 @@ import signal
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
-from conftest import TINY_OVERRIDES, set_args
+from conftest import REPO, TINY_OVERRIDES, set_args
 
 pytestmark = pytest.mark.e2e  # starts the command line (and workers) in subprocesses
 
-ROOT = Path(__file__).resolve().parents[2]
 
 # SIGINT to the process group the first time a module whose name starts with PREFIX is looked up
 # (inside the import machinery, as a Ctrl-C during a slow import is), then the console script.
@@ -53,7 +51,7 @@ def _lnbench(prelude: str, args: list[str]) -> subprocess.CompletedProcess:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        cwd=ROOT,
+        cwd=REPO,
         start_new_session=True,  # its own process group, as a terminal's foreground job
         env={**os.environ, "MPLBACKEND": "Agg"},
     )

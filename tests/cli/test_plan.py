@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import pytest
 import typer
-from typer.testing import CliRunner
+from conftest import runner
 
 from lnbench.cli.app import app
 from lnbench.experiments import driver
 from lnbench.launchers import executors
 from lnbench.launchers.executors import worker_count
 
-runner = CliRunner()
 ONE_FAMILY = ["--set", "compare.families=[rnn]", "--set", "compare.placements=null"]  # 3 cells x 5 seeds
 
 

@@ -18,8 +18,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import TINY_OVERRIDES, fingerprint, set_args
-from typer.testing import CliRunner
+from conftest import REPO, TINY_OVERRIDES, fingerprint, runner, set_args
 
 from lnbench.cli.app import app
 from lnbench.config import ConfigError, load_config
@@ -30,8 +29,6 @@ from lnbench.experiments.registry import EXPERIMENTS
 from lnbench.names import TASK_NAMES, TASKS
 
 pytestmark = pytest.mark.e2e
-runner = CliRunner()
-REPO = Path(__file__).resolve().parents[2]
 SEEDS = "seeds=[0,1]"
 PNG_END = b"IEND\xaeB`\x82"  # the last chunk of every complete PNG
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import TINY_OVERRIDES, set_args
-from typer.testing import CliRunner
+from conftest import REPO, TINY_OVERRIDES, runner, set_args
 
 from lnbench.cli.app import app
 from lnbench.config import load_config
@@ -18,8 +17,6 @@ from lnbench.training.baselines import baseline_accuracies
 from lnbench.training.checkpoints import CHECKPOINT, WEIGHTS
 from lnbench.training.tasks import make_task_data
 
-REPO = Path(__file__).resolve().parents[2]
-runner = CliRunner()
 OVERRIDES = [*TINY_OVERRIDES, "train.epochs=3", "model.norm=batch"]  # BatchNorm: running statistics resume too
 
 

@@ -3,12 +3,10 @@
 import json
 
 import torch
-from typer.testing import CliRunner
+from conftest import runner
 
 from lnbench.cli.app import app
 from lnbench.nn import invariance as inv
-
-runner = CliRunner()
 
 # Ba, Kiros & Hinton 2016, Table 1, typed from the paper (columns in section 5.1's order)
 PAPER = {

@@ -16,14 +16,12 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import TINY_OVERRIDES, set_args
-from typer.testing import CliRunner
+from conftest import REPO, TINY_OVERRIDES, runner, set_args
 
 from lnbench.cli.app import app
 from lnbench.records import runs
 from lnbench.records.runs import WriteError, write_json_atomic
 
-REPO = Path(__file__).resolve().parents[2]
 PNG_END = b"IEND\xaeB`\x82"  # the last chunk of every complete PNG
 
 
@@ -99,9 +97,6 @@ def test_a_figure_that_cannot_be_written_leaves_no_truncated_png(tmp_path, monke
     assert (tmp_path / "test_accuracy.png").read_bytes() == b"old"
     monkeypatch.undo()
     assert figures.plot_test_accuracy(run, tmp_path / "test_accuracy.png").read_bytes().endswith(PNG_END)
-
-
-runner = CliRunner()
 
 
 @pytest.mark.e2e

@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import TINY_OVERRIDES, fingerprint, set_args
-from typer.testing import CliRunner
+from conftest import REPO, TINY_OVERRIDES, fingerprint, runner, set_args, tiny_args
 
 from lnbench.cli.app import app
 from lnbench.records.locks import LOCK_NAME, FolderBusy, FolderLock, holder_of
@@ -82,8 +81,12 @@ def test_a_released_lock_is_no_note_and_a_run_holds_its_folder_while_it_runs(tmp
     assert holder_of(kept.path) is None
 
 
-TINY = [*TINY_OVERRIDES, "seeds=[0]", "compare.families=[rnn]", "compare.norms=[none]"]
-ARGS = ["compare", *set_args(TINY), "--jobs", "1"]
+ONE_CELL = [
+    "seeds=[0]",
+    "compare.families=[rnn]",
+    "compare.norms=[none]",
+]  # the tiny config on one cell: the RNN, no norm
+ARGS = ["compare", *tiny_args(*ONE_CELL)]
 
 
 def _unfinished_compare(tmp_path: Path) -> Path:
@@ -93,7 +96,9 @@ def _unfinished_compare(tmp_path: Path) -> Path:
 
     folder = tmp_path / "exp"
     folder.mkdir()
-    (folder / "config.yaml").write_text(EXPERIMENTS["compare"].config_yaml(load_config(None, TINY)))
+    (folder / "config.yaml").write_text(
+        EXPERIMENTS["compare"].config_yaml(load_config(None, [*TINY_OVERRIDES, *ONE_CELL]))
+    )
     (folder / "run.json").write_text(json.dumps({"kind": "compare", "status": "running", "start_time": "t0"}))
     return folder
 
@@ -110,7 +115,7 @@ def test_resume_while_another_process_runs_the_folder_is_refused_and_after_kill_
     other = subprocess.Popen([sys.executable, "-c", HOLD, str(folder)], stdout=subprocess.PIPE, text=True)
     try:
         assert other.stdout is not None and other.stdout.readline().strip() == "locked"
-        result = CliRunner().invoke(app, [*ARGS, "--resume", str(folder)])
+        result = runner.invoke(app, [*ARGS, "--resume", str(folder)])
         assert result.exit_code == 2, result.output
         assert result.output.startswith(f"lnbench: error: --resume {folder} is being run by pid {other.pid} ")
         assert {p: p.read_bytes() for p in folder.rglob("*") if p.name != LOCK_NAME} == before
@@ -119,7 +124,7 @@ def test_resume_while_another_process_runs_the_folder_is_refused_and_after_kill_
         other.wait()
     monkeypatch.setattr(EXPERIMENTS["compare"], "figures", lambda path: [])  # not what this is about
     with pytest.warns(StaleLockWarning, match=f"pid {other.pid}"):
-        result = CliRunner().invoke(app, [*ARGS, "--resume", str(folder)])
+        result = runner.invoke(app, [*ARGS, "--resume", str(folder)])
     assert result.exit_code == 0, result.output
     manifest = json.loads((folder / "run.json").read_text())
     assert manifest["status"] == "completed" and manifest["resumed"][-1]["lock_taken_over"]["pid"] == other.pid
@@ -143,7 +148,7 @@ def test_an_experiment_holds_its_folder_from_creation_until_its_report_is_writte
 
     monkeypatch.setattr(exp, "figures", figures)
     monkeypatch.setattr(driver, "write_html", write_html)
-    result = driver.run(exp, load_config(None, TINY), tmp_path)
+    result = driver.run(exp, load_config(None, [*TINY_OVERRIDES, *ONE_CELL]), tmp_path)
     assert seen["figures"]["pid"] == seen["report"]["pid"] == os.getpid()
     assert holder_of(result.path) is None and not (result.path / LOCK_NAME).exists()
 
@@ -206,8 +211,8 @@ def test_without_flock_a_soft_lock_refuses_a_live_holder_and_takes_over_a_dead_o
 
 
 def test_without_flock_lnbench_train_runs_warns_in_one_line_and_leaves_a_whole_folder(no_flock, tmp_path):
-    config = str(Path(__file__).parents[2] / "configs/train.yaml")
-    result = CliRunner().invoke(app, ["train", config, "--runs-dir", str(tmp_path), *set_args(TINY_OVERRIDES)])
+    config = str(REPO / "configs/train.yaml")
+    result = runner.invoke(app, ["train", config, "--runs-dir", str(tmp_path), *set_args(TINY_OVERRIDES)])
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
     (folder,) = tmp_path.iterdir()
@@ -254,7 +259,7 @@ def test_a_lock_that_cannot_be_created_is_a_write_error_naming_it_and_nothing_ch
         Run(folder.parent, "x", None, 0, "compare", resume=folder).__enter__()
     assert str(info.value) == f"could not write {LOCK_NAME} in {folder}: Read-only file system"
     assert info.value.errno == errno.EROFS
-    result = CliRunner().invoke(app, [*ARGS, "--resume", str(folder)])  # a folder os.access calls writable
+    result = runner.invoke(app, [*ARGS, "--resume", str(folder)])  # a folder os.access calls writable
     assert result.exit_code == 1, result.output
     assert result.output.strip().splitlines()[-1] == (
         f"lnbench: error: could not write {LOCK_NAME} in {folder}: Read-only file system"
@@ -290,7 +295,7 @@ def test_resume_of_a_folder_on_a_read_only_file_system_is_one_line_and_nothing_c
     folder = _unfinished_compare(tmp_path)
     before = fingerprint(folder)
     view = read_only_view(folder)
-    result = CliRunner().invoke(app, [*ARGS, "--resume", str(view)])
+    result = runner.invoke(app, [*ARGS, "--resume", str(view)])
     assert result.exit_code == 2, result.output
     assert result.output.strip().splitlines() == [
         f"lnbench: error: --resume {view}: the folder is not writable (a read-only file system); nothing was changed"

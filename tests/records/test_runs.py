@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from conftest import REPO
 
 from lnbench.records.runs import Run, create_run_dir, write_json_atomic
 
@@ -51,11 +52,10 @@ def test_child_run_folder_is_never_reused(tmp_path):
 
 def test_the_docs_list_every_status_a_run_can_have():
     """Issue 10 (17): the statuses run.json and metrics.json can hold, as the run-folder reference documents them."""
-    from pathlib import Path
 
     from lnbench.records.runs import STATUSES
 
-    page = Path(__file__).resolve().parents[2].joinpath("docs", "schema-reference.md").read_text()
+    page = REPO.joinpath("docs", "schema-reference.md").read_text()
     for status in STATUSES:
         assert f"| `{status}` |" in page, status
 

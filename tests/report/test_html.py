@@ -11,26 +11,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import TINY_OVERRIDES, fingerprint, set_args
-from typer.testing import CliRunner
+from conftest import fingerprint, runner
 
 from lnbench.cli.app import app
 
 pytestmark = pytest.mark.e2e  # trains models and writes run folders
 
-runner = CliRunner()
-TINY = set_args(["seeds=[0,1]", *TINY_OVERRIDES]) + ["--jobs", "1"]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-
-
-@pytest.fixture(scope="module")
-def compare_run(tmp_path_factory):
-    runs = tmp_path_factory.mktemp("runs")
-    result = runner.invoke(app, ["compare", "--runs-dir", str(runs), "--set", "compare.norms=[none,layer]", *TINY])
-    assert result.exit_code == 0, result.output
-    (run,) = list(runs.iterdir())
-    assert f"Report: {run / 'report.html'}" in result.output
-    return run
 
 
 def test_the_report_is_one_self_contained_page_with_tables_verdicts_figures_and_links(compare_run):
