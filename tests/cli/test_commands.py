@@ -1,4 +1,4 @@
-"""Issue 31 D: the experiment commands are built from the kinds' entries (lnbench.names.EXPERIMENT_KINDS)
+"""The experiment commands are built from the kinds' entries (lnbench.names.EXPERIMENT_KINDS)
 and the shared options, each declared once (lnbench.cli.options.ExperimentArgs): a command has
 exactly the shared options its entry names, with the declaration's help (or the entry's own), and
 a kind registered at runtime gets its command, with its default config."""

@@ -1,7 +1,7 @@
-"""Issue 20 (4): Ctrl-C at any moment of a command is one line and exit code 130, and nothing is
-printed afterwards. Each test sends SIGINT to the whole process group (as a terminal does) at a
-moment that printed a traceback: inside NumPy's import while starting, inside an import during
-the run, while the worker processes start."""
+"""Ctrl-C at any moment of a command is one line and exit code 130, and nothing is printed
+afterwards. Each test sends SIGINT to the whole process group (as a terminal does) at a moment
+where an interrupt lands inside library code: inside NumPy's import while starting, inside an
+import during the run, while the worker processes start."""
 
 import json
 import os
@@ -111,9 +111,9 @@ late = Late()
 
 
 def test_ctrl_c_while_report_html_is_written_names_the_finished_folder(tmp_path):
-    """After the run folder's manifest is closed: the line said "while starting; nothing was
-    written". It names the folder, whose run.json says the run was interrupted (lnbench report
-    writes the page again)."""
+    """A Ctrl-C after the run folder's manifest is closed, while report.html is written: the line
+    names the folder (not "while starting; nothing was written"), whose run.json says the run was
+    interrupted and which has no report.html (lnbench report writes the page again)."""
     prelude = f"PREFIX = 'jinja2'\n{AT_IMPORT}"  # report.html is the first to import jinja2
     args = ["train", "configs/train.yaml", "--runs-dir", str(tmp_path), *set_args(TINY_OVERRIDES)]
     line = _one_line(_lnbench(prelude, args))

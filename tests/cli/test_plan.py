@@ -1,5 +1,5 @@
-"""What an experiment says before its first run: the plan line, at once (a log showed nothing for
-minutes), and a --jobs beyond the cells or the CPU cores reduced in one line. Nothing here trains:
+"""What an experiment says before its first run: the plan line, at once (not after minutes of
+training), and a --jobs beyond the cells or the CPU cores reduced in one line. Nothing here trains:
 the driver's execute is replaced by one that records its jobs and stops."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 21 (E): ``lnbench sweep -g KEY=V1,V2`` builds the same sweep.grid as the YAML mapping."""
+"""``lnbench sweep -g KEY=V1,V2`` builds the same sweep.grid as the YAML mapping."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_short_grid_equals_the_mapping():
         ('name="abc,d', "-g name: the quote \" at column 1 of '\"abc,d' is never closed"),
         ("train.lr", "-g 'train.lr': expected KEY=V1,V2,..., e.g. -g train.lr=1e-3,1e-2"),
         ("train.lr=", "-g train.lr: no values; e.g. -g train.lr=V1,V2"),
-        # YAML's flow list keeps [1e-3,] as one value: a trailing comma gave a one-value grid silently
+        # YAML's flow list keeps [1e-3,] as one value: a trailing comma is refused, not a one-value grid
         (
             "train.lr=1e-3,",
             "-g train.lr: an empty value after the comma at column 5 of '1e-3,'; e.g. -g train.lr=V1,V2",
@@ -146,7 +146,8 @@ def test_sweep_command_with_g_resolves_and_plans_as_the_mapping(tmp_path):
     [([], "configs/sweep.yaml (with -g)"), (["--set", "seeds=[0]"], "configs/sweep.yaml (with --set, -g)")],
 )
 def test_a_grid_value_g_gave_that_the_checks_refuse_names_g_as_its_source(tmp_path, extra, source):
-    """A value from -g that the schema refuses was blamed on "configs/sweep.yaml" alone."""
+    """A value from -g that the schema refuses is one line naming its source (the config file
+    "with -g", or "with --set, -g"), the key and the value, exit code 2, no folder."""
     args = ["sweep", "-g", "train.epochs=0,1", *extra, "--dry-run", "--runs-dir", str(tmp_path / "runs")]
     result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output

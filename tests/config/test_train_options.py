@@ -1,4 +1,4 @@
-"""Issue 33 (A, B): the optimizer, schedule and validation keys are refused where they do not
+"""The optimizer, schedule and validation keys are refused where they do not
 apply (one line naming the key and the allowed values; exit code 2 and no run folder from the
 command line), recorded in config.yaml, and can be swept."""
 

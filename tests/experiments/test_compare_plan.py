@@ -1,4 +1,4 @@
-"""Issue 18 (B): the placement reaches each RNN child's config and name; the Transformer has none."""
+"""The placement reaches each RNN child's config and name; the Transformer has none."""
 
 from __future__ import annotations
 

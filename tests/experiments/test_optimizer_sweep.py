@@ -1,4 +1,4 @@
-"""Issue 33 (A, B) end to end: a sweep over train.optimizer with a validation split records the
+"""End to end: a sweep over train.optimizer with a validation split records the
 optimizer in every row and the tidy export, carries the validation curves, chooses its best cell
 on the validation split and says so in its tables and report.html."""
 

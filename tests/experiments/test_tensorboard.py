@@ -1,4 +1,4 @@
-"""Issue 21 (D): ``--tensorboard`` writes each run's curves, probes and config as event files.
+"""``--tensorboard`` writes each run's curves, probes and config as event files.
 
 Read back with TensorBoard's own EventAccumulator: every scalar at every epoch is metrics.json's
 value (as float32, TensorBoard's precision), and the hparams are the run's config.yaml.

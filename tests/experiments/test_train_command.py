@@ -101,7 +101,8 @@ def test_train_yaml_has_the_budget_of_the_default_compare():
 
 @pytest.mark.e2e
 def test_train_prints_and_records_the_baselines_of_its_data(tmp_path):
-    """README: "Every run prints the baselines"; lnbench train printed none."""
+    """README: "Every run prints the baselines": lnbench train prints and records (summary.json) the
+    baselines of its seed's data, equal to an independent fit on that data, and show prints them."""
     args = ["train", "configs/train.yaml", "--seed", "3", "--runs-dir", str(tmp_path), *set_args(OVERRIDES)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output

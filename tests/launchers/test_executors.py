@@ -96,7 +96,9 @@ def test_a_dead_worker_is_retried_alone_and_then_failed(tmp_path):
 
 
 def test_the_submitit_launcher_gives_the_results_of_a_local_run(tmp_path):
-    """Issue 13 (C): the real submitit code path, with its local executor (no cluster)."""
+    """The real submitit code path, with its local executor (no cluster): the same rows (norm,
+    seed, status, accuracies, losses) as the same compare run in this process, and a progress call
+    for each run folder."""
     pytest.importorskip("submitit")
     from lnbench import experiments
     from lnbench.config import load_config
@@ -134,8 +136,9 @@ def test_a_failing_submitit_job_is_a_failed_outcome_and_the_others_go_on(tmp_pat
 
 
 def test_slurm_without_sbatch_is_refused_before_anything_runs(tmp_path, monkeypatch):
-    """A bad-input attack: --launcher submitit off a Slurm node was a traceback
-    (RuntimeError: Could not detect "srun") and a failed run folder."""
+    """check_launcher refuses the submitit launcher on cluster slurm when sbatch is not on PATH
+    (a ValueError saying so, before any folder or job); the local cluster needs no Slurm, and an
+    sbatch on PATH is enough."""
     from lnbench.launchers.executors import check_launcher
 
     monkeypatch.setenv("PATH", str(tmp_path))

@@ -1,4 +1,4 @@
-"""GroupNorm (issue 31, C): the worked example of a norm with its own option, ``model.norm_groups``.
+"""GroupNorm: the worked example of a norm with its own option, ``model.norm_groups``.
 
 Oracle: ``torch.nn.GroupNorm(G, C)``, which normalizes the channels C of ``(N, C, *)`` together
 with every spatial position of ``*``. Ours normalizes the last axis D of each sample and each

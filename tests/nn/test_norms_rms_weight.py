@@ -1,4 +1,4 @@
-"""RMSNorm and weight normalization, from scratch, against PyTorch's own (issue 11, A)."""
+"""RMSNorm and weight normalization, from scratch, against PyTorch's own."""
 
 import pytest
 import torch

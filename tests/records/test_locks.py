@@ -1,4 +1,4 @@
-"""One process per run folder (issue 20, item 5): a second process is refused with "DIR is being
+"""One process per run folder: a second process is refused with "DIR is being
 run by pid N"; the lock of a process killed with SIGKILL is taken over with a note."""
 
 import errno
@@ -105,9 +105,10 @@ def _unfinished_compare(tmp_path: Path) -> Path:
 
 @pytest.mark.e2e
 def test_resume_while_another_process_runs_the_folder_is_refused_and_after_kill_9_completes(tmp_path, monkeypatch):
-    """The issue's repro: ``--resume DIR`` while another process still ran DIR was accepted (both
-    trained the same cells, 8 ``*.attempt1`` folders ended failed, run.json lost its resume
-    record). The other process holds DIR's lock as a running experiment does (the next test)."""
+    """``--resume DIR`` while another process holds DIR's lock (as a running experiment does: the
+    next test) is refused in one line naming its pid, exit code 2, and changes no file of DIR
+    (else both would train the same cells); once that process is killed with SIGKILL, the resume
+    takes over its lock with a StaleLockWarning naming the pid."""
     from lnbench.experiments.registry import EXPERIMENTS
 
     folder = _unfinished_compare(tmp_path)
@@ -250,8 +251,9 @@ def _read_only_lock_file(monkeypatch) -> None:
 
 
 def test_a_lock_that_cannot_be_created_is_a_write_error_naming_it_and_nothing_changes(tmp_path, monkeypatch):
-    """Issue 32 (2): --resume of a folder on a read-only file system was a 50-line traceback from
-    the lock file."""
+    """A lock file that cannot be created (``os.open`` raising EROFS) is a WriteError naming the
+    lock file and its folder; through ``--resume`` it is that one line, exit code 1, no traceback,
+    and every file of the folder is as it was (SHA-256 and mtime)."""
     folder = _unfinished_compare(tmp_path)
     before = fingerprint(folder)
     _read_only_lock_file(monkeypatch)
@@ -290,8 +292,9 @@ def read_only_view(tmp_path):
 
 
 def test_resume_of_a_folder_on_a_read_only_file_system_is_one_line_and_nothing_changes(tmp_path, read_only_view):
-    """Issue 32 (2), for real: refused before anything is tried, exit code 2 (as a --runs-dir
-    that is not writable)."""
+    """``--resume`` of a folder bind-mounted read-only (a real read-only file system) is refused
+    before anything is tried: one line, exit code 2 (as a --runs-dir that is not writable), and
+    every file of the folder is as it was."""
     folder = _unfinished_compare(tmp_path)
     before = fingerprint(folder)
     view = read_only_view(folder)

@@ -1,4 +1,4 @@
-"""Issue 21 (A, B): reading run folders: tidy DataFrames (lnbench.load, lnbench export) and the run
+"""Reading run folders: tidy DataFrames (lnbench.load, lnbench export) and the run
 index (lnbench ls, lnbench show).
 
 The oracle is the folders' own files: every runs row equals its summary.json row, every epochs
@@ -189,8 +189,9 @@ def test_export_refuses_in_one_line(mixed_runs, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("out_exists", [False, True])
 def test_export_on_a_full_disk_is_one_line_and_leaves_no_file_of_it(mixed_runs, tmp_path, monkeypatch, out_exists):
-    """Issue 32 (1): a 52-line traceback, and hidden_norm.csv left cut short (runs.csv and
-    epochs.csv of this export beside an earlier export's other files)."""
+    """A disk that fills while hidden_norm.csv is written: one line naming the file and the folder,
+    exit code 1, and no file of this export left (no cut-short CSV, no temporary): an earlier
+    export's folder is as it was (SHA-256 and mtime), a new one is not created."""
     out = tmp_path / "out"
     if out_exists:  # an earlier export stays as it was
         out.mkdir()
@@ -216,7 +217,8 @@ def test_export_on_a_full_disk_is_one_line_and_leaves_no_file_of_it(mixed_runs, 
 
 
 def test_export_to_a_read_only_place_is_one_line(mixed_runs, tmp_path, monkeypatch):
-    """Issue 32 (1): a 40-line traceback from mkdir."""
+    """An --out folder that cannot be created (mkdir raising EROFS) is one line naming it and its
+    parent, exit code 1, and nothing written there."""
     place = tmp_path / "read-only"
     place.mkdir()
     mkdir = Path.mkdir
@@ -236,8 +238,9 @@ def test_export_to_a_read_only_place_is_one_line(mixed_runs, tmp_path, monkeypat
 
 
 def test_a_start_time_without_utc_offset_is_read_as_utc_and_ls_lists_every_folder(tmp_path):
-    """Issue 32 (5): one run.json with a naive start_time broke lnbench ls for every folder
-    (TypeError: can't compare offset-naive and offset-aware datetimes)."""
+    """A run.json start_time without a UTC offset is read as UTC, beside ones with offsets: the
+    index lists the three folders newest first by their UTC instants (converted by hand), and
+    ``lnbench ls`` lists all three in that order."""
     from datetime import datetime, timezone
 
     from lnbench.experiments.registry import index
@@ -375,8 +378,9 @@ def both_placements(tmp_path_factory) -> Path:
 
 
 def test_each_readme_curve_is_one_model_over_its_seeds(both_placements):
-    """The README's grouping (hue="norm", style="family") merged the RNN's joint and separate runs
-    into one "RNN BatchNorm" curve, its band over 6 rows as if they were 6 seeds."""
+    """The README's grouping draws one curve per model: the RNN's joint and separate runs are two
+    models ("RNN (joint)", "RNN (separate)"), and each curve's band is over its 3 seeds, one row
+    per seed (grouping by norm and family alone would merge 6 rows as if they were 6 seeds)."""
     epochs = pd.read_csv(both_placements.parent.parent / "csv" / "epochs.csv")
     assert set(epochs.norm_placement) == {"joint", "separate"}
     curves = epochs.groupby([*_readme_curves(_readme_seaborn_block()), "epoch"])
@@ -398,8 +402,8 @@ def test_the_readme_seaborn_example_draws_one_curve_per_model(both_placements, t
 
 
 def test_export_of_a_folder_without_runs_and_show_of_a_damaged_summary_are_one_line(mixed_runs, tmp_path):
-    """A bad-input attack: export wrote 9 empty CSVs and exited 0; show called a completed run with
-    a damaged summary.json one that 'stopped before its first cell finished'."""
+    """``export`` of a folder that holds no runs and ``show`` of a folder whose summary.json is not
+    JSON: each one line, exit code 2; the export writes nothing."""
 
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -1,4 +1,4 @@
-"""Issue 31, "figures are records": a figure is one ``@figure`` function in
+"""Figures are records: a figure is one ``@figure`` function in
 its group's module of lnbench/report/figures/, declared with its record (file, caption, group, when it applies); the
 groups' drawing, the kinds' ``figure_records`` and report.html's captions all come from it."""
 
