@@ -1,9 +1,12 @@
-"""Shared test settings: the one tiny config every end-to-end test trains, and the Agg backend.
+"""Shared test settings: the repository root, the command-line runner, the one tiny config every
+end-to-end test trains, a tiny compare folder, and the Agg backend.
 
 ``TINY_OVERRIDES`` (``key=value`` strings for :func:`lnbench.config.load_config`) make a run take
-well under a second per epoch; :func:`set_args` turns overrides into CLI ``--set`` arguments.
+well under a second per epoch; :func:`set_args` turns overrides into CLI ``--set`` arguments and
+:func:`tiny_args` gives the tiny config's command-line arguments with a test's own overrides on top.
+A test that trains something else than the tiny config says where it differs, next to its use.
 End-to-end tests (they train and write run folders) are marked ``e2e``: ``pytest -m "not e2e"``
-runs the unit tests alone (``make test-unit``).
+runs the unit tests alone (``make test-unit``). Tests import these as ``from conftest import ...``.
 """
 
 import hashlib
@@ -11,8 +14,12 @@ from pathlib import Path
 
 import matplotlib
 import pytest
+from typer.testing import CliRunner
 
 matplotlib.use("Agg")
+
+REPO = Path(__file__).resolve().parents[1]  # the repository's root: configs/, docs/, lnbench/, README.md
+runner = CliRunner()  # runs a command of lnbench's app in this process, its output and exit code caught
 
 TINY_OVERRIDES = [
     "train.batch_size=16",
@@ -43,7 +50,31 @@ def set_args(overrides) -> list[str]:
     return [arg for o in last.values() for arg in ("--set", o)]
 
 
+def tiny_args(*extra: str) -> list[str]:
+    """The tiny config plus ``extra`` overrides as command-line arguments, on one worker process:
+    ``--set`` for each of ``TINY_OVERRIDES`` and ``extra`` (a key in both takes ``extra``'s value),
+    then ``--jobs 1``."""
+    return [*set_args([*TINY_OVERRIDES, *extra]), "--jobs", "1"]
+
+
 @pytest.fixture
 def tiny() -> list[str]:
     """The tiny config's overrides (a fresh list: a test may append to it)."""
     return list(TINY_OVERRIDES)
+
+
+@pytest.fixture(scope="module")
+def compare_run(tmp_path_factory) -> Path:
+    """A compare folder of the tiny config, 2 seeds (paired statistics need 2), norms none and
+    layer, run through ``lnbench compare`` (exit code 0, and its output names its report.html);
+    one per test module, which may change it."""
+    from lnbench.cli.app import app
+
+    runs = tmp_path_factory.mktemp("runs")
+    result = runner.invoke(
+        app, ["compare", "--runs-dir", str(runs), *tiny_args("seeds=[0,1]", "compare.norms=[none,layer]")]
+    )
+    assert result.exit_code == 0, result.output
+    (run,) = list(runs.iterdir())
+    assert f"Report: {run / 'report.html'}" in result.output
+    return run

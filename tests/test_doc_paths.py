@@ -9,7 +9,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 #: ``lnbench/nn/rnn.py``, ``configs/claims/default.yaml``, ``docs/cli.md``, ...: a path from the
 #: repository root (not a URL's tail, a relative ``../x`` or a pattern such as ``configs/<name>.yaml``)
 PATH = re.compile(
@@ -43,7 +44,7 @@ def missing_paths(root: Path) -> list[str]:
 
 
 def test_every_named_path_exists():
-    assert missing_paths(ROOT) == []
+    assert missing_paths(REPO) == []
 
 
 def test_the_pattern_finds_paths_and_leaves_patterns_and_urls_alone():

@@ -1,4 +1,5 @@
-"""The documentation: generated pages match the code, README stays short, links resolve.
+"""The documentation: generated pages match the code, README stays short, links resolve, and the
+tests read as a specification (no issue numbers of this project in tests/).
 
 The reference pages that restate the code (docs/config-reference.md, docs/schema-reference.md,
 the generated blocks of docs/figures.md and docs/claims.md) are written by docs/generate.py
@@ -15,10 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import REPO, runner
 
-ROOT = Path(__file__).resolve().parents[1]
-DOCS = ROOT / "docs"
-README = ROOT / "README.md"
+DOCS = REPO / "docs"
+README = REPO / "README.md"
 MAX_README_LINES = 250
 
 
@@ -36,7 +37,7 @@ def generate():
 
 
 def _rel(path: Path) -> str:
-    return str(path.relative_to(ROOT))
+    return str(path.relative_to(REPO))
 
 
 def test_generated_pages_match_the_code(generate):
@@ -88,7 +89,7 @@ def test_the_generator_is_deterministic():
     """Another process, another hash seed: the same pages (``--check`` passes)."""
     env = {**os.environ, "PYTHONHASHSEED": "12345", "MPLBACKEND": "Agg"}
     done = subprocess.run(
-        [sys.executable, str(DOCS / "generate.py"), "--check"], cwd=ROOT, env=env, capture_output=True, text=True
+        [sys.executable, str(DOCS / "generate.py"), "--check"], cwd=REPO, env=env, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
 
@@ -144,13 +145,50 @@ def test_relative_links_resolve(page):
 def test_the_error_example_of_cli_md_is_what_the_command_prints(tmp_path):
     """docs/cli.md's example of a bad config ("Errors and exit codes"): the command it shows prints
     exactly its lines (the oracle: the command run now), exit code 2."""
-    from typer.testing import CliRunner
-
     from lnbench.cli.app import app
 
     text = (DOCS / "cli.md").read_text()
     block = text[text.index("## Errors and exit codes") :].split("```")[1].strip().splitlines()
     assert block[0].startswith("$ lnbench ")
     args = block[0].removeprefix("$ lnbench ").split()
-    result = CliRunner().invoke(app, [*args, "--runs-dir", str(tmp_path / "runs")])
+    result = runner.invoke(app, [*args, "--runs-dir", str(tmp_path / "runs")])
     assert result.exit_code == 2 and result.output.strip().splitlines() == block[1:]
+
+
+# ---------------------------------------------------------------- the tests read as a specification
+
+#: "issue", "Issue" or "issues", then a number ("#" allowed): a reference to an issue of a tracker
+ISSUE_NUMBER = re.compile(r"\b[Ii]ssues? ?#?[0-9]+")
+#: ``owner/repo`` (and a space, comma or colon) right before the issue: a public upstream's
+#: tracker, named (``pytorch/pytorch issue 12345``; ``pytorch/pytorch#12345`` has no "issue")
+UPSTREAM = re.compile(r"[\w.-]+/[\w.-]+[ ,:]*$")
+
+
+def issue_numbers(root: Path) -> list[str]:
+    """``path:line: text`` of every issue number in the ``.py`` files under ``root`` that does not
+    name its public repository: a test's docstring or comment says what it checks and against which
+    oracle; where a case came from is the history's (git log), not the test's."""
+    hits = []
+    for path in sorted(root.rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if any(not UPSTREAM.search(line[: m.start()]) for m in ISSUE_NUMBER.finditer(line)):
+                hits.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    return hits
+
+
+def test_no_test_cites_an_issue_number_of_its_own():
+    hits = issue_numbers(REPO / "tests")
+    assert hits == [], "issue numbers in tests/ (say the behaviour and its oracle instead):\n" + "\n".join(hits)
+
+
+def test_the_issue_check_finds_a_planted_number_and_lets_a_named_upstream_pass(tmp_path):
+    issue = "Iss" + "ue"  # split: this file itself passes the check
+    (tmp_path / "test_planted.py").write_text(
+        f'"""{issue} 31 (C): the sweep refuses a key."""\n'
+        "# as torch does (pytorch/pytorch issue 12345; pytorch/pytorch#678; github.com/a/b/issues/9)\n"
+        f"x = 1  # see {issue.lower()}s #4\n"
+    )
+    assert issue_numbers(tmp_path) == [
+        f'test_planted.py:1: """{issue} 31 (C): the sweep refuses a key."""',
+        f"test_planted.py:3: x = 1  # see {issue.lower()}s #4",
+    ]

@@ -12,8 +12,9 @@ import ast
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
-PACKAGE = Path(__file__).resolve().parents[1] / "lnbench"
+PACKAGE = REPO / "lnbench"
 TIERS = [
     {"cli"},
     {"experiments"},

@@ -1,4 +1,4 @@
-"""Issue 21 (F): ``import lnbench`` and the command line stay light; lnbench.load and
+"""``import lnbench`` and the command line stay light; lnbench.load and
 lnbench.load_model import pandas and torch only when asked for."""
 
 from __future__ import annotations

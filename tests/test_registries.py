@@ -1,4 +1,4 @@
-"""Issue 31, A: every fact about a model family, a task, a norm kind or an experiment kind lives
+"""Every fact about a model family, a task, a norm kind or an experiment kind lives
 in its registry entry (lnbench.names.FAMILY_REGISTRY, TASKS, NORM_REGISTRY;
 lnbench.experiments.registry.EXPERIMENTS), and everything else asks the entry. Read from the
 source (``ast``): no comparison with a family's, a task's, a norm kind's or an experiment kind's
@@ -10,9 +10,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from conftest import REPO
+
 from lnbench.names import FAMILY_REGISTRY, NORM_REGISTRY, TASKS
 
-PACKAGE = Path(__file__).resolve().parents[1] / "lnbench"
+PACKAGE = REPO / "lnbench"
 ALLOWED = {"names.py", "analysis/claim_catalogue.py"}  # the registries, and the claims catalogue
 NORM_NAMES = set(NORM_REGISTRY) - {"none"}  # batch, layer, rms, weight, group: "none" is the baseline
 
@@ -67,9 +69,9 @@ def test_the_check_sees_a_planted_norm_comparison(tmp_path):
 
 
 def test_no_experiment_kind_name_is_compared_outside_the_registries():
-    """Issue 31, A (experiment kinds): ``lnbench ls``, export and the CLI asked ``kind == "train"``;
-    now each kind answers for itself (lnbench.experiments.registry.EXPERIMENTS: its headline, the
-    files it holds, whether its folder is its own run, its figures' captions)."""
+    """Experiment kinds: no module compares with an experiment kind's name (``kind == "train"``);
+    each kind answers for itself (lnbench.experiments.registry.EXPERIMENTS: its headline, the files
+    it holds, whether its folder is its own run, its figures' captions)."""
     from lnbench.experiments.registry import EXPERIMENTS
 
     assert name_comparisons(set(EXPERIMENTS)) == []

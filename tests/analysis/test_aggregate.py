@@ -1,5 +1,5 @@
 """The aggregate over seeds (lnbench.analysis.aggregate) by hand: every spread and interval that
-tables and summary.json show, the one-seed Wilson interval, the groups (issue 19, B)."""
+tables and summary.json show, the one-seed Wilson interval, the groups."""
 
 import math
 

@@ -1,5 +1,5 @@
 """The claims' decision rules at their boundaries, the shipped claims pinned, and every number and
-sentence a claim reports, against hand computations (issue 19, A and B).
+sentence a claim reports, against hand computations.
 
 Each rule is checked on both sides of each boundary and exactly on it; the expected verdicts
 follow the module docstring of :mod:`lnbench.analysis.claims`: an equivalence claim is held only
@@ -10,9 +10,9 @@ least the margin in the claimed direction.
 
 import math
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 from scipy.stats import t as t_dist
 
 from lnbench.analysis import claim_catalogue
@@ -23,8 +23,6 @@ from lnbench.analysis.metrics import format_amount, format_level
 from lnbench.config import ConfigError, RunConfig
 from lnbench.experiments.claim_regimes import cells_needed, load_regimes, regimes_yaml, setting_name
 from lnbench.records.schema import SummaryRow
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def row(norm, seed, metric="mean_train_loss", value=0.5, status="completed", bs=64, acc=0.8, n_test=200):
@@ -525,7 +523,7 @@ def test_load_regimes_names_the_preset_on_every_line_of_a_check_and_takes_the_se
         f"{tmp_path / 'default.yaml'}: model.d_ff: applies to the transformer only, and this run trains rnn; remove it"
     )
     _preset(tmp_path, "default", "seeds: [0, 1]\n")
-    # --seed 7 with a list of two seeds: seeds 7 and 8 (it was the one seed 7, then refused)
+    # --seed 7 with a list of two seeds: seeds 7 and 8 (not the one seed 7)
     regimes = load_regimes(select_claims(["rnn_faster_default"]), tmp_path, seed=7)
     assert [r.seeds for r in regimes.values()] == [[7, 8]]
 
@@ -642,7 +640,7 @@ def test_load_regimes_checks_memory_for_all_seeds_and_names_every_line(tmp_path,
     assert len(lines) == 2 and all(line.startswith(f"{tmp_path / 'default.yaml'}: model.") for line in lines)
 
 
-# ---------------------------------------------------------------- issue 28: differences in differences
+# ---------------------------------------------------------------- differences in differences
 
 BN_1, BN_64, NONE_1, NONE_64 = (
     Condition("batch", 1),
@@ -741,7 +739,7 @@ def test_a_reference_of_a_difference_in_differences_at_chance_makes_it_inconclus
     assert r.verdict == "held" and r.means["BatchNorm at batch size 1"] == pytest.approx(0.5)
 
 
-# ---------------------------------------------------------------- issue 28: seeds needed from the floored sd
+# ---------------------------------------------------------------- seeds needed from the floored sd
 
 
 def test_equal_differences_over_two_seeds_ask_for_more_than_two_seeds_for_an_interval():
@@ -800,7 +798,7 @@ def test_a_hint_of_no_more_seeds_than_were_run_is_none():
     assert seeds_needed(claim(), -0.05, [0.5 + x for x in more], [0.5] * 5) == seeds_for_power(-0.05, stdev(more)) == 6
 
 
-# ---------------------------------------------------------------- issue 28: borderline verdicts
+# ---------------------------------------------------------------- borderline verdicts
 
 DEV = [0.0, 0.01, -0.01, 0.02, -0.02]
 
@@ -842,7 +840,7 @@ def test_an_equivalence_interval_just_inside_the_margin_is_borderline():
     assert narrow.verdict == "held" and not narrow.borderline
 
 
-# ---------------------------------------------------------------- issue 28: initial gains
+# ---------------------------------------------------------------- initial gains
 
 
 def test_a_conditions_gain_is_none_where_it_is_the_papers_model():

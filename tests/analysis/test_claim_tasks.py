@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from lnbench.analysis import claim_catalogue, claim_tasks
 from lnbench.analysis import claims as claim_rules
@@ -13,7 +14,6 @@ from lnbench.config import ConfigError
 from lnbench.experiments import claim_regimes
 from lnbench.experiments.claims import claims_spec
 
-REPO = Path(__file__).resolve().parents[2]
 PRESETS = REPO / "configs/claims"
 
 
@@ -193,8 +193,7 @@ def test_a_malformed_task_preset_is_one_line_naming_the_file(text, message, tmp_
 
 
 def test_the_validation_split_is_a_key_every_task_reads():
-    """data.n_val, like n_train and n_test, is a split of every task (it was refused: 'read by
-    the no task only')."""
+    """data.n_val, like n_train and n_test, is a split of every task: every regime takes it."""
     spec = claims_spec(["rnn_faster_default"], Path("configs/claims"), ["data.n_val=100"])
     assert {cfg.data.n_val for cfg in spec.regimes.values()} == {100}
 

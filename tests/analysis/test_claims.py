@@ -4,7 +4,7 @@ import json
 
 import pytest
 import torch
-from typer.testing import CliRunner
+from conftest import runner
 
 from lnbench.analysis.claim_catalogue import CLAIMS, Claim, Condition, select_claims
 from lnbench.analysis.claims import evaluate_claims
@@ -15,7 +15,6 @@ from lnbench.training.baselines import baseline_accuracies
 from lnbench.training.data import TrendData
 from lnbench.training.tasks.trend import make_trend_data
 
-runner = CliRunner()
 REGIMES = {"r": RunConfig()}
 
 
@@ -146,7 +145,8 @@ def test_baselines_on_hand_made_data():
 
 
 def test_the_default_task_has_no_memoryless_shortcut():
-    """Issue 9, A: a linear readout of x_T alone stays <= 75% on the default data (n_test = 1000)."""
+    """A linear readout of x_T alone stays <= 75% on the default data (n_test = 1000, seeds 0-2),
+    and above chance (> 55%)."""
     lasts = [baseline_accuracies(make_trend_data(n_test=1000, seed=s))["last_timestep"] for s in range(3)]
     assert max(lasts) <= 0.75 and min(lasts) > 0.55  # not chance either: the offset hides most, not all
 

@@ -1,4 +1,4 @@
-"""Issue 18: compare's groups (family x RNN placement), its verdicts in words, and "did it learn
+"""Compare's groups (family x RNN placement), its verdicts in words, and "did it learn
 the task?" against the memoryless baseline. Hand-made rows; every number computed by hand."""
 
 from __future__ import annotations

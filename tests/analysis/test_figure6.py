@@ -6,8 +6,8 @@ import json
 
 import numpy as np
 import pytest
+from conftest import runner
 from matplotlib.colors import to_rgba
-from typer.testing import CliRunner
 
 from lnbench.analysis.claim_catalogue import select_claims
 from lnbench.cli.app import app
@@ -75,7 +75,7 @@ def test_claims_only_figure6_gives_four_verdicts_and_the_figure(tmp_path):
         "train.lr_by_batch_size={4: 1e-3, 128: 3e-3}",
     ]
     args = ["claims", "--only", "figure6", "--runs-dir", str(tmp_path), "--jobs", "1"]
-    result = CliRunner().invoke(app, [*args, *[a for s in sets for a in ("--set", s)]])
+    result = runner.invoke(app, [*args, *[a for s in sets for a in ("--set", s)]])
     assert result.exit_code == 0, result.output
     (run,) = list(tmp_path.iterdir())
     summary = json.loads((run / "summary.json").read_text())

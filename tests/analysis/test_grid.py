@@ -1,18 +1,16 @@
-"""lnbench sweep: any grid (issue 13, A)."""
+"""lnbench sweep: any grid of config keys, its cells, their names and checks, and the sweep run."""
 
 import json
 
 import pytest
-from conftest import TINY_OVERRIDES, set_args
-from typer.testing import CliRunner
+from conftest import runner, tiny_args
 
 from lnbench.analysis import grid
 from lnbench.cli.app import app
 from lnbench.config import ConfigError, RunConfig, load_config
 from lnbench.records.schema import SummaryRow
 
-runner = CliRunner()
-TINY = set_args(["seeds=[0,1,2]", *TINY_OVERRIDES]) + ["--jobs", "1"]
+THREE_SEEDS = tiny_args("seeds=[0,1,2]")  # the tiny config on 3 seeds
 
 
 def _cfg(g):
@@ -104,7 +102,7 @@ def test_sweep_command_writes_cells_rows_figures_and_resumes(tmp_path):
         str(tmp_path),
         "--set",
         "sweep.grid={model.norm: [none, layer], data.seq_len: [3, 5]}",
-        *TINY,
+        *THREE_SEEDS,
     ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -148,7 +146,7 @@ def test_the_batch_size_sweep_is_a_preset_grid():
         assert a == b, key
 
 
-# ---------------------------------------------------------------- child names (issue 19, C)
+# ---------------------------------------------------------------- child names
 
 LONG_GRID = {  # 64 cells whose readable names agree on their first 70 characters
     "data.trend_strength": [0.5, 1.0],
@@ -174,7 +172,7 @@ def test_names_cut_to_70_characters_stay_unique_and_say_which_cell():
 
     cells = grid.check_grid(_cfg(LONG_GRID))
     names = [grid.cell_name(c) for c in cells]
-    assert len(cells) == 64 and len(set(names)) == 64  # cut at 70 characters they used to be 16 names
+    assert len(cells) == 64 and len(set(names)) == 64  # cut at 70 characters alone they are 16 names
     assert len({_readable(c)[:70] for c in cells}) == 16
     for c, name in zip(cells, names):
         digest = hashlib.sha256(repr(list(c.items())).encode()).hexdigest()[:8]
@@ -478,8 +476,9 @@ def test_comparisons_go_on_past_a_cell_without_its_nonorm_cell_and_need_two_seed
 
 
 def test_keys_that_depend_on_each_other_are_judged_together():
-    """Found by an attack on the new train keys: train.momentum is refused alone on an adam base
-    config, but every cell of optimizer [sgd, rmsprop] x momentum [0.5, 0.9] is valid."""
+    """Each cell is checked whole: train.momentum is refused alone on an adam base config, but every
+    cell of optimizer [sgd, rmsprop] x momentum [0.5, 0.9] is valid; the one impossible cell of a
+    grid is named, and a value no cell can take is named as a value."""
     base = RunConfig().with_changes(sweep__grid={"train.optimizer": ["sgd", "rmsprop"], "train.momentum": [0.5, 0.9]})
     assert len(grid.check_grid(base)) == 4
     mixed = base.with_changes(sweep__grid={"train.optimizer": ["adam", "sgd"], "train.momentum": [0.0, 0.9]})
@@ -491,7 +490,7 @@ def test_keys_that_depend_on_each_other_are_judged_together():
 
 
 def test_a_cell_too_big_for_memory_is_refused_before_anything_runs(tmp_path):
-    result = CliRunner().invoke(
+    result = runner.invoke(
         app,
         ["sweep", "--set", "sweep.grid={model.num_layers: [1, 30000]}", "--runs-dir", str(tmp_path), "--dry-run"],
     )

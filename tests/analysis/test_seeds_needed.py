@@ -1,4 +1,4 @@
-"""Issue 18 (E): how many seeds would decide an inconclusive claim, against textbook values."""
+"""How many seeds would decide an inconclusive claim, against textbook values."""
 
 from __future__ import annotations
 

@@ -288,6 +288,7 @@ def test_resolution_floors_the_sd_so_identical_differences_are_not_p_zero_nor_un
 @pytest.mark.parametrize("acc, n, k", [(0.57, 100, 57), (0.29, 100, 29), (0.58, 200, 116)])
 def test_accuracy_interval_recovers_the_count_by_rounding_not_truncation(acc, n, k):
     """0.57 x 100 is 56.999999999999993 in floating point: a count taken by truncation (int) is
-    one short, and the interval is another accuracy's (issue 32, a planted bug the suite let through)."""
+    one short, and the interval would be another accuracy's: the interval is the Wilson interval of
+    the rounded count k."""
     assert int(acc * n) == k - 1  # the float product is just below the count
     assert accuracy_interval(acc, n) == wilson_interval(k, n)

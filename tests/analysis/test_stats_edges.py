@@ -1,4 +1,4 @@
-"""lnbench.analysis.stats at its edges (issue 19, B and D): one test example, an accuracy of exactly
+"""lnbench.analysis.stats at its edges: one test example, an accuracy of exactly
 0 or 1, a p-value of exactly 0, a difference exactly at the round-off tolerance, inputs that are
 None, and the exact message of every error, each against a hand computation."""
 
@@ -151,8 +151,8 @@ def quadrature_power(d, n, alpha=0.05):
 
 @pytest.mark.parametrize("d,n", [(0.33, 75), (0.52, 32), (0.81, 15), (1.44, 6), (2.13, 4), (4.75, 3), (12.0, 2)])
 def test_seeds_for_power_is_the_first_n_with_80_percent_power(d, n):
-    """Against quadrature: n pairs reach 80 % power, n - 1 do not. d = 4.75 asked for 6 seeds while
-    scipy's nct.cdf gave NaN for the lower tail (a Monte Carlo of 200,000 runs: power 0.40 at 2, 0.96 at 3)."""
+    """Against quadrature: n pairs reach 80 % power, n - 1 do not. d = 4.75 needs 3, where scipy's
+    nct.cdf gives NaN for the lower tail (a Monte Carlo of 200,000 runs: power 0.40 at 2, 0.96 at 3)."""
     assert seeds_for_power(d, 1.0) == n
     assert quadrature_power(d, n) >= 0.8 > (quadrature_power(d, n - 1) if n > 2 else 0.0)
 

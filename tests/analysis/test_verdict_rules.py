@@ -1,5 +1,5 @@
 """The comparisons behind compare, sweep and baseline verdicts at their boundaries, and the
-one-seed paths tested like the several-seed ones (issue 19, A and B): every McNemar pairing's
+one-seed paths tested like the several-seed ones: every McNemar pairing's
 sign, pairing by seed with rows out of order or a seed missing, the resolution of an accuracy,
 significance exactly at alpha, and which sentence each decision gives."""
 
@@ -185,7 +185,7 @@ def test_holm_family_marks_significant_below_alpha_only():
     assert two[0].to_dict()["ci95"] == [0.0, pytest.approx(0.02)] and two[0].to_dict()["family"] == "f"
 
 
-# ---------------------------------------------------------------- borderline comparisons (issue 28 F)
+# ---------------------------------------------------------------- borderline comparisons
 
 
 def _loss_rows_at(p, n=3, sd=0.01):
@@ -750,7 +750,7 @@ def test_a_sweep_mean_leaves_out_a_diverged_run_even_with_a_value():
 
 def test_a_sweep_verdict_of_a_users_norm_names_what_it_was_tested_against():
     """A user's norm (``pkg.mod:Class``) is not in the registry's order: the verdict sorts the
-    norms it was tested against built-ins first, then users' (it raised ValueError before)."""
+    norms it was tested against built-ins first, then users', without a ValueError."""
     mine = "toy_norms:ScaleNorm"
     rows = [row(mine, s, 0.9, bs=bs) for s in range(2) for bs in (1, 64)]
     cmp = [_cmp(mine, mine, 0.0, False), _cmp(mine, "none", 0.01, False)]

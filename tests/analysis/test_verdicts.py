@@ -213,7 +213,8 @@ def test_one_batch_size_and_per_norm_seed_counts_are_stated():
 
 
 def test_a_sweep_claims_nothing_against_a_norm_with_no_result():
-    """Issue 10 (15): NoNorm diverged at every batch size; nothing may be said against it."""
+    """NoNorm diverged at every batch size: no comparison involves it, and its verdict line says it
+    has no finished run at any batch size."""
     rows = []
     for seed in range(3):
         for bs in (1, 64):
@@ -229,7 +230,7 @@ def test_a_sweep_claims_nothing_against_a_norm_with_no_result():
 
 def test_one_seed_batch_stats_without_per_example_results_is_not_tested():
     """The per-example results with batch statistics missing (only the eval ones kept): nothing
-    to test, so None, as the docstring says (it used to reach McNemar with None and raise)."""
+    to test, so None, as the docstring says; with them, the exact McNemar test."""
     correct = [1, 0, 1, 1]
     bn = row("batch", correct=correct, acc=0.75, acc_bs=0.5)
     assert verdicts.paired_test([(bn, bn)], "batch_stats_vs_eval") is None

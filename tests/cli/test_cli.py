@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from conftest import TINY_OVERRIDES, fingerprint, set_args
-from typer.testing import CliRunner
+from conftest import TINY_OVERRIDES, fingerprint, runner, set_args
 
 from lnbench import experiments
 from lnbench.cli.app import app
@@ -18,9 +17,9 @@ from lnbench.names import plural
 
 pytestmark = pytest.mark.e2e  # trains models and writes run folders
 
-runner = CliRunner()
+# the tiny config but for train.epochs (each test sets its own, or takes its command's), and the RNN
+# in one placement (compare.placements=null; the placements axis: tests/experiments)
 TINY = set_args([*(o for o in TINY_OVERRIDES if not o.startswith("train.epochs")), "compare.placements=null"])
-# each test sets its epochs; compare.placements=null: the RNN in one placement (the placements axis: tests/experiments)
 METRIC_KEYS = {
     "schema_version",
     "family",
@@ -60,7 +59,7 @@ METRIC_KEYS = {
     "saturation_init",
     "grad_ratio",
     "grad_ratio_init",
-    "n_val",  # issue 33
+    "n_val",  # the validation split
     "val_loss",
     "val_acc",
     "lr",
@@ -100,7 +99,7 @@ ROW_KEYS = {
     "final_scale_spearman",
     "final_saturation",
     "final_grad_ratio",
-    "n_val",  # issue 33: the validation split, and the split the selections read
+    "n_val",  # the validation split, and the split the selections read
     "final_val_acc",
     "final_val_loss",
     "selected_on",
@@ -296,7 +295,7 @@ def test_train_run_interrupted_mid_training_says_so(tmp_path, monkeypatch):
     assert result.exit_code == 130
     run = _only_run(tmp_path)
     assert f"run folder: {run}" in result.output and "Traceback" not in result.output
-    assert result.output.rstrip().endswith("; finished epochs were kept")  # issue 20 (4): only when some were
+    assert result.output.rstrip().endswith("; finished epochs were kept")  # said only when some were
     assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["status"] == "interrupted" and metrics["epochs"] == [1]
@@ -316,8 +315,8 @@ def test_help_lists_every_command():
 
 
 def test_every_help_text_is_printed_whole():
-    """--help printed "needs pip install 'lnbench'" and "-g compare.norms=," (Rich read the brackets
-    as markup): every command's and option's help must reach the screen character for character."""
+    """Every command's and option's help reaches the screen character for character, brackets
+    included (Rich would read "lnbench[tensorboard]" or "-g compare.norms=[...]" as markup)."""
     import typer.main
 
     group = typer.main.get_command(app)
@@ -440,7 +439,9 @@ def test_jobs_and_default_seeds_are_checked_before_anything_runs(tmp_path, args,
 
 
 def test_an_empty_runs_dir_and_a_missing_json_folder_are_refused(tmp_path, monkeypatch):
-    """Issue 10 (13): --runs-dir "" wrote into the current folder; --json created folders."""
+    """``--runs-dir ""`` is refused (exit code 2, "--runs-dir: empty") by every command instead of
+    meaning the current folder, and a --json path whose folder does not exist is refused, not
+    created: nothing is written in the current folder."""
     monkeypatch.chdir(tmp_path)
     for cmd in (["compare"], ["gradcheck"], ["claims"]):
         result = runner.invoke(app, [*cmd, "--runs-dir", ""])
@@ -451,7 +452,8 @@ def test_an_empty_runs_dir_and_a_missing_json_folder_are_refused(tmp_path, monke
 
 
 def test_ctrl_c_while_importing_is_one_line_and_exit_130():
-    """Issue 10 (4): a Ctrl-C in the first second (torch still importing) printed a traceback."""
+    """A Ctrl-C while the command line is still importing (SIGINT sent from the import of
+    lnbench.cli.app) is one line on stderr, exit code 130, no traceback."""
     import subprocess
     import sys
 
@@ -481,7 +483,9 @@ def test_the_console_script_is_the_guarded_entry_point():
 
 
 def test_a_config_too_big_for_memory_is_refused_before_any_folder(tmp_path):
-    """Issue 10 (3): n_train = 1e11 made a run folder, then died with a MemoryError."""
+    """A config whose data or model would not fit in memory (n_train = 1e11, hidden_size 200000,
+    d_ff 1e9) is refused with exit code 2 and the GiB it needs against the GiB available, before
+    any run folder."""
     for cmd in (["compare"], ["train", "configs/train.yaml"], ["batchsize-sweep"]):
         result = runner.invoke(app, [*cmd, "--runs-dir", str(tmp_path / "runs"), "--set", "data.n_train=100000000000"])
         assert result.exit_code == 2 and "GiB of memory" in result.output and "GiB available" in result.output, (
@@ -492,7 +496,6 @@ def test_a_config_too_big_for_memory_is_refused_before_any_folder(tmp_path):
     )
     assert result.exit_code == 2 and "model.hidden_size 200000" in result.output
     # a compare, a sweep or a claims regime is checked for the families it trains, not model.family
-    # (a bad-input attack: a Transformer of seq_len 8000 or a huge d_ff passed, then tried to allocate 13 GB)
     transformer = [
         ["compare", "--set", "compare.families=[transformer]"],
         ["batchsize-sweep", "--set", "sweep.family=transformer"],
@@ -524,7 +527,9 @@ def test_memory_estimate_grows_with_the_data_and_the_seeds():
     ],
 )
 def test_a_model_key_the_experiment_sets_itself_is_refused(tmp_path, command, key, owner):
-    """A new user's trial: compare --set model.norm=rms trained compare.norms without a word."""
+    """A model key the experiment sets in every run itself (compare's model.norm from compare.norms,
+    ...) is refused in one line naming the key and the setting to use instead, exit code 2, no
+    folder."""
     result = runner.invoke(app, [command, "--runs-dir", str(tmp_path / "r"), "--set", key, "--dry-run"])
     name = key.split("=")[0]
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
@@ -533,8 +538,9 @@ def test_a_model_key_the_experiment_sets_itself_is_refused(tmp_path, command, ke
 
 
 def test_model_keys_that_apply_to_no_trained_family_are_refused(tmp_path):
-    """Issue 10 (14): model.num_layers for an RNN was accepted and recorded as if used (it applies to
-    the RNN since issue 33 C: model.d_ff is the Transformer's own)."""
+    """A model key of a family the run does not train (model.d_ff, model.pos_emb: the Transformer's)
+    is refused, exit code 2, no folder; the shipped compare.yaml, which spells out every family's
+    keys at their defaults, runs RNN-only, and its children's config.yaml keep only the RNN's keys."""
     result = runner.invoke(
         app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "r"), "--set", "model.d_ff=8"]
     )
@@ -579,11 +585,11 @@ def test_model_keys_that_apply_to_no_trained_family_are_refused(tmp_path):
     child = next(_only_run(tmp_path / "r").glob("rnn_layer_seed0"))
     model = yaml.safe_load((child / "config.yaml").read_text())["model"]
     assert "pos_emb" not in model and "d_ff" not in model and model["norm_placement"] == "joint"
-    assert model["num_layers"] == 1  # every family's key (issue 33 C: stacked RNN layers)
+    assert model["num_layers"] == 1  # every family's key (stacked RNN layers)
 
 
 def test_a_compare_of_stacked_rnns_and_lstms_runs_end_to_end_with_probes_per_layer(tmp_path):
-    """Issue 33 C: ``compare --set model.num_layers=2`` trains a 2-layer RNN (both placements) and
+    """``compare --set model.num_layers=2`` trains a 2-layer RNN (both placements) and
     LSTM per norm; each run records its layers' probes (layer 1's in the fields of before), the
     gradient norm of every layer's tensors, and draws its figures."""
     stacked = [
@@ -611,7 +617,8 @@ def test_a_compare_of_stacked_rnns_and_lstms_runs_end_to_end_with_probes_per_lay
 
 
 def test_a_compare_where_every_run_diverges_still_ends_with_tables_and_figures(tmp_path):
-    """Issue 10 (1): lr = 1e10 made every run diverge in epoch 1 and the log-scale plot raised."""
+    """lr = 1e10: every run diverges in epoch 1, and the compare still completes with every row
+    "diverged" and its 5 figures; a train run ends "diverged", exit code 0."""
     result = runner.invoke(
         app,
         [
@@ -642,7 +649,7 @@ def test_a_compare_where_every_run_diverges_still_ends_with_tables_and_figures(t
 
 
 def test_the_command_line_starts_without_torch_scipy_or_matplotlib():
-    """Issue 12 (B): --help, --version and config errors answer at once (the heavy imports wait
+    """--help, --version and config errors answer at once (the heavy imports wait
     until a run starts). Their speed is in benchmarks/bench_startup.py; here, what is imported."""
     import subprocess
     import sys
@@ -696,7 +703,8 @@ def test_print_config_and_dry_run_write_nothing(tmp_path):
 
 
 def test_progress_without_a_terminal_is_one_line_per_finished_run(tmp_path):
-    """Issue 12 (C): piped output printed nothing until the end."""
+    """Piped output (no terminal) prints one line per finished run as it finishes (12 runs, the last
+    at 24/24 epochs with ~0:00 remaining), all before the run folder's line."""
     result = runner.invoke(
         app,
         [
@@ -736,20 +744,12 @@ def test_several_config_errors_each_say_error(tmp_path):
 
 
 def test_resume_after_ctrl_c_keeps_finished_cells_and_ends_as_one_run_would(tmp_path):
-    """Issue 13 (B): Ctrl-C in the middle of a compare, then --resume with the folder's config."""
+    """Ctrl-C in the third cell of a compare, then --resume with the folder's config: the folder
+    ends completed, its rows equal an uninterrupted compare's (the oracle), the interrupted cell's
+    partial runs are kept aside, and a changed key is refused naming both values."""
     from lnbench.config import load_config
 
-    base = [
-        "seeds=[0,1]",
-        "train.epochs=2",
-        "compare.norms=[none,layer]",
-        "train.batch_size=16",
-        "data.n_train=32",
-        "data.n_test=16",
-        "data.seq_len=4",
-        "data.features=8",
-        "model.hidden_size=8",
-    ]
+    base = [*TINY_OVERRIDES, "data.seq_len=4", "seeds=[0,1]", "compare.norms=[none,layer]"]  # on 4 timesteps
     cfg = load_config("configs/compare.yaml", base)
     whole = experiments.compare(cfg, tmp_path / "whole", jobs=1)
     seen = []
@@ -777,8 +777,9 @@ def test_resume_after_ctrl_c_keeps_finished_cells_and_ends_as_one_run_would(tmp_
 
 
 def test_resuming_a_finished_experiment_says_so_and_writes_nothing(tmp_path):
-    """A resume of a folder whose every cell finished has nothing to run (the pool had zero jobs);
-    issue 32 (3): it rewrote run.json, losing the run's wall time and command line."""
+    """A resume of a folder whose every cell finished has nothing to run (the pool gets zero jobs):
+    it says so in one line and writes nothing (every file the same bytes and mtime; run.json keeps
+    its wall time and command line, and no "resumed" entry)."""
     result = runner.invoke(
         app,
         [
@@ -844,7 +845,8 @@ def test_resume_reruns_a_cell_whose_runs_were_made_under_another_config(tmp_path
 
 
 def test_resume_with_the_folder_alone_takes_its_config_and_says_what_it_keeps(tmp_path):
-    """Issue 20 (12): --resume DIR asked for the config the folder already has."""
+    """``--resume DIR`` alone takes the folder's config.yaml (no config argument needed) and says
+    how many cells it keeps and how many it runs."""
     args = ["compare", "--runs-dir", str(tmp_path), "--jobs", "1", *TINY, "--set", "train.epochs=1"]
     args += ["--set", "compare.families=[rnn]", "--set", "compare.norms=[none,layer]", "--set", "seeds=[0,1]"]
     assert runner.invoke(app, args).exit_code == 0
@@ -861,7 +863,8 @@ def test_resume_with_the_folder_alone_takes_its_config_and_says_what_it_keeps(tm
 
 
 def test_invariance_prints_where_its_report_is(tmp_path):
-    """Issue 20 (12): it printed the path of invariance.json as the report."""
+    """invariance prints its report.html as the report and its run folder; with --json, the JSON
+    file and no report."""
     result = runner.invoke(app, ["invariance", "--draws", "1", "--runs-dir", str(tmp_path)])
     run = _only_run(tmp_path)
     assert result.exit_code == 0, result.output
@@ -873,7 +876,7 @@ def test_invariance_prints_where_its_report_is(tmp_path):
 
 
 def test_a_plain_claims_run_leaves_the_lstm_claims_out_and_all_or_only_runs_them(tmp_path):
-    """Issue 18 (F): the LSTM's claims (~17 min) stay out of the default run, like the LSTM out of the
+    """The LSTM's claims (~17 min) stay out of the default run, like the LSTM out of the
     default compare; --all runs every claim, --only a named one, and the two together are refused."""
     from lnbench.analysis.claim_catalogue import CLAIMS
     from lnbench.experiments.claims import claims_spec
@@ -918,8 +921,8 @@ def test_num_seeds_trains_that_many_seeds_from_seed(tmp_path):
     assert seeds("--seed", "5", "--num-seeds", "10") == list(range(5, 15))
     assert seeds("--num-seeds", "3") == [0, 1, 2]
     assert seeds("--seed", "7") == [7, 8, 9, 10, 11]  # the preset's 5 seeds from --seed
-    # a bad-input attack: --set seeds was dropped without a word, and a range past the largest seed
-    # was blamed on 'seeds.1 ... (with --set)' in four lines
+    # --num-seeds with --set seeds is refused (not one of them dropped), and a range past the largest
+    # seed names the last seed: each one line
     for args, message in [
         (["--num-seeds", "3", "--set", "seeds=[7,9]"], "--num-seeds and --set seeds/seed: give one"),
         (["--num-seeds", "5", "--seed", "4294967295"], "the last seed, 4294967299, exceeds 4294967295"),
@@ -932,8 +935,8 @@ def test_num_seeds_trains_that_many_seeds_from_seed(tmp_path):
 
 @pytest.mark.parametrize("command", ["sweep", "batchsize-sweep"])
 def test_resuming_a_folder_of_another_kind_names_the_kind(tmp_path, command):
-    """A bad-input attack: `sweep --resume <compare folder>` read the compare's config as a sweep's
-    and said 'sweep.grid: empty'."""
+    """``sweep --resume <compare folder>`` (or batchsize-sweep's) is one line naming the folder's
+    kind and the command that resumes it, exit code 2."""
     folder = tmp_path / "20260101T000000_000000Z_compare"
     folder.mkdir()
     (folder / "config.yaml").write_text(Path("configs/compare.yaml").read_text())

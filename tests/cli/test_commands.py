@@ -1,4 +1,4 @@
-"""Issue 31 D: the experiment commands are built from the kinds' entries (lnbench.names.EXPERIMENT_KINDS)
+"""The experiment commands are built from the kinds' entries (lnbench.names.EXPERIMENT_KINDS)
 and the shared options, each declared once (lnbench.cli.options.ExperimentArgs): a command has
 exactly the shared options its entry names, with the declaration's help (or the entry's own), and
 a kind registered at runtime gets its command, with its default config."""
@@ -11,7 +11,7 @@ from typing import Any, get_args, get_type_hints
 
 import pytest
 import typer
-from typer.testing import CliRunner
+from conftest import runner
 
 from lnbench.cli.app import app, experiment_command
 from lnbench.cli.options import ExperimentArgs, config_help, flag_of
@@ -19,7 +19,6 @@ from lnbench.experiments.compare import Compare
 from lnbench.experiments.registry import EXPERIMENTS
 from lnbench.names import EXPERIMENT_KINDS, EXPERIMENT_OPTIONS, KindInfo, register_kind
 
-runner = CliRunner()
 DECLARED = {  # flag -> its help, as ExperimentArgs declares it
     flag_of(f.name): get_args(get_type_hints(ExperimentArgs, include_extras=True)[f.name])[1].help
     for f in fields(ExperimentArgs)[1:]

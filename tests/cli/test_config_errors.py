@@ -1,14 +1,12 @@
 """Config mistakes refused by the command line before anything runs: one line each, exit code 2,
-no run folder (issue 20 (6) and (12)). Nothing here trains."""
+no run folder. Nothing here trains."""
 
 import re
 
 import pytest
-from typer.testing import CliRunner
+from conftest import runner
 
 from lnbench.cli.app import app
-
-runner = CliRunner()
 
 
 def _refused(tmp_path, args):
@@ -46,7 +44,8 @@ def _refused(tmp_path, args):
     ],
 )
 def test_a_sweep_over_keys_that_apply_to_no_trained_family_is_refused(tmp_path, args, message):
-    """Issue 20 (6): such a sweep trained identical cells and ranked them (--dry-run: the same checks)."""
+    """A grid key of a family the sweep does not train would train identical cells: refused, naming
+    the key, its family and the trained one (--dry-run runs the same checks)."""
     assert message in _refused(tmp_path, ["sweep", *args, "--dry-run"])
 
 
@@ -60,7 +59,7 @@ def test_a_sweep_over_keys_that_apply_to_no_trained_family_is_refused(tmp_path, 
             "--set",
             "model.d_ff=8",
         ],
-        ["--set", "sweep.grid={model.num_layers: [1, 2]}"],  # stacked RNN layers (issue 33 C)
+        ["--set", "sweep.grid={model.num_layers: [1, 2]}"],  # stacked RNN layers
         ["--set", "sweep.grid={model.family: [rnn, lstm, transformer], model.num_layers: [1, 2]}"],
         ["--set", "sweep.grid={model.norm_placement: [joint, separate]}"],
     ],
@@ -71,7 +70,8 @@ def test_a_sweep_over_keys_of_a_trained_family_is_accepted(tmp_path, args):
 
 
 def test_train_refuses_seeds_it_would_not_use(tmp_path):
-    """Issue 20 (12): train silently ignored ``seeds``; --seed N (which sets seeds to [N]) is fine."""
+    """train trains one model, so a ``seeds`` list is refused (one line naming it and seed); --seed N
+    with a seeds list trains the one model of seed N."""
     out = _refused(tmp_path, ["train", "configs/train.yaml", "--set", "seeds=[0, 1, 2]", "--dry-run"])
     assert "seeds: [0, 1, 2]: train trains one model, with seed (0); remove seeds" in out
     result = runner.invoke(app, ["train", "configs/train.yaml", "--set", "seeds=[0,1]", "--seed", "3", "--dry-run"])
@@ -80,8 +80,8 @@ def test_train_refuses_seeds_it_would_not_use(tmp_path):
 
 
 def test_seed_is_the_first_of_as_many_seeds_as_the_list_has():
-    """--seed N with a seeds list of k seeds: N .. N + k - 1 (as --num-seeds and seeds unset do);
-    it made the list [N], and claims then said "needs at least 2 seeds (got [10])" after three."""
+    """--seed N with a seeds list of k seeds: N .. N + k - 1 (as --num-seeds and seeds unset do), so
+    a claims dry run with seeds [0, 1, 2] and --seed 10 plans seeds 10, 11 and 12."""
     from lnbench.config import load_config
 
     assert load_config(None, ["seeds=[0, 1, 2]"], seed=10).seeds == [10, 11, 12]
@@ -104,7 +104,8 @@ def test_a_seed_whose_list_passes_the_largest_seed_is_refused(tmp_path):
 
 
 def test_a_train_folder_is_named_after_the_model_it_trains(tmp_path):
-    """Issue 20 (12): ``..._train_rnn_layer/`` held a Transformer."""
+    """A train folder is named after the family and norm it trains (``train_transformer_layer``);
+    a compare child's config.yaml re-run keeps its own name."""
     from lnbench.experiments.train import TRAIN, named
 
     result = runner.invoke(app, ["train", "configs/train.yaml", "--set", "model.family=transformer", "--dry-run"])
@@ -131,8 +132,9 @@ def test_a_train_folder_is_named_after_the_model_it_trains(tmp_path):
     ],
 )
 def test_config_messages_say_what_a_new_user_needs(tmp_path, args, message):
-    """Issue 20 (12): no "did you mean", a brace left open reported as "Input should be a valid
-    dictionary", Python's None where YAML says null, "1 seed(s)"."""
+    """Each message says what to fix: "did you mean" for a misspelt key, the column and what YAML
+    expected for a brace left open, YAML's null (not Python's None), the duplicate key of a grid,
+    and "1 seed" (not "1 seed(s)")."""
     assert message in _refused(tmp_path, ["sweep", *args, "--dry-run"])
 
 
@@ -159,7 +161,8 @@ def test_the_sweep_table_title_counts_in_words(tmp_path):
 
 
 def test_the_shipped_configs_say_how_yaml_1_2_reads_them():
-    """Issue 20 (12): compare.yaml said PyYAML reads 1e-3 as a string; lnbench reads YAML 1.2: a float."""
+    """lnbench reads YAML 1.2, where 1e-3 is a float: every shipped config's ``lr: 1e-3`` loads as
+    1e-3, and no config's comment says it is read as a string."""
     from pathlib import Path
 
     from lnbench.config import load_config
@@ -174,7 +177,7 @@ def test_the_shipped_configs_say_how_yaml_1_2_reads_them():
 @pytest.mark.parametrize("command", [["train", "configs/train.yaml"], ["compare"], ["sweep"]])
 @pytest.mark.parametrize("value", ["0", "-1"])
 def test_fewer_than_one_layer_is_refused_in_one_line(tmp_path, command, value):
-    """model.num_layers (every family's since issue 33 C): at least one layer, said in one line."""
+    """model.num_layers (every family's): at least one layer, said in one line."""
     output = _refused(tmp_path, [*command, "--set", f"model.num_layers={value}", "--dry-run"])
     assert (
         len(output.strip().splitlines()) == 1
@@ -204,8 +207,8 @@ def test_fewer_than_one_layer_is_refused_in_one_line(tmp_path, command, value):
     ],
 )
 def test_a_mistake_typer_catches_is_one_line_as_lnbenchs_own(tmp_path, args, line):
-    """Typer's usage errors were a usage line, a hint and a boxed message (5 lines), unlike every
-    other error of lnbench; now one line, still exit code 2, nothing written."""
+    """A usage error Typer catches (Typer's own form: a usage line, a hint and a boxed message) is
+    one line like every other error of lnbench, exit code 2, nothing written."""
     result = runner.invoke(app, args, catch_exceptions=False)
     assert result.exit_code == 2 and result.output.strip().splitlines() == [line], result.output
     assert not (tmp_path / "runs").exists()

@@ -1,4 +1,4 @@
-"""The console: progress estimates (issue 20 (8)) and the one line of an interrupt (issue 20 (4))."""
+"""The console: progress estimates and the one line of an interrupt."""
 
 import io
 import json
@@ -91,8 +91,9 @@ def test_start_up_is_not_step_time():
 
 
 def test_a_log_line_leaves_the_start_up_out(monkeypatch):
-    """A tiny run after 30 s of start-up: the estimate of elapsed time over steps done said ~1:08
-    left with 8 s to go; and '?' before there is a speed to go on."""
+    """A tiny run after 30 s of start-up: the remaining time is estimated from the steps' own time
+    (~0:08 with 8 s to go), not from the elapsed time over steps done (which would say ~1:08); and
+    '?' before there is a speed to go on."""
     out = io.StringIO()
     monkeypatch.setattr(cli_console, "console", Console(file=out, width=200))
     monkeypatch.setattr(cli_console.sys.stdout, "isatty", lambda: False)

@@ -1,7 +1,7 @@
-"""Issue 20 (4): Ctrl-C at any moment of a command is one line and exit code 130, and nothing is
-printed afterwards. Each test sends SIGINT to the whole process group (as a terminal does) at a
-moment that printed a traceback: inside NumPy's import while starting, inside an import during
-the run, while the worker processes start."""
+"""Ctrl-C at any moment of a command is one line and exit code 130, and nothing is printed
+afterwards. Each test sends SIGINT to the whole process group (as a terminal does) at a moment
+where an interrupt lands inside library code: inside NumPy's import while starting, inside an
+import during the run, while the worker processes start."""
 
 import json
 import os
@@ -9,14 +9,12 @@ import signal
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
-from conftest import TINY_OVERRIDES, set_args
+from conftest import REPO, TINY_OVERRIDES, set_args
 
 pytestmark = pytest.mark.e2e  # starts the command line (and workers) in subprocesses
 
-ROOT = Path(__file__).resolve().parents[2]
 
 # SIGINT to the process group the first time a module whose name starts with PREFIX is looked up
 # (inside the import machinery, as a Ctrl-C during a slow import is), then the console script.
@@ -53,7 +51,7 @@ def _lnbench(prelude: str, args: list[str]) -> subprocess.CompletedProcess:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        cwd=ROOT,
+        cwd=REPO,
         start_new_session=True,  # its own process group, as a terminal's foreground job
         env={**os.environ, "MPLBACKEND": "Agg"},
     )
@@ -113,9 +111,9 @@ late = Late()
 
 
 def test_ctrl_c_while_report_html_is_written_names_the_finished_folder(tmp_path):
-    """After the run folder's manifest is closed: the line said "while starting; nothing was
-    written". It names the folder, whose run.json says the run was interrupted (lnbench report
-    writes the page again)."""
+    """A Ctrl-C after the run folder's manifest is closed, while report.html is written: the line
+    names the folder (not "while starting; nothing was written"), whose run.json says the run was
+    interrupted and which has no report.html (lnbench report writes the page again)."""
     prelude = f"PREFIX = 'jinja2'\n{AT_IMPORT}"  # report.html is the first to import jinja2
     args = ["train", "configs/train.yaml", "--runs-dir", str(tmp_path), *set_args(TINY_OVERRIDES)]
     line = _one_line(_lnbench(prelude, args))

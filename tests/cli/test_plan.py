@@ -1,19 +1,18 @@
-"""What an experiment says before its first run: the plan line, at once (a log showed nothing for
-minutes), and a --jobs beyond the cells or the CPU cores reduced in one line. Nothing here trains:
+"""What an experiment says before its first run: the plan line, at once (not after minutes of
+training), and a --jobs beyond the cells or the CPU cores reduced in one line. Nothing here trains:
 the driver's execute is replaced by one that records its jobs and stops."""
 
 from __future__ import annotations
 
 import pytest
 import typer
-from typer.testing import CliRunner
+from conftest import runner
 
 from lnbench.cli.app import app
 from lnbench.experiments import driver
 from lnbench.launchers import executors
 from lnbench.launchers.executors import worker_count
 
-runner = CliRunner()
 ONE_FAMILY = ["--set", "compare.families=[rnn]", "--set", "compare.placements=null"]  # 3 cells x 5 seeds
 
 

@@ -145,7 +145,10 @@ def test_resolved_config_round_trips(tmp_path):
 
 
 def test_a_learning_rate_adam_cannot_take_is_a_config_error():
-    """Issue 10 (2): lr = 1e38 overflowed inside Adam (float32) after the run folder existed."""
+    """A learning rate the configured optimizer cannot take in float32 is a ConfigError of
+    load_config (so no run folder is made) naming train.lr and the optimizer: Adam at 1e38 (its
+    float32 step overflows; the message gives lr <= 1e30), RMSprop at 1e38 (its first step is not
+    finite). SGD takes 1e38 and Adam 1e30."""
     with pytest.raises(
         ConfigError, match=r"train\.lr: adam \(torch\.optim\.Adam\) cannot take lr = 1e\+38 .*; give lr <= 1e30$"
     ):
@@ -160,7 +163,7 @@ def test_a_learning_rate_adam_cannot_take_is_a_config_error():
     assert load_config(None, ["train.lr=1e30"]).train.lr == 1e30  # large but representable: a run that diverges
 
 
-# ---- issue 10 (9-12): YAML 1.2 scalars, duplicate keys, every error on its own line, bounded echo
+# ---- YAML 1.2 scalars, duplicate keys, every error on its own line, bounded echo
 
 
 def _load_text(tmp_path, text, *overrides):
@@ -225,7 +228,8 @@ def test_an_alias_bomb_is_echoed_in_a_bounded_line(tmp_path):
 
 def test_resume_with_the_same_regimes_in_another_order_says_so(tmp_path):
     """A claims folder of --tasks trend,adding resumed with --tasks adding,trend: its config.yaml
-    lists the same regimes in another order; the message said "the config changed ()"."""
+    lists the same regimes in another order, and the refusal says so ("the same settings in another
+    order", no empty "()"); a changed value is named with both values."""
     import json
 
     from lnbench.config.checks import check_resume
@@ -240,8 +244,8 @@ def test_resume_with_the_same_regimes_in_another_order_says_so(tmp_path):
 
 
 def test_a_set_value_may_itself_contain_equals_signs():
-    """Only the first '=' separates the key (issue 32: a planted split on every '=' went unnoticed):
-    an sbatch parameter such as --constraint=a=b keeps its value whole."""
+    """Only the first '=' separates the key: an sbatch parameter such as --constraint=a=b keeps its
+    value whole, in apply_overrides and in load_config, at the top level and inside a mapping."""
     from lnbench.config import load_config
     from lnbench.config.schema import apply_overrides
 
@@ -252,8 +256,9 @@ def test_a_set_value_may_itself_contain_equals_signs():
 
 
 def test_a_folder_written_before_a_key_was_added_is_the_same_config_and_the_same_runs(tmp_path):
-    """ADDED_KEYS (issue 33 added optimizers and n_val): a config.yaml without them is the same
-    config for --resume, and a child run's config_hash is the hash of the YAML it had then."""
+    """ADDED_KEYS (keys added after run folders were written, at their neutral values: train.optimizer,
+    data.n_val, ...): a config.yaml without them is the same config for --resume, and a child run's
+    config_hash is the hash of the YAML it had then."""
     import hashlib
     import json
 

@@ -1,10 +1,10 @@
-"""Issue 21 (E): ``lnbench sweep -g KEY=V1,V2`` builds the same sweep.grid as the YAML mapping."""
+"""``lnbench sweep -g KEY=V1,V2`` builds the same sweep.grid as the YAML mapping."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
-from typer.testing import CliRunner
+from conftest import runner
 
 from lnbench.cli.app import app
 from lnbench.config import ConfigError, load_config
@@ -37,7 +37,7 @@ def test_short_grid_equals_the_mapping():
         ('name="abc,d', "-g name: the quote \" at column 1 of '\"abc,d' is never closed"),
         ("train.lr", "-g 'train.lr': expected KEY=V1,V2,..., e.g. -g train.lr=1e-3,1e-2"),
         ("train.lr=", "-g train.lr: no values; e.g. -g train.lr=V1,V2"),
-        # YAML's flow list keeps [1e-3,] as one value: a trailing comma gave a one-value grid silently
+        # YAML's flow list keeps [1e-3,] as one value: a trailing comma is refused, not a one-value grid
         (
             "train.lr=1e-3,",
             "-g train.lr: an empty value after the comma at column 5 of '1e-3,'; e.g. -g train.lr=V1,V2",
@@ -92,7 +92,7 @@ def test_merge_rule_with_a_grid_in_the_config():
     ],
 )
 def test_sweep_command_refuses_an_empty_value_or_a_key_it_cannot_vary(tmp_path, args, message):
-    result = CliRunner().invoke(app, ["sweep", *args, "--dry-run", "--runs-dir", str(tmp_path / "runs")])
+    result = runner.invoke(app, ["sweep", *args, "--dry-run", "--runs-dir", str(tmp_path / "runs")])
     lines = result.output.strip().splitlines()
     assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith(f"lnbench: error: {message}"), (
         result.output
@@ -104,7 +104,7 @@ def test_the_dry_run_says_the_grid_is_the_configs_merged_with_g(tmp_path):
     """README's `-g train.lr=1e-3,1e-2 -g model.norm=none,layer` on configs/sweep.yaml (whose grid is
     model.norm x data.seq_len) is 12 cells, not the 4 of --set "sweep.grid={...}": the plan says why."""
     args = ["sweep", "-g", "train.lr=1e-3,1e-2", "-g", "model.norm=none,layer", "--set", "seeds=[0]", "--dry-run"]
-    result = CliRunner().invoke(app, [*args, "--runs-dir", str(tmp_path)])
+    result = runner.invoke(app, [*args, "--runs-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0] == (
         "sweep.grid: the grid of configs/sweep.yaml (with --set) merged with -g, 12 cells: "
@@ -112,7 +112,7 @@ def test_the_dry_run_says_the_grid_is_the_configs_merged_with_g(tmp_path):
         "data.seq_len [10, 20, 40] (configs/sweep.yaml (with --set)); train.lr [0.001, 0.01] (-g, added)"
     )
     assert "12 runs, 120 epochs in all" in result.output
-    alone = CliRunner().invoke(app, [*args, "--set", "sweep.grid=null", "--runs-dir", str(tmp_path)])
+    alone = runner.invoke(app, [*args, "--set", "sweep.grid=null", "--runs-dir", str(tmp_path)])
     assert alone.output.splitlines()[0].startswith(
         "sweep.grid: from -g (configs/sweep.yaml (with --set) has none), 4 cells: "
     )
@@ -120,7 +120,6 @@ def test_the_dry_run_says_the_grid_is_the_configs_merged_with_g(tmp_path):
 
 
 def test_sweep_command_with_g_resolves_and_plans_as_the_mapping(tmp_path):
-    runner = CliRunner()
     common = ["sweep", "configs/sweep.yaml", "--runs-dir", str(tmp_path)]
     without = ["--set", "sweep.grid=null"]  # the file's grid off, for -g alone (--set takes a key once)
     by_mapping = runner.invoke(app, [*common, "--set", MAPPING, "--print-config"])
@@ -147,9 +146,10 @@ def test_sweep_command_with_g_resolves_and_plans_as_the_mapping(tmp_path):
     [([], "configs/sweep.yaml (with -g)"), (["--set", "seeds=[0]"], "configs/sweep.yaml (with --set, -g)")],
 )
 def test_a_grid_value_g_gave_that_the_checks_refuse_names_g_as_its_source(tmp_path, extra, source):
-    """A value from -g that the schema refuses was blamed on "configs/sweep.yaml" alone."""
+    """A value from -g that the schema refuses is one line naming its source (the config file
+    "with -g", or "with --set, -g"), the key and the value, exit code 2, no folder."""
     args = ["sweep", "-g", "train.epochs=0,1", *extra, "--dry-run", "--runs-dir", str(tmp_path / "runs")]
-    result = CliRunner().invoke(app, args)
+    result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
     assert result.output.strip() == (
         f"lnbench: error: {source}: sweep.grid: train.epochs: value 0: Input should be greater than or equal to 1"

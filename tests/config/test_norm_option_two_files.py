@@ -1,4 +1,4 @@
-"""Issue 31, C: a norm with an option of its own takes 2 files, its layer's module in
+"""A norm with an option of its own takes 2 files, its layer's module in
 ``lnbench/nn/`` and its entry (with the option, :class:`lnbench.names.NormOption`) in
 ``lnbench/names.py``; the config schema, its checks, config.yaml and the run identity follow from
 the entry. Tested literally: a copy of the package with exactly those two edits, used in a fresh

@@ -1,11 +1,11 @@
-"""Issue 33 (A, B): the optimizer, schedule and validation keys are refused where they do not
+"""The optimizer, schedule and validation keys are refused where they do not
 apply (one line naming the key and the allowed values; exit code 2 and no run folder from the
 command line), recorded in config.yaml, and can be swept."""
 
 from __future__ import annotations
 
 import pytest
-from typer.testing import CliRunner
+from conftest import runner
 
 from lnbench.analysis.grid import check_grid
 from lnbench.cli.app import app
@@ -49,7 +49,7 @@ def test_a_key_where_it_does_not_apply_is_one_line_naming_it(overrides, message)
 @pytest.mark.parametrize("overrides,message", REFUSED[:3] + REFUSED[-2:])
 def test_the_command_line_refuses_them_with_exit_2_and_no_run_folder(tmp_path, overrides, message):
     sets = [a for o in overrides for a in ("--set", o)]
-    result = CliRunner().invoke(app, ["train", "configs/train.yaml", *sets, "--runs-dir", str(tmp_path / "runs")])
+    result = runner.invoke(app, ["train", "configs/train.yaml", *sets, "--runs-dir", str(tmp_path / "runs")])
     assert result.exit_code == 2, result.output
     assert not (tmp_path / "runs").exists()
     lines = result.output.strip().splitlines()
@@ -106,7 +106,7 @@ def test_the_optimizer_is_a_sweep_axis_and_an_impossible_cell_is_named():
 
 def test_sweep_g_takes_the_optimizer(tmp_path):
     """``lnbench sweep -g train.optimizer=adam,sgd`` plans one cell per optimizer (dry run)."""
-    result = CliRunner().invoke(
+    result = runner.invoke(
         app, ["sweep", "-g", "train.optimizer=adam,sgd", "--dry-run", "--runs-dir", str(tmp_path / "runs")]
     )
     assert result.exit_code == 0, result.output

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from conftest import REPO
 
 from lnbench.experiments import base
 from lnbench.experiments.claims import Claims, claims_spec
 
-PRESETS = Path(__file__).resolve().parents[2] / "configs" / "claims"
+PRESETS = REPO / "configs" / "claims"
 SMALL = ["data.n_train=80", "train.batch_size=8", "data.n_test=40", "data.features=4", "seeds=[0,1]"]
 
 

@@ -9,8 +9,8 @@ import shutil
 
 import numpy as np
 import pytest
+from conftest import runner, tiny_args
 from scipy import stats as scipy_stats
-from typer.testing import CliRunner
 
 from lnbench.analysis.claim_catalogue import Claim, Condition
 from lnbench.cli.app import app
@@ -18,7 +18,6 @@ from lnbench.config import RunConfig
 from lnbench.experiments.claims import CLAIMS, ClaimsSpec, ConfirmSpec, plan_from_pilot
 from lnbench.records.schema import SummaryRow
 
-runner = CliRunner()
 CLAIM = Claim("c", "LayerNorm converges faster", "r", "rnn", "mean_train_loss", Condition("layer"), Condition("none"), "less", 0.02)  # fmt: skip
 PILOT = {0: -0.030, 1: -0.045, 2: -0.020, 3: -0.040, 4: -0.010}  # seed -> layer minus none: p ~ 0.02, borderline
 FRESH_NOISE = [0.004, -0.003, 0.001, -0.002, 0.003, -0.004, 0.002, -0.001, 0.0, 0.001] * 3  # no effect
@@ -83,8 +82,9 @@ def test_the_confirm_stage_decides_on_the_fresh_seeds_alone(tmp_path):
     assert out["confirm"]["fresh_seeds"] == {"r": fresh} and out["confirm"]["pilot_seeds"] == {"r": list(PILOT)}
 
 
-TINY = ["--set", "train.epochs=2", "--set", "data.n_train=64", "--set", "data.n_test=32", "--set", "data.seq_len=4"]
-TINY += ["--set", "model.hidden_size=8", "--jobs", "1"]
+# the tiny config with one batch of 64 sequences per epoch, 32 test sequences, 4 timesteps of 64
+# features (the defaults' batch size and features): the pilots whose plans these tests follow
+ONE_BATCH = tiny_args("train.batch_size=64", "data.n_train=64", "data.n_test=32", "data.seq_len=4", "data.features=64")
 
 
 @pytest.mark.e2e  # trains models and writes run folders
@@ -93,7 +93,7 @@ def test_claims_confirm_records_both_stages_and_its_plan_can_be_printed_later(tm
     and its plan; a confirmed claim's seeds are its regime's fresh seeds, disjoint from the
     pilot's. ``--resume DIR --confirm --dry-run`` prints the plan and changes nothing."""
     only = ["--only", "rnn_faster_default", "--only", "rnn_joint_does_not_learn"]
-    summary, record = confirmed_run(tmp_path, ["claims", *only, *TINY, "--confirm", "--max-seeds", "20"])
+    summary, record = confirmed_run(tmp_path, ["claims", *only, *ONE_BATCH, "--confirm", "--max-seeds", "20"])
     (run,) = list(tmp_path.iterdir())
     assert record["max_seeds"] == 20 and record["pilot_seeds"] == {"default": [0, 1, 2, 3, 4]}
     for regime, fresh in record["fresh_seeds"].items():
@@ -112,16 +112,16 @@ def test_claims_confirm_records_both_stages_and_its_plan_can_be_printed_later(tm
     shown = runner.invoke(app, ["show", str(run)])  # the pilot's results stand, and it says how to go on
     assert shown.exit_code == 0 and "its confirm stage did not finish" in shown.output, shown.output
     assert "--confirm" in shown.output and "LayerNorm converges faster than NoNorm" in shown.output
-    resumed = runner.invoke(app, ["claims", *only, "--runs-dir", str(tmp_path), *TINY, "--confirm", "--max-seeds", "20", "--resume", str(run)])  # fmt: skip
+    resumed = runner.invoke(app, ["claims", *only, "--runs-dir", str(tmp_path), *ONE_BATCH, "--confirm", "--max-seeds", "20", "--resume", str(run)])  # fmt: skip
     assert resumed.exit_code == 0, resumed.output
     summary = json.loads((run / "summary.json").read_text())
     assert lost.is_dir() and [(c["id"], c["stage"], c["verdict"], c["effect"]) for c in summary["claims"]] == final
     before = (run / "summary.json").read_bytes()
-    again = runner.invoke(app, ["claims", *only, "--runs-dir", str(tmp_path), *TINY, "--confirm", "--max-seeds", "20", "--resume", str(run), "--dry-run"])  # fmt: skip
+    again = runner.invoke(app, ["claims", *only, "--runs-dir", str(tmp_path), *ONE_BATCH, "--confirm", "--max-seeds", "20", "--resume", str(run), "--dry-run"])  # fmt: skip
     assert again.exit_code == 0, again.output
     assert "confirm stage: the plan from the pilot" in again.output and "dry run" in again.output
     assert (run / "summary.json").read_bytes() == before
-    replanned = runner.invoke(app, ["claims", *only, "--runs-dir", str(tmp_path), *TINY, "--confirm", "--max-seeds", "10", "--resume", str(run)])  # fmt: skip
+    replanned = runner.invoke(app, ["claims", *only, "--runs-dir", str(tmp_path), *ONE_BATCH, "--confirm", "--max-seeds", "10", "--resume", str(run)])  # fmt: skip
     assert replanned.exit_code == 2 and "--max-seeds 20" in replanned.output and "already looked at" in replanned.output
     assert len(replanned.output.strip().splitlines()) == 1 and (run / "summary.json").read_bytes() == before
 
@@ -149,7 +149,7 @@ def test_compare_confirm_tests_the_open_pairs_on_the_fresh_seeds_alone(tmp_path)
     """A tiny compare and its confirm stage: each confirmed pair's p-value is scipy's paired
     t-test over the fresh seeds' rows alone (read back from summary.json), the fresh seeds are
     disjoint from the pilot's, and every pair records its stage and the pilot's test."""
-    args = ["compare", *TINY, "--set", "compare.families=[rnn]", "--set", "compare.placements=null", "--confirm"]
+    args = ["compare", *ONE_BATCH, "--set", "compare.families=[rnn]", "--set", "compare.placements=null", "--confirm"]
     summary, record = confirmed_run(tmp_path, args)
     assert record["pilot_seeds"] == [0, 1, 2, 3, 4]
     fresh = {s for norms in record["fresh_seeds"].values() for seeds in norms.values() for s in seeds}

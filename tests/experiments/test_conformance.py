@@ -18,8 +18,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import TINY_OVERRIDES, fingerprint, set_args
-from typer.testing import CliRunner
+from conftest import REPO, TINY_OVERRIDES, fingerprint, runner, set_args
 
 from lnbench.cli.app import app
 from lnbench.config import ConfigError, load_config
@@ -30,8 +29,6 @@ from lnbench.experiments.registry import EXPERIMENTS
 from lnbench.names import TASK_NAMES, TASKS
 
 pytestmark = pytest.mark.e2e
-runner = CliRunner()
-REPO = Path(__file__).resolve().parents[2]
 SEEDS = "seeds=[0,1]"
 PNG_END = b"IEND\xaeB`\x82"  # the last chunk of every complete PNG
 
@@ -149,7 +146,8 @@ def test_report_redraws_the_same_figures(finished):
 
 
 def test_figures_redrawn_elsewhere_leave_the_folder_as_it_is(finished, tmp_path):
-    """Issue 32 (4): ``lnbench report A B --out X`` redrew the figures into A and B."""
+    """Figures redrawn into another folder (as ``lnbench report A B --out X`` does) are the folder's
+    figures, written there as whole PNGs; nothing in the run folder changes (SHA-256 and mtime)."""
     _, _, _, result = finished
     names = json.loads((result.path / "summary.json").read_text())["figures"]
     before = fingerprint(result.path)
@@ -160,7 +158,9 @@ def test_figures_redrawn_elsewhere_leave_the_folder_as_it_is(finished, tmp_path)
 
 
 def test_resuming_a_finished_folder_runs_nothing_and_writes_nothing(finished):
-    """Issue 32 (3): it rewrote run.json (its wall time and command were lost)."""
+    """A resume of a finished folder of every kind plans no cell, trains nothing (its progress
+    calls report every cell done) and writes nothing (every file the same bytes and mtime: run.json
+    keeps its wall time and command); it returns the same folder, completed, with the same rows."""
     kind, spec, _, result = finished
     exp = EXPERIMENTS[kind]
     plan = driver.prepare(exp, spec, resume=result.path)
@@ -199,7 +199,8 @@ def test_a_bad_config_is_exit_2_and_no_folder(kind, tmp_path):
 
 @pytest.mark.parametrize("kind", sorted(set(TRAINED) - {"train"}))
 def test_dry_run_refuses_what_the_run_refuses(kind, tmp_path):
-    """Issue 17: ``compare --dry-run --jobs 0`` said "would start 30 runs" while the run refused --jobs 0."""
+    """``--dry-run`` runs the run's own checks: ``--jobs 0`` is refused (exit code 2, "--jobs: must
+    be >= 1") as the run refuses it, ``--jobs 1`` is shown, and neither writes a folder."""
     args = [*TRAINED[kind][1], "--runs-dir", str(tmp_path), *set_args([*TINY_OVERRIDES, SEEDS])]
     refused = runner.invoke(app, [*args, "--jobs", "0", "--dry-run"])
     assert refused.exit_code == 2 and "--jobs: must be >= 1" in refused.output
@@ -232,7 +233,7 @@ def _best_value(kind: str, summary: dict) -> float | None:
 
 
 def test_ls_show_and_export_read_the_folder_it_wrote(finished, tmp_path):
-    """Issue 31, D: a registered kind is never "unknown kind" in ``lnbench ls``; its headline is the
+    """A registered kind is never "unknown kind" in ``lnbench ls``; its headline is the
     one it wrote into summary.json; ``show`` prints its tables; ``export`` gives one row per run."""
     from lnbench.cli.app import ls_table
     from lnbench.experiments.registry import index
@@ -260,7 +261,7 @@ def test_ls_show_and_export_read_the_folder_it_wrote(finished, tmp_path):
 
 
 def test_every_drawn_figure_has_its_own_caption(finished):
-    """Issue 31, D: figures are records of their kind (file, draw function, caption); report.html
+    """Figures are records of their kind (file, draw function, caption); report.html
     shows each drawn figure with its kind's caption (a sweep's accuracy_vs_batch_size.png is not
     the batch-size sweep's)."""
     from html import unescape
@@ -303,8 +304,8 @@ def _counted(kind: str, report: dict) -> str:
 
 
 def test_a_checking_folder_holds_what_every_kinds_does(checked):
-    """Issue 31, D: invariance and gradcheck wrote run.json, their report and report.html
-    themselves; through the driver they also write summary.json with the headline."""
+    """invariance and gradcheck through the driver write run.json, their report, report.html and
+    summary.json with the headline, as every kind's folder holds; no cells, so no jobs or launcher."""
     kind, items, folder = checked
     assert sorted(p.name for p in folder.iterdir()) == sorted(
         ["run.json", f"{kind}.json", "summary.json", "report.html"]
@@ -429,7 +430,8 @@ def test_a_failed_check_fails_the_folder_with_its_message(kind, tmp_path, monkey
 
 @pytest.mark.parametrize("kind", sorted(CHECKED))
 def test_ctrl_c_during_a_check_leaves_an_interrupted_folder(kind, tmp_path, monkeypatch):
-    """Before the driver, a Ctrl-C while the check ran left nothing; now its folder says so."""
+    """A Ctrl-C while invariance or gradcheck runs its check: one line naming the folder it
+    started, exit code 130, and that folder's run.json and summary.json say it was interrupted."""
     import lnbench.nn.gradient_checks
     import lnbench.nn.invariance
 
@@ -494,9 +496,9 @@ def test_a_checking_folder_is_not_resumed(checked):
 
 
 def test_a_new_kind_registered_is_known_to_ls_and_says_its_own_headline(tmp_path, monkeypatch):
-    """Issue 31, D: ``lnbench ls`` kept its own list of kinds, so a new kind was "unknown kind";
-    it now asks the registry, reads the headline the kind wrote, and for a folder without one
-    (an older version) asks the kind to compute it from the folder's files."""
+    """``lnbench ls`` asks the registry for a folder's kind, so a kind registered at runtime is
+    known: it reads the headline the kind wrote, and for a folder without one (written by an older
+    version) asks the kind to compute it from the folder's files."""
     from lnbench.experiments.base import Experiment
     from lnbench.experiments.registry import index
     from lnbench.records.index import make_headline

@@ -1,6 +1,6 @@
-"""Issue 32, item 1: a kernel build (~30-60 s, or ~100-200 s on a loaded machine) happens before
-any run starts, in the experiment's process and in each worker, so that it is never in a run's
-``wall_seconds`` (it made LayerNorm cells look 35x slower than BatchNorm's)."""
+"""A kernel build (~30-60 s, or ~100-200 s on a loaded machine) happens before any run starts, in
+the experiment's process and in each worker, so that it is never in a run's ``wall_seconds`` (in
+a run's time it would make a LayerNorm cell look many times slower than a BatchNorm one)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 33 (A, B) end to end: a sweep over train.optimizer with a validation split records the
+"""End to end: a sweep over train.optimizer with a validation split records the
 optimizer in every row and the tidy export, carries the validation curves, chooses its best cell
 on the validation split and says so in its tables and report.html."""
 
@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import TINY_OVERRIDES, set_args
-from typer.testing import CliRunner
+from conftest import TINY_OVERRIDES, runner, set_args
 
 import lnbench
 from lnbench.cli.app import app
@@ -22,7 +21,7 @@ def test_a_sweep_over_the_optimizer_with_a_validation_split(tmp_path):
     config.write_text("name: optimizers\n")  # no grid of its own: -g is the whole grid
     runs = tmp_path / "runs"
     args = ["sweep", str(config), *set_args(overrides), "-g", "train.optimizer=adam,sgd", "--runs-dir", str(runs)]
-    result = CliRunner().invoke(app, [*args, "-j", "1"])
+    result = runner.invoke(app, [*args, "-j", "1"])
     assert result.exit_code == 0, result.output
     (folder,) = [p for p in runs.iterdir() if p.is_dir()]
     summary = json.loads((folder / "summary.json").read_text())

@@ -1,4 +1,4 @@
-"""Issue 21 (C): ``--resume`` continues an interrupted cell from its last finished epoch.
+"""``--resume`` continues an interrupted cell from its last finished epoch.
 
 A compare is interrupted in the middle of a cell (Ctrl-C after epoch 2 of 3), then resumed: every
 child's metrics.json equals the one of the same compare run in one go, bit for bit (but the wall

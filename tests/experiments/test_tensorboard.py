@@ -1,4 +1,4 @@
-"""Issue 21 (D): ``--tensorboard`` writes each run's curves, probes and config as event files.
+"""``--tensorboard`` writes each run's curves, probes and config as event files.
 
 Read back with TensorBoard's own EventAccumulator: every scalar at every epoch is metrics.json's
 value (as float32, TensorBoard's precision), and the hparams are the run's config.yaml.
@@ -10,8 +10,7 @@ import json
 
 import pytest
 import yaml
-from conftest import TINY_OVERRIDES, set_args
-from typer.testing import CliRunner
+from conftest import TINY_OVERRIDES, runner, set_args
 
 from lnbench.cli.app import app
 from lnbench.records.tidy import flat
@@ -27,7 +26,7 @@ def _scalars(acc, tag):
 
 def test_event_files_hold_the_metrics_and_the_config(tmp_path):
     args = ["compare", "configs/compare.yaml", "--runs-dir", str(tmp_path), "-j", "1", "--tensorboard"]
-    result = CliRunner().invoke(app, [*args, *set_args([*OVERRIDES, "compare.placements=null"])])
+    result = runner.invoke(app, [*args, *set_args([*OVERRIDES, "compare.placements=null"])])
     assert result.exit_code == 0, result.output
     (folder,) = tmp_path.iterdir()
     for child in ("rnn_batch_seed1", "rnn_none_seed0"):
@@ -60,7 +59,7 @@ def test_tensorboard_refused_in_one_line_without_the_package(tmp_path, monkeypat
     from lnbench.experiments import tensorboard
 
     monkeypatch.setattr(tensorboard, "available", lambda: False)
-    result = CliRunner().invoke(
+    result = runner.invoke(
         app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path), "--tensorboard", *set_args(TINY_OVERRIDES)]
     )
     assert result.exit_code == 2 and not any(tmp_path.iterdir())

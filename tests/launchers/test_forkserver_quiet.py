@@ -1,5 +1,5 @@
 """lnbench.launchers._forkserver_quiet: the forkserver ignores Ctrl-C while it imports, and only a
-forkserver does (issue 19, E: the test sets the SIGINT disposition it needs itself, so it passes
+forkserver does (the test sets the SIGINT disposition it needs itself, so it passes
 however pytest was started, e.g. as a background job that inherited SIGINT ignored)."""
 
 import signal

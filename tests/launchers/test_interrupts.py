@@ -1,4 +1,4 @@
-"""Issue 20 (4): signals deferred out of imports and worker start-up, raised once, never twice."""
+"""Signals deferred out of imports and worker start-up, raised once, never twice."""
 
 import os
 import signal

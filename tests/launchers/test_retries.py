@@ -1,4 +1,4 @@
-"""The pool's retry rules (issue 19, C), on a stand-in for ProcessPoolExecutor that breaks as a real
+"""The pool's retry rules, on a stand-in for ProcessPoolExecutor that breaks as a real
 one does: a job that kills its worker breaks the whole pool, and every job of the pool that had
 not finished gets BrokenProcessPool. The rules (lnbench.launchers.executors.PoolExecutor):
 

@@ -1,4 +1,4 @@
-"""Second derivatives through every path of LayerNorm, RMSNorm and BatchNorm (issue 20, item 1).
+"""Second derivatives through every path of LayerNorm, RMSNorm and BatchNorm.
 
 A gradient penalty (WGAN-GP: ``grad(loss, x, create_graph=True)``, then the backward of a norm
 of that gradient) needs the backward itself to be differentiable. The oracles: PyTorch's

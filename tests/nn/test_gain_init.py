@@ -1,4 +1,4 @@
-"""Issue 28 (A): ``model.norm_gain_init`` sets every norm's initial gain in every family, changes
+"""``model.norm_gain_init`` sets every norm's initial gain in every family, changes
 nothing else, is recorded, and compare puts it on an axis with one Holm family per gain."""
 
 from __future__ import annotations

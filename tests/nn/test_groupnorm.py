@@ -1,4 +1,4 @@
-"""GroupNorm (issue 31, C): the worked example of a norm with its own option, ``model.norm_groups``.
+"""GroupNorm: the worked example of a norm with its own option, ``model.norm_groups``.
 
 Oracle: ``torch.nn.GroupNorm(G, C)``, which normalizes the channels C of ``(N, C, *)`` together
 with every spatial position of ``*``. Ours normalizes the last axis D of each sample and each
@@ -10,14 +10,12 @@ the spatial axis, would pool the timesteps: another normalization.)
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
-from conftest import TINY_OVERRIDES, set_args
+from conftest import REPO, TINY_OVERRIDES, runner, set_args
 from torch import nn
 from torch.nn import functional as F
-from typer.testing import CliRunner
 
 from lnbench.cli.app import app
 from lnbench.config import ConfigError, ModelConfig, load_config
@@ -31,8 +29,6 @@ from lnbench.nn.models import build_model
 from lnbench.nn.registry import norm_kind
 from lnbench.testing import check_norm
 
-runner = CliRunner()
-REPO = Path(__file__).resolve().parents[2]
 D = 12
 
 

@@ -49,8 +49,9 @@ def extensions_dir(tmp_path, monkeypatch):
 def test_the_build_runs_the_pinned_ninja_whatever_ninja_is_first_on_path(
     fresh_state, extensions_dir, tmp_path, monkeypatch
 ):
-    """ninja 1.11 and 1.13 hash a command differently in .ninja_log: a build with the one on PATH
-    and a load with another rebuilt the kernel every time PATH changed (issue 32, item 1)."""
+    """The build runs the ninja pinned beside torch (``ninja.BIN_DIR``), not a ninja first on PATH,
+    and PATH is as it was afterwards: ninja 1.11 and 1.13 hash a command differently in .ninja_log,
+    so a build with one and a load with the other would rebuild the kernel whenever PATH changed."""
     import shutil
 
     import ninja

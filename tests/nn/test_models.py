@@ -83,7 +83,7 @@ def test_transformer_classifier_shapes(norm):
 
 @pytest.mark.parametrize("norm", ["none", "layer"])
 def test_transformer_readout_is_the_head_of_the_time_mean_of_the_final_norm(norm):
-    """Issue 19 (B): the documented readout ``logits = head(mean_t norm_f(z))``, z the residual
+    """The documented readout ``logits = head(mean_t norm_f(z))``, z the residual
     stream after the last block; PyTorch's layer_norm is the oracle for norm_f. A readout of the
     last (or first) position, a sum or max over time, or one that skips norm_f gives other logits."""
     torch.manual_seed(0)
@@ -202,7 +202,7 @@ def test_every_model_on_cuda_computes_the_cpu_function(family, norm, options):
 
 
 #: the nn.Module methods a subclass is meant to define; any other name of nn.Module's replaces
-#: machinery (``_apply`` did: ``.double()``, ``.to()``, ``.half()``, ``.cuda()`` raised TypeError)
+#: machinery (an ``_apply`` of a model's own makes ``.double()``, ``.to()``, ``.half()``, ``.cuda()`` raise TypeError)
 MODULE_HOOKS = {"forward", "extra_repr", "__init__", "__setstate__"}
 
 

@@ -132,7 +132,7 @@ def test_repr_shows_hyperparameters():
     assert repr(BatchNorm1d(8, momentum=0.2)) == "BatchNorm1d(8, eps=1e-05, momentum=0.2)"
 
 
-# ---- issue 10: empty batches, half precision, one feature -------------------------------------
+# ---- empty batches, half precision, one feature: as PyTorch's own norms take them ---------------
 
 
 def test_batch_norm_on_an_empty_batch_leaves_the_running_statistics_as_pytorch_does():

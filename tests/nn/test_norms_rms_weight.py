@@ -1,7 +1,8 @@
-"""RMSNorm and weight normalization, from scratch, against PyTorch's own (issue 11, A)."""
+"""RMSNorm and weight normalization, from scratch, against PyTorch's own."""
 
 import pytest
 import torch
+from conftest import runner, tiny_args
 from torch import nn
 
 from lnbench.config import ModelConfig, TrainConfig
@@ -126,32 +127,16 @@ def test_rms_and_weight_ensembles_match_their_solo_runs(norm, placement):
         assert members[s].test_correct == solo.test_correct
 
 
+@pytest.mark.e2e  # trains models and writes run folders
 def test_rms_and_weight_norm_compare_and_sweep_like_the_others(tmp_path):
+    """RMSNorm and weight norm go through ``lnbench compare`` as the built-in norms do: a summary row
+    for each of the RNN, the LSTM and the Transformer with each norm, both named in the output;
+    and through ``lnbench batchsize-sweep`` beside NoNorm at batch sizes 1 and 16, exit code 0."""
     import json
-
-    from typer.testing import CliRunner
 
     from lnbench.cli.app import app
 
-    tiny = [
-        "--set",
-        "seeds=[0,1]",
-        "--set",
-        "train.epochs=1",
-        "--set",
-        "data.n_train=32",
-        "--set",
-        "data.n_test=16",
-        "--set",
-        "data.seq_len=4",
-        "--set",
-        "data.features=8",
-        "--set",
-        "model.hidden_size=8",
-        "--set",
-        "train.batch_size=16",
-    ]
-    runner = CliRunner()
+    tiny = tiny_args("seeds=[0,1]", "train.epochs=1", "data.seq_len=4")  # the tiny config: 1 epoch, 4 timesteps
     result = runner.invoke(
         app, ["compare", "--runs-dir", str(tmp_path / "c"), "--set", "compare.norms=[rms,weight]", *tiny]
     )
@@ -162,19 +147,8 @@ def test_rms_and_weight_norm_compare_and_sweep_like_the_others(tmp_path):
         (f, n) for f in ("rnn", "lstm", "transformer") for n in ("rms", "weight")
     }
     assert "RMSNorm" in result.output and "WeightNorm" in result.output
-    result = runner.invoke(
-        app,
-        [
-            "batchsize-sweep",
-            "--runs-dir",
-            str(tmp_path / "s"),
-            "--set",
-            "sweep.norms=[none,rms,weight]",
-            "--set",
-            "sweep.batch_sizes=[1,16]",
-            *tiny,
-        ],
-    )
+    sweep = ["--set", "sweep.norms=[none,rms,weight]", "--set", "sweep.batch_sizes=[1,16]"]
+    result = runner.invoke(app, ["batchsize-sweep", "--runs-dir", str(tmp_path / "s"), *sweep, *tiny])
     assert result.exit_code == 0, result.output
 
 

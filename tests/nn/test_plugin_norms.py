@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 import torch
-from conftest import TINY_OVERRIDES, set_args
-from typer.testing import CliRunner
+from conftest import REPO, TINY_OVERRIDES, runner, set_args
 
 from lnbench.cli.app import app
 from lnbench.config import load_config
@@ -18,8 +16,6 @@ from lnbench.nn.invariance import EXPECTED, measure
 from lnbench.nn.registry import NORMS, norm_kind
 from lnbench.testing import CHECKS, check_norm, norm_checks
 
-runner = CliRunner()
-REPO = Path(__file__).resolve().parents[2]
 SCALE = "toy_norms:ScaleNorm"  # tests/nn/toy_norms.py, on sys.path as this test's folder
 
 

@@ -1,4 +1,4 @@
-"""Stacked recurrent layers (``model.num_layers``, issue 33 C) against their oracles: a 2-layer model
+"""Stacked recurrent layers (``model.num_layers``) against their oracles: a 2-layer model
 is a hand-stacked pair of 1-layer models with the same weights (layer 1's h_1 .. h_T fed to layer 2
 by hand), in float64 to 1e-10, outputs and every gradient, on the kernel and on the Python path;
 with norm none torch.nn.LSTM / torch.nn.RNN(num_layers=2); every layer its own norms and gains

@@ -90,7 +90,8 @@ class RaisesWhenTrainedNorm(ScaleNorm):
 
 class SecretBatchNorm(Norm):
     """Normalizes over the batch axis but declares ``uses_batch_statistics = False`` (the
-    default): a norm ``check_norm`` must refuse (a new user's trial: it passed)."""
+    default): a norm ``check_norm`` must refuse, since an example's output changes with the other
+    examples of its batch."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         self.check_input(x)

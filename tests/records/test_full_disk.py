@@ -1,4 +1,4 @@
-"""A full disk (issue 20, item 3): every file of a run folder is written under a temporary name,
+"""A full disk: every file of a run folder is written under a temporary name,
 then renamed; a failed write leaves no temporary and no truncated file, names the file and its
 folder in one line, fails the run (in its run.json when that can still be written) and the
 command (exit 1); ``--resume`` completes the experiment once there is space.
@@ -16,14 +16,12 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import TINY_OVERRIDES, set_args
-from typer.testing import CliRunner
+from conftest import REPO, TINY_OVERRIDES, runner, set_args
 
 from lnbench.cli.app import app
 from lnbench.records import io as records_io
 from lnbench.records.io import WriteError, write_json_atomic
 
-REPO = Path(__file__).resolve().parents[2]
 PNG_END = b"IEND\xaeB`\x82"  # the last chunk of every complete PNG
 
 
@@ -76,7 +74,8 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypat
 
 
 def test_concurrent_writers_of_one_file_do_not_collide(tmp_path):
-    """Unique temporary names (report.html was written through a fixed ``report.html.tmp``)."""
+    """Unique temporary names: concurrent writers of one file each write through their own
+    temporary (a fixed ``report.html.tmp`` would be shared), and all of them succeed."""
     from concurrent.futures import ThreadPoolExecutor
 
     path = tmp_path / "report.html"
@@ -99,9 +98,6 @@ def test_a_figure_that_cannot_be_written_leaves_no_truncated_png(tmp_path, monke
     assert (tmp_path / "test_accuracy.png").read_bytes() == b"old"
     monkeypatch.undo()
     assert figures.plot_test_accuracy(run, tmp_path / "test_accuracy.png").read_bytes().endswith(PNG_END)
-
-
-runner = CliRunner()
 
 
 @pytest.mark.e2e
@@ -163,7 +159,9 @@ def test_compare_on_a_real_full_disk_then_resume_once_there_is_space(small_disk)
 
 
 def test_a_checkpoint_on_a_full_disk_is_a_write_error_naming_the_file(small_disk):
-    """torch's zip writer turned ENOSPC into 'RuntimeError: unexpected pos ...' (a bad-input attack)."""
+    """A checkpoint that does not fit is a WriteError with errno ENOSPC naming checkpoint.pt, not
+    torch's zip writer's 'RuntimeError: unexpected pos ...'; it leaves no file, and a small one
+    still saves and loads back equal."""
     import torch
 
     from lnbench.training import checkpoints
@@ -178,7 +176,8 @@ def test_a_checkpoint_on_a_full_disk_is_a_write_error_naming_the_file(small_disk
 
 
 def test_a_compare_whose_cells_failed_exits_1_naming_the_error(tmp_path, monkeypatch):
-    """It printed its tables and 'status: failed' but exited 0 (a bad-input attack)."""
+    """A compare whose folder ends 'failed' exits 1, its last line the folder's error, the folder
+    and its status."""
     from lnbench.experiments import driver
     from lnbench.experiments.base import ExperimentResult
 
@@ -199,7 +198,8 @@ def test_a_compare_whose_cells_failed_exits_1_naming_the_error(tmp_path, monkeyp
 
 @pytest.mark.parametrize("command", [["invariance"], ["train", str(REPO / "configs/train.yaml")], ["compare"]])
 def test_a_disk_too_full_for_run_json_leaves_no_folder_and_one_line(small_disk, command):
-    """A bad-input attack: an empty run folder stayed behind, and invariance blamed '--json None'."""
+    """With no room for run.json, every command exits 1 with at most its start line and then one
+    error line naming run.json and ENOSPC, and leaves no run folder behind."""
     with open(small_disk / "fill", "wb") as f:
         with contextlib.suppress(OSError):
             f.write(b"\0" * 400_000)  # fills the 300 kB disk
@@ -213,7 +213,8 @@ def test_a_disk_too_full_for_run_json_leaves_no_folder_and_one_line(small_disk, 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
 def test_a_runs_dir_that_takes_no_new_folder_is_one_line():
-    """A bad-input attack: --runs-dir /proc passed the writability check, then was a traceback."""
+    """``--runs-dir /proc`` (writable by os.access, no new folder possible): the start line, then
+    one error line naming /proc, exit code 1."""
     result = runner.invoke(app, ["compare", "--runs-dir", "/proc", *set_args(TINY_OVERRIDES)])
     plan, line = result.output.strip().splitlines()  # the start line with the plan, then the error
     assert plan.startswith("compare: ") and " on " in plan

@@ -1,4 +1,4 @@
-"""One process per run folder (issue 20, item 5): a second process is refused with "DIR is being
+"""One process per run folder: a second process is refused with "DIR is being
 run by pid N"; the lock of a process killed with SIGKILL is taken over with a note."""
 
 import errno
@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import TINY_OVERRIDES, fingerprint, set_args
-from typer.testing import CliRunner
+from conftest import REPO, TINY_OVERRIDES, fingerprint, runner, set_args, tiny_args
 
 from lnbench.cli.app import app
 from lnbench.records.io import WriteError
@@ -83,8 +82,12 @@ def test_a_released_lock_is_no_note_and_a_run_holds_its_folder_while_it_runs(tmp
     assert holder_of(kept.path) is None
 
 
-TINY = [*TINY_OVERRIDES, "seeds=[0]", "compare.families=[rnn]", "compare.norms=[none]"]
-ARGS = ["compare", *set_args(TINY), "--jobs", "1"]
+ONE_CELL = [
+    "seeds=[0]",
+    "compare.families=[rnn]",
+    "compare.norms=[none]",
+]  # the tiny config on one cell: the RNN, no norm
+ARGS = ["compare", *tiny_args(*ONE_CELL)]
 
 
 def _unfinished_compare(tmp_path: Path) -> Path:
@@ -94,16 +97,19 @@ def _unfinished_compare(tmp_path: Path) -> Path:
 
     folder = tmp_path / "exp"
     folder.mkdir()
-    (folder / "config.yaml").write_text(EXPERIMENTS["compare"].config_yaml(load_config(None, TINY)))
+    (folder / "config.yaml").write_text(
+        EXPERIMENTS["compare"].config_yaml(load_config(None, [*TINY_OVERRIDES, *ONE_CELL]))
+    )
     (folder / "run.json").write_text(json.dumps({"kind": "compare", "status": "running", "start_time": "t0"}))
     return folder
 
 
 @pytest.mark.e2e
 def test_resume_while_another_process_runs_the_folder_is_refused_and_after_kill_9_completes(tmp_path, monkeypatch):
-    """The issue's repro: ``--resume DIR`` while another process still ran DIR was accepted (both
-    trained the same cells, 8 ``*.attempt1`` folders ended failed, run.json lost its resume
-    record). The other process holds DIR's lock as a running experiment does (the next test)."""
+    """``--resume DIR`` while another process holds DIR's lock (as a running experiment does: the
+    next test) is refused in one line naming its pid, exit code 2, and changes no file of DIR
+    (else both would train the same cells); once that process is killed with SIGKILL, the resume
+    takes over its lock with a StaleLockWarning naming the pid."""
     from lnbench.experiments.registry import EXPERIMENTS
 
     folder = _unfinished_compare(tmp_path)
@@ -111,7 +117,7 @@ def test_resume_while_another_process_runs_the_folder_is_refused_and_after_kill_
     other = subprocess.Popen([sys.executable, "-c", HOLD, str(folder)], stdout=subprocess.PIPE, text=True)
     try:
         assert other.stdout is not None and other.stdout.readline().strip() == "locked"
-        result = CliRunner().invoke(app, [*ARGS, "--resume", str(folder)])
+        result = runner.invoke(app, [*ARGS, "--resume", str(folder)])
         assert result.exit_code == 2, result.output
         assert result.output.startswith(f"lnbench: error: --resume {folder} is being run by pid {other.pid} ")
         assert {p: p.read_bytes() for p in folder.rglob("*") if p.name != LOCK_NAME} == before
@@ -120,7 +126,7 @@ def test_resume_while_another_process_runs_the_folder_is_refused_and_after_kill_
         other.wait()
     monkeypatch.setattr(EXPERIMENTS["compare"], "figures", lambda path: [])  # not what this is about
     with pytest.warns(StaleLockWarning, match=f"pid {other.pid}"):
-        result = CliRunner().invoke(app, [*ARGS, "--resume", str(folder)])
+        result = runner.invoke(app, [*ARGS, "--resume", str(folder)])
     assert result.exit_code == 0, result.output
     manifest = json.loads((folder / "run.json").read_text())
     assert manifest["status"] == "completed" and manifest["resumed"][-1]["lock_taken_over"]["pid"] == other.pid
@@ -144,7 +150,7 @@ def test_an_experiment_holds_its_folder_from_creation_until_its_report_is_writte
 
     monkeypatch.setattr(exp, "figures", figures)
     monkeypatch.setattr(driver, "write_html", write_html)
-    result = driver.run(exp, load_config(None, TINY), tmp_path)
+    result = driver.run(exp, load_config(None, [*TINY_OVERRIDES, *ONE_CELL]), tmp_path)
     assert seen["figures"]["pid"] == seen["report"]["pid"] == os.getpid()
     assert holder_of(result.path) is None and not (result.path / LOCK_NAME).exists()
 
@@ -207,8 +213,8 @@ def test_without_flock_a_soft_lock_refuses_a_live_holder_and_takes_over_a_dead_o
 
 
 def test_without_flock_lnbench_train_runs_warns_in_one_line_and_leaves_a_whole_folder(no_flock, tmp_path):
-    config = str(Path(__file__).parents[2] / "configs/train.yaml")
-    result = CliRunner().invoke(app, ["train", config, "--runs-dir", str(tmp_path), *set_args(TINY_OVERRIDES)])
+    config = str(REPO / "configs/train.yaml")
+    result = runner.invoke(app, ["train", config, "--runs-dir", str(tmp_path), *set_args(TINY_OVERRIDES)])
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
     (folder,) = tmp_path.iterdir()
@@ -246,8 +252,9 @@ def _read_only_lock_file(monkeypatch) -> None:
 
 
 def test_a_lock_that_cannot_be_created_is_a_write_error_naming_it_and_nothing_changes(tmp_path, monkeypatch):
-    """Issue 32 (2): --resume of a folder on a read-only file system was a 50-line traceback from
-    the lock file."""
+    """A lock file that cannot be created (``os.open`` raising EROFS) is a WriteError naming the
+    lock file and its folder; through ``--resume`` it is that one line, exit code 1, no traceback,
+    and every file of the folder is as it was (SHA-256 and mtime)."""
     folder = _unfinished_compare(tmp_path)
     before = fingerprint(folder)
     _read_only_lock_file(monkeypatch)
@@ -255,7 +262,7 @@ def test_a_lock_that_cannot_be_created_is_a_write_error_naming_it_and_nothing_ch
         Run(folder.parent, "x", None, 0, "compare", resume=folder).__enter__()
     assert str(info.value) == f"could not write {LOCK_NAME} in {folder}: Read-only file system"
     assert info.value.errno == errno.EROFS
-    result = CliRunner().invoke(app, [*ARGS, "--resume", str(folder)])  # a folder os.access calls writable
+    result = runner.invoke(app, [*ARGS, "--resume", str(folder)])  # a folder os.access calls writable
     assert result.exit_code == 1, result.output
     assert result.output.strip().splitlines()[-1] == (
         f"lnbench: error: could not write {LOCK_NAME} in {folder}: Read-only file system"
@@ -286,12 +293,13 @@ def read_only_view(tmp_path):
 
 
 def test_resume_of_a_folder_on_a_read_only_file_system_is_one_line_and_nothing_changes(tmp_path, read_only_view):
-    """Issue 32 (2), for real: refused before anything is tried, exit code 2 (as a --runs-dir
-    that is not writable)."""
+    """``--resume`` of a folder bind-mounted read-only (a real read-only file system) is refused
+    before anything is tried: one line, exit code 2 (as a --runs-dir that is not writable), and
+    every file of the folder is as it was."""
     folder = _unfinished_compare(tmp_path)
     before = fingerprint(folder)
     view = read_only_view(folder)
-    result = CliRunner().invoke(app, [*ARGS, "--resume", str(view)])
+    result = runner.invoke(app, [*ARGS, "--resume", str(view)])
     assert result.exit_code == 2, result.output
     assert result.output.strip().splitlines() == [
         f"lnbench: error: --resume {view}: the folder is not writable (a read-only file system); nothing was changed"

@@ -1,7 +1,7 @@
-"""Where the code of a run came from (issue 19, D): ``git_state`` against git's own plain output
+"""Where the code of a run came from: ``git_state`` against git's own plain output
 and SHA-256 computed by hand, in a checkout whose git config would colour the diff or hand it to
 an external diff tool, and what it records when git is absent, fails or hangs. And the machine
-that ran it (issue 28, F): run.json's ``cpu`` and ``torch_build`` against /proc/cpuinfo and torch
+that ran it: run.json's ``cpu`` and ``torch_build`` against /proc/cpuinfo and torch
 read here, and nulls when they cannot be read."""
 
 import hashlib

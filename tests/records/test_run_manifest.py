@@ -1,4 +1,4 @@
-"""run.json, the manifest of a run folder, field by field (issue 19, C): what a completed, failed,
+"""run.json, the manifest of a run folder, field by field: what a completed, failed,
 interrupted, diverged or resumed run records, the note a failure carries, and the folder names."""
 
 import errno
@@ -128,7 +128,7 @@ def test_run_folder_names_are_utc_microsecond_stamps(tmp_path):
     assert path.is_dir() and list(path.iterdir()) == []
 
 
-# ---------------------------------------------------------------- issue 19 (D): exact times, locks, a full disk
+# ---------------------------------------------------------------- exact times, locks, a full disk
 
 
 class _Clock:

@@ -1,4 +1,4 @@
-"""The records a run leaves (issue 19, C): atomic JSON that an interruption cannot cut in half,
+"""The records a run leaves: atomic JSON that an interruption cannot cut in half,
 ``mark_unfinished`` that never touches a finished run, metrics of every schema version read and
 turned into the same summary rows, and each summary-row number by hand."""
 

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from conftest import REPO
 
 from lnbench.records.io import write_json_atomic
 from lnbench.records.runs import Run, create_run_dir
@@ -51,12 +52,11 @@ def test_child_run_folder_is_never_reused(tmp_path):
 
 
 def test_the_docs_list_every_status_a_run_can_have():
-    """Issue 10 (17): the statuses run.json and metrics.json can hold, as the run-folder reference documents them."""
-    from pathlib import Path
+    """The statuses run.json and metrics.json can hold, as the run-folder reference documents them."""
 
     from lnbench.records.runs import STATUSES
 
-    page = Path(__file__).resolve().parents[2].joinpath("docs", "schema-reference.md").read_text()
+    page = REPO.joinpath("docs", "schema-reference.md").read_text()
     for status in STATUSES:
         assert f"| `{status}` |" in page, status
 
@@ -69,7 +69,7 @@ def _git(repo, *args):
 
 
 def test_run_json_records_a_checkout_with_uncommitted_changes_as_dirty(tmp_path, monkeypatch):
-    """Issue 20 (11): the commit, ``git_dirty``, a hash of the diff and the changed files (MLflow
+    """The commit, ``git_dirty``, a hash of the diff and the changed files (MLflow
     and Sacred record a dirty flag); the hash of a tracked change is SHA-256 of ``git diff HEAD --binary``."""
     import hashlib
 

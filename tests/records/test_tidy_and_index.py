@@ -1,4 +1,4 @@
-"""Issue 21 (A, B): reading run folders: tidy DataFrames (lnbench.load, lnbench export) and the run
+"""Reading run folders: tidy DataFrames (lnbench.load, lnbench export) and the run
 index (lnbench ls, lnbench show).
 
 The oracle is the folders' own files: every runs row equals its summary.json row, every epochs
@@ -25,15 +25,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import TINY_OVERRIDES, fingerprint
-from typer.testing import CliRunner
+from conftest import REPO, TINY_OVERRIDES, fingerprint, runner
 
 import lnbench
 from lnbench.cli.app import app
 from lnbench.records.tidy import PER_EPOCH, flat
 
 pytestmark = pytest.mark.e2e
-REPO = Path(__file__).resolve().parents[2]
 OVERRIDES = [
     *TINY_OVERRIDES,
     "seeds=[0, 1]",
@@ -51,7 +49,7 @@ def mixed_runs(tmp_path_factory) -> dict:
     runs = tmp_path_factory.mktemp("mixed") / "runs"
     out = {"runs": runs}
     args = ["compare", str(REPO / "configs/compare.yaml"), "--runs-dir", str(runs), "-j", "1"]
-    result = CliRunner().invoke(app, [*args, *[x for o in OVERRIDES for x in ("--set", o)]])
+    result = runner.invoke(app, [*args, *[x for o in OVERRIDES for x in ("--set", o)]])
     assert result.exit_code == 0, result.output
     out["compare_output"] = result.output  # what the run printed
     (out["compare"],) = runs.iterdir()
@@ -164,7 +162,7 @@ def test_a_runs_folder_of_mixed_folders_loads(mixed_runs):
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_export_writes_the_same_tables(mixed_runs, tables, tmp_path, fmt):
     out = tmp_path / "out"
-    result = CliRunner().invoke(
+    result = runner.invoke(
         app, ["export", str(mixed_runs["compare"]), str(mixed_runs["claims"]), "--format", fmt, "--out", str(out)]
     )
     assert result.exit_code == 0, result.output
@@ -177,7 +175,6 @@ def test_export_writes_the_same_tables(mixed_runs, tables, tmp_path, fmt):
 
 
 def test_export_refuses_in_one_line(mixed_runs, tmp_path, monkeypatch):
-    runner = CliRunner()
     result = runner.invoke(app, ["export", str(tmp_path / "nope"), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2 and "nope" in result.output and len(result.output.strip().splitlines()) == 1
     result = runner.invoke(app, ["export", str(mixed_runs["compare"]), "--format", "xlsx", "--out", str(tmp_path)])
@@ -192,8 +189,9 @@ def test_export_refuses_in_one_line(mixed_runs, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("out_exists", [False, True])
 def test_export_on_a_full_disk_is_one_line_and_leaves_no_file_of_it(mixed_runs, tmp_path, monkeypatch, out_exists):
-    """Issue 32 (1): a 52-line traceback, and hidden_norm.csv left cut short (runs.csv and
-    epochs.csv of this export beside an earlier export's other files)."""
+    """A disk that fills while hidden_norm.csv is written: one line naming the file and the folder,
+    exit code 1, and no file of this export left (no cut-short CSV, no temporary): an earlier
+    export's folder is as it was (SHA-256 and mtime), a new one is not created."""
     out = tmp_path / "out"
     if out_exists:  # an earlier export stays as it was
         out.mkdir()
@@ -210,7 +208,7 @@ def test_export_on_a_full_disk_is_one_line_and_leaves_no_file_of_it(mixed_runs, 
         return to_csv(frame, path_or_buf, *args, **kwargs)
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", full)
-    result = CliRunner().invoke(app, ["export", str(mixed_runs["compare"]), "--out", str(out)])
+    result = runner.invoke(app, ["export", str(mixed_runs["compare"]), "--out", str(out)])
     assert result.exit_code == 1, result.output
     assert result.output.strip().splitlines() == [
         f"lnbench: error: could not write hidden_norm.csv in {out}: No space left on device"
@@ -219,7 +217,8 @@ def test_export_on_a_full_disk_is_one_line_and_leaves_no_file_of_it(mixed_runs, 
 
 
 def test_export_to_a_read_only_place_is_one_line(mixed_runs, tmp_path, monkeypatch):
-    """Issue 32 (1): a 40-line traceback from mkdir."""
+    """An --out folder that cannot be created (mkdir raising EROFS) is one line naming it and its
+    parent, exit code 1, and nothing written there."""
     place = tmp_path / "read-only"
     place.mkdir()
     mkdir = Path.mkdir
@@ -230,7 +229,7 @@ def test_export_to_a_read_only_place_is_one_line(mixed_runs, tmp_path, monkeypat
         return mkdir(path, *args, **kwargs)
 
     monkeypatch.setattr(Path, "mkdir", read_only)
-    result = CliRunner().invoke(app, ["export", str(mixed_runs["compare"]), "--out", str(place / "out")])
+    result = runner.invoke(app, ["export", str(mixed_runs["compare"]), "--out", str(place / "out")])
     assert result.exit_code == 1, result.output
     assert result.output.strip().splitlines() == [
         f"lnbench: error: could not write out in {place}: Read-only file system"
@@ -239,8 +238,9 @@ def test_export_to_a_read_only_place_is_one_line(mixed_runs, tmp_path, monkeypat
 
 
 def test_a_start_time_without_utc_offset_is_read_as_utc_and_ls_lists_every_folder(tmp_path):
-    """Issue 32 (5): one run.json with a naive start_time broke lnbench ls for every folder
-    (TypeError: can't compare offset-naive and offset-aware datetimes)."""
+    """A run.json start_time without a UTC offset is read as UTC, beside ones with offsets: the
+    index lists the three folders newest first by their UTC instants (converted by hand), and
+    ``lnbench ls`` lists all three in that order."""
     from datetime import datetime, timezone
 
     from lnbench.experiments.registry import index
@@ -256,7 +256,7 @@ def test_a_start_time_without_utc_offset_is_read_as_utc_and_ls_lists_every_folde
     assert [e.start for e in entries] == [
         datetime(2026, 12, 1, h, m, tzinfo=timezone.utc) for h, m in ((10, 0), (9, 30), (9, 0))
     ]
-    result = CliRunner().invoke(app, ["ls", str(tmp_path)])
+    result = runner.invoke(app, ["ls", str(tmp_path)])
     assert result.exit_code == 0, result.output
     out = " ".join(result.output.split())  # a table or, on a narrow terminal, blocks: in this order either way
     at = [out.index(f"2026-12-01 {t}") for t in ("10:00", "09:30", "09:00")]
@@ -294,7 +294,6 @@ def test_ls_lists_every_folder_newest_first_with_its_result(mixed_runs):
 
 
 def test_ls_command(mixed_runs):
-    runner = CliRunner()
     result = runner.invoke(app, ["ls", str(mixed_runs["runs"]), "--limit", "2"])
     assert result.exit_code == 0, result.output
     assert "6 run folders, 4 older not shown" in " ".join(result.output.split())  # a long path wraps
@@ -309,17 +308,17 @@ def test_ls_command(mixed_runs):
 def test_show_prints_what_the_run_printed(mixed_runs):
     """From the first table on, lnbench show prints what lnbench compare printed by default (baselines,
     the aggregate table, verdicts, the folder and its report)."""
-    result = CliRunner().invoke(app, ["show", str(mixed_runs["compare"])])
+    result = runner.invoke(app, ["show", str(mixed_runs["compare"])])
     assert result.exit_code == 0, result.output
     printed = mixed_runs["compare_output"]
     title = "baselines on the same data"  # the first table both print by default (the per-run table: --all)
     assert result.output[result.output.index(title) :] == printed[printed.index(title) :]
-    stopped = CliRunner().invoke(app, ["show", str(mixed_runs["stopped"])])
+    stopped = runner.invoke(app, ["show", str(mixed_runs["stopped"])])
     assert stopped.exit_code == 0 and "note: partial: 3 runs had finished" in stopped.output
     assert "(status: interrupted)" in stopped.output
-    old = CliRunner().invoke(app, ["show", str(mixed_runs["train"])])
+    old = runner.invoke(app, ["show", str(mixed_runs["train"])])
     assert old.exit_code == 0 and "lnbench train: old" in old.output
-    half = CliRunner().invoke(app, ["show", str(mixed_runs["half"])])
+    half = runner.invoke(app, ["show", str(mixed_runs["half"])])
     assert half.exit_code == 2 and "not a run folder" in half.output and len(half.output.strip().splitlines()) == 1
 
 
@@ -370,17 +369,18 @@ def both_placements(tmp_path_factory) -> Path:
     runs = tmp_path_factory.mktemp("placements")
     args = ["compare", "--runs-dir", str(runs / "runs"), "-j", "1"]
     sets = [*TINY_OVERRIDES, "seeds=[0, 1, 2]", "compare.families=[rnn]", "compare.norms=[none, batch]"]
-    result = CliRunner().invoke(app, [*args, *[x for o in sets for x in ("--set", o)]])
+    result = runner.invoke(app, [*args, *[x for o in sets for x in ("--set", o)]])
     assert result.exit_code == 0, result.output
     (folder,) = (runs / "runs").iterdir()
-    exported = CliRunner().invoke(app, ["export", str(folder), "--out", str(runs / "csv")])
+    exported = runner.invoke(app, ["export", str(folder), "--out", str(runs / "csv")])
     assert exported.exit_code == 0, exported.output
     return folder
 
 
 def test_each_readme_curve_is_one_model_over_its_seeds(both_placements):
-    """The README's grouping (hue="norm", style="family") merged the RNN's joint and separate runs
-    into one "RNN BatchNorm" curve, its band over 6 rows as if they were 6 seeds."""
+    """The README's grouping draws one curve per model: the RNN's joint and separate runs are two
+    models ("RNN (joint)", "RNN (separate)"), and each curve's band is over its 3 seeds, one row
+    per seed (grouping by norm and family alone would merge 6 rows as if they were 6 seeds)."""
     epochs = pd.read_csv(both_placements.parent.parent / "csv" / "epochs.csv")
     assert set(epochs.norm_placement) == {"joint", "separate"}
     curves = epochs.groupby([*_readme_curves(_readme_seaborn_block()), "epoch"])
@@ -402,18 +402,18 @@ def test_the_readme_seaborn_example_draws_one_curve_per_model(both_placements, t
 
 
 def test_export_of_a_folder_without_runs_and_show_of_a_damaged_summary_are_one_line(mixed_runs, tmp_path):
-    """A bad-input attack: export wrote 9 empty CSVs and exited 0; show called a completed run with
-    a damaged summary.json one that 'stopped before its first cell finished'."""
+    """``export`` of a folder that holds no runs and ``show`` of a folder whose summary.json is not
+    JSON: each one line, exit code 2; the export writes nothing."""
 
     empty = tmp_path / "empty"
     empty.mkdir()
-    result = CliRunner().invoke(app, ["export", str(empty), "--out", str(tmp_path / "out")])
+    result = runner.invoke(app, ["export", str(empty), "--out", str(tmp_path / "out")])
     assert result.exit_code == 2 and "neither a run folder" in result.output, result.output
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
     folder = tmp_path / "damaged"
     shutil.copytree(mixed_runs["compare"], folder)
     (folder / "summary.json").write_text('{"rows": [')
-    result = CliRunner().invoke(app, ["show", str(folder)])
+    result = runner.invoke(app, ["show", str(folder)])
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
     assert "summary.json: cannot read it as JSON" in result.output
 

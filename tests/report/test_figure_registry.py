@@ -1,4 +1,4 @@
-"""Issue 31, "figures are records": a figure is one ``@figure`` function in
+"""Figures are records: a figure is one ``@figure`` function in
 its group's module of lnbench/report/figures/, declared with its record (file, caption, group, when it applies); the
 groups' drawing, the kinds' ``figure_records`` and report.html's captions all come from it."""
 
@@ -8,7 +8,6 @@ from html import unescape
 
 import numpy as np
 import pytest
-from conftest import TINY_OVERRIDES
 from matplotlib.figure import Figure
 from matplotlib.image import imread
 
@@ -68,15 +67,6 @@ def test_each_kind_reads_its_groups_records():
     assert files["invariance"] == files["gradcheck"] == []
     assert EXPERIMENTS["sweep"].caption("accuracy_vs_lr.png") == figures.CAPTIONS["accuracy_vs_*.png"]
     assert EXPERIMENTS["sweep"].caption("grad_norm.png") == ""  # a run figure, not the sweep's
-
-
-@pytest.fixture(scope="module")
-def compare_run(tmp_path_factory):
-    from lnbench.config import load_config
-    from lnbench.experiments import driver
-
-    spec = load_config(None, [*TINY_OVERRIDES, "seeds=[0,1]", "compare.norms=[none,layer]"])
-    return driver.run(EXPERIMENTS["compare"], spec, tmp_path_factory.mktemp("compare")).path
 
 
 @pytest.mark.e2e

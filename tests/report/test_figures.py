@@ -139,7 +139,9 @@ def test_hidden_norm_by_scale_draws_one_line_per_quartile_per_norm():
 
 
 def test_log_scale_figures_are_drawn_when_nothing_is_positive_and_name_all_zero_curves(tmp_path):
-    """Issue 10 (1): every run diverged in its first epoch; a layer whose gradient is all 0."""
+    """Runs that all diverged in their first epoch still draw (a linear axis that says nothing is
+    drawable on a log scale), and a layer whose gradient norm is all 0 is named on the log-scale
+    grad_norm figure instead of drawn."""
     dead = [_metrics(s, [], [], norm=n, status="diverged", diverged_at=1) for s in (0, 1) for n in ("none", "layer")]
     for fig_fn in (plots.plot_training_loss, plots.plot_grad_norm):
         assert fig_fn(dead, tmp_path / f"{fig_fn.__name__}.png").stat().st_size > 5_000
@@ -155,7 +157,8 @@ def test_log_scale_figures_are_drawn_when_nothing_is_positive_and_name_all_zero_
 
 
 def test_a_deep_model_gets_a_distinct_colour_per_layer_and_a_legend_on_the_figure(tmp_path):
-    """Issue 10 (16): 22 layers got 20 colours and a legend that ran off the figure."""
+    """22 layers get 22 distinct (line style, marker, shade) looks, every one a shade of the norm's
+    colour, and the legend and the title lie inside the figure (Agg's rendered extents)."""
     m = _metrics(0, [0.6, 0.8], [[1, 1, 1]] * 2)
     m.family = "transformer"
     m.grad_norm_layer = {f"blocks.{k}.mlp": [0.1 * (k + 1), 0.2] for k in range(22)}
@@ -198,7 +201,8 @@ def test_one_epoch_is_singular_in_the_verdicts():
 
 
 def test_legends_sit_outside_the_axes_and_say_what_the_band_is():
-    """Issue 12 (D): a legend inside the axes could hide curves."""
+    """The legends of the test-accuracy and training-loss figures lie outside the axes (no overlap
+    of the rendered extents), so they hide no curve, and say what the band is."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     runs = [_metrics(0, [0.6, 0.8, 0.9], [[1, 1, 1]] * 3), _metrics(1, [0.7, 0.9, 0.7], [[1, 1, 1]] * 3)]
@@ -230,7 +234,7 @@ def test_sweep_loss_axis_within_a_decade_has_few_tick_labels():
 
 
 def test_a_one_epoch_run_marks_its_one_point():
-    """Issue 20 (10): a line through one point draws nothing; every one-point curve gets a marker."""
+    """A line through one point draws nothing: every one-point curve gets a marker."""
     runs = [_metrics(0, [0.6], [[1, 1, 1]]), _metrics(0, [0.7], [[1, 1, 1]], norm="none")]
     runs[0].test_acc_batch_stats = [0.65]
     # train and test loss of two norms; the test accuracy of two, and one with batch statistics
@@ -253,10 +257,9 @@ def _looks(lines):
 
 @pytest.mark.parametrize("n_layers", [10, 22, 96])
 def test_every_layer_looks_different_in_the_legend_and_as_in_its_panel(n_layers):
-    """Issue 20 (10): the legend was black, so layers differing only in shade (10 layers with 8
-    (line style, marker) pairs; 22 layers with num_layers 3) had identical entries. Each legend
-    entry must be unique and match its lines: the same line style and marker, and a grey of the
-    same shade as the panel's shade of the norm's colour."""
+    """Layers that differ only in shade (10 layers with 8 (line style, marker) pairs; 22 layers with
+    num_layers 3) get distinct legend entries: each entry is unique and matches its lines, with the
+    same line style and marker and a grey of the same shade as the panel's shade of the norm's colour."""
     m = _metrics(0, [0.6, 0.8], [[1, 1, 1]] * 2)
     m.family = "transformer"
     m.grad_norm_layer = {f"blocks.{k}.mlp": [0.1 * (k + 1), 0.2] for k in range(n_layers)}
@@ -307,7 +310,7 @@ def test_the_accuracy_figures_chance_line_is_one_over_the_tasks_classes():
 
 
 def test_a_stacked_models_hidden_norm_is_drawn_per_layer_and_its_gradients_per_layer(tmp_path):
-    """Issue 33 C: a 2-layer RNN's hidden_norm_mean.png has one curve per layer (the last epoch's
+    """A 2-layer RNN's hidden_norm_mean.png has one curve per layer (the last epoch's
     hidden_norm_by_layer, mean over seeds), told apart by line style and marker; grad_norm.png a
     line per layer of each recurrent layer (cell.*, cell_2.*). A one-layer run draws as before."""
     runs = []
@@ -333,8 +336,8 @@ def test_a_stacked_models_hidden_norm_is_drawn_per_layer_and_its_gradients_per_l
 
 @pytest.mark.parametrize("draw", [plots.figure_grad_norm, plots.figure_hidden_norm])
 def test_a_users_norm_has_its_own_column_after_the_built_in_norms(draw):
-    """Issue 31, E: ``compare.norms=[none, layer, "pkg.mod:MyNorm"]``: the per-norm panels took
-    their columns from the registry's kinds, so a user's norm was left out of the figure."""
+    """``compare.norms=[none, layer, "pkg.mod:MyNorm"]``: the per-norm panels have a column for
+    each norm of the runs, the user's norm after the built-in ones (not only the registry's kinds)."""
     mine = "toy_norms:ScaleNorm"
     runs = [_metrics(0, [0.6, 0.8], [[1, 1, 1]] * 2, norm=n) for n in (mine, "none", "layer")]
     for m in runs:
@@ -347,7 +350,8 @@ def test_a_users_norm_has_its_own_column_after_the_built_in_norms(draw):
 
 def test_the_per_scale_panel_of_a_stacked_model_says_it_is_layer_1():
     """hidden_norm.png draws the probes by input scale, which are layer 1's: a stacked model's
-    panel said nothing of it (a reader took them for the top layer's)."""
+    panel title says "layer 1 of N" (a one-layer model's says nothing), so they are not read as the
+    top layer's."""
     runs = [_metrics(s, [0.6, 0.8], [[1, 1, 1]] * 2) for s in range(2)]
     for m in runs:
         m.num_layers = 3
@@ -361,7 +365,8 @@ def test_the_per_scale_panel_of_a_stacked_model_says_it_is_layer_1():
 
 
 def test_two_norms_of_ones_own_get_two_colours_kept_in_every_figure():
-    """Every user's norm was tab:red, so two of them in one compare could not be told apart."""
+    """Two users' norms get two different colours of USER_NORM_COLORS (none a built-in norm's),
+    the same each time asked and in the figure; the built-in norms keep theirs."""
     from lnbench.names import NORM_REGISTRY, USER_NORM_COLORS, norm_color
 
     a, b = "pkg_colour_test.a:NormA", "pkg_colour_test.b:NormB"

@@ -1,4 +1,4 @@
-"""Issue 20 (12): the sweep figure's error bars of several norms sit side by side, not on top of
+"""The sweep figure's error bars of several norms sit side by side, not on top of
 each other (nudged as in the batch-size figure)."""
 
 import numpy as np

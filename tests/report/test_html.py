@@ -1,5 +1,5 @@
 """report.html: written by every experiment and by `lnbench report`, checked as text and in a
-real browser (headless Chromium) where one is installed (issue 12, A)."""
+real browser (headless Chromium) where one is installed."""
 
 import base64
 import errno
@@ -11,26 +11,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import TINY_OVERRIDES, fingerprint, set_args
-from typer.testing import CliRunner
+from conftest import fingerprint, runner
 
 from lnbench.cli.app import app
 
 pytestmark = pytest.mark.e2e  # trains models and writes run folders
 
-runner = CliRunner()
-TINY = set_args(["seeds=[0,1]", *TINY_OVERRIDES]) + ["--jobs", "1"]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-
-
-@pytest.fixture(scope="module")
-def compare_run(tmp_path_factory):
-    runs = tmp_path_factory.mktemp("runs")
-    result = runner.invoke(app, ["compare", "--runs-dir", str(runs), "--set", "compare.norms=[none,layer]", *TINY])
-    assert result.exit_code == 0, result.output
-    (run,) = list(runs.iterdir())
-    assert f"Report: {run / 'report.html'}" in result.output
-    return run
 
 
 def test_the_report_is_one_self_contained_page_with_tables_verdicts_figures_and_links(compare_run):
@@ -77,8 +64,10 @@ def test_report_command_redraws_an_interrupted_run_and_compares_folders(compare_
 
 
 def test_report_out_writes_only_its_page_and_reads_a_read_only_folder(compare_run, tmp_path, monkeypatch):
-    """Issue 32 (4): ``report A B --out X`` redrew the PNGs inside A and B, and failed when A was
-    read-only. B has lost its figures: the page draws them without putting them back into B."""
+    """``report A B --out X`` writes X alone: nothing in A (where every write fails as on a
+    read-only file system) or in B changes (SHA-256 and mtime), and no figures' folder is left
+    beside X. B has lost its figures: the page draws them without putting them back into B, and
+    holds each folder's five PNGs."""
     from lnbench.records import io as records_io
 
     a, b, out = tmp_path / "a", tmp_path / "b", tmp_path / "both.html"
@@ -165,7 +154,8 @@ def test_the_report_renders_in_a_browser_with_every_figure_and_no_console_error(
     ],
 )
 def test_report_on_a_damaged_folder_is_one_line_and_keeps_report_html(compare_run, tmp_path, damage, message):
-    """A bad-input attack: tracebacks, or exit 0 and a report.html without results written over the old one."""
+    """A run.json, summary.json or child metrics.json that is not JSON, or not a JSON object: one
+    line naming the file, exit code 2, no traceback, and the folder's report.html unchanged."""
     import shutil
 
     folder = tmp_path / compare_run.name

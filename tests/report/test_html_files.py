@@ -1,4 +1,4 @@
-"""report.html as files (issue 20, items 9 and 11): links that resolve from any folder name,
+"""report.html as files: links that resolve from any folder name,
 concurrent writers, and the provenance of a checkout with uncommitted changes. Run folders made
 by hand, nothing trained."""
 
@@ -57,7 +57,8 @@ def test_links_of_a_side_by_side_page_elsewhere_resolve(tmp_path):
 
 
 def test_forty_concurrent_writers_of_one_report_all_succeed(tmp_path):
-    """Each writes through its own temporary name (a fixed ``report.html.tmp`` lost 10-12 of 40)."""
+    """Forty concurrent writers of one report.html all succeed: each writes through its own
+    temporary name (with one fixed ``report.html.tmp`` some writers would lose theirs)."""
     run = _run_folder(tmp_path / "exp", CHILDREN)
     with ThreadPoolExecutor(40) as pool:
         pages = list(pool.map(lambda _: write_report([run]), range(40)))
@@ -78,8 +79,9 @@ def test_the_page_says_when_the_checkout_had_uncommitted_changes(tmp_path):
 
 
 def test_a_sweeps_batch_size_figure_gets_the_sweep_caption_not_the_batchsize_sweeps(tmp_path):
-    """Issue 31: a sweep over train.batch_size draws accuracy_vs_batch_size.png, whose caption in
-    report.html was the batchsize-sweep's (log2 axis, BatchNorm with batch statistics dashed)."""
+    """accuracy_vs_batch_size.png is captioned by the kind of its folder: a sweep's with the sweep
+    caption (``accuracy_vs_*.png``), a batchsize-sweep's with its own (log2 axis, BatchNorm with
+    batch statistics dashed); the oracle is lnbench.report.figures.CAPTIONS."""
     from lnbench.experiments import report
     from lnbench.report.figures import CAPTIONS
 
@@ -99,7 +101,7 @@ def test_a_sweeps_batch_size_figure_gets_the_sweep_caption_not_the_batchsize_swe
 
 def test_html_special_text_in_a_run_comes_out_escaped(tmp_path):
     """A command, an error, a config and a verdict holding <, > and & are shown as text, never as
-    markup (issue 32: a planted autoescape=False went unnoticed)."""
+    markup: each comes out HTML-escaped (``&lt;``, ``&#34;``, ``&amp;``), as Jinja's autoescape writes it."""
     evil = '<script>alert("x")</script> & <b>bold</b>'
     run = _run_folder(tmp_path / "run", [], command=["lnbench", "train", evil], error=evil, status="failed")
     (run / "config.yaml").write_text(f"name: '{evil}'\n")

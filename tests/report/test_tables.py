@@ -1,10 +1,10 @@
-"""Issue 20 (7): every printed table stays readable at 80 and 120 columns.
+"""Every printed table stays readable at 80 and 120 columns.
 
 Each table the command line prints is built here from realistic data (long labels, every column
 it can have) and rendered through :func:`lnbench.report.tables.fit` at 80 and 120 columns: no line
 is wider than the console, no header loses text to rich markup, and every word of the title, of
 every header, of every cell (the verdicts, p-values, keys) and of the caption appears whole (rich
-alone cut them: "Transform…", or dropped the claims table's effect, p and verdict columns).
+alone would cut them: "Transform…", or drop the claims table's effect, p and verdict columns).
 """
 
 from __future__ import annotations
@@ -280,7 +280,10 @@ def test_a_table_that_fits_is_printed_as_a_table():
 
 
 def test_the_ensemble_footnote_only_under_seeds_that_trained_together():
-    """Issue 20 (12): it appeared under Transformer-only and train runs."""
+    """The runs table's "trains as one ensemble" footnote appears under an RNN cell of several
+    seeds and a Transformer at batch size <= 16 (which train as one ensemble), never under a
+    Transformer-only table at the default batch size, one train run, or weight norm (no ensemble
+    form)."""
     caption = lambda rows: tables.runs_table("t", rows, 0.9).caption  # noqa: E731
     transformers = [r for r in ROWS if r.family == "transformer"]
     rnn = [r for r in ROWS if r.family == "rnn"]

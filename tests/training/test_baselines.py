@@ -1,7 +1,7 @@
 """The baselines (lnbench.training.baselines) against hand computations and an independent
 scikit-learn pipeline written out step by step, on tiny data sets built so that fitting or
 scoring on the wrong split, or standardizing with the wrong split's statistics, gives a
-different answer (issue 19, B)."""
+different answer."""
 
 from types import SimpleNamespace
 

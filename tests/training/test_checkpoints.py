@@ -1,4 +1,4 @@
-"""Issue 21 (C): saved weights and per-epoch checkpoints.
+"""Saved weights and per-epoch checkpoints.
 
 The oracle is the uninterrupted run: training stopped after an epoch and continued from its
 checkpoints gives the same metrics (but the wall times) and the same weights, bit for bit; a
@@ -50,7 +50,7 @@ CONFIGS = {
     "rnn-batch-per-timestep": ["model.norm=batch", "model.batch_norm_stats=per_timestep"],
     "rnn-layer": ["model.norm=layer"],
     "transformer-batch": ["model.family=transformer", "model.norm=batch"],
-    # issue 33: the optimizer's momentum and the schedule's position come back too
+    # the optimizer's momentum and the schedule's position come back too
     "rnn-sgd-warmup-cosine": [
         "train.optimizer=sgd",
         "train.momentum=0.9",

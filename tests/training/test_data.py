@@ -73,7 +73,7 @@ def test_bad_arguments_raise(kwargs):
         make_trend_data(**kwargs)
 
 
-# ---------------------------------------------------------------- the documented distribution (issue 19, B)
+# ---------------------------------------------------------------- the documented distribution
 # Each property of the module docstring, at fixed seeds, against its distribution: a Kolmogorov-Smirnov
 # test (p > 0.01; deterministic at a fixed seed) or a moment within 4 standard errors.
 

@@ -39,7 +39,7 @@ def _model(norm, seed, stats="pooled", placement="joint", num_layers=1):
         ("batch", "per_timestep", "joint", 1),
         ("layer", "pooled", "separate", 1),
         ("batch", "per_timestep", "separate", 1),
-        ("layer", "pooled", "joint", 2),  # stacked layers (issue 33 C)
+        ("layer", "pooled", "joint", 2),  # stacked layers
         ("batch", "per_timestep", "separate", 2),
     ],
 )

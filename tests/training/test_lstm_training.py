@@ -220,7 +220,7 @@ def test_the_report_shows_the_lstm_as_a_recurrent_model():
 
 @pytest.mark.parametrize("norm", ["batch", "layer"])
 def test_an_lstm_continued_from_its_checkpoint_is_bit_identical_and_a_member_loads_alone(norm):
-    """Issue 21's checkpoints with the LSTM (BN-LSTM: per-timestep statistics with the members on
+    """Checkpoints with the LSTM (BN-LSTM: per-timestep statistics with the members on
     axis 1, and the fixed beta_h and beta_x, which Adam never sees): stopped after epoch 2 of 3 and
     continued, it equals the uninterrupted run; each member's weights load into its model alone."""
     import io

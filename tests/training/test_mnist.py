@@ -6,7 +6,7 @@ oracle; a split or an order a model cannot take is one line and exit code 2."""
 import numpy as np
 import pytest
 import torch
-from typer.testing import CliRunner
+from conftest import runner
 
 from lnbench.cli.app import app
 from lnbench.config import DataConfig, load_config
@@ -113,7 +113,7 @@ def test_a_split_or_an_order_a_model_cannot_take_is_one_line_and_exit_2(tmp_path
         config.write_text("train: {epochs: 1}\n")
         sets = ["model.family=mlp"]
     args = ["train", str(config), *[a for s in sets for a in ("--set", s)], "--runs-dir", str(tmp_path / "runs")]
-    result = CliRunner().invoke(app, args)
+    result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("lnbench: error: ") and message in lines[0], result.output
@@ -140,7 +140,7 @@ def test_a_trained_mlp_on_flat_mnist_reloads_with_its_test_accuracy(tmp_path):
         "model: {family: mlp, norm: batch, hidden_size: 32, num_layers: 2}\n"
         "train: {epochs: 2, batch_size: 32}\n"
     )
-    result = CliRunner().invoke(app, ["train", str(config), "--runs-dir", str(tmp_path / "runs")])
+    result = runner.invoke(app, ["train", str(config), "--runs-dir", str(tmp_path / "runs")])
     assert result.exit_code == 0, result.output
     (run,) = list((tmp_path / "runs").iterdir())
     metrics = json.loads((run / "metrics.json").read_text())
@@ -173,7 +173,7 @@ def test_an_order_that_several_families_of_a_compare_cannot_read_is_one_line_nam
     flat vectors: ``--set data.mnist_order=flat`` is one line naming the key, the three families and
     the orders they all read (names.MNIST_SHAPES: every order but flat), exit 2, no folder."""
     args = ["compare", "configs/compare_mnist.yaml", "--set", "data.mnist_order=flat", "--dry-run"]
-    result = CliRunner().invoke(app, [*args, "--runs-dir", str(tmp_path / "runs")])
+    result = runner.invoke(app, [*args, "--runs-dir", str(tmp_path / "runs")])
     assert result.exit_code == 2, result.output
     assert result.output.strip().splitlines() == [
         "lnbench: error: configs/compare_mnist.yaml (with --set): data.mnist_order: flat is one vector per example "

@@ -1,4 +1,4 @@
-"""Issue 33 (A): optimizers and learning-rate schedules from the config.
+"""Optimizers and learning-rate schedules from the config.
 
 Oracles: torch's own optimizers and schedulers built by hand on the same tiny model, a hand
 computation of one SGD step with Nesterov momentum and weight decay, the schedules' formulas by

@@ -1,4 +1,4 @@
-"""Issue 33 (B): a validation split carved out of the training data by its own fixed generator.
+"""A validation split carved out of the training data by its own fixed generator.
 
 Oracles: the task's data without a split (the validation and training sequences are exactly its
 training sequences, at disjoint positions), the model's own predictions on the validation split

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import TINY_OVERRIDES, set_args
-from typer.testing import CliRunner
+from conftest import REPO, TINY_OVERRIDES, runner, set_args
 
 from lnbench.cli.app import app
 from lnbench.config import load_config
@@ -18,8 +17,6 @@ from lnbench.training.baselines import baseline_accuracies
 from lnbench.training.checkpoints import CHECKPOINT, WEIGHTS
 from lnbench.training.tasks import make_task_data
 
-REPO = Path(__file__).resolve().parents[2]
-runner = CliRunner()
 OVERRIDES = [*TINY_OVERRIDES, "train.epochs=3", "model.norm=batch"]  # BatchNorm: running statistics resume too
 
 
@@ -104,7 +101,8 @@ def test_train_yaml_has_the_budget_of_the_default_compare():
 
 @pytest.mark.e2e
 def test_train_prints_and_records_the_baselines_of_its_data(tmp_path):
-    """README: "Every run prints the baselines"; lnbench train printed none."""
+    """README: "Every run prints the baselines": lnbench train prints and records (summary.json) the
+    baselines of its seed's data, equal to an independent fit on that data, and show prints them."""
     args = ["train", "configs/train.yaml", "--seed", "3", "--runs-dir", str(tmp_path), *set_args(OVERRIDES)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output

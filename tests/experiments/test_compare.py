@@ -1,8 +1,8 @@
-"""Issue 18 (B): the placement reaches each RNN child's config and name; the Transformer has none."""
+"""The placement reaches each RNN child's config and name; the Transformer has none."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from conftest import REPO
 
 from lnbench.config import load_config
 from lnbench.experiments import driver
@@ -10,9 +10,7 @@ from lnbench.experiments.compare import COMPARE
 
 
 def test_the_placement_reaches_the_child_config_and_name():
-    cfg = load_config(
-        Path(__file__).resolve().parents[2] / "configs" / "compare.yaml", ["seeds=[0,1]", "compare.norms=[none,layer]"]
-    )
+    cfg = load_config(REPO / "configs" / "compare.yaml", ["seeds=[0,1]", "compare.norms=[none,layer]"])
     assert cfg.compare.placements == ["joint", "separate"]  # the shipped default compares both
     children = [
         (c.name, c.model.family, c.model.norm_placement, c.model.norm)
