@@ -357,7 +357,7 @@ def _workers(jobs: int) -> str:
 
 def _copies(n: int) -> str:
     """``6 copies of identical runs``: runs of the same effective config as another, copied, not trained."""
-    return f"{n} {'copy' if n == 1 else 'copies'} of identical runs"
+    return "1 copy of an identical run" if n == 1 else f"{n} copies of identical runs"
 
 
 def plan_line(kind: str, cells: list, jobs: int, launcher: str, copies: int = 0) -> str:
