@@ -195,6 +195,20 @@ class NormInfo:
         """The ``model`` keys that apply to this norm alone: its :attr:`options`' names."""
         return tuple(self.options)
 
+    @property
+    def keys_without_effect(self) -> tuple[str, ...]:
+        """The ``model`` keys that change nothing in a model with this norm, read off its
+        capabilities: ``batch_norm_stats`` without batch statistics; ``norm_gain_init`` and
+        ``input_norm`` without a gain (no layer at the norm positions: none, weight);
+        ``norm_placement`` with no layer and no weights normalized (none: both placements build one
+        network, :class:`lnbench.nn.rnn.RNNCellWithNorm`)."""
+        keys = [] if self.uses_batch_statistics else ["batch_norm_stats"]
+        if not self.has_gain:
+            keys += ["norm_gain_init", "input_norm"]
+        if self.layer is None and not self.reparametrizes_weights:
+            keys.append("norm_placement")
+        return tuple(keys)
+
 
 #: The norm kinds: config name -> its entry, in table order ("none" first: the baseline).
 NORM_REGISTRY: dict[str, NormInfo] = {
@@ -417,6 +431,14 @@ def norm_keys(kind: str) -> tuple[str, ...]:
     user's norm or an unknown kind."""
     info = NORM_REGISTRY.get(kind)
     return info.keys if info is not None else ()
+
+
+def norm_keys_without_effect(kind: str) -> tuple[str, ...]:
+    """The ``model`` keys that change nothing in a model with norm ``kind``
+    (:attr:`NormInfo.keys_without_effect`); ``()`` for a user's norm or an unknown kind (its class
+    may read any key)."""
+    info = NORM_REGISTRY.get(kind)
+    return info.keys_without_effect if info is not None else ()
 
 
 def norm_uses_batch_statistics(kind: str) -> bool:

@@ -185,7 +185,8 @@ def comparisons(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRo
 
 def sentences(entries: Sequence[dict], comps: Sequence) -> list[str]:
     """The sweep's verdicts: the best and worst cell (of each task, when the grid varies
-    ``data.task``), and each significant comparison.
+    ``data.task``), each cell with the same runs as an earlier one (``same_runs_as``), and each
+    significant comparison.
 
     With a validation split in every cell, the best cell is the one of the highest mean final
     validation accuracy, reported with its test accuracy (:func:`best_cells`)."""
@@ -207,6 +208,15 @@ def sentences(entries: Sequence[dict], comps: Sequence) -> list[str]:
                 f"Chosen on the validation split: the best cell{on} is {fmt(chosen[0])} (final validation accuracy "
                 f"{chosen[0]['mean_final_val_acc']:.1%}, mean over seeds), whose final test accuracy is "
                 f"{chosen[0]['mean_final_test_acc']:.1%}."
+            )
+    for e in entries:
+        same = e.get("same_runs_as")
+        if same:
+            keys = [k for k in e["values"] if e["values"][k] != same.get(k)]
+            out.append(
+                f"{fmt(e)} gives the same runs as {fmt({'values': same})}, seed for seed: {', '.join(keys)} "
+                f"{'changes' if len(keys) == 1 else 'change'} nothing in its model, so it was trained once and is "
+                "shown in both cells, not a replicate (a tie, never chosen over the first)."
             )
     dead = [e for e in entries if e["n_seeds"] and e["n_diverged"] == e["n_seeds"]]
     if dead:
@@ -257,7 +267,8 @@ def best_cells(entries: Sequence[dict]) -> list[dict]:
     """The best cell of each task (:func:`by_task`; one when the grid does not vary ``data.task``):
     the highest mean final validation accuracy when every cell of the task with a result has one
     (``data.n_val`` > 0), else the highest mean final test accuracy (as without a validation
-    split); a task none of whose cells has a result has none. Ties: the first in grid order."""
+    split); a task none of whose cells has a result has none. Ties: the first in grid order, so a
+    cell with the same runs as an earlier one (``same_runs_as``) is never chosen over it."""
     out = []
     for cells in by_task(entries).values():
         done = [e for e in cells if e["mean_final_test_acc"] is not None]

@@ -501,9 +501,7 @@ def comparisons_answer(comparisons: Sequence[Comparison], gains: dict[str, float
         else:
             alike.append(f"{a} vs {b}{mark}")
     parts = [
-        f"{w}'s train loss fell faster than {' and '.join(ls)}"
-        if loss
-        else f"{w} is more accurate than {' and '.join(ls)}"
+        f"{w}'s train loss fell faster than {_listed(ls)}" if loss else f"{w} is more accurate than {_listed(ls)}"
         for w, ls in beaten.items()
     ]
     if alike:
@@ -516,25 +514,45 @@ def comparisons_answer(comparisons: Sequence[Comparison], gains: dict[str, float
     return "; ".join(parts)
 
 
-def same_runs_across_placements(rows: Sequence[SummaryRow]) -> list[str]:
-    """A line for each norm whose runs are the same in both of a family's norm placements, seed
-    for seed (the final test accuracy and the mean training loss equal): with no norm there is
-    nothing to place, so ``joint`` and ``separate`` build one network from one initialization, and
-    its two rows are one run shown twice, not a replicate. Found from the rows, not assumed."""
-    cells: dict[tuple, dict[str, dict[int, tuple]]] = defaultdict(lambda: defaultdict(dict))
+def same_runs_across_groups(rows: Sequence[SummaryRow], copied: Iterable[str] = ()) -> list[str]:
+    """A line for each norm of a family whose runs are the same in several of its groups (norm
+    placements, initial gains), seed for seed (the final test accuracy and the mean training loss
+    equal): with no norm there is nothing to place, and without a gain nothing for
+    ``norm_gain_init`` to start, so the groups build one network from one initialization, and its
+    rows are one run shown in each group, not a replicate. Found from the rows, not assumed;
+    ``copied``: the runs (``run_dir``) copied from an identical run instead of trained
+    (:func:`lnbench.experiments.base.copy_sources`): when every group but one is copies, the line
+    says the network was trained once."""
+    copied = set(copied)
+    cells: dict[tuple, dict[tuple, dict[int, tuple]]] = defaultdict(lambda: defaultdict(dict))
+    names: dict[tuple, dict[tuple, set[str]]] = defaultdict(lambda: defaultdict(set))
     for r in rows:
-        if r.norm_placement is not None and r.ok:
-            key = (r.family, r.norm_gain_init, r.norm)
-            cells[key][r.norm_placement][r.seed] = (r.final_test_acc, r.mean_train_loss)
+        if r.ok:
+            where = (r.norm_placement, r.norm_gain_init)
+            cells[(r.family, r.norm)][where][r.seed] = (r.final_test_acc, r.mean_train_loss)
+            names[(r.family, r.norm)][where].add(r.run_dir)
     lines = []
-    for (family, gain, norm), by_placement in cells.items():
-        runs = list(by_placement.values())
-        if len(runs) > 1 and all(run == runs[0] for run in runs[1:]):
-            where = " and ".join(group_label(model_group_of(family, p, gain)) for p in by_placement)
+    for (family, norm), by_group in cells.items():
+        alike: list[tuple[dict, list[tuple]]] = []  # runs -> the groups that gave them
+        for where, runs in by_group.items():
+            same = next((groups for seen, groups in alike if seen == runs), None)
+            if same is None:
+                alike.append((runs, [where]))
+            else:
+                same.append(where)
+        for runs, groups in alike:
+            if len(groups) < 2:
+                continue
+            placed = len({p for p, _ in groups}) > 1
+            gained = len({g for _, g in groups}) > 1
+            across = " and ".join(["in every placement"] * placed + ["at every initial gain"] * gained)
+            why = " and ".join(["with nothing to place"] * placed + ["without a gain"] * gained)
+            once = sum(names[(family, norm)][w] <= copied for w in groups) == len(groups) - 1
+            shown = " and ".join(group_label(model_group_of(family, p, g)) for p, g in groups)
             lines.append(
-                f"{where}: {norm_label(norm)} gives the same runs in every placement, seed for seed "
-                f"({plural(len(runs[0]), 'seed')}): with nothing to place it is one network, shown in each group, "
-                "not a replicate."
+                f"{shown}: {norm_label(norm)} gives the same runs {across}, seed for seed "
+                f"({plural(len(runs), 'seed')}): {why} it is one network, "
+                f"{'trained once and ' if once else ''}shown in each group, not a replicate."
             )
     return lines
 
@@ -545,6 +563,7 @@ def compare_verdicts(
     epochs: int,
     target_acc: float,
     memoryless: dict[tuple[str, str], dict] | None = None,
+    copied: Iterable[str] = (),
 ) -> list[str]:
     """The verdicts of ``compare``, per model group (family, and the RNN's norm placement):
     divergences, whether each norm learned more than the memoryless baseline (``memoryless``,
@@ -621,7 +640,7 @@ def compare_verdicts(
             else:
                 line = f"{fam}, {METRICS[metric].label} ({over}): {shown}."
             verdicts.append(line)
-    verdicts += same_runs_across_placements(rows)
+    verdicts += same_runs_across_groups(rows, copied)
     if rows and n_seeds == 1:
         verdicts.append(
             "One seed: the tests above cover the test-set sampling only, not the seed-to-seed variation; "

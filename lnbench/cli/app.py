@@ -283,15 +283,17 @@ def _launch(
     if note is not None:
         console.print(note, highlight=False, soft_wrap=True, markup=False)
     to_run = driver.cells_to_run(cells, resume, exp)
-    if launcher == "local":  # no more workers than cells to run and CPU cores to run them on
-        n_jobs = worker_count(n_jobs, len(to_run))
-        if to_run and jobs is not None and n_jobs < jobs:
+    copies = driver.cells_to_copy(cells, resume, exp)  # child run -> the child run it copies
+    to_train = [cell for cell in to_run if cell.cfgs[0].name not in copies]
+    if launcher == "local":  # no more workers than cells to train and CPU cores to train them on
+        n_jobs = worker_count(n_jobs, len(to_train))
+        if to_train and jobs is not None and n_jobs < jobs:
             cores = plural(usable_cores(), "usable CPU core")
             console.print(
-                f"--jobs {jobs}: {_workers(n_jobs)} ({plural(len(to_run), 'cell')} to run, {cores})", highlight=False
+                f"--jobs {jobs}: {_workers(n_jobs)} ({plural(len(to_train), 'cell')} to run, {cores})", highlight=False
             )
     if args.dry_run:
-        _print_plan(to_run, len(cells), resume)
+        _print_plan(to_run, len(cells), resume, copies)
         raise typer.Exit()
     if driver.finished(cells, resume, exp, spec):
         console.print(
@@ -310,12 +312,12 @@ def _launch(
             f"Resuming {resume}: {plural(n_kept, 'cell')} kept, {len(to_run)} to run", highlight=False, soft_wrap=True
         )
     if to_run:
-        console.print(plan_line(kind, to_run, n_jobs, launcher), highlight=False, soft_wrap=True)
+        console.print(plan_line(kind, to_train, n_jobs, launcher, len(copies)), highlight=False, soft_wrap=True)
     with guarded() as stop:
         from lnbench.experiments.cells import step_cost
 
-        weights = {c.name: step_cost(cell) for cell in to_run for c in cell.cfgs}
-        with progress(work_of([c for cell in to_run for c in cell.cfgs], weights)) as on_epoch:
+        weights = {c.name: step_cost(cell) for cell in to_train for c in cell.cfgs}
+        with progress(work_of([c for cell in to_train for c in cell.cfgs], weights)) as on_epoch:
             result = driver.execute(exp, spec, cells, runs_dir, on_epoch, n_jobs, resume, launcher)
         stop.folder = result.path
         summary = RunFolder(result.path).summary() or {}
@@ -330,43 +332,58 @@ def _launch(
     return result.path
 
 
-def _print_plan(cells: list, n_cells: int, resume: Optional[Path]) -> None:
-    """``--dry-run``: the child runs the experiment would start (with --resume: only those)."""
+def _print_plan(cells: list, n_cells: int, resume: Optional[Path], copies: dict[str, str]) -> None:
+    """``--dry-run``: the child runs the experiment would start (with --resume: only those), and
+    which of them it would copy (``copies``: child run -> the child run it copies) instead of training."""
     planned = [c for cell in cells for c in cell.cfgs]
     n = len(planned)
     kept = f"; {plural(n_cells - len(cells), 'cell')} of {resume} kept" if resume is not None else ""
     if n == 0:
         console.print(f"would start no run (dry run: nothing is run or written{kept})", highlight=False, soft_wrap=True)
         return
-    print_table(plan_table(planned, f"would start {plural(n, 'run')} (dry run: nothing is run or written{kept})"))
-    console.print(
-        f"{plural(n, 'run')}, {plural(sum(c.train.epochs for c in planned), 'epoch')} in all", highlight=False
+    print_table(
+        plan_table(planned, f"would start {plural(n, 'run')} (dry run: nothing is run or written{kept})", copies)
     )
+    trained = [c for c in planned if c.name not in copies]
+    line = f"{plural(len(trained), 'run')}, {plural(sum(c.train.epochs for c in trained), 'epoch')} in all"
+    if copies:
+        line = f"{plural(len(trained), 'run')} trained ({plural(sum(c.train.epochs for c in trained), 'epoch')}) and {_copies(len(copies))}"
+    console.print(line, highlight=False, soft_wrap=True)
 
 
 def _workers(jobs: int) -> str:
     return f"{jobs} worker processes" if jobs > 1 else "1 process"
 
 
-def plan_line(kind: str, cells: list, jobs: int, launcher: str) -> str:
+def _copies(n: int) -> str:
+    """``6 copies of identical runs``: runs of the same effective config as another, copied, not trained."""
+    return "1 copy of an identical run" if n == 1 else f"{n} copies of identical runs"
+
+
+def plan_line(kind: str, cells: list, jobs: int, launcher: str, copies: int = 0) -> str:
     """The line an experiment starts with, at once (a log shows nothing else until a run finishes):
-    its runs, cells, seeds and where they run."""
+    the runs it trains, their cells, seeds and where they run, and how many runs it copies from
+    identical ones (``copies``) instead of training them."""
     cfgs = [c for cell in cells for c in cell.cfgs]
+    if not cfgs:  # --resume with only copies left
+        return f"{kind}: {_copies(copies)}, no run to train"
     where = f"on {_workers(jobs)}"
     if launcher != "local":
         where = f"as {plural(len(cells), 'job')} of {launcher}"
     what = f"{plural(len(cfgs), 'run')} in {plural(len(cells), 'cell')}" if len(cells) > 1 else plural(len(cfgs), "run")
     seeds = sorted({c.seed for c in cfgs})
-    epochs = sum(c.train.epochs for c in cfgs)
-    return (
-        f"{kind}: {what} ({plural(epochs, 'epoch')}), {'seeds' if len(seeds) > 1 else 'seed'} {_seeds(seeds)}, {where}"
-    )
+    epochs = f"({plural(sum(c.train.epochs for c in cfgs), 'epoch')})"
+    copied = f" and {_copies(copies)}" if copies else ""
+    return f"{kind}: {what} {epochs}{copied}, {'seeds' if len(seeds) > 1 else 'seed'} {_seeds(seeds)}, {where}"
 
 
-def plan_table(planned: list[RunConfig], title: str) -> Table:
-    """The runs of a plan (``--dry-run``): name, model, norm, batch size, seed, epochs."""
+def plan_table(planned: list[RunConfig], title: str, copies: Optional[dict[str, str]] = None) -> Table:
+    """The runs of a plan (``--dry-run``): name, model, norm, batch size, seed, epochs, and with
+    ``copies`` (child run -> the child run it copies) the run each copy is copied from."""
+    copies = copies or {}
     table = Table(title=title, title_justify="left")
-    for col in ("run", "model", "norm", "batch size", "seed", "epochs"):
+    columns = ("run", "model", "norm", "batch size", "seed", "epochs") + (("copy of",) if copies else ())
+    for col in columns:
         table.add_column(col, justify="right" if col in ("batch size", "seed", "epochs") else "left")
     for c in planned:
         table.add_row(
@@ -376,6 +393,7 @@ def plan_table(planned: list[RunConfig], title: str) -> Table:
             str(c.train.batch_size),
             str(c.seed),
             str(c.train.epochs),
+            *((copies.get(c.name, ""),) if copies else ()),
         )
     return table
 

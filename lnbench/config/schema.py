@@ -28,7 +28,16 @@ from pydantic import (
 
 from lnbench.config import yaml12
 from lnbench.config.limits import MAX_SEED, ConfigError
-from lnbench.names import FAMILY_NAMES, FAMILY_REGISTRY, NORM_KINDS, NORM_REGISTRY, TASK_NAMES, TASKS, is_plugin_norm
+from lnbench.names import (
+    FAMILY_NAMES,
+    FAMILY_REGISTRY,
+    NORM_KINDS,
+    NORM_REGISTRY,
+    TASK_NAMES,
+    TASKS,
+    is_plugin_norm,
+    norm_keys_without_effect,
+)
 
 
 def _known_norm(name: str) -> str:
@@ -818,6 +827,19 @@ class RunConfig(_Section):
         keys without the :data:`ADDED_KEYS` at their neutral values, so that a run written before
         such a key existed is the same run as one written after it at that value."""
         return yaml.safe_dump(without_added_keys(self._dump(True)), sort_keys=False)
+
+    def effective_yaml(self) -> str:
+        """What a run trains, as YAML: :meth:`to_yaml` of its family's and norm's keys without its
+        ``name`` and without the model keys that change nothing in a model with its norm
+        (:attr:`lnbench.names.NormInfo.keys_without_effect`: ``model.norm_gain_init`` with norm
+        none or weight, ``model.norm_placement`` with none). Runs of one experiment with equal
+        effective YAML give the same numbers: one is trained, the others copy it
+        (:func:`lnbench.experiments.base.copy_sources`)."""
+        raw = self._dump(True)
+        raw.pop("name")
+        for key in norm_keys_without_effect(self.model.norm):
+            raw["model"].pop(key, None)
+        return yaml.safe_dump(raw, sort_keys=False)
 
     def _dump(self, model_family_only: bool) -> dict:
         raw = self.model_dump(mode="json")

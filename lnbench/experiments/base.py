@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -178,6 +178,23 @@ def reusable(cell: Cell) -> list[tuple[SummaryRow, Path]] | None:
         if kept is None:
             return None
         out.append(kept)
+    return out
+
+
+def copy_sources(cells: Sequence[Cell], kept: Collection[int] = ()) -> dict[int, int]:
+    """The cells of a plan whose runs are another cell's, seed for seed, each -> that cell (indices
+    of ``cells``): every run's effective config (:meth:`RunConfig.effective_yaml`: the keys that
+    change nothing in its model left out, ``model.norm_gain_init`` with NoNorm) equals the other
+    cell's, so training it would give the same numbers. Of each set of such cells one is trained
+    and the others copy its runs: the first in plan order, or with ``--resume`` one whose runs
+    finished (``kept``: their indices; the first of them), as a kept cell is never copied again."""
+    same: dict[tuple[str, ...], list[int]] = {}
+    for k, cell in enumerate(cells):
+        same.setdefault(tuple(c.effective_yaml() for c in cell.cfgs), []).append(k)
+    out: dict[int, int] = {}
+    for group in same.values():
+        source = next((k for k in group if k in kept), group[0])
+        out |= {k: source for k in group if k != source and k not in kept}
     return out
 
 

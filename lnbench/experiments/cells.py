@@ -2,16 +2,20 @@
 
 A cell is the unit of work a launcher runs (:class:`Cell`, picklable). :func:`run_cell` trains
 its seeds (as one ensemble with a member axis, or one after another) and writes one child run
-folder per seed; :func:`seed_cells` turns a config and its settings into cells. Every
-experiment is made of these; :mod:`lnbench.experiments.driver` runs them.
+folder per seed; :func:`copy_cell` gives a cell whose runs are another's (the same effective
+config) copies of that cell's runs instead; :func:`seed_cells` turns a config and its settings into
+cells. Every experiment is made of these; :mod:`lnbench.experiments.driver` runs them.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import shutil
 import warnings
 from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch.optim.lr_scheduler import LRScheduler
@@ -23,18 +27,27 @@ from lnbench.names import FAMILY_REGISTRY, has_placements, norm_uses_batch_stati
 from lnbench.nn.kernels import ensure_built
 from lnbench.nn.models import build_model, initial_gain
 from lnbench.nn.norms import SingleValueWarning
+from lnbench.records.folder import RunFolder
+from lnbench.records.io import atomic_write
 from lnbench.records.runs import Run, mark_unfinished
-from lnbench.records.schema import Metrics, SummaryRow, summary_row
+from lnbench.records.schema import Metrics, SummaryRow, read_metrics, summary_row
 from lnbench.training import checkpoints, optim
 from lnbench.training.loop import train_members
 from lnbench.training.tasks import make_task_data
 
 
 def metrics_for(cfg: RunConfig) -> Metrics:
+    """A run's metrics.json before its first epoch: what run it is (:func:`run_fields`), no values."""
+    return Metrics(**run_fields(cfg))
+
+
+def run_fields(cfg: RunConfig) -> dict[str, Any]:
+    """The fields of metrics.json that say what run it is (family, norm, seed, placement, gain, ...),
+    from its config; the others are what the run measured."""
     keys = FAMILY_REGISTRY[cfg.model.family].keys
     batch_stats = norm_uses_batch_statistics(cfg.model.norm) and "batch_norm_stats" in keys
     bn_stats = cfg.model.batch_norm_stats if batch_stats else None
-    return Metrics(
+    return dict(
         family=cfg.model.family,
         norm=cfg.model.norm,
         batch_size=cfg.train.batch_size,
@@ -210,9 +223,12 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, p
     ]
 
 
-def run_cell_job(cell: Cell, progress: EpochCallback | None) -> list[tuple[SummaryRow, Path]]:
+def set_aside(cell: Cell) -> list[Path | None]:
+    """Per run of ``cell``, the folder of a previous attempt at it (a dead worker's, or a resumed
+    experiment's), renamed ``<name>.attempt<k>`` and marked ``failed`` if it still says running, or
+    None: what it wrote is kept, and the run gets a new folder."""
     previous: list[Path | None] = []
-    for c in cell.cfgs:  # a previous attempt (a dead worker, or a resumed experiment): keep what it wrote, aside
+    for c in cell.cfgs:
         old = cell.parent / c.name
         previous.append(None)
         if old.exists():
@@ -221,7 +237,64 @@ def run_cell_job(cell: Cell, progress: EpochCallback | None) -> list[tuple[Summa
             while old.with_name(f"{old.name}.attempt{attempt}").exists():
                 attempt += 1
             previous[-1] = old.rename(old.with_name(f"{old.name}.attempt{attempt}"))
+    return previous
+
+
+def run_cell_job(cell: Cell, progress: EpochCallback | None) -> list[tuple[SummaryRow, Path]]:
+    previous = set_aside(cell)
     return run_cell(cell.cfgs, cell.parent, progress, False, cell.target_acc, previous, cell.tensorboard)
+
+
+def copy_cell(cell: Cell, source: Cell, on_epoch: EpochCallback | None = None) -> list[tuple[SummaryRow, Path]]:
+    """Give each run of ``cell`` the finished run of ``source`` of its seed instead of training it
+    (their effective configs are equal, so training would give the same numbers:
+    :func:`lnbench.experiments.base.copy_sources`).
+
+    Each copy is a run folder under its own name (a previous attempt set aside, :func:`set_aside`):
+    its own config.yaml; the source's metrics.json with the fields that say what run it is
+    (:func:`run_fields`: ``norm_placement``, ``norm_gain_init``, ...) its own; the source's
+    weights.pt; a run.json with ``copy_of`` (the source folder's name), its own ``config_hash``
+    and the source's status (completed or diverged, with its error), ``ensemble``,
+    ``weight_decay_groups`` and ``warnings``; with ``cell.tensorboard`` its event files, written
+    from its metrics. Its row is the source's but for those fields and its wall time.
+
+    Returns:
+        Per seed, the summary row and the run folder, as :func:`run_cell`.
+    """
+    set_aside(cell)
+    out = []
+    for cfg, src in zip(cell.cfgs, source.cfgs):
+        row, path = _copy_run(cfg, source.parent / src.name, cell.parent, cell.target_acc, cell.tensorboard)
+        if on_epoch is not None:
+            on_epoch(label(cfg), cfg.train.epochs, cfg.train.epochs, row.final_test_acc, status="copied")
+        out.append((row, path))
+    return out
+
+
+def _copy_run(
+    cfg: RunConfig, source: Path, parent: Path, target_acc: float, tensorboard: bool
+) -> tuple[SummaryRow, Path]:
+    original = RunFolder(source).manifest() or {}
+    m = dataclasses.replace(read_metrics(source), **run_fields(cfg))
+    with Run(parent, cfg.name, cfg.to_yaml(model_family_only=True), cfg.seed, "train", timestamped=False) as run:
+        run.manifest["copy_of"] = source.name
+        run.manifest["config_hash"] = config_hash(cfg)
+        for key in ("ensemble", "weight_decay_groups"):
+            run.manifest[key] = original.get(key)
+        run.manifest["warnings"] += [w for w in original.get("warnings", []) if w not in run.manifest["warnings"]]
+        if (source / checkpoints.WEIGHTS).exists():
+            with open(source / checkpoints.WEIGHTS, "rb") as f:
+                atomic_write(run.path / checkpoints.WEIGHTS, lambda out: shutil.copyfileobj(f, out))
+        run.write_json("metrics.json", m.to_dict())
+        if tensorboard:
+            board = TensorBoard(run.path, cfg)
+            for epoch in m.epochs:
+                board.epoch(m, epoch)
+            board.close(m)
+        if original.get("status") == "diverged":
+            run.set_status("diverged", original.get("error"))
+    row = summary_row(m, target_acc, run.path.name, run.manifest["wall_seconds"], run.manifest["warnings"])
+    return row, run.path
 
 
 #: A training step's fixed cost (dispatching its ops), in examples of the batch: a step costs

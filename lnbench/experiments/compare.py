@@ -26,6 +26,7 @@ from lnbench.experiments.base import (
     Experiment,
     ExperimentResult,
     comparisons_of,
+    copy_sources,
     rows_of,
     run_name,
     seed_cells,
@@ -99,7 +100,8 @@ class Compare(Experiment):
         comparisons = verdicts.compare_comparisons(rows)
         memoryless = verdicts.memoryless_tests(rows, baselines)
         sentences = verdicts.baseline_verdicts(baselines, target)
-        sentences += verdicts.compare_verdicts(rows, comparisons, spec.train.epochs, target, memoryless)
+        copied = {c.name for k in copy_sources(cells) for c in cells[k].cfgs}
+        sentences += verdicts.compare_verdicts(rows, comparisons, spec.train.epochs, target, memoryless, copied)
         aggregate = aggregate_over_seeds(rows)
         for entry in aggregate:
             group = model_group_of(entry["family"], entry["norm_placement"], entry["norm_gain_init"])

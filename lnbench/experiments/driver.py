@@ -23,6 +23,7 @@ from lnbench.experiments.base import (
     Experiment,
     ExperimentResult,
     comparisons_of,
+    copy_sources,
     epoch_callback,
     reusable,
     rows_of,
@@ -148,6 +149,19 @@ def cells_to_run(cells: list[Cell], resume: str | Path | None, exp: Experiment |
         return cells
     kept = exp.kept if exp is not None else reusable
     return [c for c in cells if kept(c) is None]
+
+
+def cells_to_copy(cells: list[Cell], resume: str | Path | None, exp: Experiment | None = None) -> dict[str, str]:
+    """Of the cells a run would train (:func:`cells_to_run`), the runs it copies instead, each ->
+    the child run it copies (:func:`copy_sources`: runs of the same effective config)."""
+    kept = (
+        set() if resume is None else {k for k, c in enumerate(cells) if (exp.kept if exp else reusable)(c) is not None}
+    )
+    return {
+        c.name: s.name
+        for k, source in copy_sources(cells, kept).items()
+        for c, s in zip(cells[k].cfgs, cells[source].cfgs)
+    }
 
 
 def finished(cells: list[Cell], resume: str | Path | None, exp: Experiment | None = None, spec: Any = None) -> bool:
@@ -363,9 +377,11 @@ def _run_cells(
     baselines: Any,
 ) -> list[SummaryRow]:
     """Run every cell on ``executor``; rows in the cells' order, and a partial summary.json after
-    each cell. A cell that failed gives ``failed`` rows (no values), the others go on, and the
-    experiment ends ``failed``."""
-    from lnbench.experiments.cells import cost, failed_row, label, run_cell_job
+    each cell. A cell whose runs are another's (:func:`copy_sources`) is not trained: once that
+    cell's runs finished, it gets copies of them (:func:`lnbench.experiments.cells.copy_cell`). A
+    cell that failed gives ``failed`` rows (no values), and so do its copies; the others go on,
+    and the experiment ends ``failed``."""
+    from lnbench.experiments.cells import copy_cell, cost, failed_row, label, run_cell_job
     from lnbench.records.runs import mark_unfinished
 
     finished: dict[int, list[SummaryRow]] = {}
@@ -378,8 +394,25 @@ def _run_cells(
                     if on_epoch is not None:
                         on_epoch(label(c), c.train.epochs, c.train.epochs, row.final_test_acc, status="kept")
         run.manifest["resumed"][-1]["cells_kept"] = len(finished)
+    sources = copy_sources(cells, finished)
+    copies: dict[int, list[int]] = {}
+    for k, source in sources.items():
+        copies.setdefault(source, []).append(k)
+
+    def copy_from(source: int) -> None:
+        """Give the copies of the cell ``source`` (finished: kept, trained or failed) their rows."""
+        for k in copies.get(source, []):
+            if any(row.status == "failed" for row in finished[source]):
+                finished[k] = [failed_row(c, cells[k].target_acc) for c in cells[k].cfgs]
+            else:
+                finished[k] = [row for row, _ in copy_cell(cells[k], cells[source], on_epoch)]
+
+    for k in sorted(finished):
+        copy_from(k)
     # the biggest jobs first, so that the last job to finish is a short one; results in cell order
-    order = sorted((k for k in range(len(cells)) if k not in finished), key=lambda k: -cost(cells[k]))
+    order = sorted(
+        (k for k in range(len(cells)) if k not in finished and k not in sources), key=lambda k: -cost(cells[k])
+    )
 
     def done(k: int, outcome: Any) -> None:
         cell = cells[order[k]]
@@ -394,6 +427,7 @@ def _run_cells(
                 for (row, _), c in zip(outcome, cell.cfgs):
                     on_epoch(label(c), c.train.epochs, c.train.epochs, row.final_test_acc)
             finished[order[k]] = [row for row, _ in outcome]
+        copy_from(order[k])
         partial = [row for j in sorted(finished) for row in finished[j]]
         run.write_json("summary.json", summary(exp, run.path, partial, False, baselines=baselines))
 

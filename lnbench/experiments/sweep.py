@@ -23,6 +23,7 @@ from lnbench.experiments.base import (
     Experiment,
     ExperimentResult,
     comparisons_of,
+    copy_sources,
     run_name,
     seed_cells,
 )
@@ -56,6 +57,8 @@ class Sweep(Experiment):
         setting_of_row = [settings.index(cell.setting) for cell in cells for _ in cell.cfgs]
         rows_by_setting = [[r for r, k in zip(rows, setting_of_row) if k == j] for j in range(len(settings))]
         entries = grid.aggregate(settings, rows_by_setting)
+        for entry, same in zip(entries, same_settings(cells, settings)):
+            entry["same_runs_as"] = None if same is None else entries[same]["values"]
         comparisons = grid.comparisons(settings, rows_by_setting)
         best = grid.best_cell(entries)
         chosen = [
@@ -108,6 +111,20 @@ class Sweep(Experiment):
 
 
 SWEEP = Sweep()
+
+
+def same_settings(cells: Sequence[Cell], settings: list[dict]) -> list[int | None]:
+    """Per setting (a grid cell), the earlier setting whose runs it copies, seed for seed
+    (:func:`lnbench.experiments.base.copy_sources`: every run of the same effective config, as
+    ``model.norm_gain_init`` with NoNorm), or None: a setting trained, or copied only in part."""
+    index = [settings.index(cell.setting) for cell in cells]
+    sources = copy_sources(cells)
+    out: list[int | None] = []
+    for j in range(len(settings)):
+        mine = [k for k in range(len(cells)) if index[k] == j]
+        of = {index[sources[k]] if k in sources else None for k in mine}
+        out.append(of.pop() if len(of) == 1 else None)
+    return out
 
 
 def sweep(

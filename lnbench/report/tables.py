@@ -454,7 +454,8 @@ def table_data(table: Table) -> dict:
 def grid_table(entries: Sequence[dict], title: str = "cells over seeds") -> Table:
     """``lnbench sweep``: one line per grid cell, the final test accuracy over seeds (and the
     validation accuracy, with a validation split); the best cell (:func:`lnbench.analysis.grid.best_cell`)
-    is marked, and the caption names the split it was chosen on."""
+    is marked, and the caption names the split it was chosen on; a cell with the same runs as an
+    earlier one (``same_runs_as``) is marked ``=``."""
     keys = list(entries[0]["values"]) if entries else []
     has_val = any(e.get("mean_final_val_acc") is not None for e in entries)
     best = best_cell(entries)
@@ -473,11 +474,13 @@ def grid_table(entries: Sequence[dict], title: str = "cells over seeds") -> Tabl
             *([_pct(e.get("mean_final_val_acc"))] if has_val else []),
             _num(e["mean_mean_train_loss"]),
             f"{e['n_diverged']}/{e['n_seeds']}",
-            "*" if e is best else "",
+            "*" if e is best else "=" if e.get("same_runs_as") else "",
         )
     table.caption = "95% CI of mean: t interval over seeds, clipped to [0, 100%]; best (*): the highest mean final " + (
         "val accuracy (chosen on the validation split)" if on_val else "test accuracy (chosen on the test split)"
     )
+    if any(e.get("same_runs_as") for e in entries):
+        table.caption += "; =: the same runs as an earlier cell (trained once; see the verdicts)"
     return table
 
 

@@ -290,7 +290,7 @@ def test_a_norm_with_the_same_runs_in_both_placements_is_named_once_as_one_netwo
         for p in ("joint", "separate")
         for s in range(3)
     ]
-    lines = verdicts.same_runs_across_placements(rows)
+    lines = verdicts.same_runs_across_groups(rows)
     assert lines == [
         "RNN (joint) and RNN (separate): NoNorm gives the same runs in every placement, seed for seed (3 seeds): "
         "with nothing to place it is one network, shown in each group, not a replicate."
@@ -298,6 +298,6 @@ def test_a_norm_with_the_same_runs_in_both_placements_is_named_once_as_one_netwo
     assert lines[0] in verdicts.compare_verdicts(rows, [], epochs=10, target_acc=0.9)
     # one seed's loss differs: not the same runs
     rows[3] = row("none", 0, 0.6, "separate", loss=0.31)
-    assert verdicts.same_runs_across_placements(rows) == []
+    assert verdicts.same_runs_across_groups(rows) == []
     # one placement only (the LSTM, the Transformer): nothing to say
-    assert verdicts.same_runs_across_placements([r for r in rows if r.norm_placement == "joint"]) == []
+    assert verdicts.same_runs_across_groups([r for r in rows if r.norm_placement == "joint"]) == []

@@ -680,13 +680,16 @@ def test_print_config_and_dry_run_write_nothing(tmp_path):
             str(runs),
         ],
     )
-    # configs/compare.yaml: the RNN in both placements, the LSTM and the Transformer, 2 norms x 2 seeds, 10 epochs
+    # configs/compare.yaml: the RNN in both placements, the LSTM and the Transformer, 2 norms x 2 seeds, 10 epochs;
+    # NoNorm is one network in both placements: its separate runs copy its joint ones
     assert (
         result.exit_code == 0
         and "would start 16 runs" in result.output
-        and "16 runs, 160 epochs in all" in result.output
+        and "14 runs trained (140 epochs) and 2 copies of identical runs" in result.output
     )
     assert "rnn-joint_layer_seed1" in result.output and "rnn-separate_none_seed0" in result.output
+    copied = [line for line in result.output.splitlines() if "rnn-separate_none_seed1" in line]
+    assert len(copied) == 1 and copied[0].split("│")[-2].strip() == "rnn-joint_none_seed1"
     assert "transformer_none_seed0" in result.output
     assert "lstm_layer_seed1" in result.output
     result = runner.invoke(app, ["claims", "--dry-run", "--only", "rnn_bn_batch_size_1", "--runs-dir", str(runs)])

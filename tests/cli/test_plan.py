@@ -41,7 +41,9 @@ def test_workers_are_no_more_than_the_cells_and_the_cores(monkeypatch, jobs, cel
 def test_the_plan_line_comes_first(tmp_path, started):
     result = runner.invoke(app, ["compare", "--runs-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines() == ["compare: 60 runs in 24 cells (600 epochs), seeds 0-4, on 2 worker processes"]
+    assert result.output.splitlines() == [
+        "compare: 55 runs in 23 cells (550 epochs) and 5 copies of identical runs, seeds 0-4, on 2 worker processes"
+    ]
     assert started == [2]
 
 
@@ -49,8 +51,8 @@ def test_a_jobs_beyond_the_cores_is_reduced_in_one_line(tmp_path, started):
     result = runner.invoke(app, ["compare", "--jobs", "1000", "--runs-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == [
-        "--jobs 1000: 2 worker processes (24 cells to run, 2 usable CPU cores)",
-        "compare: 60 runs in 24 cells (600 epochs), seeds 0-4, on 2 worker processes",
+        "--jobs 1000: 2 worker processes (23 cells to run, 2 usable CPU cores)",
+        "compare: 55 runs in 23 cells (550 epochs) and 5 copies of identical runs, seeds 0-4, on 2 worker processes",
     ]
     assert started == [2]
 
