@@ -94,7 +94,7 @@ def test_a_figure_registered_in_one_place_is_drawn_and_captioned_by_a_compare_fo
     drawn = redraw(compare_run, into)
     assert drawn == [*before, "toy.png"]
     rows = json.loads((compare_run / "summary.json").read_text())["rows"]
-    assert len(rows) == 2 * 2 * len({r["family"] for r in rows})  # 2 norms x 2 seeds of each family
+    assert len(rows) == 2 * 2 * len({(r["family"], r["norm_placement"]) for r in rows})  # 2 norms x 2 seeds per group
     assert seen == [(sorted(r["norm"] for r in rows), 0.9, True)]  # from every run, with the baseline
     pixels = imread(into / "toy.png")
     assert pixels.shape == (120, 120, 4) and (pixels[..., :3] == [1, 0, 0]).all()
