@@ -131,24 +131,27 @@ def _split(name: str) -> tuple[str | None, str]:
     return (f"norm_{position}", param) if param in NORM_PARAMS and position in POSITIONS else (None, name)
 
 
+#: where each :class:`NodeInputs` field lives in the kernel's structs: (slot or None, field)
+_PLACES = tuple(_split(name) for name in NodeInputs._fields)
+
+
 def to_kernel(values: NodeInputs, make: Any, make_slot: Any, **extra: Any) -> Any:
     """One kernel struct from ``values`` by name: ``make(U=..., ..., norm_h=make_slot(gamma=...), ...)``;
     ``extra`` adds fields (``norm_h`` etc. as dicts: added to that slot)."""
-    slots: dict[str, dict[str, Any]] = {f"norm_{p}": dict(extra.pop(f"norm_{p}", {})) for p in POSITIONS}
-    fields: dict[str, Any] = {}
-    for name, value in zip(NodeInputs._fields, values, strict=True):
-        slot, field_name = _split(name)
-        (fields if slot is None else slots[slot])[field_name] = value
-    return make(**fields, **extra, **{slot: make_slot(**kw) for slot, kw in slots.items()})
+    slots: dict[str, dict[str, Any]] = {f"norm_{p}": dict(extra.pop(f"norm_{p}", ())) for p in POSITIONS}
+    for (slot, field_name), value in zip(_PLACES, values, strict=True):
+        if slot is None:
+            extra[field_name] = value
+        else:
+            slots[slot][field_name] = value
+    return make(**extra, **{slot: make_slot(**kw) for slot, kw in slots.items()})
 
 
 def from_kernel(struct: Any) -> NodeInputs:
     """The kernel's per-input struct (its ``Grads``) as :class:`NodeInputs`, by name."""
-    values = []
-    for name in NodeInputs._fields:
-        slot, field_name = _split(name)
-        values.append(getattr(struct if slot is None else getattr(struct, slot), field_name))
-    return NodeInputs(*values)
+    return NodeInputs(
+        *[getattr(struct if slot is None else getattr(struct, slot), field_name) for slot, field_name in _PLACES]
+    )
 
 
 class FusedRecurrence(torch.autograd.Function):
