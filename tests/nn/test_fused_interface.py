@@ -119,6 +119,30 @@ def test_a_misnamed_or_missing_field_raises():
         fused.NodeInputs(*[None] * 15)
 
 
+def test_the_kernel_structs_keep_each_field_under_its_name():
+    """Each keyword of a kernel struct's constructor lands in the field of that name (distinct
+    values in, the same values read back by name): the binding cannot swap two fields of a type."""
+    kernel = recurrence_kernel()
+    tensors = {name: torch.full((1,), float(i)) for i, name in enumerate(fused.NORM_PARAMS)}
+    slot = kernel.NormSlot(mode=3, eps=0.25, **tensors)
+    assert (slot.mode, slot.eps) == (3, 0.25)
+    assert {name: getattr(slot, name).item() for name in tensors} == {n: t.item() for n, t in tensors.items()}
+    node = {name: torch.full((1,), 10.0 + i) for i, name in enumerate(("U", "W_h", "bias", "tap"))}
+    slots = {f"norm_{p}": kernel.NormSlot(mode=i) for i, p in enumerate(fused.POSITIONS)}
+    inputs = kernel.Inputs(lstm=True, inner=False, count_saturated=True, group=7, **node, **slots)
+    assert (inputs.lstm, inputs.inner, inputs.count_saturated, inputs.group) == (True, False, True, 7)
+    assert {name: getattr(inputs, name).item() for name in node} == {n: t.item() for n, t in node.items()}
+    assert [getattr(inputs, f"norm_{p}").mode for p in fused.POSITIONS] == [0, 1, 2]
+    flags = [name == "beta" for name in fused.NORM_PARAMS]
+    wants = kernel.Wants(
+        U=False, W_h=True, bias=False, tap=True, norm_x=kernel.NormWants(**dict(zip(fused.NORM_PARAMS, flags)))
+    )
+    assert (wants.U, wants.W_h, wants.bias, wants.tap) == (False, True, False, True)
+    assert [getattr(wants.norm_x, n) for n in fused.NORM_PARAMS] == flags and not wants.norm_h.beta
+    grads = kernel.OutputGrads(hidden=node["U"], last=node["tap"])
+    assert (grads.hidden.item(), grads.last.item()) == (10.0, 13.0)
+
+
 def awkward_rows(S, T, B, G, seed=5):
     """(S, T, B, G) float32 rows of four kinds: N(0, 1), N(1e4, 1) (a large common offset),
     N(3, 1), and N(0, 1) * 1e20 (entries ~1e20 from the mean: float squares overflow)."""
