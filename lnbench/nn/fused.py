@@ -26,7 +26,7 @@ Norm modes (one per norm position; ``MODES``, named for what they compute): ``no
 mean square over the features: RMSNorm), ``over_batch`` (the statistics of each group of ``group``
 consecutive examples of a member at this timestep: the batch's in training; BatchNorm) and
 ``affine`` (BatchNorm in eval: ``scale_t x + shift_t`` from its running statistics). Which layer
-takes which mode is :func:`_norm_mode`'s table of exact classes; any other layer (GroupNorm, a
+takes which mode is :func:`_norm_slot`'s table of exact classes; any other layer (GroupNorm, a
 user's norm, a subclass) takes the Python path. Shapes: T timesteps, S members (1 for one model), B batch, H hidden size, G = H
 (RNN) or 4H (LSTM).
 """
@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import torch
 from torch import nn
@@ -49,6 +49,9 @@ from lnbench.nn.rmsnorm import RMSNorm
 #: the kernel's norm modes (its LAYER, RMS, BATCH, AFFINE): what is computed, not which norm asks for it
 MODES = {"none": 0, "over_features": 1, "rms_over_features": 2, "over_batch": 3, "affine": 4}
 KERNEL_DTYPES = frozenset((torch.float32, torch.float64))
+#: the norm positions (the cells' ``norm_h``, ``norm_x``, ``norm_c``) and each one's parameters
+POSITIONS = ("h", "x", "c")
+NORM_PARAMS = ("gamma", "beta", "scale", "shift")
 
 
 @dataclass(frozen=True)
@@ -77,123 +80,141 @@ class Recurrence:
     count_saturated: bool = False
 
 
+class NodeInputs(NamedTuple):
+    """The node's differentiable inputs, in the one order :meth:`FusedRecurrence.apply` takes them
+    (autograd tracks positional tensors only). ``<param>_<position>`` is the kernel's
+    ``norm_<position>.<param>`` (:func:`to_kernel`, :func:`from_kernel`); the rest keep their names.
+    Shapes: U ``(S, T, B, G)``, W_h ``(S, G, H)``, bias ``(S, G)``, gamma and beta ``(S, D)``, scale
+    and shift ``(T, S, D)`` (``affine``), tap ``(T, S, B, H)``; None where absent. Built with all
+    sixteen values (a missing one raises ``TypeError``); the backward also holds autograd's
+    ``needs_input_grad`` flags in one, to name them."""
+
+    U: Any
+    W_h: Any
+    bias: Any
+    gamma_h: Any
+    beta_h: Any
+    scale_h: Any
+    shift_h: Any
+    gamma_c: Any
+    beta_c: Any
+    scale_c: Any
+    shift_c: Any
+    tap: Any
+    gamma_x: Any
+    beta_x: Any
+    scale_x: Any
+    shift_x: Any
+
+
+class NodeOutputs(NamedTuple):
+    """What :meth:`FusedRecurrence.apply` returns, in this order: h_T ``(S, B, H)``, hidden (h_1 ..
+    h_T, ``(T, S, B, H)``), both differentiable; then detached: ``over_batch`` mode's means and biased
+    variances ``(T, S, B / group, D)`` per position, and the saturated units per example ``(S, B)``
+    (empty tensors where absent)."""
+
+    h_T: torch.Tensor
+    hidden: torch.Tensor
+    mean_h: torch.Tensor
+    var_h: torch.Tensor
+    mean_c: torch.Tensor
+    var_c: torch.Tensor
+    mean_x: torch.Tensor
+    var_x: torch.Tensor
+    saturated: torch.Tensor
+
+
+def _split(name: str) -> tuple[str | None, str]:
+    """A :class:`NodeInputs` field as (the kernel's slot or None, its field): ``gamma_h`` ->
+    ``("norm_h", "gamma")``, ``W_h`` -> ``(None, "W_h")``."""
+    param, _, position = name.rpartition("_")
+    return (f"norm_{position}", param) if param in NORM_PARAMS and position in POSITIONS else (None, name)
+
+
+#: where each :class:`NodeInputs` field lives in the kernel's structs: (slot or None, field)
+_PLACES = tuple(_split(name) for name in NodeInputs._fields)
+
+
+def to_kernel(values: NodeInputs, make: Any, make_slot: Any, **extra: Any) -> Any:
+    """One kernel struct from ``values`` by name: ``make(U=..., ..., norm_h=make_slot(gamma=...), ...)``;
+    ``extra`` adds fields (``norm_h`` etc. as dicts: added to that slot)."""
+    slots: dict[str, dict[str, Any]] = {f"norm_{p}": dict(extra.pop(f"norm_{p}", ())) for p in POSITIONS}
+    for (slot, field_name), value in zip(_PLACES, values, strict=True):
+        if slot is None:
+            extra[field_name] = value
+        else:
+            slots[slot][field_name] = value
+    return make(**extra, **{slot: make_slot(**kw) for slot, kw in slots.items()})
+
+
+def from_kernel(struct: Any) -> NodeInputs:
+    """The kernel's per-input struct (its ``Grads``) as :class:`NodeInputs`, by name."""
+    return NodeInputs(
+        *[getattr(struct if slot is None else getattr(struct, slot), field_name) for slot, field_name in _PLACES]
+    )
+
+
 class FusedRecurrence(torch.autograd.Function):
-    """The recurrence as one node. ``apply(spec, U, W_h, bias, gamma_h, beta_h, scale_h, shift_h,
-    gamma_c, beta_c, scale_c, shift_c, tap, gamma_x, beta_x, scale_x, shift_x)``:
-
-    Args:
-        spec: a :class:`Recurrence`.
-        U: the input terms ``W_x x_t``, ``(S, T, B, G)``; W_h: ``(S, G, H)``; bias: ``(S, G)`` or None;
-        gamma_*, beta_*: ``(S, D)`` or None; scale_*, shift_*: ``(T, S, D)`` (``affine``) or None;
-        tap: ``(T, S, B, H)`` zeros or None: added to h_t, so its gradient is the total dL/dh_t.
-
-    Returns:
-        ``(h_T, H, BM_h, BV_h, BM_c, BV_c, BM_x, BV_x, SAT)``: h_T ``(S, B, H)`` and h_1 .. h_T
-        ``(T, S, B, H)`` (differentiable: a loss on h_T alone gives the backward no (T, S, B, H)
-        gradient to fill and copy); the rest detached: ``over_batch`` mode's means and biased variances
-        ``(T, S, B / group, D)`` of norm_h, norm_c and norm_x, and with ``spec.count_saturated``
-        each example's saturated units over all timesteps ``(S, B)`` (empty tensors where absent).
-    """
+    """The recurrence as one node. ``apply(spec, *inputs)``: a :class:`Recurrence` and the sixteen
+    :class:`NodeInputs` in their order; returns the :class:`NodeOutputs` as a tuple. The kernel's
+    interface is named (``recurrence.cpp``): its ``Inputs`` with one ``NormSlot`` per position, its
+    ``Forward``, ``Saved``, ``Wants`` and ``Grads``, built from and read into :class:`NodeInputs`
+    by field name; autograd keeps ``Saved`` as the flat list of ``Saved.tensors()``."""
 
     @staticmethod
-    def forward(
-        ctx, spec, U, W_h, bias, gamma_h, beta_h, scale_h, shift_h, gamma_c, beta_c, scale_c, shift_c, tap, *norm_x
-    ):
+    def forward(ctx, spec, *inputs):
         kernel = recurrence_kernel()
         assert kernel is not None, "kernel_covers() is checked before"
-        out = kernel.recurrence_forward(
-            spec.lstm,
-            spec.inner,
-            MODES[spec.mode_h],
-            MODES[spec.mode_c],
-            MODES[spec.mode_x],
-            spec.group,
-            spec.eps_h,
-            spec.eps_c,
-            spec.eps_x,
-            U,
-            W_h,
-            bias,
-            gamma_h,
-            beta_h,
-            scale_h,
-            shift_h,
-            gamma_c,
-            beta_c,
-            scale_c,
-            shift_c,
-            tap,
-            *norm_x,
-            spec.count_saturated,
-        )
-        out, saturated = out[:16], out[16]
+        values = NodeInputs(*inputs)
+        out = kernel.recurrence_forward(kernel_inputs(kernel, spec, values))
         ctx.set_materialize_grads(False)  # only H has a gradient: no zero tensors for the others
         ctx.spec = spec
-        inputs = (U, W_h, bias, gamma_h, beta_h, scale_h, shift_h, gamma_c, beta_c, scale_c, shift_c, tap, *norm_x)
-        ctx.n_inputs = len(inputs)
-        ctx.save_for_backward(*inputs, *out)  # the kernel's activations too (saved-tensor hooks see them)
-        empty = U.new_empty(0)
-        H = out[0]
-        stats = [t if t is not None else empty for t in (out[8], out[9], out[10], out[11], out[14], out[15])]
-        extras = [*stats, saturated if saturated is not None else empty]
+        saved = out.saved.tensors()
+        ctx.save_for_backward(*values, *saved)  # the kernel's activations too (saved-tensor hooks see them)
+        empty = values.U.new_empty(0)
+
+        def stats(position: str) -> list[torch.Tensor]:
+            batch = getattr(out, f"norm_{position}")
+            return [t if t is not None else empty for t in (batch.mean, batch.var)]
+
+        extras = [*stats("h"), *stats("c"), *stats("x"), out.saturated if out.saturated is not None else empty]
         ctx.mark_non_differentiable(*extras)
-        return (H[-1].clone(), H, *extras)
+        return tuple(NodeOutputs(out.hidden[-1].clone(), out.hidden, *extras))
 
     @staticmethod
-    def backward(ctx, g_last, gH, *_):
-        spec = ctx.spec
-        if gH is None and g_last is None:
-            return (None,) * 17
-        inputs, kernel_saved = ctx.saved_tensors[: ctx.n_inputs], ctx.saved_tensors[ctx.n_inputs :]
-        want = list(ctx.needs_input_grad[1:])
+    def backward(ctx, *grad_outputs):
+        spec, n = ctx.spec, len(NodeInputs._fields)
+        grads_out = NodeOutputs(*grad_outputs)
+        if grads_out.hidden is None and grads_out.h_T is None:
+            return (None,) * (1 + n)
+        values, saved = NodeInputs(*ctx.saved_tensors[:n]), ctx.saved_tensors[n:]
+        want = NodeInputs(*ctx.needs_input_grad[1:])
         if torch.is_grad_enabled():  # create_graph: differentiate the recurrence recomputed in torch ops
-            wanted = [x for x, w in zip(inputs, want, strict=True) if w]
+            wanted = [x for x, w in zip(values, want, strict=True) if w]
             with torch.enable_grad():
-                H = reference_recurrence(spec, *inputs)[0]
-            outs, grads_out = zip(*[(o, g) for o, g in ((H[-1], g_last), (H, gH)) if g is not None], strict=True)
-            grads = iter(torch.autograd.grad(outs, wanted, grads_out, create_graph=True, allow_unused=True))
-            return (None, *[next(grads) if w else None for w in want])
-        (
-            U,
-            W_h,
-            bias,
-            gamma_h,
-            beta_h,
-            scale_h,
-            shift_h,
-            gamma_c,
-            beta_c,
-            scale_c,
-            shift_c,
-            tap,
-            gamma_x,
-            _,
-            scale_x,
-            _,
-        ) = inputs
+                H = reference_recurrence(spec, **values._asdict())[0]
+            pairs = [(o, g) for o, g in ((H[-1], grads_out.h_T), (H, grads_out.hidden)) if g is not None]
+            outs, grads = zip(*pairs, strict=True)
+            found = iter(torch.autograd.grad(outs, wanted, grads, create_graph=True, allow_unused=True))
+            return (None, *[next(found) if w else None for w in want])
         kernel = recurrence_kernel()
-        saved = [t if t is not None else U.new_empty(0) for t in kernel_saved]
-        present = [x is not None for x in inputs]
-        grads = kernel.recurrence_backward(
-            spec.lstm,
-            spec.inner,
-            MODES[spec.mode_h],
-            MODES[spec.mode_c],
-            MODES[spec.mode_x],
-            spec.group,
-            gH,
-            g_last,
-            W_h,
-            gamma_h,
-            scale_h,
-            gamma_c,
-            scale_c,
-            gamma_x,
-            scale_x,
-            saved,
-            [w and p for w, p in zip(want, present, strict=True)],
+        result = kernel.recurrence_backward(
+            kernel_inputs(kernel, spec, values),
+            kernel.Saved.from_tensors(list(saved)),
+            kernel.OutputGrads(hidden=grads_out.hidden, last=grads_out.h_T),
+            to_kernel(want, kernel.Wants, kernel.NormWants),
         )
-        return (None, *[g if w else None for g, w in zip(grads, want, strict=True)])
+        return (None, *[g if w else None for g, w in zip(from_kernel(result), want, strict=True)])
+
+
+def kernel_inputs(kernel: Any, spec: Recurrence, values: NodeInputs) -> Any:
+    """The kernel's ``Inputs`` for ``spec`` and ``values``: each position's mode and eps with its
+    parameters in one ``NormSlot``."""
+    slots = {
+        f"norm_{p}": {"mode": MODES[getattr(spec, f"mode_{p}")], "eps": getattr(spec, f"eps_{p}")} for p in POSITIONS
+    }
+    cell = {"lstm": spec.lstm, "inner": spec.inner, "group": spec.group, "count_saturated": spec.count_saturated}
+    return to_kernel(values, kernel.Inputs, kernel.NormSlot, **cell, **slots)
 
 
 def reference_recurrence(
@@ -322,18 +343,30 @@ def per_member(t: torch.Tensor | None, S: int) -> torch.Tensor | None:
     return None if t is None else t.reshape(S, t.shape[-1])
 
 
-def _norm_mode(norm: nn.Module, T: int, S: int, B: int) -> tuple[str, list, float, int | None] | None:
-    """The kernel's mode for a norm layer, its ``[gamma, beta, scale, shift]`` and eps, and the
-    BatchNorm group; None for a norm the kernel does not know (GroupNorm, a user's own: the Python path)."""
+@dataclass
+class _Slot:
+    """A norm layer as the kernel takes it: its mode (:data:`MODES`), eps, BatchNorm group (None:
+    any) and parameters by name (:data:`NORM_PARAMS`, the absent ones None)."""
+
+    mode: str
+    eps: float = 1e-5
+    group: int | None = None
+    params: dict[str, torch.Tensor | None] = field(default_factory=dict)
+
+
+def _norm_slot(norm: nn.Module, T: int, S: int, B: int) -> _Slot | None:
+    """The kernel's slot for a norm layer; None for a norm the kernel does not know (GroupNorm, a
+    user's own: the Python path)."""
     kind = type(norm)  # exactly these classes: a subclass may change the arithmetic (the Python path)
     if kind is nn.Identity:
-        return "none", [None] * 4, 1e-5, None
+        return _Slot("none")
     if (
         isinstance(norm, LayerNorm) and kind is LayerNorm and norm.features > 1
     ):  # features 1: the Python path, which warns
-        return "over_features", [per_member(norm.gamma, S), per_member(norm.beta, S), None, None], norm.eps, None
+        gains = {"gamma": per_member(norm.gamma, S), "beta": per_member(norm.beta, S)}
+        return _Slot("over_features", norm.eps, params=gains)
     if isinstance(norm, RMSNorm) and kind is RMSNorm:
-        return "rms_over_features", [per_member(norm.gamma, S), None, None, None], norm.eps, None
+        return _Slot("rms_over_features", norm.eps, params={"gamma": per_member(norm.gamma, S)})
     if isinstance(norm, RecurrentBatchNorm1d) and kind is RecurrentBatchNorm1d:
         if norm.training or norm.use_batch_stats_in_eval:
             if norm.unbiased:  # the kernel normalizes with the biased variance: the Python path
@@ -341,11 +374,12 @@ def _norm_mode(norm: nn.Module, T: int, S: int, B: int) -> tuple[str, list, floa
             group = B if norm.training or norm.batch_group is None else norm.batch_group
             if group != B:
                 norm.check_groups(B, group)
-            return "over_batch", [per_member(norm.gamma, S), per_member(norm.beta, S), None, None], norm.eps, group
+            gains = {"gamma": per_member(norm.gamma, S), "beta": per_member(norm.beta, S)}
+            return _Slot("over_batch", norm.eps, group, gains)
         mean, var = norm.running_rows(T)  # (T, *param_shape)
         scale = norm.gamma * torch.rsqrt(var + norm.eps)
         shift = norm.beta - mean * scale
-        return "affine", [None, None, scale.reshape(T, S, -1), shift.reshape(T, S, -1)], norm.eps, None
+        return _Slot("affine", norm.eps, params={"scale": scale.reshape(T, S, -1), "shift": shift.reshape(T, S, -1)})
     return None
 
 
@@ -376,34 +410,52 @@ def unroll_fused(
     X = x.unsqueeze(0) if solo else x  # (S, B, T, I)
     S, B, T, n_in = X.shape
     identity = nn.Identity()
-    norms = (norm_h, norm_c if norm_c is not None else identity, norm_x if norm_x is not None else identity)
-    modes = [_norm_mode(n, T, S, B) for n in norms]
-    if any(m is None for m in modes):
+    norms = {
+        "h": norm_h,
+        "x": norm_x if norm_x is not None else identity,
+        "c": norm_c if norm_c is not None else identity,
+    }
+    found = {position: _norm_slot(norm, T, S, B) for position, norm in norms.items()}
+    if any(slot is None for slot in found.values()):
         return None
-    (mode_h, args_h, eps_h, grp_h), (mode_c, args_c, eps_c, grp_c), (mode_x, args_x, eps_x, grp_x) = modes  # type: ignore[misc]
+    slots = cast(dict[str, _Slot], found)
     recurrent: Any = cell  # SimpleRNN's or LSTM's cell
     # the probes read only dL/dh_t: every parameter is detached, so the node computes no parameter
     # gradients for them (the input terms keep the graph to the layer below)
     with torch.no_grad() if probe else contextlib.nullcontext():
         W_h, W_x = recurrent.recurrent_weights()  # once per sequence (weight norm computes them)
         W_h, W_x = W_h.reshape(S, *W_h.shape[-2:]), W_x.reshape(S, *W_x.shape[-2:])
-        params = [per_member(bias, S), *args_h, *args_c]
-        params_x = list(args_x)
+        params = {"W_h": W_h, "bias": per_member(bias, S)}
+        for position, slot in slots.items():
+            params |= {f"{name}_{position}": slot.params.get(name) for name in NORM_PARAMS}
         if probe:
-            W_h = W_h.detach()
-            params = [None if p is None else p.detach() for p in params]
-            params_x = [None if p is None else p.detach() for p in params_x]
+            params = {name: None if p is None else p.detach() for name, p in params.items()}
     G = W_h.shape[1]
     X = X.transpose(1, 2).reshape(S, T * B, n_in)  # time-major rows per member (a copy of the small input)
     U = torch.bmm(X, W_x.transpose(1, 2)).view(S, T, B, G)  # the input terms W_x x_t, (S, T, B, G)
-    spec = Recurrence(lstm, inner, mode_h, mode_c, mode_x, grp_h or grp_c or grp_x or B, eps_h, eps_c, eps_x, probe)
+    group = next((slot.group for slot in slots.values() if slot.group is not None), B)
+    slot_h, slot_c, slot_x = slots["h"], slots["c"], slots["x"]
+    spec = Recurrence(
+        lstm=lstm,
+        inner=inner,
+        mode_h=slot_h.mode,
+        mode_c=slot_c.mode,
+        mode_x=slot_x.mode,
+        group=group,
+        eps_h=slot_h.eps,
+        eps_c=slot_c.eps,
+        eps_x=slot_x.eps,
+        count_saturated=probe,
+    )
     tap = U.new_zeros(T, S, B, W_h.shape[-1], requires_grad=True) if probe else None
-    outputs = cast(tuple[torch.Tensor, ...], FusedRecurrence.apply(spec, U, W_h, *params, tap, *params_x))
-    h_T, H, *stats, saturated = outputs
-    for norm, mode, mean, var in zip(norms, (mode_h, mode_c, mode_x), stats[0::2], stats[1::2], strict=True):
-        if mode == "over_batch" and norm.training:  # the running statistics, as the Python path updates them
+    inputs = NodeInputs(U=U, tap=tap, **params)
+    outputs = NodeOutputs(*FusedRecurrence.apply(spec, *inputs))
+    for position, norm in norms.items():
+        if slots[position].mode == "over_batch" and norm.training:  # the running statistics, as the Python path
             assert isinstance(norm, RecurrentBatchNorm1d)
+            mean, var = getattr(outputs, f"mean_{position}"), getattr(outputs, f"var_{position}")
             norm.track_sequence(mean.reshape(T, *norm.param_shape), var.reshape(T, *norm.param_shape), B)
+    H, h_T, saturated = outputs.hidden, outputs.h_T, outputs.saturated
     hidden = H.permute(1, 2, 0, 3)  # (S, B, T, H)
     fraction = saturated / (T * (5 if lstm else 1) * W_h.shape[-1]) if probe else None
     if solo:

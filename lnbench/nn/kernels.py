@@ -9,10 +9,11 @@
 - ``recurrence.cpp``: a whole recurrence (the tanh RNN in either placement, or the LSTM, with any
   built-in norm) over T timesteps, forward and backward through time, for one autograd node per
   sequence (:mod:`lnbench.nn.fused`).
+- ``norm.h``: the one C++ LayerNorm (and RMSNorm) over a row, which both include.
 
 Each is built with ``torch.utils.cpp_extension.load`` (g++ and ninja) into torch's extension cache
 (``TORCH_EXTENSIONS_DIR``, default ``~/.cache/torch_extensions``), one build per checkout and
-source: ``make setup`` builds them, and otherwise the first use does (~30-60 s), saying so in one
+source (with the headers): ``make setup`` builds them, and otherwise the first use does (~30-60 s), saying so in one
 line. The build always runs the ``ninja`` that lnbench installs (the ``ninja`` package), whatever
 ``ninja`` is first on ``PATH``: ninja 1.11 and 1.13 hash a build command differently in
 ``.ninja_log``, so a build with one and a load with the other rebuilt the kernel from scratch
@@ -38,6 +39,9 @@ from typing import Any
 
 _CSRC = Path(__file__).parent / "csrc"
 _SOURCES = {"layernorm": _CSRC / "layernorm.cpp", "recurrence": _CSRC / "recurrence.cpp"}
+#: the headers every kernel includes (``norm.h``: the one C++ LayerNorm): part of each build's name,
+#: so that a changed header is a new build, as a changed source is
+_HEADERS = (_CSRC / "norm.h",)
 _WHAT = {"layernorm": "C++ LayerNorm kernel", "recurrence": "C++ recurrence kernel (fused RNN and LSTM)"}
 _FALLBACK = {"layernorm": "the Python autograd Function", "recurrence": "the step-by-step Python recurrence"}
 _state: dict[str, dict[str, Any]] = {name: {"tried": False, "module": None} for name in _SOURCES}
@@ -70,7 +74,10 @@ def _extension_name(name: str, isa: str | None = None) -> str:
     rebuilt each other's kernel (~30 s) whenever either ran, even while the other was loading it;
     and a kernel built for AVX-512 would not run on an AVX2 node sharing the home directory."""
     source = _SOURCES[name]
-    key = hashlib.sha1(str(source.resolve()).encode() + source.read_bytes()).hexdigest()[:12]
+    digest = hashlib.sha1(str(source.resolve()).encode())
+    for path in (source, *_HEADERS):
+        digest.update(path.read_bytes())
+    key = digest.hexdigest()[:12]
     suffix = "" if name == "layernorm" else f"_{(isa or _isa()).lower()}"
     return f"lnbench_{name}_{key}{suffix}"
 
@@ -79,7 +86,7 @@ def _builds(name: str) -> list[tuple[str, list[str]]]:
     """(extension name, compiler flags) to try in order: the recurrence with this CPU's vector
     instructions, then (a compiler that refuses those flags) without them."""
     if name == "layernorm":
-        return [(_extension_name(name), ["-O3"])]
+        return [(_extension_name(name), ["-O3", "-ffp-contract=off"])]
     builds = [(_extension_name(name, "DEFAULT"), ["-O3", "-ffp-contract=off"])]
     if _isa() in _ISA_FLAGS:
         builds.insert(0, (_extension_name(name), ["-O3", "-ffp-contract=off", *_ISA_FLAGS[_isa()]]))

@@ -188,8 +188,8 @@ def test_one_group_in_every_family_is_the_layer_norm_model(family, options):
 
 def test_the_fused_kernel_leaves_group_norm_to_the_python_path():
     model = build_model(ModelConfig(norm="group", norm_groups=2, hidden_size=8), 3, 5)
-    assert fused._norm_mode(model.cell.norm, 5, 1, 4) is None  # no kernel mode for it
-    assert fused._norm_mode(build_model(ModelConfig(hidden_size=8), 3, 5).cell.norm, 5, 1, 4)[0] == "over_features"
+    assert fused._norm_slot(model.cell.norm, 5, 1, 4) is None  # no kernel mode for it
+    assert fused._norm_slot(build_model(ModelConfig(hidden_size=8), 3, 5).cell.norm, 5, 1, 4).mode == "over_features"
 
 
 def test_its_table_1_row_is_measured_as_derived():

@@ -10,7 +10,7 @@ from torch.nn import functional as F
 from lnbench.config import ModelConfig, TrainConfig
 from lnbench.names import NORM_KINDS, norm_has_member_axis
 from lnbench.nn.batchnorm import BatchNorm1d, RecurrentBatchNorm1d
-from lnbench.nn.fused import _norm_mode
+from lnbench.nn.fused import _norm_slot
 from lnbench.nn.mlp import MLP
 from lnbench.nn.models import build_model
 from lnbench.training.data import TaskData
@@ -186,10 +186,10 @@ def test_the_model_option_reaches_every_batchnorm_and_the_fused_kernel_steps_asi
     lstm = build_model(ModelConfig(family="lstm", norm="batch", hidden_size=H, batch_norm_unbiased=True), IN, 5, C)
     recurrent = [m for m in lstm.modules() if isinstance(m, RecurrentBatchNorm1d)]
     assert recurrent and all(m.unbiased for m in recurrent)
-    assert _norm_mode(recurrent[0].train(), 5, 1, 4) is None
-    assert _norm_mode(recurrent[0].eval(), 5, 1, 4)[0] == "affine"
+    assert _norm_slot(recurrent[0].train(), 5, 1, 4) is None
+    assert _norm_slot(recurrent[0].eval(), 5, 1, 4).mode == "affine"
     plain = build_model(ModelConfig(family="lstm", norm="batch", hidden_size=H), IN, 5, C)
     assert (
-        _norm_mode(next(m for m in plain.modules() if isinstance(m, RecurrentBatchNorm1d)).train(), 5, 1, 4)[0]
+        _norm_slot(next(m for m in plain.modules() if isinstance(m, RecurrentBatchNorm1d)).train(), 5, 1, 4).mode
         == "over_batch"
     )

@@ -4,60 +4,36 @@
 //
 // x: (N, D) rows (any leading shape, contiguous), gamma/beta: (G, D) with G dividing N: row i
 // uses gamma row i / (N / G) (G = 1: one LayerNorm; G = S: an ensemble of S members, x (S, B, D)).
-// Forward (two-pass, biased variance, accumulated in double):
-//   mean = sum_j x_j / D,  var = sum_j (x_j - mean)^2 / D,  rstd = 1 / sqrt(var + eps)
-//   x_hat = (x - mean) * rstd,  y = gamma * x_hat + beta
-// Backward, with g = gamma * grad_y (the same formula as lnbench/nn/numpy_layernorm.py):
+// The arithmetic is lnbench::RowNorm of norm.h (the fused recurrence's LayerNorm too): two-pass
+// mean and biased variance summed in double lanes, y = gamma * x_hat + beta; backward, with
+// g = gamma * grad_y (the same formula as lnbench/nn/numpy_layernorm.py):
 //   dx = rstd * (g - mean_j(g) - x_hat * mean_j(g * x_hat)),  dgamma = sum(grad_y * x_hat),  dbeta = sum(grad_y)
 // A second derivative (create_graph: grad mode is on in backward) gets the same formula in
 // differentiable ATen ops, with x_hat and rstd recomputed from the saved input; a plain backward
 // runs the loops below and builds no graph.
 #include <torch/extension.h>
-#include <cmath>
+
+#include "norm.h"
 
 using torch::Tensor;
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
+// rows x (N, D) in G groups of per_group consecutive rows, group g with gamma and beta row g
 template <typename T>
-static void forward_rows(const T* x, const T* gamma, const T* beta, T* y, T* xh, T* rs, int64_t N, int64_t D, int64_t per_group, double eps) {
-  for (int64_t i = 0; i < N; ++i) {
-    const T* xi = x + i * D;
-    const T* g = gamma + (i / per_group) * D;
-    const T* b = beta + (i / per_group) * D;
-    double mean = 0;
-    for (int64_t j = 0; j < D; ++j) mean += xi[j];
-    mean /= D;
-    double var = 0;  // two-pass: no E[x^2] - E[x]^2 cancellation
-    for (int64_t j = 0; j < D; ++j) { double c = xi[j] - mean; var += c * c; }
-    var /= D;
-    T r = (T)(1.0 / std::sqrt(var + eps));
-    rs[i] = r;
-    for (int64_t j = 0; j < D; ++j) {
-      T h = (T)((xi[j] - mean) * r);
-      xh[i * D + j] = h;
-      y[i * D + j] = h * g[j] + b[j];
-    }
-  }
+static void forward_rows(const T* x, const T* gamma, const T* beta, T* y, T* xh, T* rs, int64_t N, int64_t D,
+                         int64_t per_group, double eps) {
+  for (int64_t r0 = 0, g = 0; r0 < N; r0 += per_group, ++g)
+    lnbench::RowNorm<T>{gamma + g * D, beta + g * D, D, eps, false}.forward(x + r0 * D, y + r0 * D, xh + r0 * D,
+                                                                            rs + r0, per_group);
 }
 
 template <typename T>
-static void backward_rows(const T* gy, const T* xh, const T* rs, const T* gamma, T* dx, T* dgamma, T* dbeta, int64_t N, int64_t D, int64_t per_group) {
-  for (int64_t i = 0; i < N; ++i) {
-    const T* gyi = gy + i * D; const T* xhi = xh + i * D;
-    const T* g = gamma + (i / per_group) * D;
-    T* dg = dgamma + (i / per_group) * D;
-    T* db = dbeta + (i / per_group) * D;
-    double mg = 0, mgx = 0;
-    for (int64_t j = 0; j < D; ++j) { double gj = (double)gyi[j] * g[j]; mg += gj; mgx += gj * xhi[j]; }
-    mg /= D; mgx /= D;
-    for (int64_t j = 0; j < D; ++j) {
-      double gj = (double)gyi[j] * g[j];
-      dx[i * D + j] = (T)(rs[i] * (gj - mg - xhi[j] * mgx));
-      dg[j] += gyi[j] * xhi[j];
-      db[j] += gyi[j];
-    }
-  }
+static void backward_rows(const T* gy, const T* xh, const T* rs, const T* gamma, T* dx, T* dgamma, T* dbeta, int64_t N,
+                          int64_t D, int64_t per_group) {
+  for (int64_t r0 = 0, g = 0; r0 < N; r0 += per_group, ++g)
+    lnbench::RowNorm<T>{gamma + g * D, nullptr, D, 0.0, false}.backward(gy + r0 * D, xh + r0 * D, rs + r0, dx + r0 * D,
+                                                                         dgamma + g * D, dbeta + g * D, per_group);
 }
 
 struct LayerNormFn : public torch::autograd::Function<LayerNormFn> {

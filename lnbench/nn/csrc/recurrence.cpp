@@ -4,6 +4,13 @@
 // (lnbench/nn/fused.py, the autograd Function); the equations are those of lnbench/nn/rnn.py and
 // lnbench/nn/lstm.py, whose step-by-step Python code is the reference the tests compare with.
 //
+// The interface is named (the structs below, bound to Python as classes whose constructors take
+// keywords only; an unknown name raises): Inputs (the cell, U, W_h, bias, tap and one NormSlot
+// per norm position, norm_h, norm_x, norm_c) -> Forward (hidden, saturated, the over-batch
+// statistics per slot, and Saved: what the backward reads); recurrence_backward(Inputs, Saved,
+// OutputGrads, Wants) -> Grads, one field per input, undefined where not wanted. Saved is kept by
+// autograd as a flat list in the one order of Saved::fields (from_tensors checks the count).
+//
 // Layout: time-major, the member axis S of a seed ensemble next (S = 1 for one model), then the
 // batch B: every per-step slab is S*B contiguous rows; row r belongs to member r / B.
 //   U     (S, T, B, G)  the input terms (member-major, as one matrix product per member gives them), computed for every timestep before the recurrence:
@@ -28,30 +35,34 @@
 //           statistics, updated in Python)
 //   AFFINE  y = scale_t x + shift_t per feature (BatchNorm in eval: its running statistics folded
 //           into scale and shift by the caller), scale and shift (T, S, D)
-// Row statistics are summed in fixed vector lanes of the scalar type and the lanes folded in
-// double (row_sum below); the variance is two-pass, as the LayerNorm kernel's. The backward is
-// the x-hat form of lnbench/nn/layernorm.py (NormalizeAffine) per norm, the derivatives of tanh
-// and sigmoid from the saved activations, and dW_h = sum_t dR_t^T h_{t-1} after the loop.
-// Parameter gradients are summed over a timestep's rows in the scalar type and over the
-// timesteps in double.
+// LAYER and RMS are lnbench::RowNorm of norm.h, the module's LayerNorm kernel's too (layernorm.cpp):
+// one C++ LayerNorm, its row statistics summed in double lanes. BATCH's statistics are per feature
+// over the group's rows, in the scalar type. The backward is the x-hat form of
+// lnbench/nn/layernorm.py (NormalizeAffine) per norm, the derivatives of tanh and sigmoid from the
+// saved activations, and dW_h = sum_t dR_t^T h_{t-1} after the loop. Parameter gradients are
+// summed over a timestep's rows in the scalar type and over the timesteps in double.
 #include <torch/extension.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <optional>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "norm.h"
+
+namespace py = pybind11;
 using torch::Tensor;
 using OptT = std::optional<Tensor>;
 
 enum Mode : int64_t { NONE = 0, LAYER = 1, RMS = 2, BATCH = 3, AFFINE = 4 };
 
 static bool has(const OptT& t) { return t.has_value() && t->defined() && t->numel() > 0; }
-
-template <typename T>
-static const T* cptr(const OptT& t) { return has(t) ? t->data_ptr<T>() : nullptr; }
 
 // exp, sigmoid and tanh the compiler vectorizes (ATen's took ~1.9 ns per element at these sizes, a
 // call per block; these ~0.5 ns with AVX-512). exp: Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2,
@@ -136,95 +147,138 @@ static void tanh_block(const T* __restrict__ x, T* __restrict__ y, int64_t n) {
   for (int64_t e = 0; e < n; ++e) y[e] = vtanh(x[e]);
 }
 
-// Sums over a row in fixed lanes of the scalar type (16 floats or 8 doubles: one 64-byte vector,
-// GCC's vector extension, which AVX2 runs as two halves and SSE as four quarters with the same
-// lanes), folded in double in a fixed order: the same sum whatever the vector width (no
-// -ffast-math, no contraction: -ffp-contract=off). A float row of 256 sums 16 values per lane in
-// float (~1e-7 relative), then the lanes in double; in double it is double throughout.
-template <typename T> struct Lanes;
-template <> struct Lanes<float> { static constexpr int n = 16; typedef float V __attribute__((vector_size(64))); };
-template <> struct Lanes<double> { static constexpr int n = 8; typedef double V __attribute__((vector_size(64))); };
-template <typename T> using Vec = typename Lanes<T>::V;
+// ---- The interface: every tensor by name -------------------------------------------------------
 
-template <typename T>
-static inline Vec<T> vload(const T* p) {
-  Vec<T> v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
+// One norm position of the cell (norm_h and norm_x over G, norm_c over H): what it computes and
+// its parameters. gamma, beta (S, D) for LAYER, RMS (gamma only) and BATCH; scale, shift (T, S, D)
+// for AFFINE; absent (None) otherwise.
+struct NormSlot {
+  int64_t mode = NONE;
+  double eps = 1e-5;
+  OptT gamma, beta, scale, shift;
+};
 
-template <typename T>
-static inline double fold(const Vec<T>& a) {  // pairwise, in a fixed order
-  constexpr int n = Lanes<T>::n;
-  double s[n];
-  for (int l = 0; l < n; ++l) s[l] = (double)a[l];
-  for (int w = n / 2; w >= 1; w /= 2)
-    for (int l = 0; l < w; ++l) s[l] = s[l] + s[l + w];
-  return s[0];
-}
+// The node's inputs: the cell (lstm, inner = the joint RNN, group = examples per BATCH statistic,
+// count_saturated = the probes' count), the tensors (see the layout above) and the three slots.
+struct Inputs {
+  bool lstm = false, inner = false, count_saturated = false;
+  int64_t group = 1;
+  OptT U, W_h, bias, tap;
+  NormSlot norm_h, norm_x, norm_c;
+};
 
-template <typename T>
-static inline double row_sum(const T* __restrict__ x, int64_t D) {
-  constexpr int L = Lanes<T>::n;
-  Vec<T> a = {};
-  int64_t j = 0;
-  for (; j + L <= D; j += L) a += vload(x + j);
-  double s = fold<T>(a);
-  for (; j < D; ++j) s += x[j];
-  return s;
-}
+// What a norm slot saves per timestep: x_hat (T, S*B*D; AFFINE: its input) and rstd (T, rows).
+struct NormSaved {
+  Tensor x_hat, rstd;
+};
 
-template <typename T>
-static inline double row_sumsq(const T* __restrict__ x, double mean, int64_t D) {
-  constexpr int L = Lanes<T>::n;
-  const T m = (T)mean;
-  Vec<T> a = {};
-  int64_t j = 0;
-  for (; j + L <= D; j += L) {
-    const Vec<T> c = vload(x + j) - m;
-    a += c * c;
+// What the backward reads. hidden (T, S, B, H): h_1 .. h_T; gates (T, S*B*G): the LSTM's gates
+// after their nonlinearities, per timestep in two blocks, sigmoid of i f o of every row (S*B, 3H)
+// then tanh of g (S*B, H), or the RNN's tanh(pre) (T, S, B, H); cell, tanh_cell (T, S, B, H): the
+// LSTM's c_t and tanh(norm_c(c_t)). Undefined where absent.
+struct Saved {
+  Tensor hidden, gates, cell, tanh_cell;
+  NormSaved norm_h, norm_x, norm_c;
+
+  // The one order of the flat list autograd keeps (ctx.save_for_backward): tensors() writes it,
+  // from_tensors() reads it.
+  std::vector<Tensor*> fields() {
+    return {&hidden,           &gates,         &cell,           &tanh_cell,     &norm_h.x_hat,
+            &norm_h.rstd,      &norm_x.x_hat,  &norm_x.rstd,    &norm_c.x_hat,  &norm_c.rstd};
   }
-  double s = fold<T>(a);
-  for (; j < D; ++j) {
-    const double c = (double)x[j] - mean;
-    s += c * c;
+  std::vector<Tensor> tensors() {
+    std::vector<Tensor> out;
+    for (Tensor* f : fields()) out.push_back(*f);
+    return out;
   }
-  return s;
-}
+  static Saved from_tensors(const std::vector<OptT>& list) {
+    Saved s;
+    auto f = s.fields();
+    TORCH_CHECK(list.size() == f.size(), "recurrence: Saved.from_tensors takes ", f.size(), " tensors, got ",
+                list.size());
+    for (size_t i = 0; i < f.size(); ++i) *f[i] = list[i].value_or(Tensor());
+    return s;
+  }
+};
 
-// sum_j dy_j gamma_j and sum_j dy_j gamma_j xh_j
+// BATCH's means and biased variances (T, S, B / group, D), for the running statistics.
+struct BatchStats {
+  Tensor mean, var;
+};
+
+// The forward's result. saturated (S, B): with count_saturated, each example's saturated units.
+struct Forward {
+  Tensor hidden, saturated;
+  BatchStats norm_h, norm_x, norm_c;
+  Saved saved;
+};
+
+// The gradients arriving at the node's outputs: of hidden (T, S, B, H) and of h_T (S, B, H).
+struct OutputGrads {
+  OptT hidden, last;
+};
+
+// Which gradients to compute (autograd's needs_input_grad, by name), per input of Inputs.
+struct NormWants {
+  bool gamma = false, beta = false, scale = false, shift = false;
+};
+struct Wants {
+  bool U = false, W_h = false, bias = false, tap = false;
+  NormWants norm_h, norm_x, norm_c;
+};
+
+// The backward's result, one per input of Inputs; undefined where not wanted.
+struct NormGrads {
+  Tensor gamma, beta, scale, shift;
+};
+struct Grads {
+  Tensor U, W_h, bias, tap;
+  NormGrads norm_h, norm_x, norm_c;
+};
+
+// ---- The norms inside the loops -----------------------------------------------------------------
+
+// One slot as the loops see it: raw pointers, each advanced by a timestep's length.
 template <typename T>
-static inline void row_dots(const T* __restrict__ dy, const T* __restrict__ g, const T* __restrict__ xh, int64_t D,
-                            double& mg, double& mgx) {
-  constexpr int L = Lanes<T>::n;
-  Vec<T> a = {}, b = {};
-  int64_t j = 0;
-  for (; j + L <= D; j += L) {
-    const Vec<T> gj = vload(dy + j) * vload(g + j);
-    a += gj;
-    b += gj * vload(xh + j);
-  }
-  mg = fold<T>(a);
-  mgx = fold<T>(b);
-  for (; j < D; ++j) {
-    const double gj = (double)dy[j] * g[j];
-    mg += gj;
-    mgx += gj * xh[j];
-  }
+struct SlotLoop {
+  int64_t mode = NONE, D = 0;
+  double eps = 0;
+  const T *gamma = nullptr, *beta = nullptr, *scale = nullptr, *shift = nullptr;
+  T *x_hat = nullptr, *rstd = nullptr, *mean = nullptr, *var = nullptr;
+  int64_t rstd_len = 0;
+};
+
+template <typename T>
+static const T* ptr(const OptT& t) { return has(t) ? t->data_ptr<T>() : nullptr; }
+template <typename T>
+static T* ptr(const Tensor& t) { return t.defined() && t.numel() > 0 ? t.data_ptr<T>() : nullptr; }
+
+template <typename T>
+static SlotLoop<T> loop_of(const NormSlot& slot, const NormSaved& saved, const BatchStats& stats, int64_t D) {
+  SlotLoop<T> L;
+  L.mode = slot.mode, L.D = D, L.eps = slot.eps;
+  L.gamma = ptr<T>(slot.gamma), L.beta = ptr<T>(slot.beta), L.scale = ptr<T>(slot.scale), L.shift = ptr<T>(slot.shift);
+  L.x_hat = ptr<T>(saved.x_hat), L.rstd = ptr<T>(saved.rstd), L.mean = ptr<T>(stats.mean), L.var = ptr<T>(stats.var);
+  L.rstd_len = L.rstd ? saved.rstd.size(1) : 0;
+  return L;
 }
 
-// The per-row statistics' size of a norm per timestep (rstd, or for BATCH rstd per group and feature).
-static int64_t rs_size(int64_t mode, int64_t S, int64_t B, int64_t D, int64_t group) {
+// The per-timestep length of a slot's rstd: a row's (LAYER, RMS), a group's per feature (BATCH).
+static int64_t rstd_len(int64_t mode, int64_t S, int64_t B, int64_t D, int64_t group) {
   if (mode == LAYER || mode == RMS) return S * B;
   if (mode == BATCH) return S * (B / group) * D;
   return 0;
 }
 
+// y = norm(x) at timestep t, x and y (S*B, D); saves x_hat and rstd, and BATCH's statistics.
 template <typename T>
-static void norm_fwd(int64_t mode, const T* x, T* y, T* xh, T* rs, T* bm, T* bv, const T* gamma, const T* beta,
-                     const T* scale, const T* shift, int64_t S, int64_t B, int64_t D, int64_t group, double eps) {
-  const int64_t N = S * B;
-  if (mode == AFFINE) {
+static void norm_fwd(const SlotLoop<T>& L, int64_t t, const T* x, T* y, int64_t S, int64_t B, int64_t group) {
+  const int64_t N = S * B, D = L.D;
+  T* xh = L.x_hat + t * N * D;
+  T* rs = L.rstd ? L.rstd + t * L.rstd_len : nullptr;
+  if (L.mode == AFFINE) {
+    const T* scale = L.scale + t * S * D;
+    const T* shift = L.shift + t * S * D;
     for (int64_t r = 0; r < N; ++r) {
       const T* sc = scale + (r / B) * D;
       const T* sh = shift + (r / B) * D;
@@ -234,31 +288,18 @@ static void norm_fwd(int64_t mode, const T* x, T* y, T* xh, T* rs, T* bm, T* bv,
         y[r * D + j] = xi[j] * sc[j] + sh[j];
       }
     }
-  } else if (mode == LAYER || mode == RMS) {
-    for (int64_t r = 0; r < N; ++r) {
-      const T* __restrict__ xi = x + r * D;
-      const T* __restrict__ g = gamma + (r / B) * D;
-      const T* __restrict__ b = beta ? beta + (r / B) * D : nullptr;
-      const double mean = mode == LAYER ? row_sum(xi, D) / D : 0.0;
-      const double var = row_sumsq(xi, mean, D) / D;  // two-pass (LAYER); the mean square (RMS)
-      const T rr = (T)(1.0 / std::sqrt(var + eps));
-      const T m = (T)mean;
-      rs[r] = rr;
-      T* __restrict__ xhr = xh + r * D;
-      T* __restrict__ yr = y + r * D;
-      for (int64_t j = 0; j < D; ++j) xhr[j] = (xi[j] - m) * rr;
-      if (b) {
-        for (int64_t j = 0; j < D; ++j) yr[j] = xhr[j] * g[j] + b[j];
-      } else {
-        for (int64_t j = 0; j < D; ++j) yr[j] = xhr[j] * g[j];
-      }
-    }
-  } else if (mode == BATCH) {
+  } else if (L.mode == LAYER || L.mode == RMS) {
+    for (int64_t s = 0; s < S; ++s)
+      lnbench::RowNorm<T>{L.gamma + s * D, L.beta ? L.beta + s * D : nullptr, D, L.eps, L.mode == RMS}.forward(
+          x + s * B * D, y + s * B * D, xh + s * B * D, rs + s * B, B);
+  } else if (L.mode == BATCH) {
     const int64_t ng = B / group;
+    T* bm = L.mean ? L.mean + t * S * ng * D : nullptr;
+    T* bv = L.var ? L.var + t * S * ng * D : nullptr;
     std::vector<T> mean(D), var(D), mt(D), rt(D);  // per feature over the group's rows, in T
     for (int64_t s = 0; s < S; ++s) {
-      const T* __restrict__ g = gamma + s * D;
-      const T* __restrict__ b = beta ? beta + s * D : nullptr;
+      const T* __restrict__ g = L.gamma + s * D;
+      const T* __restrict__ b = L.beta ? L.beta + s * D : nullptr;
       for (int64_t k = 0; k < ng; ++k) {
         const int64_t r0 = s * B + k * group;
         T* __restrict__ mp = mean.data();
@@ -280,7 +321,7 @@ static void norm_fwd(int64_t mode, const T* x, T* y, T* xh, T* rs, T* bm, T* bv,
         const int64_t idx = (s * ng + k) * D;
         for (int64_t j = 0; j < D; ++j) {
           vp[j] /= (T)group;
-          rt[j] = (T)(1.0 / std::sqrt((double)vp[j] + eps));
+          rt[j] = (T)(1.0 / std::sqrt((double)vp[j] + L.eps));
           mt[j] = mp[j];
           rs[idx + j] = rt[j];
         }
@@ -307,15 +348,34 @@ static void norm_fwd(int64_t mode, const T* x, T* y, T* xh, T* rs, T* bm, T* bv,
   }
 }
 
-// dx from dy (dx may alias nothing; NONE copies), and the parameters' gradients accumulated.
+// A slot's parameter gradients, summed over the timesteps in double: gamma, beta (S, D), scale,
+// shift (T, S, D); empty where not wanted.
+struct NormSums {
+  std::vector<double> gamma, beta, scale, shift;
+  NormSums(const NormWants& w, int64_t T, int64_t S, int64_t D)
+      : gamma(w.gamma ? S * D : 0), beta(w.beta ? S * D : 0), scale(w.scale ? T * S * D : 0),
+        shift(w.shift ? T * S * D : 0) {}
+};
+
+static double* sums(std::vector<double>& v, int64_t offset = 0) { return v.empty() ? nullptr : v.data() + offset; }
+
+// dx from dy at timestep t (NONE copies), and the slot's parameter gradients added to `acc`.
 template <typename T>
-static void norm_bwd(int64_t mode, const T* dy, const T* xh, const T* rs, T* dx, const T* gamma, const T* scale,
-                     double* dgamma, double* dbeta, double* dscale, double* dshift, int64_t S, int64_t B, int64_t D,
+static void norm_bwd(const SlotLoop<T>& L, int64_t t, const T* dy, T* dx, NormSums& acc, int64_t S, int64_t B,
                      int64_t group) {
-  const int64_t N = S * B;
-  if (mode == NONE) {
+  const int64_t N = S * B, D = L.D;
+  if (L.mode == NONE) {
     std::copy(dy, dy + N * D, dx);
-  } else if (mode == AFFINE) {
+    return;
+  }
+  const T* xh = L.x_hat + t * N * D;
+  const T* rs = L.rstd ? L.rstd + t * L.rstd_len : nullptr;
+  double* dgamma = sums(acc.gamma);
+  double* dbeta = sums(acc.beta);
+  if (L.mode == AFFINE) {
+    const T* scale = L.scale + t * S * D;
+    double* dscale = sums(acc.scale, t * S * D);
+    double* dshift = sums(acc.shift, t * S * D);
     for (int64_t r = 0; r < N; ++r) {
       const int64_t p = (r / B) * D;
       for (int64_t j = 0; j < D; ++j) {
@@ -325,40 +385,27 @@ static void norm_bwd(int64_t mode, const T* dy, const T* xh, const T* rs, T* dx,
         if (dshift) dshift[p + j] += d;
       }
     }
-  } else if (mode == LAYER || mode == RMS) {
+  } else if (L.mode == LAYER || L.mode == RMS) {
     // dgamma and dbeta summed over a member's B rows in T, then added to the double totals
     std::vector<T> sg(dgamma ? D : 0), sb(dbeta ? D : 0);
-    T* __restrict__ tg = sg.data();
-    T* __restrict__ tb = sb.data();
     for (int64_t s = 0; s < S; ++s) {
       const int64_t p = s * D;
-      const T* __restrict__ g = gamma + p;
       std::fill(sg.begin(), sg.end(), (T)0);
       std::fill(sb.begin(), sb.end(), (T)0);
-      for (int64_t r = s * B; r < (s + 1) * B; ++r) {
-        const T* __restrict__ dyi = dy + r * D;
-        const T* __restrict__ xhi = xh + r * D;
-        double mg, mgx;
-        row_dots(dyi, g, xhi, D, mg, mgx);
-        const T a = (T)(mode == LAYER ? mg / D : 0.0), c = (T)(mgx / D), rr = rs[r];
-        T* __restrict__ dxi = dx + r * D;
-        for (int64_t j = 0; j < D; ++j) dxi[j] = rr * ((dyi[j] * g[j] - a) - xhi[j] * c);
-        if (dgamma)
-          for (int64_t j = 0; j < D; ++j) tg[j] += dyi[j] * xhi[j];
-        if (dbeta)
-          for (int64_t j = 0; j < D; ++j) tb[j] += dyi[j];
-      }
+      lnbench::RowNorm<T>{L.gamma + p, nullptr, D, L.eps, L.mode == RMS}.backward(
+          dy + s * B * D, xh + s * B * D, rs + s * B, dx + s * B * D, dgamma ? sg.data() : nullptr,
+          dbeta ? sb.data() : nullptr, B);
       if (dgamma)
-        for (int64_t j = 0; j < D; ++j) dgamma[p + j] += tg[j];
+        for (int64_t j = 0; j < D; ++j) dgamma[p + j] += sg[j];
       if (dbeta)
-        for (int64_t j = 0; j < D; ++j) dbeta[p + j] += tb[j];
+        for (int64_t j = 0; j < D; ++j) dbeta[p + j] += sb[j];
     }
-  } else if (mode == BATCH) {
+  } else if (L.mode == BATCH) {
     const int64_t ng = B / group;
     std::vector<T> mg(D), mgx(D), a(D), c(D), sg(D), sb(D);
     for (int64_t s = 0; s < S; ++s) {
       const int64_t p = s * D;
-      const T* __restrict__ g = gamma + p;
+      const T* __restrict__ g = L.gamma + p;
       for (int64_t k = 0; k < ng; ++k) {
         const int64_t r0 = s * B + k * group, idx = (s * ng + k) * D;
         T* __restrict__ m1 = mg.data();
@@ -406,71 +453,90 @@ static Tensor maybe_empty(bool want, at::IntArrayRef sizes, const at::TensorOpti
   return want ? torch::empty(sizes, o) : Tensor();
 }
 
-// Returns {H, ACT, C, TC, XH_h, RS_h, XH_c, RS_c, BM_h, BV_h, BM_c, BV_c, XH_x, RS_x, BM_x, BV_x, SAT};
-// undefined where absent. SAT (S, B): with count_saturated, the saturated units of each example.
-//   H (T,S,B,H): h_1 .. h_T;  ACT (T, S*B*G): the LSTM's gates after their nonlinearities, per
-//   timestep in two blocks: sigmoid of i f o of every row (S*B, 3H), then tanh of g (S*B, H); the
-//   RNN's tanh(pre) (T,S,B,H);  C, TC (T,S,B,H): the LSTM's c_t and tanh(norm_c(c_t));  XH_*, RS_*: the
-//   norms' x-hat and rstd;  BM_*, BV_* (T,S,B/group,D): BATCH's means and biased variances.
-std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, int64_t mode_c, int64_t mode_x,
-                                       int64_t group, double eps_h, double eps_c, double eps_x, Tensor U, Tensor W_h,
-                                       OptT bias, OptT gamma_h, OptT beta_h, OptT scale_h, OptT shift_h, OptT gamma_c,
-                                       OptT beta_c, OptT scale_c, OptT shift_c, OptT tap, OptT gamma_x, OptT beta_x,
-                                       OptT scale_x, OptT shift_x, bool count_saturated) {
-  TORCH_CHECK(U.dim() == 4 && W_h.dim() == 3, "recurrence: U (S, T, B, G) and W_h (S, G, H)");
-  U = U.contiguous();
-  W_h = W_h.contiguous();
+// Inputs checked (a missing or misshapen tensor raises, naming it) and made contiguous.
+static Inputs checked(const Inputs& given) {
+  Inputs in = given;
+  TORCH_CHECK(has(in.U) && has(in.W_h) && in.U->dim() == 4 && in.W_h->dim() == 3,
+              "recurrence: Inputs needs U (S, T, B, G) and W_h (S, G, H)");
+  const int64_t S = in.U->size(0), T = in.U->size(1), B = in.U->size(2), G = in.U->size(3), H = in.W_h->size(2);
+  TORCH_CHECK(in.W_h->size(0) == S && in.W_h->size(1) == G && G == (in.lstm ? 4 * H : H),
+              "recurrence: W_h must be (S, G, H)");
+  TORCH_CHECK(!in.inner || !in.lstm, "recurrence: the LSTM has no joint placement");
+  TORCH_CHECK(!in.inner || in.norm_x.mode == NONE, "recurrence: the joint placement has no norm_x");
+  TORCH_CHECK(in.group >= 1 && B % in.group == 0, "recurrence: a batch of ", B, " is not a whole number of groups of ",
+              in.group);
+  auto contiguous = [](OptT& t) {
+    if (has(t)) t = t->contiguous();
+  };
+  auto check_size = [](const OptT& t, int64_t numel, const char* slot, const char* name) {
+    TORCH_CHECK(!has(t) || t->numel() == numel, "recurrence: ", slot, ".", name, " has ", has(t) ? t->numel() : 0,
+                " values, not ", numel);
+  };
+  for (OptT* t : {&in.U, &in.W_h, &in.bias, &in.tap}) contiguous(*t);
+  check_size(in.bias, S * G, "Inputs", "bias");
+  check_size(in.tap, T * S * B * H, "Inputs", "tap");
+  const std::pair<NormSlot*, const char*> slots[] = {{&in.norm_h, "norm_h"}, {&in.norm_x, "norm_x"}, {&in.norm_c, "norm_c"}};
+  for (auto [slot, name] : slots) {
+    const int64_t D = slot == &in.norm_c ? H : G, m = slot->mode;
+    TORCH_CHECK(m >= NONE && m <= AFFINE, "recurrence: ", name, ".mode ", m, " is not a mode (0-4)");
+    for (OptT* t : {&slot->gamma, &slot->beta, &slot->scale, &slot->shift}) contiguous(*t);
+    TORCH_CHECK(m == NONE || m == AFFINE || has(slot->gamma), "recurrence: ", name, " needs gamma");
+    TORCH_CHECK(m != AFFINE || (has(slot->scale) && has(slot->shift)), "recurrence: ", name, " needs scale and shift");
+    check_size(slot->gamma, S * D, name, "gamma");
+    check_size(slot->beta, S * D, name, "beta");
+    check_size(slot->scale, T * S * D, name, "scale");
+    check_size(slot->shift, T * S * D, name, "shift");
+  }
+  return in;
+}
+
+Forward recurrence_forward(const Inputs& given) {
+  const Inputs in = checked(given);
+  const Tensor U = *in.U, W_h = *in.W_h;
+  const bool lstm = in.lstm, inner = in.inner;
+  const int64_t group = in.group, mode_h = in.norm_h.mode, mode_x = in.norm_x.mode;
+  const int64_t mode_c = lstm ? in.norm_c.mode : NONE;
   const int64_t S = U.size(0), T = U.size(1), B = U.size(2), G = U.size(3), H = W_h.size(2);
-  TORCH_CHECK(W_h.size(0) == S && W_h.size(1) == G && G == (lstm ? 4 * H : H), "recurrence: W_h must be (S, G, H)");
-  TORCH_CHECK(!inner || !lstm, "recurrence: the LSTM has no joint placement");
-  TORCH_CHECK(!inner || mode_x == NONE, "recurrence: the joint placement has no norm_x");
-  TORCH_CHECK(group >= 1 && B % group == 0, "recurrence: a batch of ", B, " is not a whole number of groups of ", group);
   const int64_t ng = B / group;
   auto o = U.options();
-  Tensor Hs = torch::empty({T, S, B, H}, o);
-  Tensor ACT = (lstm || has(tap)) ? torch::empty({T, S, B, G}, o) : Tensor();
-  Tensor C = maybe_empty(lstm, {T, S, B, H}, o), TC = maybe_empty(lstm, {T, S, B, H}, o);
-  Tensor XH_h = maybe_empty(mode_h != NONE, {T, S, B, G}, o);
-  Tensor RS_h = maybe_empty(rs_size(mode_h, S, B, G, group) > 0, {T, rs_size(mode_h, S, B, G, group)}, o);
-  Tensor XH_c = maybe_empty(lstm && mode_c != NONE, {T, S, B, H}, o);
-  Tensor RS_c = maybe_empty(lstm && rs_size(mode_c, S, B, H, group) > 0, {T, rs_size(mode_c, S, B, H, group)}, o);
-  Tensor BM_h = maybe_empty(mode_h == BATCH, {T, S, ng, G}, o), BV_h = maybe_empty(mode_h == BATCH, {T, S, ng, G}, o);
-  Tensor BM_c = maybe_empty(lstm && mode_c == BATCH, {T, S, ng, H}, o);
-  Tensor BV_c = maybe_empty(lstm && mode_c == BATCH, {T, S, ng, H}, o);
-  Tensor XH_x = maybe_empty(mode_x != NONE, {T, S, B, G}, o);
-  Tensor RS_x = maybe_empty(rs_size(mode_x, S, B, G, group) > 0, {T, rs_size(mode_x, S, B, G, group)}, o);
-  Tensor BM_x = maybe_empty(mode_x == BATCH, {T, S, ng, G}, o), BV_x = maybe_empty(mode_x == BATCH, {T, S, ng, G}, o);
+  Forward out;
+  Saved& sv = out.saved;
+  sv.hidden = torch::empty({T, S, B, H}, o);
+  sv.gates = (lstm || has(in.tap)) ? torch::empty({T, S, B, G}, o) : Tensor();
+  sv.cell = maybe_empty(lstm, {T, S, B, H}, o), sv.tanh_cell = maybe_empty(lstm, {T, S, B, H}, o);
+  auto allocate = [&](int64_t mode, int64_t D, NormSaved& saved, BatchStats& stats) {
+    saved.x_hat = maybe_empty(mode != NONE, {T, S * B * D}, o);
+    const int64_t len = rstd_len(mode, S, B, D, group);
+    saved.rstd = maybe_empty(len > 0, {T, len}, o);
+    stats.mean = maybe_empty(mode == BATCH, {T, S, ng, D}, o);
+    stats.var = maybe_empty(mode == BATCH, {T, S, ng, D}, o);
+  };
+  allocate(mode_h, G, sv.norm_h, out.norm_h);
+  allocate(mode_x, G, sv.norm_x, out.norm_x);
+  allocate(mode_c, H, sv.norm_c, out.norm_c);
+  Tensor Hs = sv.hidden, ACT = sv.gates, C = sv.cell, TC = sv.tanh_cell;
   Tensor XU = torch::empty({S, B, G}, o), UX = torch::empty({S, B, G}, o);  // U[:, t] as rows, and norm_x of it
   Tensor R = torch::empty({S, B, G}, o), A = torch::empty({S, B, G}, o), P = torch::empty({S, B, G}, o);
   Tensor PRE = torch::empty({S, B, G}, o), NC = torch::empty({S, B, H}, o);
   Tensor W_hT = W_h.transpose(1, 2);
   // the probes' saturated units per example, over every timestep: |tanh| > 0.99, the LSTM's
   // sigmoids on tanh's scale |2 sigmoid - 1| > 0.99 (lnbench/training/probes.py)
-  Tensor SAT = count_saturated ? torch::zeros({S, B}, o) : Tensor();
-  Tensor tapc = has(tap) ? tap->contiguous() : Tensor();
+  Tensor SAT = in.count_saturated ? torch::zeros({S, B}, o) : Tensor();
   const int64_t N = S * B;
   AT_DISPATCH_FLOATING_TYPES(U.scalar_type(), "recurrence_forward", [&] {
     using T_ = scalar_t;
-    const T_* bias_p = cptr<T_>(bias);
-    const T_* gh = cptr<T_>(gamma_h);
-    const T_* bh = cptr<T_>(beta_h);
-    const T_* gc = cptr<T_>(gamma_c);
-    const T_* bc = cptr<T_>(beta_c);
-    const T_* tap_p = tapc.defined() ? tapc.data_ptr<T_>() : nullptr;
-    const T_* gx = cptr<T_>(gamma_x);
-    const T_* bx = cptr<T_>(beta_x);
+    const auto loop_h = loop_of<T_>(in.norm_h, sv.norm_h, out.norm_h, G);
+    const auto loop_x = loop_of<T_>(in.norm_x, sv.norm_x, out.norm_x, G);
+    const auto loop_c = loop_of<T_>(in.norm_c, sv.norm_c, out.norm_c, H);
+    const T_* bias_p = ptr<T_>(in.bias);
+    const T_* tap_p = ptr<T_>(in.tap);
     for (int64_t t = 0; t < T; ++t) {
       const T_* U_p = U.data_ptr<T_>();
       auto urow_raw = [&](int64_t row) { return U_p + (((row / B) * T + t) * B + row % B) * G; };  // U[s, t, b]
       if (mode_x != NONE) {  // norm_x(U[:, t]): its rows gathered, then normalized like norm_h
         T_* xu = XU.data_ptr<T_>();
         for (int64_t m = 0; m < S; ++m) std::copy(urow_raw(m * B), urow_raw(m * B) + B * G, xu + m * B * G);
-        norm_fwd<T_>(mode_x, xu, UX.data_ptr<T_>(), XH_x.data_ptr<T_>() + t * N * G,
-                     RS_x.numel() ? RS_x.data_ptr<T_>() + t * RS_x.size(1) : nullptr,
-                     BM_x.defined() ? BM_x.data_ptr<T_>() + t * S * ng * G : nullptr,
-                     BV_x.defined() ? BV_x.data_ptr<T_>() + t * S * ng * G : nullptr, gx, bx,
-                     has(scale_x) ? scale_x->data_ptr<T_>() + t * S * G : nullptr,
-                     has(shift_x) ? shift_x->data_ptr<T_>() + t * S * G : nullptr, S, B, G, group, eps_x);
+        norm_fwd<T_>(loop_x, t, xu, UX.data_ptr<T_>(), S, B, group);
       }
       const T_* ux_p = UX.data_ptr<T_>();
       auto urow = [&](int64_t row) { return mode_x != NONE ? ux_p + row * G : urow_raw(row); };
@@ -491,12 +557,7 @@ std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, in
       }
       const T_* n = x_in;  // the norm's output (NONE: its input)
       if (mode_h != NONE) {
-        norm_fwd<T_>(mode_h, x_in, P.data_ptr<T_>(), XH_h.data_ptr<T_>() + t * N * G,
-                     RS_h.numel() ? RS_h.data_ptr<T_>() + t * RS_h.size(1) : nullptr,
-                     BM_h.defined() ? BM_h.data_ptr<T_>() + t * S * ng * G : nullptr,
-                     BV_h.defined() ? BV_h.data_ptr<T_>() + t * S * ng * G : nullptr, gh, bh,
-                     has(scale_h) ? scale_h->data_ptr<T_>() + t * S * G : nullptr,
-                     has(shift_h) ? shift_h->data_ptr<T_>() + t * S * G : nullptr, S, B, G, group, eps_h);
+        norm_fwd<T_>(loop_h, t, x_in, P.data_ptr<T_>(), S, B, group);
         n = P.data_ptr<T_>();
       }
       // pre = n (+ U_t) (+ bias); the LSTM's in two blocks, i f o of every row (N, 3H), then g (N, H)
@@ -531,7 +592,7 @@ std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, in
         } else {
           tanh_block<T_>(pre, h, N * H);
         }
-        if (count_saturated) {
+        if (in.count_saturated) {
           const T_* a = tap_p ? ACT.data_ptr<T_>() + t * N * H : h;
           T_* sat = SAT.data_ptr<T_>();
           for (int64_t row = 0; row < N; ++row) {
@@ -563,12 +624,7 @@ std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, in
       }
       const T_* nc = c;
       if (mode_c != NONE) {
-        norm_fwd<T_>(mode_c, c, NC.data_ptr<T_>(), XH_c.data_ptr<T_>() + t * N * H,
-                     RS_c.numel() ? RS_c.data_ptr<T_>() + t * RS_c.size(1) : nullptr,
-                     BM_c.defined() ? BM_c.data_ptr<T_>() + t * S * ng * H : nullptr,
-                     BV_c.defined() ? BV_c.data_ptr<T_>() + t * S * ng * H : nullptr, gc, bc,
-                     has(scale_c) ? scale_c->data_ptr<T_>() + t * S * H : nullptr,
-                     has(shift_c) ? shift_c->data_ptr<T_>() + t * S * H : nullptr, S, B, H, group, eps_c);
+        norm_fwd<T_>(loop_c, t, c, NC.data_ptr<T_>(), S, B, group);
         nc = NC.data_ptr<T_>();
       }
       T_* tc = TC.data_ptr<T_>() + t * N * H;
@@ -582,7 +638,7 @@ std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, in
         if (tp)
           for (int64_t j = 0; j < H; ++j) hr[j] += tp[row * H + j];
       }
-      if (count_saturated) {
+      if (in.count_saturated) {
         T_* sat = SAT.data_ptr<T_>();
         for (int64_t row = 0; row < N; ++row) {
           const T_* __restrict__ ai = ac + row * 3 * H;
@@ -596,8 +652,10 @@ std::vector<Tensor> recurrence_forward(bool lstm, bool inner, int64_t mode_h, in
       }
     }
   });
-  if (!lstm && !ACT.defined()) ACT = Hs;  // the RNN without a tap: h_t is tanh(pre)
-  return {Hs, ACT, C, TC, XH_h, RS_h, XH_c, RS_c, BM_h, BV_h, BM_c, BV_c, XH_x, RS_x, BM_x, BV_x, SAT};
+  if (!lstm && !sv.gates.defined()) sv.gates = Hs;  // the RNN without a tap: h_t is tanh(pre)
+  out.hidden = Hs;
+  out.saturated = SAT;
+  return out;
 }
 
 static Tensor to_tensor(const std::vector<double>& v, at::IntArrayRef sizes, const at::TensorOptions& o) {
@@ -609,39 +667,44 @@ static Tensor to_tensor(const std::vector<double>& v, at::IntArrayRef sizes, con
   return out;
 }
 
-// Returns {dU (S, T, B, G), dW_h, dbias, dgamma_h, dbeta_h, dscale_h, dshift_h, dgamma_c, dbeta_c, dscale_c,
-// dshift_c, dtap, dgamma_x, dbeta_x, dscale_x, dshift_x}: undefined where the input is absent or
-// wants no gradient (`want`, 16 flags in that order, from the autograd Function's needs_input_grad).
-std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, int64_t mode_c, int64_t mode_x,
-                                        int64_t group, OptT gH, OptT g_last, Tensor W_h, OptT gamma_h, OptT scale_h,
-                                        OptT gamma_c, OptT scale_c, OptT gamma_x, OptT scale_x,
-                                        std::vector<Tensor> saved, std::vector<bool> want) {
-  TORCH_CHECK(saved.size() == 16 && want.size() == 16, "recurrence_backward: 16 saved tensors and 16 flags");
-  Tensor XH_x = saved[12], RS_x = saved[13];
-  Tensor Hs = saved[0], ACT = saved[1], C = saved[2], TC = saved[3], XH_h = saved[4], RS_h = saved[5];
-  Tensor XH_c = saved[6], RS_c = saved[7];
-  W_h = W_h.contiguous();
+// The gradients of the wanted inputs (`want`, without those that are absent) from the gradients
+// of the outputs, through time.
+Grads recurrence_backward(const Inputs& given, const Saved& saved, const OutputGrads& grad, const Wants& given_want) {
+  const Inputs in = checked(given);
+  TORCH_CHECK(saved.hidden.defined() && saved.gates.defined(), "recurrence: Saved needs hidden and gates");
+  Wants want = given_want;  // nothing for an absent input
+  want.bias = want.bias && has(in.bias), want.tap = want.tap && has(in.tap);
+  for (auto [w, s] : {std::pair<NormWants*, const NormSlot*>{&want.norm_h, &in.norm_h}, {&want.norm_x, &in.norm_x},
+                      {&want.norm_c, &in.norm_c}}) {
+    w->gamma = w->gamma && has(s->gamma), w->beta = w->beta && has(s->beta);
+    w->scale = w->scale && has(s->scale), w->shift = w->shift && has(s->shift);
+  }
+  const bool lstm = in.lstm, inner = in.inner;
+  const int64_t group = in.group, mode_x = in.norm_x.mode;
+  const int64_t mode_c = lstm ? in.norm_c.mode : NONE;
+  const Tensor W_h = *in.W_h, Hs = saved.hidden, ACT = saved.gates, C = saved.cell, TC = saved.tanh_cell;
   const int64_t T = Hs.size(0), S = Hs.size(1), B = Hs.size(2), H = Hs.size(3), G = W_h.size(1);
   const int64_t N = S * B;
   auto o = Hs.options();
-  Tensor gHc = has(gH) ? gH->contiguous() : Tensor();
-  Tensor gLc = has(g_last) ? g_last->contiguous() : Tensor();  // the gradient of h_T, given on its own
-  Tensor dU = (want[0] || want[12] || want[13] || want[14] || want[15]) ? torch::empty({S, T, B, G}, o) : Tensor();
-  Tensor dR_all = want[1] ? torch::empty({S, T, B, G}, o) : Tensor(), dR_t = torch::empty({S, B, G}, o);  // member-major, for dW
+  Tensor gHc = has(grad.hidden) ? grad.hidden->contiguous() : Tensor();
+  Tensor gLc = has(grad.last) ? grad.last->contiguous() : Tensor();  // the gradient of h_T, given on its own
+  const NormWants& wx = want.norm_x;
+  const bool want_dU = want.U || wx.gamma || wx.beta || wx.scale || wx.shift;  // norm_x's come through dU
+  Tensor dU = want_dU ? torch::empty({S, T, B, G}, o) : Tensor();
+  Tensor dR_all = want.W_h ? torch::empty({S, T, B, G}, o) : Tensor(), dR_t = torch::empty({S, B, G}, o);  // member-major, for dW
   Tensor dh = torch::zeros({S, B, H}, o), dh_rec = torch::zeros({S, B, H}, o);
   Tensor dc = torch::zeros({S, B, H}, o), dNC = torch::empty({S, B, H}, o), dCn = torch::empty({S, B, H}, o);
   Tensor dPRE = torch::empty({S, B, G}, o), dA = torch::empty({S, B, G}, o);
-  Tensor dtap = want[11] ? torch::empty({T, S, B, H}, o) : Tensor();
-  std::vector<double> dbias(S * G, 0.0), dgh(S * G, 0.0), dbh(S * G, 0.0), dgc(S * H, 0.0), dbc(S * H, 0.0);
-  std::vector<double> dsch(T * S * G, 0.0), dshh(T * S * G, 0.0), dscc(T * S * H, 0.0), dshc(T * S * H, 0.0);
-  std::vector<double> dgx(S * G, 0.0), dbx(S * G, 0.0), dscx(T * S * G, 0.0), dshx(T * S * G, 0.0);
+  Tensor dtap = want.tap ? torch::empty({T, S, B, H}, o) : Tensor();
+  std::vector<double> dbias(S * G, 0.0);
+  NormSums sum_h(want.norm_h, T, S, G), sum_x(want.norm_x, T, S, G), sum_c(want.norm_c, T, S, H);
   Tensor dUX = torch::empty({S, B, G}, o);
-  const bool has_tap = want[11];
+  const BatchStats no_stats;
   AT_DISPATCH_FLOATING_TYPES(Hs.scalar_type(), "recurrence_backward", [&] {
     using T_ = scalar_t;
-    const T_* gh = cptr<T_>(gamma_h);
-    const T_* gc = cptr<T_>(gamma_c);
-    const T_* gx = cptr<T_>(gamma_x);
+    const auto loop_h = loop_of<T_>(in.norm_h, saved.norm_h, no_stats, G);
+    const auto loop_x = loop_of<T_>(in.norm_x, saved.norm_x, no_stats, G);
+    const auto loop_c = loop_of<T_>(in.norm_c, saved.norm_c, no_stats, H);
     std::vector<T_> sbias(G);
     for (int64_t t = T - 1; t >= 0; --t) {
       T_* d = dh.data_ptr<T_>();
@@ -660,7 +723,7 @@ std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, i
         const T_* gl = gLc.data_ptr<T_>();
         for (int64_t e = 0; e < N * H; ++e) d[e] += gl[e];
       }
-      if (has_tap) std::copy(d, d + N * H, dtap.data_ptr<T_>() + t * N * H);
+      if (want.tap) std::copy(d, d + N * H, dtap.data_ptr<T_>() + t * N * H);
       T_* dp = dPRE.data_ptr<T_>();
       const T_* ac = ACT.data_ptr<T_>() + t * N * G;
       if (!lstm) {
@@ -682,11 +745,7 @@ std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, i
         }
         const T_* dcn = dnc;
         if (mode_c != NONE) {
-          norm_bwd<T_>(mode_c, dnc, XH_c.data_ptr<T_>() + t * N * H,
-                       RS_c.numel() ? RS_c.data_ptr<T_>() + t * RS_c.size(1) : nullptr, dCn.data_ptr<T_>(), gc,
-                       has(scale_c) ? scale_c->data_ptr<T_>() + t * S * H : nullptr, want[7] ? dgc.data() : nullptr,
-                       want[8] ? dbc.data() : nullptr, want[9] ? dscc.data() + t * S * H : nullptr,
-                       want[10] ? dshc.data() + t * S * H : nullptr, S, B, H, group);
+          norm_bwd<T_>(loop_c, t, dnc, dCn.data_ptr<T_>(), sum_c, S, B, group);
           dcn = dCn.data_ptr<T_>();
         }
         T_* dcc = dc.data_ptr<T_>();
@@ -715,7 +774,7 @@ std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, i
           for (int64_t j = 0; j < H; ++j) dcr[j] *= af[j];
         }
       }
-      if (want[2])  // summed over a member's rows in T, then added to the double total
+      if (want.bias)  // summed over a member's rows in T, then added to the double total
         for (int64_t m = 0; m < S; ++m) {
           T_* __restrict__ sb = sbias.data();
           std::fill(sb, sb + G, (T_)0);
@@ -731,60 +790,124 @@ std::vector<Tensor> recurrence_backward(bool lstm, bool inner, int64_t mode_h, i
         for (int64_t m = 0; m < S; ++m)
           std::copy(src + m * B * G, src + (m + 1) * B * G, dU.data_ptr<T_>() + (m * T + t) * B * G);
       };
-      const bool want_dU = want[0] || want[12] || want[13] || want[14] || want[15];
       if (!want_dU || inner) {
         // no input-side gradient wanted (the probes: only dL/dh_t), or it is dR below (joint)
       } else if (mode_x == NONE) {
         to_dU(dp);
       } else {  // through norm_x
-        norm_bwd<T_>(mode_x, dp, XH_x.data_ptr<T_>() + t * N * G,
-                     RS_x.numel() ? RS_x.data_ptr<T_>() + t * RS_x.size(1) : nullptr, dUX.data_ptr<T_>(), gx,
-                     has(scale_x) ? scale_x->data_ptr<T_>() + t * S * G : nullptr, want[12] ? dgx.data() : nullptr,
-                     want[13] ? dbx.data() : nullptr, want[14] ? dscx.data() + t * S * G : nullptr,
-                     want[15] ? dshx.data() + t * S * G : nullptr, S, B, G, group);
+        norm_bwd<T_>(loop_x, t, dp, dUX.data_ptr<T_>(), sum_x, S, B, group);
         to_dU(dUX.data_ptr<T_>());
       }
-      norm_bwd<T_>(mode_h, dp, mode_h != NONE ? XH_h.data_ptr<T_>() + t * N * G : nullptr,
-                   RS_h.numel() ? RS_h.data_ptr<T_>() + t * RS_h.size(1) : nullptr, dr, gh,
-                   has(scale_h) ? scale_h->data_ptr<T_>() + t * S * G : nullptr, want[3] ? dgh.data() : nullptr,
-                   want[4] ? dbh.data() : nullptr, want[5] ? dsch.data() + t * S * G : nullptr,
-                   want[6] ? dshh.data() + t * S * G : nullptr, S, B, G, group);
-      if (inner && want[0]) to_dU(dr);
+      norm_bwd<T_>(loop_h, t, dp, dr, sum_h, S, B, group);
+      if (inner && want.U) to_dU(dr);
       if (t > 0) {
         at::bmm_out(dh_rec, dR_t, W_h);  // (S, B, G) x (S, G, H)
-        if (want[1])
+        if (want.W_h)
           for (int64_t m = 0; m < S; ++m)
-          std::copy(dr + m * B * G, dr + (m + 1) * B * G, dR_all.data_ptr<T_>() + (m * T + t) * B * G);
+            std::copy(dr + m * B * G, dr + (m + 1) * B * G, dR_all.data_ptr<T_>() + (m * T + t) * B * G);
       }
     }
   });
   // dW_h = sum_{t >= 1} dR_t^T h_{t-1}: one matrix product over the (T - 1) B rows of each member
-  Tensor dW = !want[1] ? Tensor()
-              : T > 1 ? at::bmm(dR_all.narrow(1, 1, T - 1).reshape({S, (T - 1) * B, G}).transpose(1, 2),
-                              Hs.narrow(0, 0, T - 1).transpose(0, 1).reshape({S, (T - 1) * B, H}))
-                    : torch::zeros({S, G, H}, o);
-  auto opt = [&](bool w, const std::vector<double>& v, at::IntArrayRef sizes) {
-    return w ? to_tensor(v, sizes, o) : Tensor();
+  Grads out;
+  out.U = dU, out.tap = dtap;
+  out.W_h = !want.W_h ? Tensor()
+            : T > 1   ? at::bmm(dR_all.narrow(1, 1, T - 1).reshape({S, (T - 1) * B, G}).transpose(1, 2),
+                                Hs.narrow(0, 0, T - 1).transpose(0, 1).reshape({S, (T - 1) * B, H}))
+                      : torch::zeros({S, G, H}, o);
+  if (want.bias) out.bias = to_tensor(dbias, {S, G}, o);
+  auto put = [&](NormGrads& g, const NormSums& s, int64_t D) {
+    if (!s.gamma.empty()) g.gamma = to_tensor(s.gamma, {S, D}, o);
+    if (!s.beta.empty()) g.beta = to_tensor(s.beta, {S, D}, o);
+    if (!s.scale.empty()) g.scale = to_tensor(s.scale, {T, S, D}, o);
+    if (!s.shift.empty()) g.shift = to_tensor(s.shift, {T, S, D}, o);
   };
-  return {dU,
-          dW,
-          opt(want[2], dbias, {S, G}),
-          opt(want[3], dgh, {S, G}),
-          opt(want[4], dbh, {S, G}),
-          opt(want[5], dsch, {T, S, G}),
-          opt(want[6], dshh, {T, S, G}),
-          opt(want[7], dgc, {S, H}),
-          opt(want[8], dbc, {S, H}),
-          opt(want[9], dscc, {T, S, H}),
-          opt(want[10], dshc, {T, S, H}),
-          dtap,
-          opt(want[12], dgx, {S, G}),
-          opt(want[13], dbx, {S, G}),
-          opt(want[14], dscx, {T, S, G}),
-          opt(want[15], dshx, {T, S, G})};
+  put(out.norm_h, sum_h, G);
+  put(out.norm_x, sum_x, G);
+  put(out.norm_c, sum_c, H);
+  if (!want.U) out.U = Tensor();  // computed for norm_x's parameters only
+  return out;
 }
 
+// A struct as a Python class: each field readable and writable by name, and a constructor that
+// takes fields by keyword only, each set by the same name in C++ (no Python attribute machinery per
+// field: ~1 us a struct); an unknown name raises AttributeError, at construction or later.
+template <typename S>
+class Binder {
+ public:
+  Binder(py::module_& m, const char* name, const char* doc)
+      : cls_(m, name, doc), setters_(std::make_shared<Setters>()) {
+    auto setters = setters_;
+    std::string type = name;
+    cls_.def(py::init([setters, type](const py::kwargs& fields) {
+      S s;
+      for (auto item : fields) {
+        const auto key = item.first.cast<std::string>();
+        const auto it = setters->find(key);
+        if (it == setters->end()) throw py::attribute_error("'" + type + "' has no field '" + key + "'");
+        it->second(s, item.second);
+      }
+      return s;
+    }));
+  }
+  template <typename D>
+  Binder& field(const char* name, D S::*member) {
+    cls_.def_readwrite(name, member);
+    (*setters_)[name] = [member](S& s, py::handle value) { s.*member = value.cast<D>(); };
+    return *this;
+  }
+  template <typename... Extra>
+  Binder& def(Extra&&... extra) {
+    cls_.def(std::forward<Extra>(extra)...);
+    return *this;
+  }
+  template <typename... Extra>
+  Binder& def_static(Extra&&... extra) {
+    cls_.def_static(std::forward<Extra>(extra)...);
+    return *this;
+  }
+
+ private:
+  using Setters = std::unordered_map<std::string, std::function<void(S&, py::handle)>>;
+  py::class_<S> cls_;
+  std::shared_ptr<Setters> setters_;
+};
+
+#define FIELD(S, f) field(#f, &S::f)
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.def("recurrence_forward", &recurrence_forward, "a whole RNN/LSTM recurrence with its norm, forward");
-  m.def("recurrence_backward", &recurrence_backward, "its backward through time");
+  Binder<NormSlot>(m, "NormSlot", "one norm position: mode, eps, gamma, beta, scale, shift")
+      .FIELD(NormSlot, mode).FIELD(NormSlot, eps).FIELD(NormSlot, gamma).FIELD(NormSlot, beta)
+      .FIELD(NormSlot, scale).FIELD(NormSlot, shift);
+  Binder<Inputs>(m, "Inputs", "the node's inputs: the cell, U, W_h, bias, tap, norm_h, norm_x, norm_c")
+      .FIELD(Inputs, lstm).FIELD(Inputs, inner).FIELD(Inputs, count_saturated).FIELD(Inputs, group)
+      .FIELD(Inputs, U).FIELD(Inputs, W_h).FIELD(Inputs, bias).FIELD(Inputs, tap)
+      .FIELD(Inputs, norm_h).FIELD(Inputs, norm_x).FIELD(Inputs, norm_c);
+  Binder<NormSaved>(m, "NormSaved", "what a norm slot saves: x_hat, rstd").FIELD(NormSaved, x_hat).FIELD(NormSaved, rstd);
+  Binder<Saved>(m, "Saved", "what the backward reads")
+      .FIELD(Saved, hidden).FIELD(Saved, gates).FIELD(Saved, cell).FIELD(Saved, tanh_cell)
+      .FIELD(Saved, norm_h).FIELD(Saved, norm_x).FIELD(Saved, norm_c)
+      .def("tensors", &Saved::tensors, "the flat list, in the one order from_tensors reads")
+      .def_static("from_tensors", &Saved::from_tensors, "Saved from tensors() (a wrong count raises)");
+  Binder<BatchStats>(m, "BatchStats", "over_batch's means and biased variances")
+      .FIELD(BatchStats, mean).FIELD(BatchStats, var);
+  Binder<Forward>(m, "Forward", "the forward's result")
+      .FIELD(Forward, hidden).FIELD(Forward, saturated).FIELD(Forward, norm_h).FIELD(Forward, norm_x)
+      .FIELD(Forward, norm_c).FIELD(Forward, saved);
+  Binder<OutputGrads>(m, "OutputGrads", "the gradients of the outputs hidden and last (h_T)")
+      .FIELD(OutputGrads, hidden).FIELD(OutputGrads, last);
+  Binder<NormWants>(m, "NormWants", "which of a slot's parameter gradients to compute")
+      .FIELD(NormWants, gamma).FIELD(NormWants, beta).FIELD(NormWants, scale).FIELD(NormWants, shift);
+  Binder<Wants>(m, "Wants", "which gradients to compute, per input")
+      .FIELD(Wants, U).FIELD(Wants, W_h).FIELD(Wants, bias).FIELD(Wants, tap)
+      .FIELD(Wants, norm_h).FIELD(Wants, norm_x).FIELD(Wants, norm_c);
+  Binder<NormGrads>(m, "NormGrads", "a slot's parameter gradients")
+      .FIELD(NormGrads, gamma).FIELD(NormGrads, beta).FIELD(NormGrads, scale).FIELD(NormGrads, shift);
+  Binder<Grads>(m, "Grads", "the gradients, per input")
+      .FIELD(Grads, U).FIELD(Grads, W_h).FIELD(Grads, bias).FIELD(Grads, tap)
+      .FIELD(Grads, norm_h).FIELD(Grads, norm_x).FIELD(Grads, norm_c);
+  m.def("recurrence_forward", &recurrence_forward, py::arg("inputs"),
+        "a whole RNN/LSTM recurrence with its norm, forward: Inputs -> Forward");
+  m.def("recurrence_backward", &recurrence_backward, py::arg("inputs"), py::arg("saved"), py::arg("grad"),
+        py::arg("want"), "its backward through time: (Inputs, Saved, OutputGrads, Wants) -> Grads");
 }
