@@ -34,6 +34,7 @@ user's norm, a subclass) takes the Python path. Shapes: T timesteps, S members (
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, cast
@@ -133,25 +134,25 @@ def _split(name: str) -> tuple[str | None, str]:
 
 #: where each :class:`NodeInputs` field lives in the kernel's structs: (slot or None, field)
 _PLACES = tuple(_split(name) for name in NodeInputs._fields)
+#: the same as indices: the node's own fields, and each slot's
+_OWN = tuple((name, i) for i, (slot, name) in enumerate(_PLACES) if slot is None)
+_SLOTS = {f"norm_{p}": tuple((name, i) for i, (s, name) in enumerate(_PLACES) if s == f"norm_{p}") for p in POSITIONS}
 
 
-def to_kernel(values: NodeInputs, make: Any, make_slot: Any, **extra: Any) -> Any:
+def to_kernel(values: NodeInputs, make: Any, make_slot: Any, extra: Any = (), slot_extra: Any = None) -> Any:
     """One kernel struct from ``values`` by name: ``make(U=..., ..., norm_h=make_slot(gamma=...), ...)``;
-    ``extra`` adds fields (``norm_h`` etc. as dicts: added to that slot)."""
-    slots: dict[str, dict[str, Any]] = {f"norm_{p}": dict(extra.pop(f"norm_{p}", ())) for p in POSITIONS}
-    for (slot, field_name), value in zip(_PLACES, values, strict=True):
-        if slot is None:
-            extra[field_name] = value
-        else:
-            slots[slot][field_name] = value
-    return make(**extra, **{slot: make_slot(**kw) for slot, kw in slots.items()})
+    ``extra`` adds fields to the struct, ``slot_extra[slot]`` to a slot."""
+    slots = {
+        slot: make_slot(**(slot_extra[slot] if slot_extra else {}), **{name: values[i] for name, i in fields})
+        for slot, fields in _SLOTS.items()
+    }
+    return make(**dict(extra), **{name: values[i] for name, i in _OWN}, **slots)
 
 
 def from_kernel(struct: Any) -> NodeInputs:
     """The kernel's per-input struct (its ``Grads``) as :class:`NodeInputs`, by name."""
-    return NodeInputs(
-        *[getattr(struct if slot is None else getattr(struct, slot), field_name) for slot, field_name in _PLACES]
-    )
+    slots = {slot: getattr(struct, slot) for slot in _SLOTS}
+    return NodeInputs(*[getattr(struct if slot is None else slots[slot], field_name) for slot, field_name in _PLACES])
 
 
 class FusedRecurrence(torch.autograd.Function):
@@ -172,14 +173,11 @@ class FusedRecurrence(torch.autograd.Function):
         saved = out.saved.tensors()
         ctx.save_for_backward(*values, *saved)  # the kernel's activations too (saved-tensor hooks see them)
         empty = values.U.new_empty(0)
-
-        def stats(position: str) -> list[torch.Tensor]:
-            batch = getattr(out, f"norm_{position}")
-            return [t if t is not None else empty for t in (batch.mean, batch.var)]
-
-        extras = [*stats("h"), *stats("c"), *stats("x"), out.saturated if out.saturated is not None else empty]
+        stats = [(batch.mean, batch.var) for batch in (out.norm_h, out.norm_c, out.norm_x)]
+        extras = [t if t is not None else empty for t in (*stats[0], *stats[1], *stats[2], out.saturated)]
         ctx.mark_non_differentiable(*extras)
-        return tuple(NodeOutputs(out.hidden[-1].clone(), out.hidden, *extras))
+        hidden = out.hidden
+        return tuple(NodeOutputs(hidden[-1].clone(), hidden, *extras))
 
     @staticmethod
     def backward(ctx, *grad_outputs):
@@ -210,11 +208,23 @@ class FusedRecurrence(torch.autograd.Function):
 def kernel_inputs(kernel: Any, spec: Recurrence, values: NodeInputs) -> Any:
     """The kernel's ``Inputs`` for ``spec`` and ``values``: each position's mode and eps with its
     parameters in one ``NormSlot``."""
+    cell, slots = _spec_fields(spec)
+    return to_kernel(values, kernel.Inputs, kernel.NormSlot, cell, slots)
+
+
+@functools.lru_cache(maxsize=64)
+def _spec_fields(spec: Recurrence) -> tuple[tuple[tuple[str, Any], ...], dict[str, dict[str, Any]]]:
+    """What ``spec`` sets in the kernel's ``Inputs``, and in each ``NormSlot`` (once per spec)."""
+    cell = (
+        ("lstm", spec.lstm),
+        ("inner", spec.inner),
+        ("group", spec.group),
+        ("count_saturated", spec.count_saturated),
+    )
     slots = {
         f"norm_{p}": {"mode": MODES[getattr(spec, f"mode_{p}")], "eps": getattr(spec, f"eps_{p}")} for p in POSITIONS
     }
-    cell = {"lstm": spec.lstm, "inner": spec.inner, "group": spec.group, "count_saturated": spec.count_saturated}
-    return to_kernel(values, kernel.Inputs, kernel.NormSlot, **cell, **slots)
+    return cell, slots
 
 
 def reference_recurrence(

@@ -5,7 +5,7 @@
 // x: (N, D) rows (any leading shape, contiguous), gamma/beta: (G, D) with G dividing N: row i
 // uses gamma row i / (N / G) (G = 1: one LayerNorm; G = S: an ensemble of S members, x (S, B, D)).
 // The arithmetic is lnbench::RowNorm of norm.h (the fused recurrence's LayerNorm too): two-pass
-// mean and biased variance summed in double lanes, y = gamma * x_hat + beta; backward, with
+// mean and biased variance (see norm.h for the summation), y = gamma * x_hat + beta; backward, with
 // g = gamma * grad_y (the same formula as lnbench/nn/numpy_layernorm.py):
 //   dx = rstd * (g - mean_j(g) - x_hat * mean_j(g * x_hat)),  dgamma = sum(grad_y * x_hat),  dbeta = sum(grad_y)
 // A second derivative (create_graph: grad mode is on in backward) gets the same formula in

@@ -36,7 +36,7 @@
 //   AFFINE  y = scale_t x + shift_t per feature (BatchNorm in eval: its running statistics folded
 //           into scale and shift by the caller), scale and shift (T, S, D)
 // LAYER and RMS are lnbench::RowNorm of norm.h, the module's LayerNorm kernel's too (layernorm.cpp):
-// one C++ LayerNorm, its row statistics summed in double lanes. BATCH's statistics are per feature
+// one C++ LayerNorm (norm.h says how it sums a row). BATCH's statistics are per feature
 // over the group's rows, in the scalar type. The backward is the x-hat form of
 // lnbench/nn/layernorm.py (NormalizeAffine) per norm, the derivatives of tanh and sigmoid from the
 // saved activations, and dW_h = sum_t dR_t^T h_{t-1} after the loop. Parameter gradients are
