@@ -57,6 +57,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_startup.py
 	$(PY) benchmarks/bench_compare.py  # the default compare's cost, now vs before issue 18 (minutes)
 	$(PY) benchmarks/bench_lstm.py --compare  # the LSTM against torch.nn.LSTM; the default compare with it added (minutes)
+	$(PY) benchmarks/bench_grid.py  # the LSTM and RNN over a grid of B, T, I, H against torch.nn.LSTM / RNN: time, memory (~10 min)
 
 # the reference pages of docs/ that restate the code (config keys, JSON fields, captions), from the code
 docs: $(STAMP)
