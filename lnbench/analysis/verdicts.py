@@ -377,7 +377,8 @@ def memoryless_outcome(test: dict) -> str:
     ``not shown`` (neither)."""
     if test["learned"]:
         return "learned"
-    if test.get("did_not_learn", did_not_learn(test["diff"], test["ci95"], test["p_adjusted"])):
+    stored = test.get("did_not_learn")  # computed only when the record does not hold it
+    if stored if stored is not None else did_not_learn(test["diff"], test["ci95"], test["p_adjusted"]):
         return "did not learn"
     return "not shown"
 

@@ -821,6 +821,7 @@ def test_a_memoryless_verdict_opens_with_which_norms_learned(tests, answer):
     "test, outcome",
     [
         (_memoryless(learned=True), "learned"),
+        ({"learned": False, "did_not_learn": True, "p_adjusted": 0.5}, "did not learn"),  # stored: no effect needed
         (_memoryless(did_not_learn=True), "did not learn"),
         (_memoryless(), "not shown"),
         ({"learned": False, "diff": -0.2, "ci95": [-0.3, -0.1], "p_adjusted": 0.001}, "did not learn"),  # below
