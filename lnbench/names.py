@@ -60,6 +60,18 @@ def _transformer_ensemble(norm: str, batch_size: int) -> bool:
     return batch_size <= TRANSFORMER_ENSEMBLE_MAX_BATCH and norm_has_member_axis(norm)
 
 
+#: The LSTM's seeds train as one ensemble while a member's T x B x H is below this and its hidden
+#: size below :data:`LSTM_ENSEMBLE_MAX_HIDDEN`; above either, one after another (docs/speed.md,
+#: "The size grid": a 5-member step cost 1.2-1.8x five one-seed steps at T B H >= 1.25M, as at
+#: pixel MNIST, and 1.35-1.7x at H 512, where the members' weights no longer share the cache).
+LSTM_ENSEMBLE_MAX_TBH = 1 << 20
+LSTM_ENSEMBLE_MAX_HIDDEN = 512
+
+
+def _lstm_member_fits(batch_size: int, seq_len: int, hidden_size: int) -> bool:
+    return seq_len * batch_size * hidden_size < LSTM_ENSEMBLE_MAX_TBH and hidden_size < LSTM_ENSEMBLE_MAX_HIDDEN
+
+
 @dataclass(frozen=True)
 class FamilyInfo:
     """One entry of the model-family registry (:data:`FAMILY_REGISTRY`): every fact about a family
@@ -72,6 +84,9 @@ class FamilyInfo:
         keys: the ``model`` keys that apply to it alone (``num_layers``, like ``hidden_size``,
             applies to every family).
         seeds_together: ``(norm, batch size) -> bool``: whether a cell's seeds train as one ensemble.
+        member_fits: ``(batch size B, sequence length T, hidden size H) -> bool``: whether a member
+            of that size still trains in an ensemble (where ``seeds_together`` says it does); None:
+            at any size.
         memory: ``(H, D, T, model config) -> (parameters, activation values per token, attention
             values per example)`` for :func:`lnbench.config.checks.memory_needed`.
         cost: a member's relative cost per training step of one layer (the one-layer RNN's: 1), for
@@ -97,6 +112,7 @@ class FamilyInfo:
     paper_gains: dict[str, float] = field(default_factory=dict)
     saturating_units: str = "tanh"  # what its saturation probe counts, as figures name it
     reads_vectors: bool = False
+    member_fits: Callable[[int, int, int], bool] | None = None
 
 
 #: The model families: config name -> its entry.
@@ -453,12 +469,22 @@ def norm_uses_batch_statistics(kind: str) -> bool:
 TRANSFORMER_ENSEMBLE_MAX_BATCH = 16
 
 
-def seeds_train_together(family: str, norm: str, batch_size: int) -> bool:
+def seeds_train_together(
+    family: str, norm: str, batch_size: int, seq_len: int | None = None, hidden_size: int | None = None
+) -> bool:
     """Whether the seeds of a cell of this family, norm and batch size train as one ensemble
-    (one model with a member axis): always for the RNN and the LSTM; for the Transformer up to
-    batch size :data:`TRANSFORMER_ENSEMBLE_MAX_BATCH` with a norm that has a member axis
-    (:func:`norm_has_member_axis`). See :func:`lnbench.experiments.base.ensemble_mechanism`."""
-    return FAMILY_REGISTRY[family].seeds_together(norm, batch_size)
+    (one model with a member axis): always for the RNN; for the LSTM while a member is small
+    enough (:data:`LSTM_ENSEMBLE_MAX_TBH`, :data:`LSTM_ENSEMBLE_MAX_HIDDEN`; checked when
+    ``seq_len`` and ``hidden_size`` are given); for the Transformer up to batch size
+    :data:`TRANSFORMER_ENSEMBLE_MAX_BATCH` with a norm that has a member axis
+    (:func:`norm_has_member_axis`); never for the MLP. See
+    :func:`lnbench.experiments.base.ensemble_mechanism`."""
+    info = FAMILY_REGISTRY[family]
+    if not info.seeds_together(norm, batch_size):
+        return False
+    if info.member_fits is None or seq_len is None or hidden_size is None:
+        return True
+    return info.member_fits(batch_size, seq_len, hidden_size)
 
 
 register_family(
@@ -482,6 +508,7 @@ register_family(
         placements=(),
         keys=("forget_bias",),
         seeds_together=_always,
+        member_fits=_lstm_member_fits,
         memory=_lstm_memory,
         cost=2.5,  # a member's step on the fused kernel: 2-3x an RNN member's (docs/speed.md, 2026-12-03)
         builder="lnbench.nn.lstm:LSTM",

@@ -35,7 +35,7 @@ from lnbench.config.checks import check_memory_of_families, check_seeds
 from lnbench.names import DEFAULT_TASK, seeds_train_together
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import make_headline
-from lnbench.records.schema import SummaryRow, read_metrics, summary_row
+from lnbench.records.schema import SummaryRow, read_metrics, summary_row, trained_together
 from lnbench.report.captions import FigureRecord, caption_of
 
 EpochCallback = Callable[..., None]  # (label, epoch, epochs, acc), and status= if it takes one
@@ -115,8 +115,10 @@ def ensemble_mechanism(cfgs: Sequence[RunConfig]) -> str:
     """How the seeds of one cell train: ``native`` (one ensemble with a member axis) or
     ``sequential`` (one model after another).
 
-    Measured (docs/speed.md): an RNN ensemble of 5 seeds costs about 2.4x one seed, an LSTM
-    ensemble 3-4x, so they are always ``native``. A Transformer step is per-op overhead at small
+    Measured (docs/speed.md): an RNN ensemble of 5 seeds costs about 2.4x one seed, so it is
+    always ``native``; an LSTM ensemble 3-4x at the default sizes, but more than five seeds one
+    after another once a member is large (T x B x H >= 2^20, as at pixel MNIST, or H >= 512), so
+    an LSTM cell is ``sequential`` there. A Transformer step is per-op overhead at small
     batches and compute at large ones: an ensemble of 5 costs 0.35-0.6x of training them one
     after another at batch size 1, 0.7-0.9x at 16 and 1.0-1.2x at 64 (CPU time), so a
     Transformer cell is ``native`` up to batch size 16 (with the norms that have an ensemble form),
@@ -124,8 +126,8 @@ def ensemble_mechanism(cfgs: Sequence[RunConfig]) -> str:
 
     A ``native`` cell trains as an ensemble even alone (one member): a member's arithmetic does
     not depend on how many others it has, so re-running one seed of a cell reproduces it bit for bit."""
-    model = cfgs[0].model
-    together = seeds_train_together(model.family, model.norm, cfgs[0].train.batch_size)
+    model, (seq_len, _, _) = cfgs[0].model, cfgs[0].data.shape()
+    together = seeds_train_together(model.family, model.norm, cfgs[0].train.batch_size, seq_len, model.hidden_size)
     return "native" if together else "sequential"
 
 
@@ -165,7 +167,8 @@ def finished_run(path: Path, cfg: RunConfig, target_acc: float) -> tuple[Summary
         return None
     if manifest.get("status") not in ("completed", "diverged") or manifest.get("config_hash") != config_hash(cfg):
         return None
-    row = summary_row(read_metrics(path), target_acc, path.name, manifest.get("wall_seconds"), manifest.get("warnings"))
+    wall, warnings = manifest.get("wall_seconds"), manifest.get("warnings")
+    row = summary_row(read_metrics(path), target_acc, path.name, wall, warnings, trained_together(manifest))
     return row, path
 
 

@@ -24,7 +24,7 @@ from lnbench.analysis.aggregate import aggregate_over_seeds
 from lnbench.config import ConfigError, RunConfig
 from lnbench.experiments import claim_regimes, driver
 from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, rows_of, seed_cells, tasks_of
-from lnbench.names import plural, seeds_train_together
+from lnbench.names import plural
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import make_headline
 from lnbench.records.schema import Metrics, SchemaError, SummaryRow
@@ -131,7 +131,7 @@ def confirm_cost(spec: ClaimsSpec, plan: ConfirmPlan) -> float | None:
             raw.get("regime", ""), row.family, row.norm, row.batch_size, row.norm_gain_init
         )
         if row.wall_seconds is not None:  # an ensemble's members each record the ensemble's time
-            together = seeds_train_together(row.family, row.norm, row.batch_size)
+            together = row.shares_ensemble_time
             wall[key] = max(wall.get(key, 0.0), row.wall_seconds) if together else wall.get(key, 0.0) + row.wall_seconds
     if not wall:
         return None

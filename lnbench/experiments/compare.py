@@ -31,7 +31,7 @@ from lnbench.experiments.base import (
     run_name,
     seed_cells,
 )
-from lnbench.names import has_placements, model_group_of, norm_slug, plural, seeds_train_together
+from lnbench.names import has_placements, model_group_of, norm_slug, plural
 from lnbench.records.folder import RunFolder
 from lnbench.records.schema import SummaryRow
 from lnbench.report import tables
@@ -197,7 +197,7 @@ def compare_cost(spec: ConfirmCompareSpec, plan: ComparePlan) -> float | None:
     for r in rows_of(spec.pilot_summary):
         if r.seed in seeds and r.wall_seconds is not None:
             key = (verdicts.model_group(r), r.norm)
-            together = seeds_train_together(r.family, r.norm, r.batch_size)
+            together = r.shares_ensemble_time
             wall[key] = max(wall.get(key, 0.0), r.wall_seconds) if together else wall.get(key, 0.0) + r.wall_seconds
     if not wall:
         return None

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from lnbench.names import seeds_train_together
+
 SCHEMA_VERSION = 5  # 2: test_correct, test_correct_batch_stats, divergence_reason, batch_norm_stats; 3: probes; 4: val_*, lr;  # 5: warnings
 
 
@@ -260,6 +262,7 @@ class SummaryRow:
     final_saturation: float | None = None
     final_grad_ratio: float | None = None
     wall_seconds: float | None = None
+    trained_together: bool | None = None
     warnings: list[str] = field(default_factory=list)
     run_dir: str = ""
     diverged_at_epoch: int | None = None
@@ -271,6 +274,15 @@ class SummaryRow:
         out = asdict(self)
         out.pop("test_correct"), out.pop("test_correct_batch_stats")
         return out
+
+    @property
+    def shares_ensemble_time(self) -> bool:
+        """Whether :attr:`wall_seconds` is the time of an ensemble the run trained in with its
+        cell's other seeds (so that each of them reports the same time): :attr:`trained_together`,
+        or for a row written before that was recorded, its family's rule then (no size limit)."""
+        if self.trained_together is not None:
+            return self.trained_together
+        return seeds_train_together(self.family, self.norm, self.batch_size)
 
     @property
     def ok(self) -> bool:
@@ -312,7 +324,9 @@ SUMMARY_ROW_DOCS: dict[str, str] = {
     "final_scale_spearman": "Probe after the last epoch: Spearman correlation of ||h_T|| with the input scale s.",
     "final_saturation": "Probe after the last epoch (RNN): fraction of saturated tanh units.",
     "final_grad_ratio": "Probe after the last epoch (RNN): ||dL/dh_1|| / ||dL/dh_T||.",
-    "wall_seconds": "Wall time of the run in seconds.",
+    "wall_seconds": "Wall time of the run in seconds (a member of a seed ensemble reports the ensemble's).",
+    "trained_together": "Whether the run trained in one ensemble with its cell's other seeds (run.json's "
+    "`ensemble.mechanism` is `native`); null in summaries written before it was recorded.",
     "warnings": "Warnings raised during the run (e.g. BatchNorm at batch size 1).",
     "run_dir": "The child run folder's name inside the experiment's folder.",
     "diverged_at_epoch": "The epoch the run diverged in (as metrics.json); null if it did not.",
@@ -322,12 +336,20 @@ SUMMARY_ROW_DOCS: dict[str, str] = {
 }
 
 
+def trained_together(manifest: dict) -> bool | None:
+    """Whether a run trained in one ensemble with its cell's other seeds, from its run.json
+    (``ensemble.mechanism``: ``native`` or ``sequential``); None if it does not say."""
+    mechanism = (manifest.get("ensemble") or {}).get("mechanism")
+    return None if mechanism is None else mechanism == "native"
+
+
 def summary_row(
     m: Metrics,
     target_acc: float,
     run_dir: str = "",
     wall_seconds: float | None = None,
     warnings: list[str] | None = None,
+    trained_together: bool | None = None,
 ) -> SummaryRow:
     """The table row of one run, with the diverged-run rule applied; its selections read the
     validation split when the run has one (``selected_on``)."""
@@ -363,6 +385,7 @@ def summary_row(
         final_saturation=last(m.saturation),
         final_grad_ratio=last(m.grad_ratio),
         wall_seconds=wall_seconds,
+        trained_together=trained_together,
         warnings=list(warnings or []),
         run_dir=run_dir,
         diverged_at_epoch=m.diverged_at_epoch if diverged else None,

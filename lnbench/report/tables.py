@@ -18,7 +18,7 @@ from lnbench.analysis.aggregate import condition_label
 from lnbench.analysis.grid import best_cell
 from lnbench.analysis.metrics import METRICS, pair_column
 from lnbench.analysis.verdicts import Comparison
-from lnbench.names import family_label, group_label, model_label, norm_label, plural, seeds_train_together
+from lnbench.names import family_label, group_label, model_label, norm_label, plural
 from lnbench.records.schema import SummaryRow
 
 
@@ -119,7 +119,7 @@ def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep:
             table.caption += (
                 f"; val acc: the validation split (n_val = {max(r.n_val for r in rows)}, carved from the training data)"
             )
-        if seeds and any(seeds_train_together(r.family, r.norm, r.batch_size) for r in rows):
+        if seeds and any(r.shares_ensemble_time for r in rows):
             table.caption += "; the seeds of a cell that trains as one ensemble each show the ensemble's time"
     return table
 

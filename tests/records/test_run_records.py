@@ -347,7 +347,7 @@ def test_every_field_of_a_summary_row_and_the_defaults():
         saturation=[0.0625, 0.03125],
         grad_ratio=[2.0, 4.0],
     )
-    r = summary_row(m, 0.9, run_dir="rms_seed5", wall_seconds=3.5, warnings=["w"])
+    r = summary_row(m, 0.9, run_dir="rms_seed5", wall_seconds=3.5, warnings=["w"], trained_together=True)
     assert r.to_dict() == {
         "family": "transformer",
         "norm": "rms",
@@ -376,6 +376,7 @@ def test_every_field_of_a_summary_row_and_the_defaults():
         "final_saturation": 0.03125,
         "final_grad_ratio": 4.0,
         "wall_seconds": 3.5,
+        "trained_together": True,
         "warnings": ["w"],
         "run_dir": "rms_seed5",
         "diverged_at_epoch": None,
@@ -387,6 +388,7 @@ def test_every_field_of_a_summary_row_and_the_defaults():
     assert (summary_row(m, 0.9).diverged_at_epoch, summary_row(m, 0.9).divergence_reason) == (3, "the loss is nan")
     plain = summary_row(Metrics(), 0.9)  # nothing trained yet, nothing given
     assert (plain.run_dir, plain.wall_seconds, plain.warnings, plain.epochs_completed) == ("", None, [], 0)
+    assert plain.trained_together is None
     assert (plain.final_test_acc, plain.mean_train_loss, plain.first_epoch_at_target) == (None, None, None)
 
 

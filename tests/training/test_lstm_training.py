@@ -272,3 +272,76 @@ def test_an_lstm_continued_from_its_checkpoint_is_bit_identical_and_a_member_loa
         alone.load_state_dict(roundtrip(weights))
         with torch.no_grad():
             torch.testing.assert_close(alone.eval()(datas[s].X_test), logits[s], atol=1e-6, rtol=0)
+
+
+# ---- which LSTM cells train their seeds as one ensemble -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "data,batch_size,hidden_size,mechanism",
+    [
+        ({}, 64, 64, "native"),  # the default sizes: T 20 x B 64 x H 64
+        ({"seq_len": 255}, 64, 64, "native"),  # T B H = 2^20 - 4096: just below the limit
+        ({"seq_len": 256}, 64, 64, "sequential"),  # T B H = 2^20
+        ({"task": "mnist", "mnist_order": "rows"}, 64, 128, "native"),  # T 28: 229k
+        ({"task": "mnist", "mnist_order": "pixels"}, 64, 100, "sequential"),  # T 784: 5.0M
+        ({"task": "mnist", "mnist_order": "pixels"}, 4, 100, "native"),  # T 784, B 4: 314k
+        ({}, 4, 511, "native"),
+        ({}, 4, 512, "sequential"),  # the members' weights (4 MB each) no longer share the cache
+    ],
+)
+def test_an_lstm_cell_trains_its_seeds_one_after_another_once_a_member_is_large(
+    data, batch_size, hidden_size, mechanism
+):
+    """An LSTM cell's seeds train as one ensemble while a member's T x B x H is below 2^20 and its
+    hidden size below 512, else one after another: the bounds of lnbench.names, measured in
+    docs/speed.md (a 5-member step cost more than five one-seed steps beyond them). The RNN's
+    ensembles stay native at any of these sizes."""
+    from lnbench.config import RunConfig
+    from lnbench.experiments.base import ensemble_mechanism
+
+    def cfg(family):
+        return RunConfig.model_validate(
+            {
+                "model": {"family": family, "norm": "layer", "hidden_size": hidden_size},
+                "train": {"batch_size": batch_size},
+                "data": {"n_train": 64, **data},
+            }
+        )
+
+    assert ensemble_mechanism([cfg("lstm")]) == mechanism
+    assert ensemble_mechanism([cfg("rnn")]) == "native"
+
+
+def test_a_large_lstm_cells_rows_say_each_seed_reports_its_own_time(tmp_path):
+    """A sequential LSTM cell (H 512) writes ``trained_together: false`` in each row and run.json's
+    ``ensemble.mechanism`` ``sequential``, and its seeds are the runs a one-member ensemble gives
+    (the same test predictions; the losses within 1e-5, as a plain model's run and a member's
+    are); a row from a summary written before the field existed falls back to the family's rule."""
+    from lnbench.experiments.cells import run_cell
+    from lnbench.records.schema import SummaryRow
+
+    cfgs = [
+        load_config(None, [*TINY_OVERRIDES, "model.family=lstm", "model.norm=layer", "model.hidden_size=512"]).with_changes(
+            seed=s, seeds=None, name=f"seed{s}"
+        )
+        for s in (0, 1)
+    ]
+    rows = run_cell(cfgs, tmp_path)
+    assert [r.trained_together for r, _ in rows] == [False, False]
+    assert [r.shares_ensemble_time for r, _ in rows] == [False, False]
+    for r, path in rows:
+        assert json.loads((path / "run.json").read_text())["ensemble"] == {
+            "mechanism": "sequential",
+            "members": 1,
+            "seeds": [r.seed],
+        }
+    cfg = cfgs[1]
+    data = make_trend_data(cfg.data.n_train, cfg.data.n_test, cfg.data.seq_len, cfg.data.features, seed=1)
+    torch.manual_seed(1)
+    member = train_members(LSTM.stack([LSTM(cfg.model, 8, seq_len=5)]), [data], cfg.train, [1])[0]
+    solo = json.loads((rows[1][1] / "metrics.json").read_text())
+    assert solo["test_correct"] == member.test_correct
+    torch.testing.assert_close(torch.tensor(solo["train_loss"]), torch.tensor(member.train_loss), atol=1e-5, rtol=1e-5)
+    old = SummaryRow(**{**rows[0][0].__dict__, "trained_together": None})
+    assert old.shares_ensemble_time  # the LSTM's rule before a member's size counted
