@@ -322,9 +322,9 @@ def test_a_large_lstm_cells_rows_say_each_seed_reports_its_own_time(tmp_path):
     from lnbench.records.schema import SummaryRow
 
     cfgs = [
-        load_config(None, [*TINY_OVERRIDES, "model.family=lstm", "model.norm=layer", "model.hidden_size=512"]).with_changes(
-            seed=s, seeds=None, name=f"seed{s}"
-        )
+        load_config(
+            None, [*TINY_OVERRIDES, "model.family=lstm", "model.norm=layer", "model.hidden_size=512"]
+        ).with_changes(seed=s, seeds=None, name=f"seed{s}")
         for s in (0, 1)
     ]
     rows = run_cell(cfgs, tmp_path)
