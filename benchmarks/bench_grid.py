@@ -1,10 +1,11 @@
 """lnbench's recurrent models over a grid of sizes, against ``torch.nn.LSTM`` / ``torch.nn.RNN`` (issue 44, B).
 
 The grid: B in {4, 64, 256}, T in {20, 100, 784}, I in {1, 64}, H in {64, 128, 256, 512} (72 points),
-and two named extra rows outside it: MNIST read by rows (B 64, T 28, I 28, H 128) and pixel-by-pixel
-MNIST at B 16, H 100 (T 784, I 1). Measured: every grid point whose LSTM training step has at most
+and three named extra rows outside it: MNIST read by rows (B 64, T 28, I 28, H 128) and pixel-by-pixel
+MNIST at H 100 (T 784, I 1) at B 16 and at the preset's B 64 (configs/compare_mnist_pixels.yaml; its
+epoch is printed at the end). Measured: every grid point whose LSTM training step has at most
 ``MAX_GFLOP`` (8.5) GFLOP of matrix products (41), the named points whatever their size (pixel MNIST,
-B 64 T 784 I 1 H 128: 20 GFLOP; B 64 T 100 I 64 H 256: 13 GFLOP) and the two extra rows: 45 points,
+B 64 T 784 I 1 H 128: 20 GFLOP; B 64 T 100 I 64 H 256: 13 GFLOP) and the three extra rows: 46 points,
 about 8 min of CPU time in all (printed at the end: about the wall time on an idle machine). The other
 29 grid points are left out (printed at the start): 9-1421 GFLOP per LSTM step, so that
 ``torch.nn.LSTM``'s step alone takes 0.1-17 s at one core's ~85 GFLOP/s, and each point's ~100
@@ -89,9 +90,12 @@ NAMED = {
     (64, 28, 28, 128): "MNIST rows",
     (64, 784, 1, 128): "pixel MNIST",
     (16, 784, 1, 100): "pixel MNIST, H 100",
+    (64, 784, 1, 100): "pixel MNIST preset",
     (64, 100, 64, 256): "T 100, H 256",
 }
 QUICK = ((64, 20, 64, 64), (4, 20, 1, 64), (64, 28, 28, 128))
+#: configs/compare_mnist_pixels.yaml: 4000 training images in batches of 64 at this point
+MNIST_EPOCH = {"point": (64, 784, 1, 100), "images": 4000}
 MAX_GFLOP = 8.5  # grid points whose LSTM step has more matrix-product GFLOP are left out (module docstring)
 SEEDS = 5
 NUM_CLASSES = 10
@@ -386,6 +390,33 @@ def worst_table(summary: list[dict]) -> Table:
     return table
 
 
+def epoch_line(rows: list[dict]) -> str:
+    """The training steps of one epoch of pixel MNIST (:data:`MNIST_EPOCH`) per seed of 5, from the
+    measured steps: images / batch steps of the median step (the test split's evaluation and the
+    probes not included)."""
+    row = next(
+        (r for r in rows if (r["point"].B, r["point"].T, r["point"].I, r["point"].H) == MNIST_EPOCH["point"]), None
+    )
+    if row is None:
+        return ""
+    p: Point = row["point"]
+    steps = MNIST_EPOCH["images"] / p.B
+    parts = []
+    for name in ("torch.nn.LSTM", "lstm none", "lstm layer", "lstm batch"):
+        m = row["raw"][name]
+        if name.startswith("torch"):
+            parts.append(f"{name} {steps * statistics.median(m['step_s']):.0f} s")
+            continue
+        per_seed = statistics.median(m["step_5_s"]) / SEEDS if "step_5_s" in m else statistics.median(m["step_1_s"])
+        how = "as one ensemble" if "step_5_s" in m else "one after another"
+        parts.append(f"LSTM {LABEL[name.split()[1]]} {steps * per_seed:.0f} s ({how})")
+    return (
+        f"pixel MNIST, an epoch's training steps per seed of 5 ({MNIST_EPOCH['images']} images, batch {p.B}, "
+        f"T {p.T}, H {p.H}: {steps:g} steps x the median step; CPU time, one thread; without the test split's "
+        "evaluation and the probes): " + ", ".join(parts)
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -445,6 +476,8 @@ def main() -> None:
     out.print(results_table(rows, peak))
     summary = worst(rows)
     out.print(worst_table(summary))
+    if line := epoch_line(rows):
+        out.print(line, highlight=False)
     load_end = os.getloadavg()
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     memory_runs = [v for row in rows for m in row["raw"].values() for k, v in m.items() if k.startswith("memory")]
