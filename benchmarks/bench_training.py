@@ -37,8 +37,8 @@ from torch.utils import benchmark
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a plain checkout too
 from lnbench import experiments  # noqa: E402
 from lnbench.config import ModelConfig, TrainConfig, load_config  # noqa: E402
+from lnbench.nn.layernorm import LayerNorm  # noqa: E402
 from lnbench.nn.models import SimpleRNN, TransformerClassifier, build_model  # noqa: E402
-from lnbench.nn.norms import LayerNorm  # noqa: E402
 from lnbench.training.loop import train_members  # noqa: E402
 from lnbench.training.tasks.trend import make_trend_data  # noqa: E402
 

@@ -2,7 +2,7 @@
 cells train their seeds as one ensemble, and what each experiment kind's command takes.
 
 Pure data, no torch: the config schema and the command line read it without importing the
-models (``lnbench --help`` answers at once). :data:`lnbench.nn.norms.NORMS` adds each kind's layer.
+models (``lnbench --help`` answers at once). :data:`lnbench.nn.registry.NORMS` adds each kind's layer.
 """
 
 from __future__ import annotations

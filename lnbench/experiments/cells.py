@@ -24,9 +24,9 @@ from lnbench.config import RunConfig
 from lnbench.experiments.base import Cell, EpochCallback, config_hash, ensemble_mechanism
 from lnbench.experiments.tensorboard import TensorBoard
 from lnbench.names import FAMILY_REGISTRY, has_placements, norm_uses_batch_statistics
+from lnbench.nn.base import SingleValueWarning
 from lnbench.nn.kernels import ensure_built
 from lnbench.nn.models import build_model, initial_gain
-from lnbench.nn.norms import SingleValueWarning
 from lnbench.records.folder import RunFolder
 from lnbench.records.io import atomic_write
 from lnbench.records.runs import Run, mark_unfinished

@@ -393,29 +393,40 @@ def _norm_slot(norm: nn.Module, T: int, S: int, B: int) -> _Slot | None:
     return None
 
 
+class FusedSpec(NamedTuple):
+    """What one recurrent cell asks of the kernel (its ``fused_spec()``): the recurrence (``lstm``:
+    the LSTM's gates, else a tanh RNN), whether the norm is applied inside the sum of the two terms
+    (``inner``: the RNN's joint placement, eq. 4 of Ba et al. 2016) or on each term, the three norm
+    positions (``norm_h`` on W_h h_{t-1}, ``norm_x`` on W_x x_t, ``norm_c`` on the LSTM's c_t; None:
+    none there) and the bias ``(4H,)`` / ``(H,)`` (``(S, ...)``) or None."""
+
+    lstm: bool
+    inner: bool
+    norm_h: nn.Module
+    norm_x: nn.Module | None
+    norm_c: nn.Module | None
+    bias: torch.Tensor | None
+
+
 def unroll_fused(
     cell: nn.Module,
     x: torch.Tensor,
+    cell_spec: FusedSpec,
     *,
     members: int | None,
-    lstm: bool,
-    inner: bool,
-    norm_h: nn.Module,
-    norm_x: nn.Module | None,
-    norm_c: nn.Module | None,
-    bias: torch.Tensor | None,
     probe: bool = False,
 ) -> LayerStates | None:
     """Unroll one recurrent layer, ``cell`` (a :class:`lnbench.nn.rnn.RNNCellWithNorm` or
-    :class:`lnbench.nn.lstm.LSTMCellWithNorm`; ``members`` S or None for one model), on ``x``
-    ``(B, T, I)`` (``(S, B, T, I)``) with the kernel; None when one of its norms is not one the
-    kernel knows (the caller takes the Python path).
+    :class:`lnbench.nn.lstm.LSTMCellWithNorm`, whose ``fused_spec()`` is ``cell_spec``; ``members``
+    S or None for one model), on ``x`` ``(B, T, I)`` (``(S, B, T, I)``) with the kernel; None when
+    one of its norms is not one the kernel knows (the caller takes the Python path).
 
     The input terms ``W_x x_t`` of every timestep are one matrix product before the recurrence; the
     kernel applies every norm (norm_h, norm_x, norm_c); BatchNorm's running statistics are updated
     as the Python path updates them (:meth:`lnbench.nn.batchnorm.RecurrentBatchNorm1d.track_sequence`).
     ``x`` may be the layer below's hidden states: the node's h_1 .. h_T are differentiable, so the
     gradient reaches the layer below (and, with ``probe``, its tap)."""
+    lstm, inner, norm_h, norm_x, norm_c, bias = cell_spec
     solo = members is None
     X = x.unsqueeze(0) if solo else x  # (S, B, T, I)
     S, B, T, n_in = X.shape

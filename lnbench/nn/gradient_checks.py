@@ -19,8 +19,8 @@ comparison, in four groups:
   and in float32 it computes y as ``x * rstd - mean * rstd``, so a constant row of 100 gives
   x_hat ~ 1e-3 instead of 0. For float32 and float16 there are also ``<name> vs float64``
   checks against that float64 answer, within 1e-5 and 1e-3.
-- ``autograd``: ``torch.autograd.gradcheck`` in float64 on :class:`lnbench.nn.norms.LayerNorm`,
-  :class:`lnbench.nn.norms.BatchNorm1d` (training mode; running statistics get updated,
+- ``autograd``: ``torch.autograd.gradcheck`` in float64 on :class:`lnbench.nn.layernorm.LayerNorm`,
+  :class:`lnbench.nn.batchnorm.BatchNorm1d` (training mode; running statistics get updated,
   which does not change the training-mode output) and :class:`lnbench.nn.groupnorm.GroupNorm`
   (two groups, or one for an odd D), with gamma and beta as inputs too; and each module's forward
   and gradients against ``F.layer_norm`` / ``F.batch_norm`` / ``F.group_norm`` (the (B, T, D)
@@ -254,17 +254,18 @@ def torch_checks(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -
 
 
 def autograd_checks(features: int, rng: np.random.Generator) -> list[Check]:
-    """torch.autograd.gradcheck and F.* references for lnbench.nn.norms, float64 (group ``autograd``)."""
+    """torch.autograd.gradcheck and F.* references for lnbench.nn.layernorm and lnbench.nn.batchnorm, float64 (group ``autograd``)."""
     import torch
     import torch.nn.functional as F
     from torch.func import functional_call
 
     try:
+        from lnbench.nn.batchnorm import BatchNorm1d
         from lnbench.nn.groupnorm import GroupNorm
-        from lnbench.nn.norms import BatchNorm1d, LayerNorm
+        from lnbench.nn.layernorm import LayerNorm
     except ImportError as exc:  # norms.py is optional for the NumPy checks
-        detail = f"cannot import lnbench.nn.norms: {exc}"
-        return [Check("lnbench.nn.norms", "autograd", 0.0, 0.0, 0.0, False, detail)]
+        detail = f"cannot import lnbench.nn.layernorm or lnbench.nn.batchnorm: {exc}"
+        return [Check("lnbench.nn.layernorm, batchnorm", "autograd", 0.0, 0.0, 0.0, False, detail)]
 
     D = min(features, AUTOGRAD_MAX_FEATURES)
     shape = (2, 3, D)  # (B, T, D)

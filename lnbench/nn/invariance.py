@@ -16,9 +16,9 @@ single training case re-scaling       one case ``x_n -> delta x_n``
 
 with ``delta`` log-uniform in [0.1, 10] and ``gamma ~ N(0, I)``, several draws per cell.
 
-The methods are lnbench's own layers: :class:`lnbench.nn.norms.BatchNorm1d` (training mode: batch
+The methods are lnbench's own layers: :class:`lnbench.nn.batchnorm.BatchNorm1d` (training mode: batch
 statistics), weight normalization (:func:`lnbench.nn.weightnorm.weight_normalize`, g = 1),
-:class:`lnbench.nn.norms.LayerNorm`, :class:`lnbench.nn.rmsnorm.RMSNorm` (a fourth row, from Zhang & Sennrich 2019, Table 1, which the row derived below agrees with)
+:class:`lnbench.nn.layernorm.LayerNorm`, :class:`lnbench.nn.rmsnorm.RMSNorm` (a fourth row, from Zhang & Sennrich 2019, Table 1, which the row derived below agrees with)
 and :class:`lnbench.nn.groupnorm.GroupNorm` with :data:`GROUPS` groups (a fifth row, derived below).
 
 **Thresholds.** An exactly invariant method changes its output only through ``eps`` inside the
@@ -59,8 +59,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
+from lnbench.nn.batchnorm import BatchNorm1d
 from lnbench.nn.groupnorm import GroupNorm
-from lnbench.nn.norms import BatchNorm1d, LayerNorm
+from lnbench.nn.layernorm import LayerNorm
 from lnbench.nn.rmsnorm import RMSNorm
 from lnbench.nn.weightnorm import weight_normalize
 

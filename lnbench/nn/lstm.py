@@ -54,9 +54,9 @@ from torch import nn
 from lnbench.config import ModelConfig
 from lnbench.names import paper_gain_init
 from lnbench.nn.base import Norm
-from lnbench.nn.fused import LayerStates, unroll_fused
+from lnbench.nn.fused import FusedSpec
+from lnbench.nn.recurrent import RecurrentClassifier
 from lnbench.nn.registry import norm_kind
-from lnbench.nn.rnn import RecurrentClassifier
 from lnbench.nn.weightnorm import row_norms, weight_normalize
 
 GATES = ("i", "f", "o", "g")  # the slices of the 4H summed inputs, in this order
@@ -175,6 +175,13 @@ class LSTMCellWithNorm(nn.Module):
             units.append(torch.cat([2 * sig - 1, g, tanh_c], dim=-1))
         return h, c
 
+    def fused_spec(self) -> FusedSpec:
+        """What the C++ kernel runs for this cell: the LSTM recurrence with norm_h, norm_x, norm_c
+        and the bias (:func:`lnbench.nn.fused.unroll_fused`)."""
+        return FusedSpec(
+            lstm=True, inner=False, norm_h=self.norm_h, norm_x=self.norm_x, norm_c=self.norm_c, bias=self.bias
+        )
+
     def extra_repr(self) -> str:
         return (
             f"input_size={self.input_size}, hidden_size={self.hidden_size}, norm={self.norm_kind!r}, "
@@ -209,31 +216,8 @@ class LSTM(RecurrentClassifier):
 
     cell: LSTMCellWithNorm
 
-    def __init__(
-        self,
-        cfg: ModelConfig,
-        input_size: int,
-        num_classes: int = 2,
-        seq_len: int | None = None,
-        members: int | None = None,
-    ) -> None:
-        super().__init__(cfg, input_size, num_classes, seq_len, members)
-        self.build_layers(lambda n_in: LSTMCellWithNorm(cfg, n_in, seq_len, members))
-
-    def _unroll_fused(self, cell: nn.Module, x: torch.Tensor, probe: bool) -> LayerStates | None:
-        assert isinstance(cell, LSTMCellWithNorm)
-        return unroll_fused(
-            cell,
-            x,
-            members=self.members,
-            lstm=True,
-            inner=False,
-            norm_h=cell.norm_h,
-            norm_x=cell.norm_x,
-            norm_c=cell.norm_c,
-            bias=cell.bias,
-            probe=probe,
-        )
+    def make_cell(self, input_size: int) -> LSTMCellWithNorm:
+        return LSTMCellWithNorm(self.cfg, input_size, self.seq_len, self.members)
 
     def layer_states(self, cell: nn.Module, x: torch.Tensor, units: list[torch.Tensor] | None) -> list[torch.Tensor]:
         """h_1 .. h_T of one layer as graph nodes of the recurrence; ``units``, if given, receives

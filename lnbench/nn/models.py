@@ -17,16 +17,11 @@ from torch import nn
 
 from lnbench.config import ModelConfig
 from lnbench.names import FAMILIES, FAMILY_REGISTRY, family_label
+from lnbench.nn.ensemble_linear import EnsembleLinear
 from lnbench.nn.lstm import LSTM, LSTMCellWithNorm
+from lnbench.nn.recurrent import RecurrentClassifier
 from lnbench.nn.registry import initial_gain
-from lnbench.nn.rnn import (
-    PLACEMENTS,
-    RECURRENT_INITS,
-    EnsembleLinear,
-    RecurrentClassifier,
-    RNNCellWithNorm,
-    SimpleRNN,
-)
+from lnbench.nn.rnn import PLACEMENTS, RECURRENT_INITS, RNNCellWithNorm, SimpleRNN
 from lnbench.nn.transformer import (
     POS_EMBS,
     SelfAttention,

@@ -17,56 +17,19 @@ the weights (weight norm). Shapes: B batch, T seq_len, H hidden_size, C num_clas
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Self
 
 import torch
 from torch import nn
 
 from lnbench.config import ModelConfig
-from lnbench.nn.base import Norm, copy_members
-from lnbench.nn.fused import LayerStates, Unrolled, kernel_covers, unroll_fused
+from lnbench.nn.base import Norm
+from lnbench.nn.fused import FusedSpec
+from lnbench.nn.recurrent import RecurrentClassifier
 from lnbench.nn.registry import norm_kind
 from lnbench.nn.weightnorm import row_norms, weight_normalize
 
 PLACEMENTS = ("joint", "separate")
-SATURATION = 0.99  # |u| above this: a saturated unit (lnbench.training.probes)
 RECURRENT_INITS = ("uniform", "orthogonal")
-
-
-class EnsembleLinear(nn.Module):
-    """S independent ``nn.Linear`` layers applied to S inputs at once: ``y[s] = x[s] W[s]^T + b[s]``
-    (``torch.baddbmm``, or ``torch.bmm`` without a bias; each member as
-    ``torch.nn.functional.linear`` on its own input, up to float rounding).
-
-    Args:
-        members: S.
-        in_features, out_features: as ``nn.Linear``.
-        bias: as ``nn.Linear``. Default: True.
-
-    Attributes:
-        weight: ``(S, out, in)``; bias: ``(S, 1, out)`` or None, zeros until a ``stack`` fills them.
-
-    Shape:
-        ``(S, *, in_features)`` -> ``(S, *, out_features)``, float32.
-    """
-
-    grouped_as_layer = True  # weight and bias are one layer in grad_norm_layer
-
-    def __init__(self, members: int, in_features: int, out_features: int, bias: bool = True) -> None:
-        super().__init__()
-        self.weight = nn.Parameter(torch.zeros(members, out_features, in_features))
-        self.bias: nn.Parameter | None
-        if bias:
-            self.bias = nn.Parameter(torch.zeros(members, 1, out_features))
-        else:
-            self.register_parameter("bias", None)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        flat = x.reshape(x.shape[0], -1, x.shape[-1])  # (S, N, in)
-        weight = self.weight.transpose(1, 2)
-        y = torch.bmm(flat, weight) if self.bias is None else torch.baddbmm(self.bias, flat, weight)  # (S, N, out)
-        return y.view(*x.shape[:-1], y.shape[-1])
 
 
 class RNNCellWithNorm(nn.Module):
@@ -182,139 +145,23 @@ class RNNCellWithNorm(nn.Module):
         assert self.bias is not None  # separate placement always has one
         return torch.tanh(a + self.bias)
 
+    def fused_spec(self) -> FusedSpec:
+        """What the C++ kernel runs for this cell: a tanh recurrence, the norm inside it (joint) or
+        on each term (separate) and the bias (:func:`lnbench.nn.fused.unroll_fused`)."""
+        return FusedSpec(
+            lstm=False,
+            inner=self.placement == "joint",
+            norm_h=self.norm,
+            norm_x=self.norm_x,
+            norm_c=None,
+            bias=self.bias,
+        )
+
     def extra_repr(self) -> str:
         return (
             f"input_size={self.input_size}, hidden_size={self.hidden_size}, norm={self.norm_kind!r}, "
             f"placement={self.placement!r}"
         )
-
-
-class RecurrentClassifier(nn.Module):
-    """What the recurrent families share (:class:`SimpleRNN`, :class:`lnbench.nn.lstm.LSTM`): a stack
-    of ``model.num_layers`` cells, each unrolled over T steps from a zero state (layer l > 1 reads
-    layer l - 1's h_1 .. h_T as its input sequence, as ``torch.nn.RNN(num_layers=L)``), ``Linear(H, C)``
-    on the top layer's h_T, and the seed ensemble's member axis (:meth:`stack`). A subclass builds
-    its layers with :meth:`build_layers` and defines :meth:`layer_states` (and :meth:`_unroll_fused`).
-
-    Every layer is a cell of its own, with its own norms and gains (each normalized as its paper
-    describes): layer 1 is ``cell`` (so a one-layer model's parameter names, and the metrics that
-    name them, are those of before stacking), layer l is ``cell_<l>``, input size H.
-
-    Args:
-        cfg: the model's :class:`lnbench.config.ModelConfig` (``num_layers``: L).
-        input_size: features per timestep of the input.
-        num_classes: C. Default: 2.
-        seq_len: T, for per-timestep statistics. Default: None.
-        members: S for a seed ensemble of S independent models trained at once (build it with
-            :meth:`stack`); every tensor then has a leading member axis. Default: None.
-
-    Attributes:
-        use_kernel: run each layer's recurrence as one autograd node in C++ (:mod:`lnbench.nn.fused`)
-            where the kernel covers it; False: always the step-by-step Python code. Default: True.
-
-    Shape:
-        Input: ``(B, T, input_size)`` (ensemble: ``(S, B, T, input_size)``), the model's dtype.
-        Output: logits ``(B, C)`` (``(S, B, C)``); with ``return_hidden=True`` also the top
-        layer's hidden states ``(B, T, H)`` (``(S, B, T, H)``).
-    """
-
-    use_kernel: bool
-    cell: nn.Module  # layer 1
-    head: nn.Module
-
-    def __init__(
-        self,
-        cfg: ModelConfig,
-        input_size: int,
-        num_classes: int = 2,
-        seq_len: int | None = None,
-        members: int | None = None,
-    ) -> None:
-        super().__init__()
-        self.cfg, self.input_size, self.num_classes, self.seq_len = cfg, input_size, num_classes, seq_len
-        self.members = members
-        self.num_layers = cfg.num_layers
-        self.use_kernel = True
-
-    def build_layers(self, make_cell: Callable[[int], nn.Module]) -> None:
-        """Build the L cells (``make_cell(input_size)``, bottom first: layer 1 reads the input,
-        the others H features) and then the head, in this order (so a one-layer model draws its
-        initial weights as before stacking)."""
-        H, S = self.cfg.hidden_size, self.members
-        self.cell = make_cell(self.input_size)
-        for layer in range(2, self.num_layers + 1):
-            self.add_module(f"cell_{layer}", make_cell(H))
-        self.head = nn.Linear(H, self.num_classes) if S is None else EnsembleLinear(S, H, self.num_classes)
-
-    @property
-    def cells(self) -> list[nn.Module]:
-        """The L cells, layer 1 first: ``[cell, cell_2, ..., cell_L]``."""
-        return [self.cell, *(self.get_submodule(f"cell_{layer}") for layer in range(2, self.num_layers + 1))]
-
-    @classmethod
-    @torch.no_grad()
-    def stack(cls, models: list[Self]) -> Self:
-        """One ensemble whose member s starts as ``models[s]`` (parameters and buffers copied):
-        trained by :func:`lnbench.training.loop.train_members`, member s follows the arithmetic of
-        ``models[s]`` trained alone. Each tensor is stacked along the member axis its module
-        names (:meth:`lnbench.nn.base.Norm.member_axis`; 0 for the others).
-
-        Raises:
-            IndexError: for an empty list.
-        """
-        first = models[0]
-        ensemble = cls(first.cfg, first.input_size, first.num_classes, first.seq_len, members=len(models))
-        copy_members(ensemble, models)
-        return ensemble
-
-    def layer_states(self, cell: nn.Module, x: torch.Tensor, units: list[torch.Tensor] | None) -> list[torch.Tensor]:
-        """The step-by-step Python recurrence of one layer on its input sequence ``x``
-        ``(B, T, I)`` (``(S, B, T, I)``): the list of the T hidden states h_1 .. h_T as graph
-        nodes of the recurrence (so ``torch.autograd.grad(loss, states[0])`` is the total dL/dh_1);
-        ``units``, if given, receives each step's saturable units (the LSTM's)."""
-        raise NotImplementedError
-
-    def _unroll_fused(self, cell: nn.Module, x: torch.Tensor, probe: bool) -> LayerStates | None:
-        """One layer's recurrence in the C++ kernel (:func:`lnbench.nn.fused.unroll_fused`), or None."""
-        return None
-
-    def _unroll_python(self, cell: nn.Module, x: torch.Tensor, probe: bool) -> LayerStates:
-        """One layer by :meth:`layer_states`, with its probes."""
-        units: list[torch.Tensor] | None = [] if probe else None
-        states = self.layer_states(cell, x, units)
-        H = self.cfg.hidden_size
-        hidden = (
-            torch.stack(states, dim=-2) if states else x.new_zeros(*x.shape[:-2], 0, H)
-        )  # (B, T, H) or (S, B, T, H)
-        last = states[-1] if states else x.new_zeros(*x.shape[:-2], H)  # h_T, or h_0 without timesteps
-        if not probe:
-            return LayerStates(hidden, last)
-        saturable = torch.stack(units, dim=-2) if units else hidden  # the LSTM's units (5H per step), or the RNN's h_t
-        saturated = (saturable.abs() > SATURATION).to(hidden.dtype).mean(dim=(-2, -1))  # (B,) or (S, B)
-
-        def pick(grads: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-            first, last = grads
-            return first, last
-
-        return LayerStates(hidden, last, saturated, [states[0], states[-1]], pick)
-
-    def unroll(self, x: torch.Tensor, probe: bool = False) -> Unrolled:
-        """Logits and, per layer, its hidden states and (``probe``) the fraction of saturated units
-        and the total gradients of h_1 and h_T (:class:`lnbench.nn.fused.Unrolled`): each layer in
-        the C++ kernel where it covers the model (:func:`lnbench.nn.fused.kernel_covers`), else by
-        :meth:`layer_states`; layer l > 1 reads layer l - 1's h_1 .. h_T."""
-        fused = kernel_covers(self, x)
-        layers: list[LayerStates] = []
-        inputs = x
-        for cell in self.cells:
-            layer = self._unroll_fused(cell, inputs, probe) if fused else None
-            layers.append(layer if layer is not None else self._unroll_python(cell, inputs, probe))
-            inputs = layers[-1].hidden
-        return Unrolled(self.head(layers[-1].last), layers)  # (B, C) or (S, B, C)
-
-    def forward(self, x: torch.Tensor, return_hidden: bool = False):
-        out = self.unroll(x)
-        return (out.logits, out.hidden) if return_hidden else out.logits
 
 
 class SimpleRNN(RecurrentClassifier):
@@ -341,31 +188,8 @@ class SimpleRNN(RecurrentClassifier):
 
     cell: RNNCellWithNorm
 
-    def __init__(
-        self,
-        cfg: ModelConfig,
-        input_size: int,
-        num_classes: int = 2,
-        seq_len: int | None = None,
-        members: int | None = None,
-    ) -> None:
-        super().__init__(cfg, input_size, num_classes, seq_len, members)
-        self.build_layers(lambda n_in: RNNCellWithNorm(cfg, n_in, seq_len, members))
-
-    def _unroll_fused(self, cell: nn.Module, x: torch.Tensor, probe: bool) -> LayerStates | None:
-        assert isinstance(cell, RNNCellWithNorm)
-        return unroll_fused(
-            cell,
-            x,
-            members=self.members,
-            lstm=False,
-            inner=cell.placement == "joint",
-            norm_h=cell.norm,
-            norm_x=cell.norm_x,
-            norm_c=None,
-            bias=cell.bias,
-            probe=probe,
-        )
+    def make_cell(self, input_size: int) -> RNNCellWithNorm:
+        return RNNCellWithNorm(self.cfg, input_size, self.seq_len, self.members)
 
     def layer_states(self, cell: nn.Module, x: torch.Tensor, units: list[torch.Tensor] | None) -> list[torch.Tensor]:
         """The T hidden states h_1 .. h_T of one layer (see :meth:`RecurrentClassifier.layer_states`);

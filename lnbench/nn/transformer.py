@@ -28,8 +28,8 @@ from torch import nn
 
 from lnbench.config import ModelConfig
 from lnbench.nn.base import Norm, stack_models
+from lnbench.nn.ensemble_linear import EnsembleLinear
 from lnbench.nn.registry import norm_kind
-from lnbench.nn.rnn import EnsembleLinear
 from lnbench.nn.weightnorm import linear
 
 

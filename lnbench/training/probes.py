@@ -36,7 +36,7 @@ from torch.nn import functional as F
 
 from lnbench.nn.batchnorm import batch_statistics
 from lnbench.nn.models import RecurrentClassifier
-from lnbench.nn.rnn import SATURATION  # noqa: F401  |u| above this: a saturated unit (derivative of tanh < 0.02)
+from lnbench.nn.recurrent import SATURATION  # noqa: F401  |u| above this: a saturated unit (derivative of tanh < 0.02)
 from lnbench.records.schema import Metrics
 from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, is_ensemble
 

@@ -12,8 +12,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from lnbench.nn.batchnorm import BatchNorm1d
 from lnbench.nn.kernels import layernorm_kernel
-from lnbench.nn.norms import BatchNorm1d, LayerNorm, RMSNorm
+from lnbench.nn.layernorm import LayerNorm
+from lnbench.nn.rmsnorm import RMSNorm
 
 EPS = 1e-5
 KERNEL = pytest.param(

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from lnbench.nn import gradient_checks as suite
-from lnbench.nn import norms, numpy_layernorm
+from lnbench.nn import layernorm, numpy_layernorm
 from lnbench.nn.gradient_checks import Check, run_checks
 
 GROUPS = {"finite-diff", "vs-torch", "autograd", "edge-cases"}
@@ -83,7 +83,7 @@ def test_broken_torch_layernorm_fails(monkeypatch):
         var = x.var(dim=-1, keepdim=True, unbiased=True)  # wrong: the paper's variance is biased
         return (x - x.mean(dim=-1, keepdim=True)) * torch.rsqrt(var + self.eps) * self.gamma + self.beta
 
-    monkeypatch.setattr(norms.LayerNorm, "forward", unbiased_forward)
+    monkeypatch.setattr(layernorm.LayerNorm, "forward", unbiased_forward)
     named = by_name(run_checks())
     assert named["autograd/LayerNorm gradcheck"].passed  # its gradients are right for what it computes
     assert not named["autograd/LayerNorm vs F.layer_norm"].passed  # but it computes the wrong thing

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from lnbench.nn.kernels import layernorm_kernel
-from lnbench.nn.norms import LayerNorm
+from lnbench.nn.layernorm import LayerNorm
 
 pytestmark = pytest.mark.skipif(os.environ.get("LNBENCH_KERNELS") == "0", reason="LNBENCH_KERNELS=0")
 

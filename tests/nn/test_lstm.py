@@ -11,9 +11,9 @@ from torch.nn import functional as F
 from lnbench.config import ConfigError, ModelConfig, RunConfig
 from lnbench.config.checks import check_keys_apply, memory_needed
 from lnbench.names import NORM_KINDS
+from lnbench.nn.batchnorm import RecurrentBatchNorm1d
 from lnbench.nn.lstm import BATCH_NORM_GAIN, LSTM, LSTMCellWithNorm
 from lnbench.nn.models import build_model
-from lnbench.nn.norms import RecurrentBatchNorm1d
 
 H, D, T, B = 4, 3, 5, 6
 

@@ -6,8 +6,8 @@ from torch.nn import functional as F
 
 from lnbench.config import ModelConfig
 from lnbench.names import NORM_KINDS
+from lnbench.nn.batchnorm import BatchNorm1d
 from lnbench.nn.models import RNNCellWithNorm, SimpleRNN, TransformerBlock, TransformerClassifier, build_model
-from lnbench.nn.norms import BatchNorm1d
 
 
 def test_rnn_cell_is_tanh_of_layer_normalized_summed_inputs():

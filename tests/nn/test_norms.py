@@ -1,4 +1,4 @@
-"""lnbench.nn.norms against torch.nn.LayerNorm / torch.nn.BatchNorm1d and hand-computed values."""
+"""lnbench.nn.layernorm and lnbench.nn.batchnorm against torch.nn.LayerNorm / torch.nn.BatchNorm1d and hand-computed values."""
 
 import warnings
 
@@ -6,7 +6,9 @@ import pytest
 import torch
 from torch import nn
 
-from lnbench.nn.norms import BatchNorm1d, LayerNorm, SingleValueBatchWarning, batch_statistics, build_norm
+from lnbench.nn.batchnorm import BatchNorm1d, SingleValueBatchWarning, batch_statistics
+from lnbench.nn.layernorm import LayerNorm
+from lnbench.nn.registry import build_norm
 
 
 def _random_affine(ref: nn.Module, ours: nn.Module) -> None:
@@ -138,7 +140,7 @@ def test_repr_shows_hyperparameters():
 def test_batch_norm_on_an_empty_batch_leaves_the_running_statistics_as_pytorch_does():
     import warnings as _w
 
-    from lnbench.nn.norms import BatchNorm1d as _BN
+    from lnbench.nn.batchnorm import BatchNorm1d as _BN
 
     ours, ref = _BN(3), torch.nn.BatchNorm1d(3)
     with _w.catch_warnings():
@@ -151,7 +153,7 @@ def test_batch_norm_on_an_empty_batch_leaves_the_running_statistics_as_pytorch_d
 
 
 def test_recurrent_batch_norm_on_an_empty_batch_updates_nothing():
-    from lnbench.nn.norms import RecurrentBatchNorm1d
+    from lnbench.nn.batchnorm import RecurrentBatchNorm1d
 
     bn = RecurrentBatchNorm1d(3, "per_timestep", seq_len=2)
     bn(torch.zeros(0, 3), 0)
@@ -161,8 +163,8 @@ def test_recurrent_batch_norm_on_an_empty_batch_updates_nothing():
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_half_precision_inputs_are_normalized_in_float32_and_keep_their_dtype(dtype):
-    from lnbench.nn.norms import BatchNorm1d as _BN
-    from lnbench.nn.norms import LayerNorm as _LN
+    from lnbench.nn.batchnorm import BatchNorm1d as _BN
+    from lnbench.nn.layernorm import LayerNorm as _LN
 
     x = torch.tensor([[0.0, 600.0]], dtype=dtype)  # 300^2 overflows float16
     assert _LN(2)(x).tolist() == [[-1.0, 1.0]]
@@ -189,8 +191,8 @@ def test_half_precision_inputs_are_normalized_in_float32_and_keep_their_dtype(dt
 
 
 def test_layer_norm_over_one_feature_warns_once():
-    from lnbench.nn.norms import LayerNorm as _LN
-    from lnbench.nn.norms import SingleValueWarning
+    from lnbench.nn.base import SingleValueWarning
+    from lnbench.nn.layernorm import LayerNorm as _LN
 
     ln = _LN(1)
     with pytest.warns(SingleValueWarning, match="LayerNorm over one feature"):

@@ -7,8 +7,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from lnbench.config import ModelConfig
+from lnbench.nn.batchnorm import RecurrentBatchNorm1d, batch_statistics
 from lnbench.nn.models import SimpleRNN
-from lnbench.nn.norms import RecurrentBatchNorm1d, batch_statistics
 
 T, B, H = 3, 4, 5
 

@@ -9,8 +9,8 @@ from torch.nn import functional as F
 from lnbench.config import ModelConfig, RunConfig, TrainConfig
 from lnbench.experiments.base import ensemble_mechanism
 from lnbench.names import NORM_KINDS, TRANSFORMER_ENSEMBLE_MAX_BATCH, norm_has_member_axis
+from lnbench.nn.ensemble_linear import EnsembleLinear
 from lnbench.nn.models import TransformerClassifier, build_model
-from lnbench.nn.rnn import EnsembleLinear
 from lnbench.training.checkpoints import member_weights
 from lnbench.training.loop import train_members
 from lnbench.training.tasks.trend import make_trend_data
@@ -150,7 +150,7 @@ def test_which_cells_train_as_an_ensemble(family, norm, batch_size, mechanism):
 def test_batch_statistics_probes_of_a_batchnorm_ensemble_are_per_mini_batch(batch_size):
     """The accuracy with batch statistics and the initial hidden norms (batch mode) of member s:
     models[s] on consecutive mini-batches of batch_size, one at a time (N = 10: a remainder at 3)."""
-    from lnbench.nn.norms import batch_statistics
+    from lnbench.nn.batchnorm import batch_statistics
     from lnbench.training.loop import correct_with_batch_stats
     from lnbench.training.probes import probe_members
 

@@ -196,7 +196,7 @@ def test_a_finite_loss_far_above_chance_is_divergence():
 def test_batchnorm_initial_hidden_norm_uses_batch_statistics():
     """At initialisation eval-mode BatchNorm (running stats 0 and 1) is the identity; the probe
     must instead show the network as it trains, and must not move the running statistics."""
-    from lnbench.nn.norms import batch_statistics
+    from lnbench.nn.batchnorm import batch_statistics
 
     model = _model("batch")
     with torch.no_grad(), batch_statistics(model):

@@ -193,7 +193,7 @@ def test_probe_passes_cover_every_example_once():
 def test_batch_statistics_probes_match_one_mini_batch_at_a_time(batch_size):
     """The accuracy with batch statistics and the initial probes (batch mode) of a BatchNorm RNN
     ensemble equal a loop over consecutive mini-batches of batch_size (N = 40: a remainder at 3, 7)."""
-    from lnbench.nn.norms import batch_statistics
+    from lnbench.nn.batchnorm import batch_statistics
     from lnbench.training.loop import correct_with_batch_stats
 
     X, y, s = _scaled_inputs()
