@@ -22,7 +22,8 @@ from lnbench.analysis import claim_catalogue, grid
 from lnbench.analysis import claims as claim_rules
 from lnbench.analysis.aggregate import aggregate_over_seeds
 from lnbench.analysis.verdicts import compare_comparisons
-from lnbench.cli.app import claims_list_table, plan_table
+from lnbench.cli.bodies import claims_list_table
+from lnbench.cli.plan import plan_table
 from lnbench.config import RunConfig
 from lnbench.names import TASK_NAMES
 from lnbench.records.schema import SummaryRow
