@@ -307,8 +307,4 @@ def show_cmd(
             f"note: summary.json of another version: its tables cannot be printed ({exc!r})", style="dim", markup=False
         )
         printed, rows = [], []
-    notes = sorted({w for r in rows for w in r.warnings})
-    print_results(printed, summary.get("verdicts") or [], notes, run_dir, all_, rows)
-    console.print(f"Run folder: {run_dir}  (status: {manifest.get('status')})", highlight=False, soft_wrap=True)
-    if (run_dir / "report.html").exists():
-        console.print(f"Report: {run_dir / 'report.html'}", highlight=False, soft_wrap=True)
+    print_results(printed, summary.get("verdicts") or [], rows, run_dir, manifest.get("status"), all_)

@@ -169,11 +169,8 @@ def launch(
             result = driver.execute(exp, spec, cells, runs_dir, on_epoch, n_jobs, resume, launcher)
         stop.folder = result.path
         summary = RunFolder(result.path).summary() or {}
-        notes = sorted({w for r in result.rows for w in r.warnings})
-        print_results(exp.tables(result.path, summary), result.verdicts, notes, result.path, verbose, result.rows)
-        console.print(f"Run folder: {result.path}  (status: {result.status})", highlight=False, soft_wrap=True)
-        if (result.path / "report.html").exists():
-            console.print(f"Report: {result.path / 'report.html'}", highlight=False, soft_wrap=True)
+        tables = exp.tables(result.path, summary)
+        print_results(tables, result.verdicts, result.rows, result.path, result.status, verbose)
     if result.status == "failed":  # what finished is kept and reported above; the command did not succeed
         error = (RunFolder(result.path).manifest() or {}).get("error") or "a run failed"
         fail(f"{error}; run folder: {result.path} (status: failed)", code=1)

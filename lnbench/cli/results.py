@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.table import Table
@@ -52,15 +52,16 @@ def divergences(folder: Path, rows: list[SummaryRow]) -> list[str]:
 def print_results(
     tables: list[Table],
     verdicts: list[str],
-    notes: list[str],
+    rows: Sequence[SummaryRow],
     folder: Path,
+    status: Optional[str],
     everything: bool,
-    rows: Sequence[SummaryRow] = (),
 ) -> None:
-    """A finished experiment's tables (all of them with ``everything``, else
-    :func:`lnbench.report.tables.brief`'s and one line naming the others), its notes, a line per
-    diverged run of ``rows`` (:func:`divergences`) and its verdicts, each verdict wrapped to the
-    console's width under its dash."""
+    """A finished experiment's results, as its run prints them and ``lnbench show`` again: its
+    tables (all of them with ``everything``, else :func:`lnbench.report.tables.brief`'s and one line
+    naming the others), the notes of its ``rows``, a line per diverged run (:func:`divergences`)
+    and its verdicts, each verdict wrapped to the console's width under its dash; then the folder
+    with its ``status`` (run.json's), and its report.html if there is one."""
     import textwrap
 
     from lnbench.report.tables import RunsTable, brief
@@ -68,7 +69,7 @@ def print_results(
     shown, left = (tables, []) if everything else brief(tables)
     for table in shown:
         print_table(table)
-    for note in notes:
+    for note in sorted({w for r in rows for w in r.warnings}):
         console.print(f"note: {note}", style="dim", markup=False, highlight=False)
     for line in divergences(folder, list(rows)):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -91,3 +92,6 @@ def print_results(
             highlight=False,
             soft_wrap=True,
         )
+    console.print(f"Run folder: {folder}  (status: {status})", highlight=False, soft_wrap=True)
+    if (folder / "report.html").exists():
+        console.print(f"Report: {folder / 'report.html'}", highlight=False, soft_wrap=True)
