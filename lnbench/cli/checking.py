@@ -81,7 +81,7 @@ def invariance(
 
     Exit code 0 when every cell agrees with the paper (RMSNorm: Zhang & Sennrich's Table 1), 1 otherwise.
     """
-    from lnbench.report import tables
+    from lnbench.report import check_tables
 
     users = _user_norms(norm)
     if json_path is None:
@@ -109,7 +109,7 @@ def invariance(
                 raise
             fail(f"--norm: {exc}", code=1)
         stop.folder = None if json_path is not None or path is None else path.parent
-        print_table(tables.invariance_table([c.to_dict() for c in cells], draws))
+        print_table(check_tables.invariance_table([c.to_dict() for c in cells], draws))
         _print_written(path, json_path)
         wrong = [c for c in cells if not c.agrees]
         for spec, why in unmeasured.items():
@@ -188,7 +188,7 @@ def gradcheck(
     elif not json_path.absolute().parent.is_dir():
         fail(f"--json {json_path}: the folder {json_path.absolute().parent} does not exist (it is not created)")
     from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
-    from lnbench.report.tables import gradcheck_table
+    from lnbench.report.check_tables import gradcheck_table
 
     with guarded(epochs=False) as stop:
         try:

@@ -61,13 +61,13 @@ def _pilot_summary(exp: Any, spec: Any, folder: Path, launcher: str) -> dict:
 def confirm_claims(spec: Any, source: str, args: ExperimentArgs, max_seeds: int, verbose: bool) -> None:
     """``lnbench claims --confirm``: :func:`_two_stage` with the claims' plan."""
     from lnbench.experiments.claims import ConfirmSpec, confirm_cost, plan_from_pilot
-    from lnbench.report import tables
+    from lnbench.report import confirm_tables
 
     def confirmed(summary: dict) -> tuple[Any, Table, Optional[float], Any, dict]:
         spec.confirm = ConfirmSpec(summary, max_seeds)
         plan = plan_from_pilot(spec)
         cost = confirm_cost(spec, plan) if plan.fresh else None
-        return spec, tables.confirm_plan_table(plan, max_seeds), cost, None, plan.fresh
+        return spec, confirm_tables.confirm_plan_table(plan, max_seeds), cost, None, plan.fresh
 
     _two_stage("claims", spec, source, args, verbose, confirmed, max_seeds)
 
@@ -75,7 +75,7 @@ def confirm_claims(spec: Any, source: str, args: ExperimentArgs, max_seeds: int,
 def confirm_compare(cfg: RunConfig, source: str, args: ExperimentArgs, max_seeds: Optional[int], verbose: bool) -> None:
     """``lnbench compare --confirm``: :func:`_two_stage` with the compare's plan (``max_seeds``: None, the default)."""
     from lnbench.experiments.compare import CONFIRMED_COMPARE, ConfirmCompareSpec, compare_cost, compare_plan
-    from lnbench.report import tables
+    from lnbench.report import confirm_tables
 
     if len(cfg.seed_list) < 2:
         fail(f"--confirm: seeds: the pilot needs at least 2 seeds to plan from (got {cfg.seed_list})")
@@ -85,7 +85,7 @@ def confirm_compare(cfg: RunConfig, source: str, args: ExperimentArgs, max_seeds
         confirm_spec = ConfirmCompareSpec(cfg, summary, limit)
         plan = compare_plan(confirm_spec)
         cost = compare_cost(confirm_spec, plan) if plan.fresh else None
-        return confirm_spec, tables.compare_plan_table(plan, limit), cost, CONFIRMED_COMPARE, plan.fresh
+        return confirm_spec, confirm_tables.compare_plan_table(plan, limit), cost, CONFIRMED_COMPARE, plan.fresh
 
     _two_stage("compare", cfg, source, args, verbose, confirmed, limit)
 

@@ -173,7 +173,7 @@ def ls_table(entries: list, title: str, width: int) -> RenderableType:
     result with the folder's notes (:func:`_ls_result`). One line per folder at ``width`` columns:
     the columns up to seeds whole, the result cut with an ellipsis where it does not fit (keeping
     :data:`LS_KEPT` characters at least; narrower than that, the boxed table laid out by
-    :func:`lnbench.report.tables.fit`, which wraps)."""
+    :func:`lnbench.report.table_fit.fit`, which wraps)."""
     from rich import box
     from rich.text import Text
 
@@ -192,7 +192,7 @@ def ls_table(entries: list, title: str, width: int) -> RenderableType:
     ]
     longest = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(headers)]
     if sum(longest[:-1]) + min(longest[-1], LS_KEPT) + 2 * (len(headers) - 1) > width:  # the wrapping table
-        from lnbench.report.tables import fit
+        from lnbench.report.table_fit import fit
 
         table = Table(title=title, title_justify="left")
         for col in headers:
