@@ -124,8 +124,8 @@ class Command(TyperCommand):
 
 def print_table(table: Table) -> None:
     """Print a table so that every column stays readable at the console's width
-    (:func:`lnbench.report.tables.fit`: the table, or one block per row when it is too wide)."""
-    from lnbench.report.tables import fit
+    (:func:`lnbench.report.table_fit.fit`: the table, or one block per row when it is too wide)."""
+    from lnbench.report.table_fit import fit
 
     console.print(fit(table, console.width))
 

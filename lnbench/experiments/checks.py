@@ -20,7 +20,7 @@ from lnbench.records.folder import RunFolder
 from lnbench.records.index import make_headline
 from lnbench.records.io import write_json_atomic
 from lnbench.records.schema import SummaryRow
-from lnbench.report import tables
+from lnbench.report import check_tables
 
 
 @dataclass
@@ -149,7 +149,7 @@ class Invariance(Checking):
         return Computed({self.report: report}, error, cells)
 
     def table(self, report: dict) -> Table:
-        return tables.invariance_table(report["cells"], report.get("draws", 0))
+        return check_tables.invariance_table(report["cells"], report.get("draws", 0))
 
 
 class Gradcheck(Checking):
@@ -182,7 +182,7 @@ class Gradcheck(Checking):
         return Computed({self.report: report}, "checks failed: " + ", ".join(failed) if failed else None, checks)
 
     def table(self, report: dict) -> Table:
-        return tables.gradcheck_table(report)
+        return check_tables.gradcheck_table(report)
 
 
 INVARIANCE = Invariance()

@@ -28,7 +28,7 @@ from lnbench.names import plural
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import make_headline
 from lnbench.records.schema import Metrics, SchemaError, SummaryRow
-from lnbench.report import tables
+from lnbench.report import claim_tables
 
 
 @dataclass
@@ -369,11 +369,11 @@ class Claims(Experiment):
         results = summary.get("claims") or []
         n_regimes = len(summary.get("regimes") or [])
         title = f"lnbench claims ({plural(len(results), 'claim')}, {plural(n_regimes, 'regime')})"
-        out = [tables.claims_table(results, title)]
+        out = [claim_tables.claims_table(results, title)]
         if summary.get("claims_by_task"):
-            out.append(tables.claims_by_task_table(summary["claims_by_task"], summary["tasks"]))
+            out.append(claim_tables.claims_by_task_table(summary["claims_by_task"], summary["tasks"]))
         if summary.get("baselines"):
-            out.append(tables.regime_baselines_table(summary["baselines"]))
+            out.append(claim_tables.regime_baselines_table(summary["baselines"]))
         return out
 
 

@@ -17,11 +17,11 @@ from pathlib import Path
 from urllib.parse import quote
 
 import yaml
+from rich.table import Table
 
 from lnbench import __version__
 from lnbench.records.folder import RunFolder
 from lnbench.records.io import utc_now, write_text_atomic
-from lnbench.report import tables as report
 from lnbench.report.captions import FigureRecord, caption_of, place_of
 
 
@@ -39,6 +39,27 @@ def _provenance(manifest: dict) -> str:
     changed = manifest.get("git_changed_files") or []
     digest = (manifest.get("git_diff_sha256") or "?")[:12]
     return f"{commit} with uncommitted changes ({len(changed)} files, diff sha256 {digest}...)"
+
+
+def table_data(table: Table) -> dict:
+    """A rich table as plain data for HTML: ``{"title", "columns", "right", "rows", "caption"}``,
+    rich markup removed (``right``: the right-aligned columns' indices)."""
+    from rich.text import Text
+
+    def plain(x) -> str:
+        return Text.from_markup(x).plain if isinstance(x, str) else str(x)
+
+    columns = [plain(c.header) for c in table.columns]
+    cells = [[plain(x) for x in c.cells] for c in table.columns]
+    rows = [list(r) for r in zip(*cells)] if cells else []
+    right = [k for k, c in enumerate(table.columns) if c.justify == "right"]
+    return {
+        "title": plain(table.title or ""),
+        "columns": columns,
+        "right": right,
+        "rows": rows,
+        "caption": plain(table.caption or ""),
+    }
 
 
 def _view(
@@ -81,7 +102,7 @@ def _view(
         "git_commit": _provenance(manifest),
         "versions": ", ".join(f"{k} {v}" for k, v in versions.items()),
         "config": config,
-        "tables": [report.table_data(t) for t in tables],
+        "tables": [table_data(t) for t in tables],
         "verdicts": (summary or {}).get("verdicts", []),
         "figures": figures,
         "children": children,

@@ -904,7 +904,7 @@ def test_a_plain_claims_run_leaves_the_lstm_claims_out_and_all_or_only_runs_them
     result = runner.invoke(app, ["claims", "--all", "--only", "lstm_faster", "--runs-dir", str(tmp_path)])
     assert result.exit_code == 2 and "--all and --only" in result.output
     assert not any(tmp_path.iterdir())
-    from lnbench.cli.app import claims_list_table
+    from lnbench.cli.bodies import claims_list_table
 
     table = claims_list_table(list(CLAIMS))
     run_column = dict(zip(table.columns[0]._cells, table.columns[-1]._cells))

@@ -135,7 +135,7 @@ def test_help_shows_flags_without_a_type_and_arguments_by_their_metavar(command)
     """Every command's --help (and lnbench --help), at 160 columns: a flag takes no value, so no
     ``<bool>`` beside it; an argument shows its metavar, not its Python type (``<list[Path]>``,
     ``<path>``); report and export name several folders ``RUN_DIR...`` once, in the usage line too
-    (the oracle: the metavars written in lnbench.cli.app)."""
+    (the oracle: the metavars written in lnbench.cli's modules)."""
     result = runner.invoke(app, [*command.split(), "--help"], env={"COLUMNS": "160"})
     assert result.exit_code == 0, result.output
     assert "<bool>" not in result.output and "<list" not in result.output and "<path>" not in result.output

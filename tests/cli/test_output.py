@@ -83,10 +83,10 @@ def test_a_diverged_run_is_printed_with_its_epoch_and_cause_after_the_run_and_by
 
 
 def test_a_compare_names_each_diverged_child_once_and_no_finished_one(tmp_path):
-    """:func:`lnbench.cli.app.divergences` over a compare's rows: one line per diverged row, named by
+    """:func:`lnbench.cli.results.divergences` over a compare's rows: one line per diverged row, named by
     its child folder, with the row's epoch and cause (oracle: the rows as written); a completed row
     gives none."""
-    from lnbench.cli.app import divergences
+    from lnbench.cli.results import divergences
     from lnbench.records.schema import SummaryRow
 
     def row(name: str, status: str, epoch=None, reason=None) -> SummaryRow:

@@ -128,7 +128,7 @@ def test_claims_confirm_records_both_stages_and_its_plan_can_be_printed_later(tm
 
 def test_the_clis_default_max_seeds_is_the_designs():
     from lnbench.analysis.confirm import MAX_SEEDS
-    from lnbench.cli.app import MAX_SEEDS_DEFAULT
+    from lnbench.cli.confirm import MAX_SEEDS_DEFAULT
 
     assert MAX_SEEDS_DEFAULT == MAX_SEEDS == 20
 

@@ -235,7 +235,7 @@ def _best_value(kind: str, summary: dict) -> float | None:
 def test_ls_show_and_export_read_the_folder_it_wrote(finished, tmp_path):
     """A registered kind is never "unknown kind" in ``lnbench ls``; its headline is the
     one it wrote into summary.json; ``show`` prints its tables; ``export`` gives one row per run."""
-    from lnbench.cli.app import ls_table
+    from lnbench.cli.folders import ls_table
     from lnbench.experiments.registry import index
 
     kind, _, _, result = finished

@@ -26,7 +26,8 @@ from lnbench.experiments.compare import COMPARE
 from lnbench.experiments.sweep import SWEEP
 from lnbench.nn.models import build_model
 from lnbench.records.schema import SummaryRow
-from lnbench.report.tables import grid_table, table_data
+from lnbench.report.html import table_data
+from lnbench.report.tables import grid_table
 
 GAINS = [*TINY_OVERRIDES, "seeds=[0, 1]", "compare.families=[rnn]", "compare.norms=[none, layer]"]
 GAINS += ["compare.norm_gain_inits=[0.1, 1]", "compare.placements=[joint, separate]"]

@@ -1,12 +1,11 @@
-"""Printed tables at a terminal's width: every row of a wide table within two lines, no word cut;
-by default the aggregate over seeds stands in for every run's rows and the paired comparisons."""
+"""Printed tables at a terminal's width: every row of a wide table within two lines, no word cut."""
 
 import io
 
 from rich.console import Console
 from rich.table import Table
 
-from lnbench.report.tables import AggregateTable, ComparisonsTable, RunsTable, brief, fit
+from lnbench.report.table_fit import fit
 
 # an aggregate row as compare prints it (11 columns, the widest cells it has)
 HEADERS = [
@@ -60,11 +59,3 @@ def test_every_row_of_a_wide_table_takes_at_most_two_lines_at_100_columns():
         text = " ".join(lines)
         for word in " ".join(ROW).split():
             assert word in text
-
-
-def test_brief_leaves_out_every_runs_rows_where_there_is_an_aggregate_and_always_the_comparisons():
-    """[runs, baselines, aggregate, comparisons] -> shown [baselines, aggregate]; without an
-    aggregate (one seed, or train) the runs table is the result and stays."""
-    runs, base, agg, comp = RunsTable(), Table(), AggregateTable(), ComparisonsTable()
-    assert brief([runs, base, agg, comp]) == ([base, agg], [runs, comp])
-    assert brief([runs, base, comp]) == ([runs, base], [comp])

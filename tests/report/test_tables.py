@@ -1,10 +1,11 @@
 """Every printed table stays readable at 80 and 120 columns.
 
 Each table the command line prints is built here from realistic data (long labels, every column
-it can have) and rendered through :func:`lnbench.report.tables.fit` at 80 and 120 columns: no line
+it can have) and rendered through :func:`lnbench.report.table_fit.fit` at 80 and 120 columns: no line
 is wider than the console, no header loses text to rich markup, and every word of the title, of
 every header, of every cell (the verdicts, p-values, keys) and of the caption appears whole (rich
 alone would cut them: "Transform…", or drop the claims table's effect, p and verdict columns).
+By default the aggregate over seeds stands in for every run's rows and the paired comparisons (:func:`brief`).
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from lnbench.analysis import claim_catalogue, grid
 from lnbench.analysis import claims as claim_rules
 from lnbench.analysis.aggregate import aggregate_over_seeds
 from lnbench.analysis.verdicts import compare_comparisons
-from lnbench.cli.app import claims_list_table, plan_table
+from lnbench.cli.bodies import claims_list_table
+from lnbench.cli.plan import plan_table
 from lnbench.config import RunConfig
 from lnbench.names import TASK_NAMES
 from lnbench.records.schema import SummaryRow
-from lnbench.report import tables
+from lnbench.report import check_tables, claim_tables, confirm_tables, table_fit, tables
+from lnbench.report.tables import AggregateTable, ComparisonsTable, RunsTable, brief
 
 WIDTHS = (80, 120)
 BOX = "│┃┆┊╎║─━┄┈═┏┓┗┛┡┩┣┫┳┻╇╋┌┐└┘├┤┬┴┼╭╮╯╰╷╵╶╴"
@@ -202,18 +205,20 @@ def every_table() -> dict[str, Table]:
         "aggregate_table(sweep)": tables.aggregate_table(aggregate, 0.9, sweep=True),
         "comparisons_table": tables.comparisons_table(comparisons),
         "baselines_table": tables.baselines_table(baselines),
-        "regime_baselines_table": tables.regime_baselines_table({"default": baselines, "small_batches": baselines}),
-        "claims_table": tables.claims_table(claims, "lnbench claims (13 claims, 6 regimes)"),
-        "claims_table(confirmed)": tables.claims_table(_staged(claims), "lnbench claims (13 claims, 6 regimes)"),
-        "confirm_plan_table": tables.confirm_plan_table(_confirm_plan(claims), 20),
-        "compare_plan_table": tables.compare_plan_table(_compare_plan(), 20),
+        "regime_baselines_table": claim_tables.regime_baselines_table(
+            {"default": baselines, "small_batches": baselines}
+        ),
+        "claims_table": claim_tables.claims_table(claims, "lnbench claims (13 claims, 6 regimes)"),
+        "claims_table(confirmed)": claim_tables.claims_table(_staged(claims), "lnbench claims (13 claims, 6 regimes)"),
+        "confirm_plan_table": confirm_tables.confirm_plan_table(_confirm_plan(claims), 20),
+        "compare_plan_table": confirm_tables.compare_plan_table(_compare_plan(), 20),
         "comparisons_table(confirmed)": tables.comparisons_table(
             [replace(c, stage=s) for c, s in zip(comparisons, ["pilot", "confirm", "not decidable"] * 9)]
         ),
-        "claims_by_task_table": tables.claims_by_task_table(_by_task(claims), list(TASK_NAMES)),
+        "claims_by_task_table": claim_tables.claims_by_task_table(_by_task(claims), list(TASK_NAMES)),
         "grid_table": tables.grid_table(_grid_entries(), "lnbench sweep: sweep, 4 cells x 2 seeds"),
-        "gradcheck_table": tables.gradcheck_table(_gradcheck()),
-        "invariance_table": tables.invariance_table(_invariance(), 1),
+        "gradcheck_table": check_tables.gradcheck_table(_gradcheck()),
+        "invariance_table": check_tables.invariance_table(_invariance(), 1),
         "claims_list_table": claims_list_table(claim_catalogue.select_claims(None)),
         "plan_table": plan_table(planned, "would start 3 runs (dry run: nothing is run or written)"),
     }
@@ -226,13 +231,14 @@ def printed():
 
 def test_every_table_function_is_rendered_here(printed):
     built = {name.split("(")[0] for name in printed}
-    defined = {n for n, f in inspect.getmembers(tables, inspect.isfunction) if n.endswith("_table")}
+    modules = (tables, claim_tables, confirm_tables, check_tables)
+    defined = {n for m in modules for n, f in inspect.getmembers(m, inspect.isfunction) if n.endswith("_table")}
     assert defined <= built, defined - built  # a new table must be added to every_table()
 
 
 def _render(table: Table, width: int) -> str:
     console = Console(width=width, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
-    console.print(tables.fit(table, width))
+    console.print(table_fit.fit(table, width))
     return console.export_text()
 
 
@@ -275,7 +281,7 @@ def test_a_table_that_fits_is_printed_as_a_table():
     table.add_column("a")
     table.add_column("b")
     table.add_row("1", "2")
-    assert tables.fit(table, 80) is table
+    assert table_fit.fit(table, 80) is table
     assert "┃ a ┃ b ┃" in _render(table, 80)
 
 
@@ -293,3 +299,11 @@ def test_the_ensemble_footnote_only_under_seeds_that_trained_together():
     assert "cell that trains as one ensemble" in caption(small)  # a Transformer at batch size <= 16 does
     weight = [_row("transformer", "weight", seed, 0.9, 0.1, batch_size=16) for seed in (0, 1)]
     assert "ensemble" not in caption(weight)  # weight norm has no ensemble form
+
+
+def test_brief_leaves_out_every_runs_rows_where_there_is_an_aggregate_and_always_the_comparisons():
+    """[runs, baselines, aggregate, comparisons] -> shown [baselines, aggregate]; without an
+    aggregate (one seed, or train) the runs table is the result and stays."""
+    runs, base, agg, comp = RunsTable(), Table(), AggregateTable(), ComparisonsTable()
+    assert brief([runs, base, agg, comp]) == ([base, agg], [runs, comp])
+    assert brief([runs, base, comp]) == ([runs, base], [comp])

@@ -1,0 +1,217 @@
+"""The checking commands, ``lnbench invariance`` (the paper's Table 1, measured) and ``lnbench
+gradcheck`` (the hand-written gradients against finite differences and PyTorch): each one report,
+in a run folder or a ``--json`` file, and exit code 1 when a check fails; ``--norm`` adds a
+user's own norm."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated, NoReturn, Optional
+
+import typer
+
+from lnbench.cli.console import console, fail, guarded, print_table
+from lnbench.cli.launch import check_runs_dir
+from lnbench.cli.options import RunsDirOption
+from lnbench.config import MAX_SEED  # not the schema (pydantic): --help answers at once
+from lnbench.names import plural
+
+_USER_NORM = "A lnbench.nn.Norm subclass as package.module:ClassName, or an lnbench.norms entry point; repeatable."
+#: ``--norm PKG.MOD:CLASS`` of invariance and gradcheck: a user's norm
+InvarianceNormOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--norm",
+        metavar="PKG.MOD:CLASS",
+        help=f"Also measure a norm of your own (its row: measured, not checked). {_USER_NORM}",
+    ),
+]
+GradcheckNormOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--norm",
+        metavar="PKG.MOD:CLASS",
+        help=f"Also run lnbench.testing.check_norm's checks on a norm of your own. {_USER_NORM}",
+    ),
+]
+
+
+def _user_norms(specs: Optional[list[str]]) -> dict:
+    """``--norm`` values -> their classes (lnbench.nn.registry.plugin_norm); a bad one is one line, exit 2."""
+    if not specs:
+        return {}
+    from lnbench.names import is_plugin_norm
+    from lnbench.nn.registry import plugin_norm
+
+    out = {}
+    for spec in specs:
+        if not is_plugin_norm(spec):
+            fail(f"--norm {spec}: expected 'package.module:ClassName' or an installed lnbench.norms entry point")
+        try:
+            out[spec] = plugin_norm(spec).layer
+        except ValueError as exc:
+            fail(f"--norm: {exc}")
+    return out
+
+
+def invariance(
+    seed: Annotated[
+        int,
+        typer.Option(
+            metavar="N", min=0, max=MAX_SEED, help="Seed of the weights, the batch and the random transformations."
+        ),
+    ] = 0,
+    draws: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            min=1,
+            max=1000,
+            help="Random draws (delta, gamma, row, case) per cell; the largest change counts.",
+        ),
+    ] = 5,
+    runs_dir: RunsDirOption = Path("runs"),
+    json_path: Annotated[
+        Optional[Path], typer.Option("--json", metavar="FILE", help="Write the report here instead of a run folder.")
+    ] = None,
+    norm: InvarianceNormOption = None,
+) -> None:
+    """Measure the invariance table of Ba et al. 2016 (Table 1) for batch, weight, layer, RMS and group norm.
+
+    Exit code 0 when every cell agrees with the paper (RMSNorm: Zhang & Sennrich's Table 1), 1 otherwise.
+    """
+    from lnbench.report import check_tables
+
+    users = _user_norms(norm)
+    if json_path is None:
+        check_runs_dir(runs_dir)
+    elif json_path.is_dir() or not json_path.absolute().parent.is_dir():
+        fail(f"--json {json_path}: give a file path in an existing folder")
+    from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
+
+    with guarded(epochs=False) as stop:
+        unmeasured: dict[str, str] = {}  # a user's norm that raises or is not shaped as its input: not in the table
+        try:
+            methods = None
+            if users:
+                from lnbench.nn.invariance import METHODS
+                from lnbench.testing import invariance_method, invariance_problem
+
+                unmeasured = {spec: why for spec, cls in users.items() if (why := invariance_problem(cls)) is not None}
+                measured = {spec: invariance_method(cls) for spec, cls in users.items() if spec not in unmeasured}
+                methods = {**METHODS, **measured}
+            cells, path = experiments.invariance(seed, draws, runs_dir, json_path, methods=methods)
+        except OSError as exc:
+            _report_write_failed(exc, json_path)
+        except ValueError as exc:  # lnbench.testing.NormFailure: a user's norm failed while being measured
+            if not users:
+                raise
+            fail(f"--norm: {exc}", code=1)
+        stop.folder = None if json_path is not None or path is None else path.parent
+        print_table(check_tables.invariance_table([c.to_dict() for c in cells], draws))
+        _print_written(path, json_path)
+        wrong = [c for c in cells if not c.agrees]
+        for spec, why in unmeasured.items():
+            console.print(f"[bold red]--norm {spec}: not measured:[/] {why}", highlight=False, soft_wrap=True)
+        if wrong:
+            console.print(
+                f"[bold red]{len(wrong)} of {len(cells)} cells disagree:[/] "
+                + "; ".join(
+                    f"{c.method} / {c.transformation}: its output is NaN or inf"
+                    if c.method in users and not math.isfinite(c.max_change)
+                    else f"{c.method} / {c.transformation}: measured {c.measured} (change {c.max_change:.2g}, tolerance {c.tolerance:.2g}), expected {c.expected}"
+                    for c in wrong
+                ),
+                highlight=False,
+            )
+        if wrong or unmeasured:
+            raise typer.Exit(1)
+        checked = [c for c in cells if c.method not in users]
+        yours = f"; {plural(len(users), 'norm')} of yours measured, not checked" if users else ""
+        console.print(
+            f"[green]All {len(checked)} cells agree with Ba et al.'s Table 1 (and RMSNorm's row, Zhang & Sennrich's Table 1; "
+            f"GroupNorm's, derived){yours}.[/]"
+        )
+
+
+def _print_written(path: Optional[Path], json_path: Optional[Path]) -> None:
+    """Where a checking command wrote its report: the JSON file given, or the run folder and its report.html."""
+    if path is None:
+        return
+    if json_path is not None:
+        console.print(f"JSON: {path}", highlight=False, soft_wrap=True)
+        return
+    console.print(f"Run folder: {path.parent}", highlight=False, soft_wrap=True)
+    page = path.parent / "report.html"
+    console.print(f"Report: {page}" if page.exists() else f"JSON: {path}", highlight=False, soft_wrap=True)
+
+
+def _report_write_failed(exc: OSError, json_path: Optional[Path]) -> NoReturn:
+    """A check's report could not be written: --json's file (exit 2: the user names it), or a file
+    of the run folder (exit 1: a full or read-only disk), one line naming the file."""
+    if json_path is not None:
+        fail(f"--json {json_path}: cannot write the report ({exc.strerror or exc})")
+    fail(str(exc), code=1)
+
+
+def _parse_shape(text: str) -> tuple[int, ...]:
+    try:
+        shape = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        fail(f"--shape: {text!r} is not a comma-separated list of ints, e.g. 4,5,8")
+    return shape
+
+
+def gradcheck(
+    dtype: Annotated[
+        str, typer.Option(metavar="DTYPE", help="dtype of the NumPy-vs-PyTorch checks: float16, float32 or float64.")
+    ] = "float64",
+    shape: Annotated[str, typer.Option(metavar="SHAPE", help="Input shape (..., D), comma-separated.")] = "4,5,8",
+    seed: Annotated[int, typer.Option(metavar="N", min=0, max=MAX_SEED, help="Seed of the random inputs.")] = 0,
+    runs_dir: RunsDirOption = Path("runs"),
+    json_path: Annotated[
+        Optional[Path], typer.Option("--json", metavar="FILE", help="Write the report here instead of a run folder.")
+    ] = None,
+    norm: GradcheckNormOption = None,
+) -> None:
+    """Check the hand-written LayerNorm gradients against finite differences and PyTorch.
+
+    Exit code 0 when every check passes, 1 when any fails.
+    """
+    shape_tuple = _parse_shape(shape)
+    users = _user_norms(norm)
+    if json_path is None:
+        check_runs_dir(runs_dir)
+    elif json_path.is_dir():
+        fail(f"--json {json_path}: is a folder; give a file path such as {json_path / 'gradcheck.json'}")
+    elif not json_path.absolute().parent.is_dir():
+        fail(f"--json {json_path}: the folder {json_path.absolute().parent} does not exist (it is not created)")
+    from lnbench import experiments  # imported once the arguments are checked: --help and errors answer at once
+    from lnbench.report.check_tables import gradcheck_table
+
+    with guarded(epochs=False) as stop:
+        try:
+            extra = []
+            if users:
+                from lnbench.testing import norm_checks
+
+                extra = [c for cls in users.values() for c in norm_checks(cls)]
+            checks, path = experiments.gradcheck(dtype, shape_tuple, seed, runs_dir, json_path, extra=extra)
+        except ValueError as exc:
+            fail(str(exc))
+        except OSError as exc:
+            _report_write_failed(exc, json_path)
+        stop.folder = None if json_path is not None or path is None else path.parent
+        report = {"dtype": dtype, "shape": list(shape_tuple), "seed": seed, "checks": [c.to_dict() for c in checks]}
+        print_table(gradcheck_table(report))
+        _print_written(path, json_path)
+        failed = [c for c in checks if not c.passed]
+        if failed:
+            console.print(
+                f"[bold red]{len(failed)} of {len(checks)} checks failed:[/] "
+                + "; ".join(f"{c.group}/{c.name}: {c.detail}" for c in failed),
+                highlight=False,
+            )
+            raise typer.Exit(1)
+        console.print(f"[green]All {len(checks)} checks passed.[/]")
