@@ -15,9 +15,9 @@ from rich.text import Text
 
 from lnbench.analysis import stats
 from lnbench.analysis.aggregate import condition_label
+from lnbench.analysis.comparisons import Comparison
 from lnbench.analysis.grid import best_cell
 from lnbench.analysis.metrics import METRICS, pair_column
-from lnbench.analysis.verdicts import Comparison
 from lnbench.names import family_label, group_label, model_label, norm_label, plural, seeds_train_together
 from lnbench.records.schema import SummaryRow
 
@@ -177,7 +177,7 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
 
 def _memoryless_cell(test: dict | None) -> str:
     """``+18.4 [+9.5, +27.3] learned``, ``+0.6 [-1.1, +1.3] did not learn`` or ``+13.2 [+0.6, +25.8]
-    not shown`` (points; :func:`lnbench.analysis.verdicts.memoryless_tests`), ``, borderline`` when
+    not shown`` (points; :func:`lnbench.analysis.comparisons.memoryless_tests`), ``, borderline`` when
     its Holm p is in [0.01, 0.1)."""
     if not test:
         return "-"
@@ -207,7 +207,7 @@ def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired co
         b = norm_label(c.norm_b) + (f" {c.condition_b}" if c.condition_b else "")
         verdict = ("[bold]differs[/]" if c.significant else "n.s.") + (", borderline" if c.borderline else "")
         cells = [
-            family_label(c.family.split("/")[0]),
+            family_label(c.holm_family.split("/")[0]),
             a,
             b,
             pair_column(c.metric),
@@ -347,7 +347,7 @@ def compare_plan_table(plan: Any, max_seeds: int) -> Table:
         table.add_column(col, no_wrap=col in ("metric", "pilot: a - b", "Holm p", "plan"))
     words = {"keep": "kept", "untested": "not run", "undecidable": "not run"}
     for c, p in zip(plan.pilot, plan.plans):
-        group, _, metric = c.family.rpartition("/")
+        group, _, metric = c.holm_family.rpartition("/")
         effect = f"{c.mean_diff:+.3f} nats" if metric == "mean_train_loss" else f"{100 * c.mean_diff:+.1f} points"
         table.add_row(
             group_label(group),
