@@ -66,8 +66,8 @@ docs: $(STAMP)
 # mutation testing (mutmut; [tool.mutmut] in pyproject.toml) of the modules that decide and report results, one
 # module at a time with the unit tests that reach each mutant; prints the score per module. Equivalent survivors (they
 # cannot change an output) are listed in tests/mutation_equivalent.txt. Minutes, not for CI.
-MUTATION_MODULES ?= analysis.stats analysis.verdicts analysis.claims analysis.confirm analysis.aggregate analysis.grid \
-	training.baselines training.data training.tasks.trend records.runs records.schema testing
+MUTATION_MODULES ?= analysis.stats analysis.comparisons analysis.verdicts analysis.claims analysis.confirm \
+	analysis.aggregate analysis.grid training.baselines training.data training.tasks.trend records.runs records.schema testing
 MUTATION_JOBS ?= 2
 mutation: $(STAMP)
 	rm -rf mutants

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from lnbench.analysis import stats, verdicts
+from lnbench.analysis import comparisons, stats, verdicts
 from lnbench.analysis.claims import Claim, ClaimResult, ClaimSamples, claim_verdicts
 from lnbench.analysis.metrics import METRICS
 from lnbench.records.schema import SummaryRow
@@ -291,14 +291,14 @@ def _with(r: ClaimResult, **changes: object) -> ClaimResult:
 
 
 def _rows_of(rows: Sequence[SummaryRow], group: str, norm: str) -> list[SummaryRow]:
-    return [r for r in rows if verdicts.model_group(r) == group and r.norm == norm]
+    return [r for r in rows if comparisons.model_group(r) == group and r.norm == norm]
 
 
-def _comparison_key(c: verdicts.Comparison) -> tuple[str, str, str]:
-    return c.family, c.norm_a, c.norm_b
+def _comparison_key(c: comparisons.Comparison) -> tuple[str, str, str]:
+    return c.holm_family, c.norm_a, c.norm_b
 
 
-def decided_comparison(c: verdicts.Comparison) -> bool:
+def decided_comparison(c: comparisons.Comparison) -> bool:
     """Whether a pilot's comparison stands: significant and not borderline (Holm p < 0.01). A
     pair "not distinguishable" is an open question, not a decision that the two are equal."""
     return c.significant and not c.borderline
@@ -306,12 +306,12 @@ def decided_comparison(c: verdicts.Comparison) -> bool:
 
 def plan_comparisons(
     pilot_rows: Sequence[SummaryRow],
-    pilot: Sequence[verdicts.Comparison],
+    pilot: Sequence[comparisons.Comparison],
     max_seeds: int = MAX_SEEDS,
     power: float = POWER,
 ) -> list[Plan]:
     """The confirm stage's plan for each comparison of a pilot compare (``pilot``, from
-    :func:`lnbench.analysis.verdicts.compare_comparisons` of ``pilot_rows``): ``keep`` where it
+    :func:`lnbench.analysis.comparisons.compare_comparisons` of ``pilot_rows``): ``keep`` where it
     was decided (:func:`decided_comparison`); else the fresh seeds at which the paired t-test of
     the pilot's effect, with the sd that test used, has ``power`` at level :data:`CONFIRM_ALPHA` /
     m, m the comparisons its Holm family (a model group and metric) confirms: the largest family
@@ -320,11 +320,11 @@ def plan_comparisons(
     plans: list[Plan | None] = []
     sds: list[float] = []
     for c in pilot:
-        group = c.family.rpartition("/")[0]
-        pairs = verdicts.pair_by_seed(
+        group = c.holm_family.rpartition("/")[0]
+        pairs = comparisons.pair_by_seed(
             _rows_of(pilot_rows, group, c.norm_a), _rows_of(pilot_rows, group, c.norm_b), c.metric
         )
-        sd = stats.paired_sd(*verdicts.seed_values(pairs, c.metric)) if len(pairs) >= 2 else float("nan")
+        sd = stats.paired_sd(*comparisons.seed_values(pairs, c.metric)) if len(pairs) >= 2 else float("nan")
         sds.append(sd)
         if decided_comparison(c):
             plans.append(Plan("keep", why=f"decided in the pilot (Holm p {c.p_adjusted:.2g} < {PILOT_ALPHA:g})"))
@@ -337,8 +337,8 @@ def plan_comparisons(
     def needed(k: int, m: int) -> int | None:
         return stats.seeds_for_power(pilot[k].mean_diff, sds[k], power=power, alpha=CONFIRM_ALPHA / m, max_n=MAX_N)
 
-    for family in {pilot[k].family for k in candidates}:
-        here = [k for k in candidates if pilot[k].family == family]
+    for family in {pilot[k].holm_family for k in candidates}:
+        here = [k for k in candidates if pilot[k].holm_family == family]
         kept = choose_family(here, needed, max_seeds)
         m = len(kept)
         for k in here:
@@ -352,20 +352,20 @@ def plan_comparisons(
     return [p for p in plans if p is not None]
 
 
-def group_seeds(pilot: Sequence[verdicts.Comparison], plans: Sequence[Plan]) -> dict[str, dict[str, int]]:
+def group_seeds(pilot: Sequence[comparisons.Comparison], plans: Sequence[Plan]) -> dict[str, dict[str, int]]:
     """Model group -> {norm: fresh seeds}: every norm of a confirmed comparison trains the largest
     N of its group's confirmed comparisons (both metrics), so that its pairs share their seeds."""
     n_group: dict[str, int] = {}
     norms: dict[str, set[str]] = {}
     for c, p in zip(pilot, plans, strict=True):
         if p.action == "confirm" and p.seeds is not None:
-            group = c.family.rpartition("/")[0]
+            group = c.holm_family.rpartition("/")[0]
             n_group[group] = max(n_group.get(group, 0), p.seeds)
             norms.setdefault(group, set()).update((c.norm_a, c.norm_b))
     return {group: {norm: n_group[group] for norm in sorted(norms[group])} for group in n_group}
 
 
-def _comparison_record(c: verdicts.Comparison, seeds: Sequence[int]) -> dict:
+def _comparison_record(c: comparisons.Comparison, seeds: Sequence[int]) -> dict:
     return {
         "seeds": list(seeds),
         "n_seeds": c.n_seeds,
@@ -380,12 +380,12 @@ def _comparison_record(c: verdicts.Comparison, seeds: Sequence[int]) -> dict:
 
 
 def confirm_comparisons(
-    pilot: Sequence[verdicts.Comparison],
+    pilot: Sequence[comparisons.Comparison],
     plans: Sequence[Plan],
     fresh_rows: Sequence[SummaryRow],
     pilot_seeds: Sequence[int],
     fresh: Sequence[int],
-) -> list[verdicts.Comparison]:
+) -> list[comparisons.Comparison]:
     """The final comparisons of a confirmed compare: the pilot's where it decided (stage
     ``pilot``); the confirm stage's where it was planned, a paired test on ``fresh_rows`` alone
     (the rows of the fresh seeds), Holm over the confirmed comparisons of each family at
@@ -395,17 +395,17 @@ def confirm_comparisons(
     for k, (c, p) in enumerate(zip(pilot, plans, strict=True)):
         if p.action != "confirm":
             continue
-        group = c.family.rpartition("/")[0]
-        pairs = verdicts.pair_by_seed(
+        group = c.holm_family.rpartition("/")[0]
+        pairs = comparisons.pair_by_seed(
             _rows_of(fresh_rows, group, c.norm_a), _rows_of(fresh_rows, group, c.norm_b), c.metric
         )
-        result = verdicts.paired_test(pairs, c.metric) if len(pairs) >= 2 else None
+        result = comparisons.paired_test(pairs, c.metric) if len(pairs) >= 2 else None
         if result is not None:
-            spec = verdicts.pair_spec(pairs, c.metric, norm_a=c.norm_a, norm_b=c.norm_b)
-            tests.setdefault(c.family, []).append((k, spec, result))
-    confirmed: dict[int, tuple[verdicts.Comparison, list[int]]] = {}
+            spec = comparisons.pair_spec(pairs, c.metric, norm_a=c.norm_a, norm_b=c.norm_b)
+            tests.setdefault(c.holm_family, []).append((k, spec, result))
+    confirmed: dict[int, tuple[comparisons.Comparison, list[int]]] = {}
     for family, family_tests in tests.items():
-        results = verdicts.holm_family(family, [(spec, t) for _, spec, t in family_tests], CONFIRM_ALPHA)
+        results = comparisons.holm_family(family, [(spec, t) for _, spec, t in family_tests], CONFIRM_ALPHA)
         for (k, _, _), tested in zip(family_tests, results, strict=True):
             group = family.rpartition("/")[0]
             used = sorted(r.seed for r in _rows_of(fresh_rows, group, pilot[k].norm_a) if r.seed in set(fresh))
@@ -426,7 +426,7 @@ def confirm_comparisons(
     return out
 
 
-def comparison_sentences(final: Sequence[verdicts.Comparison]) -> list[str]:
+def comparison_sentences(final: Sequence[comparisons.Comparison]) -> list[str]:
     """The confirm stage of a compare in words: each comparison it tested (on which fresh seeds,
     at which level, against the pilot's Holm p) and each it could not decide (why); the pilot's
     decided comparisons are in the pilot's own sentences."""
@@ -436,7 +436,7 @@ def comparison_sentences(final: Sequence[verdicts.Comparison]) -> list[str]:
     for c in final:
         if c.stage not in ("confirm", "not decidable"):
             continue
-        group, _, metric = c.family.rpartition("/")
+        group, _, metric = c.holm_family.rpartition("/")
         head = f"Confirm stage, {group_label(group)}, {METRICS[metric].label}: "
         before = (c.pilot or {}).get("p_adjusted")
         pilot = f"the pilot: Holm p = {before:.2g}" if before is not None else "the pilot"

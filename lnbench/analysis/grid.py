@@ -154,7 +154,7 @@ def aggregate(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRow]
 def comparisons(cells: Sequence[dict], rows_by_cell: Sequence[Sequence[SummaryRow]]):
     """Each norm against NoNorm at every combination of the other keys (module docstring), for
     final test accuracy and mean train loss; Holm over all of them. Empty without a norm axis."""
-    from lnbench.analysis.verdicts import holm_family, pair_by_seed, paired_test
+    from lnbench.analysis.comparisons import holm_family, pair_by_seed, paired_test
 
     if not cells or "model__norm" not in cells[0]:
         return []

@@ -67,7 +67,7 @@ def epoch_callback(on_epoch: EpochCallback | None) -> EpochCallback | None:
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from lnbench.analysis.verdicts import Comparison
+    from lnbench.analysis.comparisons import Comparison
 
 
 @dataclass
@@ -209,9 +209,9 @@ def rows_of(summary: dict) -> list[SummaryRow]:
 
 def comparisons_of(summary: dict) -> list[Comparison]:
     """The ``comparisons`` of a summary.json as :class:`Comparison` objects."""
-    from lnbench.analysis.verdicts import Comparison
+    from lnbench.analysis.comparisons import Comparison
 
-    return [Comparison(**{**c, "ci95": tuple(c["ci95"])}) for c in summary.get("comparisons", [])]
+    return [Comparison.from_dict(c) for c in summary.get("comparisons", [])]
 
 
 def run_name(path: Path) -> str:

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from lnbench.analysis import grid, verdicts
 from lnbench.analysis.aggregate import aggregate_over_seeds
+from lnbench.analysis.comparisons import sweep_comparisons
 from lnbench.config import RunConfig
 from lnbench.config.checks import check_keys_apply, check_not_overridden, check_sweep
 from lnbench.experiments import driver
@@ -54,7 +55,7 @@ class BatchSizeSweep(Experiment):
 
     def analyse(self, spec: RunConfig, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:
         ref = spec.reference_batch_size
-        comparisons = verdicts.sweep_comparisons(rows, ref)
+        comparisons = sweep_comparisons(rows, ref)
         return {
             "target_acc": spec.compare.target_acc,
             "family": spec.sweep.family,

@@ -2,7 +2,7 @@
 
 Every run of one seed shares the data, the initial weights and the batch order, so the runs are
 paired: each norm is compared with NoNorm and with each other norm per family (paired tests over
-seeds, McNemar for one seed; Holm within each family; :mod:`lnbench.analysis.verdicts`).
+seeds, McNemar for one seed; Holm within each family; :mod:`lnbench.analysis.comparisons`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from rich.table import Table
 from lnbench.analysis import confirm as confirm_rules
 from lnbench.analysis import verdicts
 from lnbench.analysis.aggregate import aggregate_over_seeds
+from lnbench.analysis.comparisons import Comparison, compare_comparisons, memoryless_tests, model_group
 from lnbench.config import RunConfig
 from lnbench.config.checks import check_keys_apply, check_not_overridden
 from lnbench.experiments import driver
@@ -97,8 +98,8 @@ class Compare(Experiment):
 
     def analyse(self, spec: RunConfig, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:
         target = spec.compare.target_acc
-        comparisons = verdicts.compare_comparisons(rows)
-        memoryless = verdicts.memoryless_tests(rows, baselines)
+        comparisons = compare_comparisons(rows)
+        memoryless = memoryless_tests(rows, baselines)
         sentences = verdicts.baseline_verdicts(baselines, target)
         copied = {c.name for k in copy_sources(cells) for c in cells[k].cfgs}
         sentences += verdicts.compare_verdicts(rows, comparisons, spec.train.epochs, target, memoryless, copied)
@@ -169,7 +170,7 @@ class ComparePlan:
     """The pilot's comparisons (its seeds), their plans, and each model group's norms with the
     fresh seeds they train."""
 
-    pilot: list[verdicts.Comparison]
+    pilot: list[Comparison]
     plans: list[confirm_rules.Plan]
     fresh: dict[str, dict[str, list[int]]]  # model group -> norm -> fresh seeds
 
@@ -179,7 +180,7 @@ def compare_plan(spec: ConfirmCompareSpec, rows: Sequence[SummaryRow] | None = N
     folder's summary.json rows): :func:`lnbench.analysis.confirm.plan_comparisons`."""
     seeds = set(spec.cfg.seed_list)
     pilot_rows = [r for r in (rows_of(spec.pilot_summary) if rows is None else rows) if r.seed in seeds]
-    pilot = verdicts.compare_comparisons(pilot_rows)
+    pilot = compare_comparisons(pilot_rows)
     plans = confirm_rules.plan_comparisons(pilot_rows, pilot, spec.max_seeds)
     fresh = {
         group: {norm: confirm_rules.fresh_seeds(spec.cfg.seed_list, n) for norm, n in norms.items()}
@@ -196,7 +197,7 @@ def compare_cost(spec: ConfirmCompareSpec, plan: ComparePlan) -> float | None:
     wall: dict[tuple[str, str], float] = {}
     for r in rows_of(spec.pilot_summary):
         if r.seed in seeds and r.wall_seconds is not None:
-            key = (verdicts.model_group(r), r.norm)
+            key = (model_group(r), r.norm)
             together = r.shares_ensemble_time
             wall[key] = max(wall.get(key, 0.0), r.wall_seconds) if together else wall.get(key, 0.0) + r.wall_seconds
     if not wall:

@@ -186,7 +186,7 @@ NORMS: dict[str, NormKind] = {
     )
     for kind, info in NORM_REGISTRY.items()
 }
-for _kind, _entry in NORMS.items():  # the torch-free facts of names.py are what the classes say
+for _kind, _entry in NORMS.items():  # the torch-free facts of lnbench/names/norms.py are what the classes say
     _info = NORM_REGISTRY[_kind]
     assert _entry.has_member_axis == _info.has_member_axis, f"{_kind}: has_member_axis disagrees with its layer"
     assert _entry.uses_batch_statistics == _info.uses_batch_statistics, f"{_kind}: uses_batch_statistics disagrees"

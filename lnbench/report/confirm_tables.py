@@ -46,7 +46,7 @@ def compare_plan_table(plan: Any, max_seeds: int) -> Table:
         table.add_column(col, no_wrap=col in ("metric", "pilot: a - b", "Holm p", "plan"))
     words = {"keep": "kept", "untested": "not run", "undecidable": "not run"}
     for c, p in zip(plan.pilot, plan.plans):
-        group, _, metric = c.family.rpartition("/")
+        group, _, metric = c.holm_family.rpartition("/")
         effect = f"{c.mean_diff:+.3f} nats" if metric == "mean_train_loss" else f"{100 * c.mean_diff:+.1f} points"
         table.add_row(
             group_label(group),

@@ -17,9 +17,9 @@ from rich.table import Table
 
 from lnbench.analysis import stats
 from lnbench.analysis.aggregate import condition_label
+from lnbench.analysis.comparisons import Comparison
 from lnbench.analysis.grid import best_cell
 from lnbench.analysis.metrics import pair_column
-from lnbench.analysis.verdicts import Comparison
 from lnbench.names import family_label, model_label, norm_label, plural
 from lnbench.records.schema import SummaryRow
 
@@ -179,7 +179,7 @@ def aggregate_table(entries: Sequence[dict], target_acc: float, sweep: bool = Fa
 
 def _memoryless_cell(test: dict | None) -> str:
     """``+18.4 [+9.5, +27.3] learned``, ``+0.6 [-1.1, +1.3] did not learn`` or ``+13.2 [+0.6, +25.8]
-    not shown`` (points; :func:`lnbench.analysis.verdicts.memoryless_tests`), ``, borderline`` when
+    not shown`` (points; :func:`lnbench.analysis.comparisons.memoryless_tests`), ``, borderline`` when
     its Holm p is in [0.01, 0.1)."""
     if not test:
         return "-"
@@ -209,7 +209,7 @@ def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired co
         b = norm_label(c.norm_b) + (f" {c.condition_b}" if c.condition_b else "")
         verdict = ("[bold]differs[/]" if c.significant else "n.s.") + (", borderline" if c.borderline else "")
         cells = [
-            family_label(c.family.split("/")[0]),
+            family_label(c.holm_family.split("/")[0]),
             a,
             b,
             pair_column(c.metric),

@@ -10,8 +10,9 @@ from scipy.stats import t as t_dist
 
 from lnbench.analysis import verdicts
 from lnbench.analysis.aggregate import aggregate_over_seeds
+from lnbench.analysis.comparisons import Comparison, compare_comparisons, memoryless_tests
 from lnbench.analysis.stats import seeds_for_power
-from lnbench.analysis.verdicts import Comparison, describe_in_words, memoryless_tests
+from lnbench.analysis.verdicts import describe_in_words
 from lnbench.records.schema import SummaryRow
 from lnbench.report.tables import aggregate_table
 
@@ -57,8 +58,8 @@ def test_each_placement_is_its_own_group_with_its_own_holm_family():
         for s in range(3)
     ]
     rows += [row(n, s, 0.7, family="transformer") for n in ("none", "layer") for s in range(3)]
-    cmp = verdicts.compare_comparisons(rows)
-    assert sorted({c.family for c in cmp}) == [
+    cmp = compare_comparisons(rows)
+    assert sorted({c.holm_family for c in cmp}) == [
         "rnn-joint/final_test_acc", "rnn-joint/mean_train_loss",
         "rnn-separate/final_test_acc", "rnn-separate/mean_train_loss",
         "transformer/final_test_acc", "transformer/mean_train_loss",
@@ -133,7 +134,7 @@ def test_a_row_at_the_memoryless_baseline_is_marked_and_one_above_it_is_not():
     layer_line = next(line for line in text.splitlines() if " layer " in line)
     assert "+0.0 [" in none_line and "did not learn" in none_line
     assert "+16.2 [+12.4, +20.0] learned" in layer_line and "did not" not in layer_line
-    sentences = verdicts.compare_verdicts(rows, verdicts.compare_comparisons(rows), 10, 0.9, tests)
+    sentences = verdicts.compare_verdicts(rows, compare_comparisons(rows), 10, 0.9, tests)
     learned = next(s for s in sentences if "did it learn the memory task?" in s)
     assert "NoNorm within 2 points of the memoryless baseline" in learned and "did not learn the memory task" in learned
     assert "LayerNorm above the memoryless baseline (+16.2 points" in learned
@@ -266,7 +267,7 @@ def test_a_comparison_of_norms_at_unequal_initial_gains_says_so():
     """The default compare's LSTM starts BatchNorm's gains at 0.1 and LayerNorm's at 1 (each its
     paper's): the verdicts must say that BN vs LN is also a comparison of initial gains."""
     rows = _lstm_rows(0.1, 1.0)
-    cmp = verdicts.compare_comparisons(rows)
+    cmp = compare_comparisons(rows)
     text = verdicts.compare_verdicts(rows, cmp, epochs=10, target_acc=0.9)
     warning = [v for v in text if "different initial gains" in v]
     assert warning == [
@@ -278,7 +279,7 @@ def test_a_comparison_of_norms_at_unequal_initial_gains_says_so():
     assert accuracy.count("At unequal initial gains (BatchNorm 0.1, LayerNorm 1).") == 1  # BN vs LN only
     # at equal gains (norm_gain_init set) nothing is said
     rows = _lstm_rows(0.1, 0.1)
-    text = verdicts.compare_verdicts(rows, verdicts.compare_comparisons(rows), epochs=10, target_acc=0.9)
+    text = verdicts.compare_verdicts(rows, compare_comparisons(rows), epochs=10, target_acc=0.9)
     assert not any("initial gains" in v for v in text)
 
 

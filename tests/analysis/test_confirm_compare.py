@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from lnbench.analysis import confirm, verdicts
+from lnbench.analysis import confirm
+from lnbench.analysis.comparisons import compare_comparisons
 from lnbench.records.schema import SummaryRow
 
 NORMS = ("none", "batch", "layer")
@@ -36,7 +37,7 @@ def rows_for(rng: np.random.Generator, seeds: range, effects: dict[str, float], 
 
 
 def two_stage(pilot_rows, draw_fresh, max_seeds=confirm.MAX_SEEDS):
-    pilot = verdicts.compare_comparisons(pilot_rows)
+    pilot = compare_comparisons(pilot_rows)
     plans = confirm.plan_comparisons(pilot_rows, pilot, max_seeds)
     groups = confirm.group_seeds(pilot, plans)
     n = max((n for norms in groups.values() for n in norms.values()), default=0)
@@ -51,7 +52,7 @@ def test_a_confirmed_pair_is_tested_on_its_fresh_seeds_alone_with_holm_over_the_
     of its family only (pairs kept or not decidable are not in that family)."""
     rng = np.random.default_rng(0)
     pilot_rows = rows_for(rng, range(5), {"layer": -0.025})
-    pilot = verdicts.compare_comparisons(pilot_rows)
+    pilot = compare_comparisons(pilot_rows)
     plans = confirm.plan_comparisons(pilot_rows, pilot, max_seeds=30)
     planned = [c for c, p in zip(pilot, plans) if p.action == "confirm"]
     assert planned, [p.why for p in plans]
@@ -59,18 +60,18 @@ def test_a_confirmed_pair_is_tested_on_its_fresh_seeds_alone_with_holm_over_the_
     fresh = list(range(5, 5 + n))
     fresh_rows = rows_for(rng, range(5, 5 + n), {})
     final = confirm.confirm_comparisons(pilot, plans, fresh_rows, list(range(5)), fresh)
-    by_key = {(c.family, c.norm_a, c.norm_b): c for c in final}
+    by_key = {(c.holm_family, c.norm_a, c.norm_b): c for c in final}
     raw = []
     for c in planned:
         a = [r.mean_train_loss for r in fresh_rows if r.norm == c.norm_a]
         b = [r.mean_train_loss for r in fresh_rows if r.norm == c.norm_b]
-        got = by_key[(c.family, c.norm_a, c.norm_b)]
+        got = by_key[(c.holm_family, c.norm_a, c.norm_b)]
         assert got.stage == "confirm" and got.seeds == fresh and got.n_seeds == n
         assert got.p_value == pytest.approx(scipy_stats.ttest_rel(a, b).pvalue, rel=1e-6)
         raw.append(got.p_value)
     m = len(raw)
     for c in planned:  # Holm over the m confirmed pairs of this family
-        got = by_key[(c.family, c.norm_a, c.norm_b)]
+        got = by_key[(c.holm_family, c.norm_a, c.norm_b)]
         assert got.p_adjusted >= got.p_value and got.p_adjusted <= min(1.0, m * got.p_value) + 1e-12
         assert got.significant == (got.p_adjusted < 0.04) and got.alpha == 0.04
 

@@ -286,7 +286,7 @@ def test_comparisons_pair_by_seed_on_both_metrics_with_holm_over_all():
         for m in ("final_test_acc", "mean_train_loss")
     ]
     assert all(c.norm_b == "none" and c.condition_b == c.condition_a and c.n_seeds == 5 for c in comps)
-    assert {c.family for c in comps} == {"sweep"}  # one Holm family, so named in summary.json
+    assert {c.holm_family for c in comps} == {"sweep"}  # one Holm family, so named in summary.json
     by = {(c.norm_a, c.condition_a, c.metric): c for c in comps}
     expected = paired_over_seeds([a + 0.1 + 0.003 * s for s, a in enumerate(base)], base, resolution=1 / 200)
     got = by[("layer", "seq_len=10", "final_test_acc")]
@@ -294,7 +294,7 @@ def test_comparisons_pair_by_seed_on_both_metrics_with_holm_over_all():
     loss = by[("layer", "seq_len=10", "mean_train_loss")]
     assert loss.mean_diff == pytest.approx(-(0.1 + 0.006) / 10)  # mean_train_loss = 0.5 - acc / 10
     assert [c.p_adjusted for c in comps] == pytest.approx(holm([c.p_value for c in comps]))
-    assert {c.family for c in comps} == {"sweep"}
+    assert {c.holm_family for c in comps} == {"sweep"}
 
 
 def test_comparisons_need_two_paired_seeds_and_a_nonorm_cell():
@@ -310,7 +310,7 @@ def test_comparisons_need_two_paired_seeds_and_a_nonorm_cell():
 
 
 def test_sentences_by_hand():
-    from lnbench.analysis.verdicts import Comparison
+    from lnbench.analysis.comparisons import Comparison
 
     entries = [
         {

@@ -1,189 +1,19 @@
-"""The comparisons behind compare, sweep and baseline verdicts at their boundaries, and the
-one-seed paths tested like the several-seed ones: every McNemar pairing's
-sign, pairing by seed with rows out of order or a seed missing, the resolution of an accuracy,
-significance exactly at alpha, and which sentence each decision gives."""
+"""The verdicts' sentences at their boundaries: which sentence each decision gives (a borderline
+comparison and the seeds that would settle it, the sweep's, compare's and the baselines' verdicts,
+where a model stands against the memoryless baseline). The comparisons alone:
+test_comparison_rules.py."""
 
 import math
 
 import pytest
-from scipy.stats import binomtest, nct
+from paired_rows import baselines, result, t_by_hand, vectors
+from paired_rows import rule_row as row
+from scipy.stats import nct
 from scipy.stats import t as t_dist
 
-from lnbench.analysis import verdicts
-from lnbench.analysis.stats import holm, seeds_for_power
-from lnbench.analysis.verdicts import Comparison, holm_family, pair_by_seed, paired_test
-from lnbench.records.schema import SummaryRow
-
-
-def row(norm, seed=0, acc=0.9, loss=0.3, status="completed", bs=64, correct=None, acc_bs=None, correct_bs=None):
-    return SummaryRow(
-        family="rnn",
-        norm=norm,
-        batch_size=bs,
-        seed=seed,
-        status=status,
-        epochs_completed=10,
-        final_test_acc=None if status == "diverged" else acc,
-        final_test_acc_batch_stats=acc_bs,
-        final_train_loss=loss,
-        final_test_loss=loss,
-        mean_train_loss=None if status == "diverged" else loss,
-        first_epoch_at_target=None,
-        n_test=len(correct) if correct else 200,
-        test_correct=correct,
-        test_correct_batch_stats=correct_bs,
-    )
-
-
-def vectors(b, c, both_right=0, both_wrong=0):
-    """Two runs' per-example 0/1: the first right and the second wrong on b examples, the other way on c."""
-    first = [1] * b + [0] * c + [1] * both_right + [0] * both_wrong
-    second = [0] * b + [1] * c + [1] * both_right + [0] * both_wrong
-    return first, second
-
-
-# ---------------------------------------------------------------- one seed: McNemar, and its sign
-
-
-def test_one_seed_accuracy_is_mcnemar_of_a_against_b_with_the_sign_of_a_minus_b():
-    a, b = vectors(6, 1, both_right=10, both_wrong=3)  # n = 20: a right and b wrong on 6, the reverse on 1
-    r = paired_test([(row("layer", correct=a), row("none", correct=b))], "final_test_acc")
-    assert r.mean_diff == pytest.approx(5 / 20) and r.n == 20 and r.test == "exact McNemar (n_test=20)"
-    assert r.p_value == pytest.approx(binomtest(6, 7, 0.5).pvalue)  # 2 * 8 / 128 = 0.125
-    s = paired_test([(row("none", correct=b), row("layer", correct=a))], "final_test_acc")
-    assert s.mean_diff == pytest.approx(-5 / 20) and s.ci95 == pytest.approx((-r.ci95[1], -r.ci95[0]))
-
-
-def test_one_seed_batch_statistics_minus_running_statistics_is_mcnemar_with_that_sign():
-    eval_mode, batch_stats = vectors(1, 4, both_right=5)  # batch statistics right on 4 where running ones are wrong
-    bn = row("batch", correct=eval_mode, correct_bs=batch_stats, acc=0.6, acc_bs=0.9)
-    r = paired_test([(bn, bn)], "batch_stats_vs_eval")
-    assert r.mean_diff == pytest.approx((4 - 1) / 10) and r.p_value == pytest.approx(binomtest(4, 5, 0.5).pvalue)
-    c = verdicts.sweep_comparisons([bn], reference_batch_size=64)
-    (stats_vs_eval,) = [x for x in c if x.metric == "batch_stats_vs_eval"]
-    assert stats_vs_eval.mean_diff == pytest.approx(0.3) and stats_vs_eval.test == "exact McNemar (n_test=10)"
-    assert stats_vs_eval.condition_a == "batch size 64, batch statistics"
-    assert stats_vs_eval.condition_b == "batch size 64, running statistics"
-
-
-@pytest.mark.parametrize(
-    "a,b,metric",
-    [
-        (row("layer", correct=[1, 0]), row("none", correct=None), "final_test_acc"),  # no per-example results
-        (row("layer", correct=[]), row("none", correct=[1, 0]), "final_test_acc"),
-        (row("layer", correct=[1, 0, 1]), row("none", correct=[1, 0]), "final_test_acc"),  # another test set
-        (row("layer", correct=[1, 0]), row("none", correct=[0, 1]), "mean_train_loss"),  # no test of one curve
-        (row("batch", correct=None, correct_bs=[1, 0]), row("batch"), "batch_stats_vs_eval"),
-    ],
-)
-def test_one_seed_without_comparable_per_example_results_is_not_tested(a, b, metric):
-    assert paired_test([(a, b)], metric) is None
-
-
-def test_nothing_to_pair_is_not_tested():
-    assert paired_test([], "final_test_acc") is None and paired_test([], "batch_stats_vs_eval") is None
-
-
-# ---------------------------------------------------------------- several seeds: paired t-test, resolution
-
-
-def _t_by_hand(d, floor=0.0):
-    n, m = len(d), sum(d) / len(d)
-    sd = max(math.sqrt(sum((x - m) ** 2 for x in d) / (n - 1)), floor)
-    se = sd / math.sqrt(n)
-    return m, 2 * t_dist.sf(abs(m) / se, n - 1), t_dist.ppf(0.975, n - 1) * se
-
-
-def test_several_seeds_of_accuracy_are_a_paired_t_test_with_the_accuracy_resolution():
-    acc_a, acc_b = [0.91, 0.85, 0.88, 0.90], [0.89, 0.84, 0.85, 0.90]  # d = 0.02, 0.01, 0.03, 0.00
-    pairs = [(row("layer", s, a), row("none", s, b)) for s, (a, b) in enumerate(zip(acc_a, acc_b))]
-    r = paired_test(pairs, "final_test_acc")
-    m, p, half = _t_by_hand([0.02, 0.01, 0.03, 0.00])  # sd 0.0129 is above the floor 0.005 / sqrt(6)
-    assert r.mean_diff == pytest.approx(m) and r.p_value == pytest.approx(p) and r.test == "paired t-test over 4 seeds"
-    assert r.ci95 == pytest.approx((m - half, m + half))
-    same = [(row("layer", s, a + 0.01), row("none", s, a)) for s, a in enumerate(acc_b)]  # all d = +1 point
-    r = paired_test(same, "final_test_acc")
-    m, p, half = _t_by_hand([0.01] * 4, floor=(1 / 200) / math.sqrt(6))
-    assert r.test == "paired t-test over 4 seeds (sd floored at the resolution)" and r.p_value == pytest.approx(
-        p, rel=1e-6
-    )
-
-
-def test_the_resolution_is_the_first_pairs_n_test_and_a_loss_has_none():
-    # d = 0, 0.005, 0.01: sd 0.005 is below the floor of n_test = 50 (0.02 / sqrt(6) = 0.0082), above that of 200
-    same = [(row("layer", s, 0.5 + 0.005 * s), row("none", s, 0.5)) for s in range(3)]
-    same[0][0].n_test = 50  # the first pair's (the runs of one experiment share their test set)
-    r = paired_test(same, "final_test_acc")
-    _, p, _ = _t_by_hand([0.0, 0.005, 0.01], floor=(1 / 50) / math.sqrt(6))
-    assert r.p_value == pytest.approx(p) and r.test.endswith("(sd floored at the resolution)")
-    flat = [(row("layer", s, loss=0.5 + 0.02), row("none", s, loss=0.5)) for s in range(5)]
-    r = paired_test(flat, "mean_train_loss")  # no resolution: every difference equal is a sign test
-    assert r.test == "sign test over 5 seeds (all differences equal)" and r.p_value == pytest.approx(0.0625)
-    for a, b in flat:
-        a.n_test = b.n_test = 0
-    flat_acc = [(row("layer", s, 0.92), row("none", s, 0.9)) for s in range(5)]
-    for a, b in flat_acc:
-        a.n_test = b.n_test = 0  # n_test unknown (an old file): no resolution to floor with
-    assert paired_test(flat_acc, "final_test_acc").test == "sign test over 5 seeds (all differences equal)"
-
-
-def test_several_seeds_of_batch_statistics_pair_each_rows_two_accuracies():
-    rows = [row("batch", s, acc=a, acc_bs=b) for s, (a, b) in enumerate([(0.8, 0.9), (0.7, 0.75), (0.85, 0.87)])]
-    r = paired_test([(x, x) for x in rows], "batch_stats_vs_eval")
-    m, p, _ = _t_by_hand([0.1, 0.05, 0.02])
-    assert r.mean_diff == pytest.approx(m) and r.p_value == pytest.approx(p) and r.n == 3
-
-
-# ---------------------------------------------------------------- pairing by seed
-
-
-def test_pairs_are_matched_by_seed_in_the_order_of_a_and_a_missing_or_diverged_seed_drops_out():
-    a = [row("layer", s, 0.9 + 0.01 * s) for s in (3, 0, 2, 1, 4)]
-    b = [row("none", s, 0.8) for s in (1, 2, 3, 0)]  # seed 4 missing
-    b[1] = row("none", 2, status="diverged")
-    pairs = pair_by_seed(a, b, "final_test_acc")
-    assert [(x.seed, y.seed) for x, y in pairs] == [(3, 3), (0, 0), (1, 1)]
-    assert [x.final_test_acc - y.final_test_acc for x, y in pairs] == pytest.approx([0.13, 0.1, 0.11])
-
-
-def test_a_pair_needs_a_value_of_the_metric_on_both_sides():
-    with_bs = [row("batch", s, acc_bs=0.9) for s in range(2)] + [row("batch", 2, acc_bs=None)]
-    assert [x.seed for x, _ in pair_by_seed(with_bs, with_bs, "batch_stats_vs_eval")] == [0, 1]
-    no_loss = [row("layer", 0), row("layer", 1)]
-    no_loss[1].mean_train_loss = None
-    assert [x.seed for x, _ in pair_by_seed(no_loss, [row("none", 0), row("none", 1)], "mean_train_loss")] == [0]
-    assert [x.seed for x, _ in pair_by_seed([row("none", 0), row("none", 1)], no_loss, "mean_train_loss")] == [0]
-
-
-def test_compare_pairs_by_seed_with_rows_out_of_order():
-    accs = {"none": [0.80, 0.70, 0.75, 0.72], "layer": [0.85, 0.74, 0.81, 0.76]}
-    rows = [row(n, s, accs[n][s]) for n in accs for s in (2, 0, 3, 1)]
-    (acc, _) = verdicts.compare_comparisons(rows)
-    m, p, _ = _t_by_hand([0.80 - 0.85, 0.70 - 0.74, 0.75 - 0.81, 0.72 - 0.76])
-    assert (acc.norm_a, acc.norm_b) == ("none", "layer") and acc.n_seeds == 4
-    assert acc.mean_diff == pytest.approx(m) and acc.p_value == pytest.approx(p)
-
-
-# ---------------------------------------------------------------- Holm and significance at alpha
-
-
-def _result(p, diff=0.01):
-    from lnbench.analysis.stats import PairedResult
-
-    return PairedResult(diff, (diff - 0.01, diff + 0.01), p, "t", 5)
-
-
-def test_holm_family_marks_significant_below_alpha_only():
-    specs = [{"norm_a": "layer", "norm_b": "none", "metric": "final_test_acc", "n_seeds": 5}]
-    (at,) = holm_family("f", [(specs[0], _result(0.05))])
-    (below,) = holm_family("f", [(specs[0], _result(0.0499))])
-    assert (at.p_adjusted, at.significant) == (0.05, False) and below.significant
-    two = holm_family("f", [(specs[0], _result(0.03)), ({**specs[0], "condition_a": "x"}, _result(0.01))])
-    assert [c.p_adjusted for c in two] == pytest.approx([0.03, 0.02]) == holm([0.03, 0.01])
-    assert [c.significant for c in two] == [True, True]
-    assert (two[0].condition_a, two[1].condition_a, two[1].condition_b) == ("", "x", "")
-    assert two[0].to_dict()["ci95"] == [0.0, pytest.approx(0.02)] and two[0].to_dict()["family"] == "f"
-
+from lnbench.analysis import comparisons, verdicts
+from lnbench.analysis.comparisons import Comparison, compare_comparisons, holm_family
+from lnbench.analysis.stats import seeds_for_power
 
 # ---------------------------------------------------------------- borderline comparisons
 
@@ -198,17 +28,11 @@ def _loss_rows_at(p, n=3, sd=0.01):
 
 @pytest.mark.parametrize("p,borderline", [(0.009, False), (0.03, True), (0.07, True), (0.11, False)])
 def test_a_comparison_is_borderline_when_its_holm_p_is_between_1_and_10_percent(p, borderline):
-    loss = [c for c in verdicts.compare_comparisons(_loss_rows_at(p)) if c.metric == "mean_train_loss"]
+    loss = [c for c in compare_comparisons(_loss_rows_at(p)) if c.metric == "mean_train_loss"]
     (c,) = loss  # a family of one: Holm p = p
     assert c.p_adjusted == pytest.approx(p) and c.borderline is borderline
     assert c.significant is (p < 0.05) and c.to_dict()["borderline"] is borderline
     assert ("Borderline (Holm p between 0.01 and 0.1)" in verdicts.describe_in_words(c)) is borderline
-
-
-def test_borderline_at_exactly_its_edges():
-    spec = {"norm_a": "layer", "norm_b": "none", "metric": "final_test_acc", "n_seeds": 5}
-    edges = [holm_family("f", [(spec, _result(p))])[0].borderline for p in (0.0099, 0.01, 0.0999, 0.1)]
-    assert edges == [False, True, True, False]
 
 
 def test_seeds_to_settle_is_the_power_at_the_level_that_gives_holm_p_below_1_percent():
@@ -219,9 +43,9 @@ def test_seeds_to_settle_is_the_power_at_the_level_that_gives_holm_p_below_1_per
     rows = [
         row(n, s, a + (0.005 if n == "layer" else 0.0)) for n in ("none", "layer", "rms") for s, a in enumerate(accs)
     ]
-    acc = {(c.norm_a, c.norm_b): c for c in verdicts.compare_comparisons(rows) if c.metric == "final_test_acc"}
+    acc = {(c.norm_a, c.norm_b): c for c in compare_comparisons(rows) if c.metric == "final_test_acc"}
     sd = (1 / 200) / math.sqrt(6)
-    _, p, _ = _t_by_hand([-0.005] * 4, floor=sd)
+    _, p, _ = t_by_hand([-0.005] * 4, floor=sd)
     c = acc[("none", "layer")]
     assert c.p_value == pytest.approx(p) and c.p_adjusted == pytest.approx(3 * p) and c.borderline
     # the raw level that Holm (x 3) takes below 0.01: 0.01 * p / p_adj = 0.01 / 3; power 80% with the floored sd
@@ -246,8 +70,8 @@ def test_seeds_to_settle_is_the_power_at_the_level_that_gives_holm_p_below_1_per
 def test_seeds_to_settle_is_none_when_no_more_seeds_are_needed_or_it_cannot_be_computed():
     spec = {"norm_a": "layer", "norm_b": "none", "metric": "final_test_acc", "paired_sd": 0.01}
     family = [
-        ({**spec, "n_seeds": 5}, _result(0.03, 0.02)),
-        ({**spec, "n_seeds": 5, "condition_a": "x"}, _result(0.01, 0.02)),
+        ({**spec, "n_seeds": 5}, result(0.03, 0.02)),
+        ({**spec, "n_seeds": 5, "condition_a": "x"}, result(0.01, 0.02)),
     ]
     first, second = holm_family("f", family)  # Holm: 0.03 (x 1: raw level 0.01), 0.02 (x 2: raw level 0.005)
     assert (first.p_adjusted, second.p_adjusted) == pytest.approx((0.03, 0.02))
@@ -255,36 +79,18 @@ def test_seeds_to_settle_is_none_when_no_more_seeds_are_needed_or_it_cannot_be_c
     assert second.seeds_to_settle == seeds_for_power(0.02, 0.01, alpha=0.005) == 8
     ran_7 = holm_family("f", [({**s, "n_seeds": 7}, r) for s, r in family])
     assert [c.seeds_to_settle for c in ran_7] == [None, 8]  # 7 seeds already run: 7 would not settle it
-    no_sd = holm_family("f", [({**spec, "n_seeds": 5, "paired_sd": None}, _result(0.03, 0.02))])
+    no_sd = holm_family("f", [({**spec, "n_seeds": 5, "paired_sd": None}, result(0.03, 0.02))])
     assert no_sd[0].borderline and no_sd[0].seeds_to_settle is None
     # one seed: McNemar, b = 7 and c = 1 of 20: p = 2 (1 + 8) / 256 = 0.0703, borderline, no seed count
     a, b = vectors(7, 1, both_right=10, both_wrong=2)
-    (one,) = verdicts.compare_comparisons([row("layer", correct=a, acc=0.85), row("none", correct=b, acc=0.55)])
+    (one,) = compare_comparisons([row("layer", correct=a, acc=0.85), row("none", correct=b, acc=0.55)])
     assert one.p_adjusted == pytest.approx(18 / 256) and one.borderline and one.seeds_to_settle is None
     assert verdicts.describe_in_words(one).endswith(
         "Holm p = 0.07). Borderline (Holm p between 0.01 and 0.1): another machine's rounding can flip it."
     )
 
 
-# ---------------------------------------------------------------- the sweep's comparisons and verdicts
-
-
-def test_sweep_comparisons_against_nonorm_and_the_reference_batch_size():
-    rows = []
-    for s in range(3):
-        rows += [row("none", s, 0.80 + 0.01 * s, bs=bs) for bs in (4, 64)]
-        rows += [row("layer", s, 0.85 + 0.012 * s, bs=bs) for bs in (4, 64)]
-    cmp = verdicts.sweep_comparisons(rows, reference_batch_size=64)
-    got = [(c.norm_a, c.norm_b, c.condition_a, c.condition_b) for c in cmp]
-    assert got == [
-        ("none", "none", "batch size 4", "batch size 64"),
-        ("layer", "none", "batch size 4", "batch size 4"),
-        ("layer", "layer", "batch size 4", "batch size 64"),
-        ("layer", "none", "batch size 64", "batch size 64"),
-    ]  # never NoNorm against itself at the same size, never a size against itself
-    assert all(c.family == "sweep" for c in cmp) and [c.p_adjusted for c in cmp] == pytest.approx(
-        holm([c.p_value for c in cmp])
-    )
+# ---------------------------------------------------------------- the sweep's verdicts
 
 
 def _cmp(norm_a, norm_b, diff, significant, cond_a="batch size 1", metric="final_test_acc"):
@@ -350,21 +156,14 @@ def test_a_sweep_verdict_states_its_means_divergences_and_tests():
 # ---------------------------------------------------------------- the baseline verdict at the target
 
 
-def _baselines(last, n_test=200):
-    from lnbench.training.baselines import summarize_baselines
-
-    per_seed = [{"chance": 0.5, "last_timestep": a, "whole_sequence": 1.0} for a in last]
-    return summarize_baselines(per_seed, list(range(len(last))), n_test)
-
-
 def test_the_baseline_verdict_at_exactly_the_target():
-    (line,) = verdicts.baseline_verdicts(_baselines([0.9, 0.85, 0.9]), 0.9)  # reaching it is >=, as for a model
+    (line,) = verdicts.baseline_verdicts(baselines([0.9, 0.85, 0.9]), 0.9)  # reaching it is >=, as for a model
     assert line == (
         "Baselines on the same data (mean over 3 seeds, n_test = 200): chance 50.0%; linear readout of x_T alone 88.3%;"
         " linear readout of all T x D inputs 100.0%. The 90% target does not need memory: a linear readout of the"
         " last timestep alone reaches it on 2 of 3 seeds."
     )
-    (line,) = verdicts.baseline_verdicts(_baselines([0.8994]), 0.9)
+    (line,) = verdicts.baseline_verdicts(baselines([0.8994]), 0.9)
     assert line == (
         "Baselines on the same data (mean over 1 seed, n_test = 200): chance 50.0%; linear readout of x_T alone 89.9%;"
         " linear readout of all T x D inputs 100.0%. A memoryless readout stays below the 90% target on every seed."
@@ -373,7 +172,7 @@ def test_the_baseline_verdict_at_exactly_the_target():
 
 def test_no_baselines_no_sentence_and_without_the_memoryless_one_no_claim_about_memory():
     assert verdicts.baseline_verdicts(None, 0.9) == [] and verdicts.baseline_verdicts([], 0.9) == []
-    only = [b for b in _baselines([0.95]) if b["name"] != "last_timestep"]
+    only = [b for b in baselines([0.95]) if b["name"] != "last_timestep"]
     (line,) = verdicts.baseline_verdicts(only, 0.9)
     assert line.endswith("linear readout of all T x D inputs 100.0%.") and "memory" not in line
 
@@ -478,7 +277,7 @@ def test_compare_verdicts_in_full():
         rows += [row("none", s, n_acc, n_loss), row("layer", s, l_acc, l_loss)]
     rows[0].first_epoch_at_target, rows[1].first_epoch_at_target, rows[3].first_epoch_at_target = None, 2, 4
     rows.append(row("batch", 0, status="diverged"))
-    cmp = [c for c in verdicts.compare_comparisons(rows) if {c.norm_a, c.norm_b} == {"none", "layer"}]
+    cmp = [c for c in compare_comparisons(rows) if {c.norm_a, c.norm_b} == {"none", "layer"}]
     memoryless = {
         ("rnn", "layer"): {
             "diff": 0.2,
@@ -530,41 +329,7 @@ def test_compare_verdicts_in_full():
     )
 
 
-# ---------------------------------------------------------------- the memoryless baseline as a condition
-
-
-def test_the_memoryless_baseline_as_rows_and_its_tests_by_hand():
-    base = _baselines([0.6, 0.7, 0.65])
-    base[1]["correct_per_seed"] = [[1, 0], [0, 0], [1, 1]]
-    (r0, r1, r2) = verdicts.memoryless_rows(base)
-    assert (r0.seed, r0.final_test_acc, r0.test_correct, r0.n_test, r0.ok) == (0, 0.6, [1, 0], 200, True)
-    assert (r0.family, r0.norm, r0.batch_size, r0.status, r0.epochs_completed) == (
-        "baseline",
-        "memoryless",
-        0,
-        "completed",
-        0,
-    )
-    assert verdicts.memoryless_rows(None) == [] and verdicts.memoryless_rows(base[:1]) == []
-    assert verdicts.memoryless_rows(_baselines([0.6]))[0].test_correct is None
-    rows = [row("layer", s, a) for s, a in enumerate([0.8, 0.9, 0.86])] + [
-        row("none", s, a) for s, a in enumerate([0.61, 0.7, 0.64])
-    ]
-    tests = verdicts.memoryless_tests(rows, _baselines([0.6, 0.7, 0.65]))
-    m, p, half = _t_by_hand([0.2, 0.2, 0.21])
-    layer = tests[("rnn", "layer")]
-    assert set(layer) == {
-        "diff", "ci95", "p_value", "p_adjusted", "test", "n_seeds", "learned", "did_not_learn", "borderline",
-        "seeds_to_settle",
-    }  # fmt: skip
-    assert layer["diff"] == pytest.approx(m) and layer["p_value"] == pytest.approx(p) and layer["n_seeds"] == 3
-    assert layer["ci95"] == pytest.approx([m - half, m + half]) and layer["learned"] is True
-    assert (layer["did_not_learn"], layer["borderline"], layer["seeds_to_settle"]) == (False, False, None)
-    none = tests[("rnn", "none")]
-    assert none["learned"] is False and none["diff"] == pytest.approx(0.0)
-    # d = +1, 0, -1 points: sd 1 point, half-width t(2) 4.303 / sqrt(3) = 2.48 points, past the 2-point margin
-    assert none["ci95"] == pytest.approx([-0.0248, 0.0248], abs=1e-4) and none["did_not_learn"] is False
-    assert [layer["p_adjusted"], none["p_adjusted"]] == pytest.approx(holm([layer["p_value"], none["p_value"]]))
+# ---------------------------------------------------------------- where a model stands against the memoryless baseline
 
 
 NOTE = "borderline: Holm p between 0.01 and 0.1, another machine's rounding can flip it"
@@ -633,7 +398,7 @@ NOTE = "borderline: Holm p between 0.01 and 0.1, another machine's rounding can 
     ],
 )
 def test_where_a_model_stands_against_the_memoryless_baseline(diff, ci95, p_adjusted, learned, did_not_learn, verdict):
-    assert verdicts.did_not_learn(diff, ci95, p_adjusted) is did_not_learn
+    assert comparisons.did_not_learn(diff, ci95, p_adjusted) is did_not_learn
     test = {
         "diff": diff, "ci95": ci95, "p_adjusted": p_adjusted, "test": "t", "n_seeds": 5, "learned": learned,
         "did_not_learn": did_not_learn, "borderline": 0.01 <= p_adjusted < 0.1, "seeds_to_settle": None,
@@ -660,7 +425,7 @@ def test_compare_verdicts_join_several_items_and_count_seeds():
     rows = []
     for s, (n_acc, l_acc, b_acc) in enumerate([(0.60, 0.80, 0.70), (0.62, 0.86, 0.75)]):
         rows += [row("none", s, n_acc, 0.5), row("layer", s, l_acc, 0.3 + 0.01 * s), row("batch", s, b_acc, 0.4)]
-    cmp = verdicts.compare_comparisons(rows)
+    cmp = compare_comparisons(rows)
     acc = [c for c in cmp if c.metric == "final_test_acc"]
     learned = {
         ("rnn", n): {
@@ -692,26 +457,6 @@ def test_compare_verdicts_join_several_items_and_count_seeds():
     )
     alone = verdicts.compare_verdicts([row("layer", s, 0.9) for s in range(2)], [], 10, 0.9)
     assert alone[1] == "RNN, final test accuracy (mean over 2 seeds): LayerNorm 90.0%."  # one norm: nothing to test
-
-
-def test_sweep_comparisons_of_batch_statistics_name_the_norm_and_skip_missing_cells():
-    rows = [row("batch", s, 0.6, bs=4, acc_bs=0.7 + 0.01 * s) for s in range(3)]
-    rows += [row("none", s, 0.8, bs=bs) for s in range(3) for bs in (4, 64)]  # no BatchNorm at 64
-    cmp = verdicts.sweep_comparisons(rows, reference_batch_size=64)
-    (bs_vs_eval,) = [c for c in cmp if c.metric == "batch_stats_vs_eval"]
-    assert (bs_vs_eval.norm_a, bs_vs_eval.norm_b, bs_vs_eval.n_seeds) == ("batch", "batch", 3)
-    assert [(c.norm_a, c.norm_b, c.condition_a) for c in cmp if c.metric == "final_test_acc"] == [
-        ("batch", "none", "batch size 4"),
-        ("none", "none", "batch size 4"),
-    ]
-
-
-def test_several_seeds_of_batch_statistics_use_the_accuracy_resolution():
-    rows = [row("batch", s, acc=a, acc_bs=a + 0.02) for s, a in enumerate([0.8, 0.7, 0.85])]  # every d = +2 points
-    rows[0].n_test = 50
-    r = paired_test([(x, x) for x in rows], "batch_stats_vs_eval")
-    _, p, _ = _t_by_hand([0.02] * 3, floor=(1 / 50) / math.sqrt(6))
-    assert r.test == "paired t-test over 3 seeds (sd floored at the resolution)" and r.p_value == pytest.approx(p)
 
 
 def test_a_sweep_verdict_lists_several_sizes_and_groups_and_what_was_tested():

@@ -1,6 +1,6 @@
 """A norm with an option of its own takes 2 files, its layer's module in
 ``lnbench/nn/`` and its entry (with the option, :class:`lnbench.names.NormOption`) in
-``lnbench/names.py``; the config schema, its checks, config.yaml and the run identity follow from
+``lnbench/names/norms.py``; the config schema, its checks, config.yaml and the run identity follow from
 the entry. Tested literally: a copy of the package with exactly those two edits, used in a fresh
 interpreter (the schema is built at import)."""
 
@@ -81,7 +81,7 @@ def probed(tmp_path_factory) -> dict:
     package = Path(lnbench.__file__).parent
     shutil.copytree(package, root / "lnbench", ignore=shutil.ignore_patterns("__pycache__", "*.so", "build"))
     (root / "lnbench" / "nn" / "scaled.py").write_text(textwrap.dedent(LAYER))  # file 1: the layer
-    names = root / "lnbench" / "names.py"
+    names = root / "lnbench" / "names" / "norms.py"
     text = names.read_text()
     at = text.index("#: The norm kinds: config name -> (label, plot colour).")
     names.write_text(text[:at] + ENTRY.lstrip() + "\n" + text[at:])  # file 2: its registry entry

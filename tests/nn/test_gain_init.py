@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from lnbench.analysis.verdicts import compare_comparisons
+from lnbench.analysis.comparisons import compare_comparisons
 from lnbench.config import ConfigError, load_config
 from lnbench.experiments import driver
 from lnbench.experiments.compare import COMPARE
@@ -114,7 +114,7 @@ def test_norms_are_compared_only_at_one_gain():
     rows += [row("layer", s, 0.85 + 0.002 * s, None) for s in range(5)]
     rows += [row("batch", s, 0.98 + 0.001 * s, 0.1) for s in range(5)]
     rows += [row("layer", s, 0.98 + 0.0012 * s, 0.1) for s in range(5)]
-    comparisons = {c.family: c for c in compare_comparisons(rows) if c.metric == "final_test_acc"}
+    comparisons = {c.holm_family: c for c in compare_comparisons(rows) if c.metric == "final_test_acc"}
     assert set(comparisons) == {"lstm/final_test_acc", "lstm@0.1/final_test_acc"}
     assert comparisons["lstm/final_test_acc"].mean_diff == pytest.approx(0.98 + 0.002 - 0.85 - 0.004)
     assert comparisons["lstm@0.1/final_test_acc"].mean_diff == pytest.approx(0.002 - 0.0024)

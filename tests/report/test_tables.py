@@ -22,7 +22,7 @@ from rich.text import Text
 from lnbench.analysis import claim_catalogue, grid
 from lnbench.analysis import claims as claim_rules
 from lnbench.analysis.aggregate import aggregate_over_seeds
-from lnbench.analysis.verdicts import compare_comparisons
+from lnbench.analysis.comparisons import compare_comparisons
 from lnbench.cli.bodies import claims_list_table
 from lnbench.cli.plan import plan_table
 from lnbench.config import RunConfig
@@ -178,7 +178,7 @@ def _compare_plan():
         Plan("confirm", 9, 0.02, "80% power at level 0.02 (Holm over 2)"),
         Plan("undecidable", 140, None, "not decidable within 20 seeds: about 140 seeds would be needed"),
     ][: len(comparisons)]
-    group = comparisons[0].family.rpartition("/")[0]
+    group = comparisons[0].holm_family.rpartition("/")[0]
     return ComparePlan(comparisons, plans, {group: {"layer": list(range(5, 14)), "none": list(range(5, 14))}})
 
 

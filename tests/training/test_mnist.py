@@ -157,7 +157,7 @@ def test_a_trained_mlp_on_flat_mnist_reloads_with_its_test_accuracy(tmp_path):
 def test_flat_mnist_has_no_memoryless_baseline():
     """With T = 1 a readout of x_T is the whole input: the baselines are chance and the linear readout,
     and no model is tested against a memoryless baseline (the sequence orders keep it)."""
-    from lnbench.analysis.verdicts import memoryless_rows
+    from lnbench.analysis.comparisons import memoryless_rows
     from lnbench.training.baselines import baseline_correct, summarize_baselines
 
     flat, rows = make_mnist_data(200, 100, "flat"), make_mnist_data(200, 100, "rows")
