@@ -261,12 +261,16 @@ def check_memory_of_families(
     cfg: RunConfig, families: Iterable[str], batch_sizes: Iterable[int] = (), members: int | None = None
 ) -> None:
     """:func:`check_memory` for each model family an experiment trains from ``cfg`` at its
-    largest batch size, with ``members`` seeds at once (default: all of ``cfg``'s): a compare, a
-    batch-size sweep or a claims regime does not train ``model.family``."""
+    largest batch size, with ``members`` seeds at once (default: all of ``cfg``'s; one for a family
+    whose members are too large to train together, :attr:`lnbench.names.FamilyInfo.member_fits`):
+    a compare, a batch-size sweep or a claims regime does not train ``model.family``."""
     batch = max([cfg.train.batch_size, *batch_sizes])
     members = len(cfg.seed_list) if members is None else members
+    T, H = cfg.data.shape()[0], cfg.model.hidden_size
     for family in families:
-        check_memory(cfg.with_changes(model__family=family, train__batch_size=batch), members)
+        fits = FAMILY_REGISTRY[family].member_fits
+        at_once = members if fits is None or fits(batch, T, H) else 1
+        check_memory(cfg.with_changes(model__family=family, train__batch_size=batch), at_once)
 
 
 def _flatten(node, prefix: str = "") -> dict:

@@ -340,6 +340,23 @@ def test_a_config_whose_seeds_do_not_fit_in_memory_names_the_seeds_that_would(mo
     assert "more than the" in str(err.value) and "seeds:" not in str(err.value)
 
 
+def test_a_family_whose_members_train_one_after_another_needs_one_seeds_memory(monkeypatch):
+    """At pixel MNIST's sizes (T 784, B 64, H 100) the LSTM trains its seeds one after another
+    (lnbench.names.seeds_train_together) and the RNN as one ensemble: with memory for one seed
+    and not for five (oracle: memory_needed of one LSTM seed and of five RNN seeds), five LSTM seeds pass the memory
+    check and five RNN seeds are refused with "5 seeds at once"."""
+    from lnbench.config import checks
+
+    cfg = load_config(None, ["data.task=mnist", "data.mnist_order=pixels", "model.hidden_size=100"])
+    lstm, rnn = cfg.with_changes(model__family="lstm"), cfg.with_changes(model__family="rnn")
+    have = (checks.memory_needed(lstm, 1) + checks.memory_needed(rnn, 5)) // 2  # 2.4 and 3.0 GiB
+    assert checks.memory_needed(lstm, 5) > have
+    monkeypatch.setattr(checks, "available_memory", lambda: have)
+    checks.check_memory_of_families(cfg, ["lstm"])
+    with pytest.raises(ConfigError, match="5 seeds at once"):
+        checks.check_memory_of_families(cfg, ["rnn"])
+
+
 def test_the_pixel_by_pixel_mnist_preset_trains_one_seed():
     """configs/compare_mnist_pixels.yaml sets seeds: [0], the one seed whose T = 784 activations fit
     in a machine's memory (memory_needed: ~12 GiB per seed)."""
