@@ -72,6 +72,7 @@ METRIC_KEYS = {
     ),
 }
 ROW_KEYS = {
+    "trained_together",
     "diverged_at_epoch",
     "divergence_reason",
     "task",
@@ -145,6 +146,7 @@ def test_compare_writes_children_plots_summary_and_table(tmp_path):
     }
     for row in summary["rows"]:
         assert set(row) == ROW_KEYS and row["status"] == "completed"
+        assert row["trained_together"] is True  # every cell above trained as one ensemble
         metrics = json.loads((run / row["run_dir"] / "metrics.json").read_text())
         assert set(metrics) == METRIC_KEYS
         assert metrics["epochs"] == [1, 2] and len(metrics["hidden_norm"][0]) == 5
