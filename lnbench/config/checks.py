@@ -9,16 +9,11 @@ import os
 from collections.abc import Iterable
 from typing import get_args
 
-from lnbench.config.schema import (
-    DEFAULT_NUM_SEEDS,
-    FAMILY_KEYS,
-    MAX_SEED,
-    ConfigError,
-    DataConfig,
-    ModelConfig,
-    RunConfig,
-    show_value,
-)
+from lnbench.config.data import DataConfig
+from lnbench.config.limits import MAX_SEED, ConfigError
+from lnbench.config.model import FAMILY_KEYS, ModelConfig
+from lnbench.config.schema import DEFAULT_NUM_SEEDS, RunConfig
+from lnbench.config.yaml12 import show_value
 from lnbench.names import FAMILY_REGISTRY, NORM_REGISTRY, TASKS, norm_label, plural
 
 
@@ -317,7 +312,7 @@ def check_resume(run_dir, config_yaml: str, kind: str) -> None:
         raise ConfigError(f"--resume {run_dir}: a {manifest.get('kind')!r} folder, not {kind!r}")
     if stored == config_yaml:
         return
-    from lnbench.config.schema import without_added_keys
+    from lnbench.config.identity import without_added_keys
 
     # a folder written before a key was added lacks it: at its neutral value it is the same config
     old, new = (_flatten(without_added_keys(yaml.safe_load(text) or {})) for text in (stored, config_yaml))
@@ -329,7 +324,7 @@ def check_resume(run_dir, config_yaml: str, kind: str) -> None:
             f"--resume {run_dir}: the same settings in another order (claims: give --task/--tasks in the "
             "folder's order, as its config.yaml lists the regimes)"
         )
-    from lnbench.config.schema import ADDED_KEYS
+    from lnbench.config.identity import ADDED_KEYS
 
     def value(flat: dict, k: str) -> str:  # an added key left out at its neutral value has that value
         return show_value(flat[k]) if k in flat else show_value(ADDED_KEYS[k]) if k in ADDED_KEYS else "absent"

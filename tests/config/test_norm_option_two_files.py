@@ -54,7 +54,8 @@ import json, sys
 import torch
 from lnbench.config import ConfigError, load_config
 from lnbench.config.checks import check_norm_options
-from lnbench.config.schema import ADDED_KEYS, ModelConfig
+from lnbench.config.identity import ADDED_KEYS
+from lnbench.config.model import ModelConfig
 from lnbench.nn.models import build_model
 
 out = {"field": ModelConfig.model_fields["norm_scale"].description, "added": ADDED_KEYS.get("model.norm_scale")}
