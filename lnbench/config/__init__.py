@@ -15,7 +15,6 @@ from lnbench.config.limits import MAX_SEED, ConfigError
 _HOMES = {
     "DataConfig": "data",
     "MAX_INPUT": "data",
-    "FAMILY_KEYS": "model",
     "ModelConfig": "model",
     "TrainConfig": "train",
     "DEFAULT_NUM_SEEDS": "schema",
@@ -30,13 +29,12 @@ _HOMES = {
 if TYPE_CHECKING:
     from lnbench.config.data import MAX_INPUT, DataConfig
     from lnbench.config.load import apply_overrides, load_config
-    from lnbench.config.model import FAMILY_KEYS, ModelConfig
+    from lnbench.config.model import ModelConfig
     from lnbench.config.schema import DEFAULT_NUM_SEEDS, CompareConfig, LauncherConfig, RunConfig, SweepConfig
     from lnbench.config.train import TrainConfig
 
 __all__ = [
     "DEFAULT_NUM_SEEDS",
-    "FAMILY_KEYS",
     "MAX_INPUT",
     "MAX_SEED",
     "CompareConfig",

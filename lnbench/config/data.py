@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from lnbench.config.limits import MAX_SEED
+from lnbench.config.ownership import section_refusals
 from lnbench.config.sections import Section, TaskName
 from lnbench.names import TASKS
 
@@ -129,19 +130,12 @@ class DataConfig(Section):
 
     @model_validator(mode="after")
     def _task_keys(self) -> "DataConfig":
+        """Another task's key set (:mod:`lnbench.config.ownership`) is refused, the first by name;
+        then a key that applies at a value of the task's own key (``permutation_seed``)."""
+        refused = section_refusals("data", self)
+        if refused:
+            raise ValueError(min(refused, key=lambda r: (r[0].within is not None, r[0].key))[1])
         task = TASKS[self.task]
-        defaults = DataConfig.model_fields
-        owners = {k: [n for n, t in TASKS.items() if k in t.keys] for k in defaults}
-        for key in sorted(self.model_fields_set):
-            if owners[key] and key not in task.keys and getattr(self, key) != defaults[key].default:
-                raise ValueError(
-                    f"{key}: applies to the {' and '.join(owners[key])} task{'s' if len(owners[key]) > 1 else ''} "
-                    f"only, and task is {self.task}; remove it"
-                )
-        order_key = next((k for k in task.keys if k.endswith("_order")), None)  # digits_order, mnist_order
-        order = getattr(self, order_key) if order_key is not None else None
-        if "permutation_seed" in self.model_fields_set and self.permutation_seed != 0 and order != "permuted":
-            raise ValueError(f"permutation_seed: applies to {order_key} permuted only, and {order_key} is {order}")
         if self.n_val >= self.n_train:
             raise ValueError(
                 f"n_val: {self.n_val}, but n_train is {self.n_train}; it must leave training data: < n_train"

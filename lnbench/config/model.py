@@ -9,7 +9,7 @@ from pydantic import Field, StrictBool
 
 from lnbench.config.identity import NORM_OPTION_DEFAULTS
 from lnbench.config.sections import Family, Norm, Section
-from lnbench.names import FAMILY_NAMES, FAMILY_REGISTRY, NORM_KINDS, NORM_REGISTRY
+from lnbench.names import NORM_KINDS, NORM_REGISTRY
 
 
 def _declare_norm_options(namespace: dict[str, Any]) -> None:
@@ -125,7 +125,3 @@ class ModelConfig(Section):
         if f"model.{key}" not in NORM_OPTION_DEFAULTS:
             raise KeyError(f"model.{key}: no norm kind declares it; declared: {sorted(NORM_OPTION_DEFAULTS)}")
         return getattr(self, key)
-
-
-#: model keys and the one family they apply to (every other model key applies to every family)
-FAMILY_KEYS = {name: FAMILY_REGISTRY[name].keys for name in FAMILY_NAMES}  # the built-in families

@@ -18,10 +18,11 @@ from pydantic import Field, model_validator
 
 from lnbench.config.data import DataConfig
 from lnbench.config.identity import effective_yaml, identity_yaml
-from lnbench.config.model import FAMILY_KEYS, ModelConfig
+from lnbench.config.model import ModelConfig
+from lnbench.config.ownership import PLAN_KEYS, owners
 from lnbench.config.sections import Family, Norm, Section, Seed, unique
 from lnbench.config.train import TrainConfig
-from lnbench.names import FAMILY_NAMES, FAMILY_REGISTRY, NORM_REGISTRY, TASKS
+from lnbench.names import FAMILY_NAMES, FAMILY_REGISTRY, TASKS
 
 DEFAULT_NUM_SEEDS = 5  # seeds of compare and sweeps when ``seeds`` is not set: seed, seed + 1, ...
 GRID_SECTIONS = ("data", "model", "train")  # the sections whose keys sweep.grid varies
@@ -203,10 +204,10 @@ class RunConfig(Section):
         raw = self.model_dump(mode="python")
         task = changes.get("data__task", self.data.task)
         if task != self.data.task and task in TASKS:
-            for key, info in DataConfig.model_fields.items():
-                owned = any(key in t.keys for t in TASKS.values())
-                if owned and key not in TASKS[task].keys and f"data__{key}" not in changes:
-                    raw["data"][key] = info.default
+            for key, tasks in owners("data.task").items():
+                leaf = key.partition(".")[2]
+                if task not in tasks and f"data__{leaf}" not in changes:
+                    raw["data"][leaf] = DataConfig.model_fields[leaf].default
         for key, value in changes.items():
             node = raw
             *parents, leaf = key.split("__")
@@ -218,7 +219,7 @@ class RunConfig(Section):
     def to_yaml(self, model_family_only: bool = False) -> str:
         """The resolved config as YAML; with ``model_family_only``, without the model keys that
         do not apply to ``model.family`` or to ``model.norm`` (a run's config.yaml records what it
-        used: :data:`FAMILY_KEYS`, :attr:`lnbench.names.NormInfo.keys`)."""
+        used: :func:`lnbench.config.ownership.owners`)."""
         return yaml.safe_dump(self._dump(model_family_only), sort_keys=False)
 
     def identity_yaml(self) -> str:
@@ -235,12 +236,9 @@ class RunConfig(Section):
     def _dump(self, model_family_only: bool) -> dict:
         raw = self.model_dump(mode="json")
         if model_family_only:
-            for family, keys in FAMILY_KEYS.items():
-                if family != self.model.family:
-                    for key in keys:
-                        raw["model"].pop(key)
-            for norm, info in NORM_REGISTRY.items():
-                if norm != self.model.norm:
-                    for key in info.keys:
-                        raw["model"].pop(key, None)
+            for by in PLAN_KEYS:  # model.family, model.norm
+                value = raw["model"][by.partition(".")[2]]
+                for key, values in owners(by).items():
+                    if value not in values:
+                        raw["model"].pop(key.partition(".")[2], None)
         return raw

@@ -3,33 +3,20 @@ on cross-entropy (:mod:`lnbench.training.optim`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictBool, model_validator
 
+from lnbench.config.optimizers import LR_SCHEDULES, OPTIMIZERS
+from lnbench.config.ownership import section_refusals
 from lnbench.config.sections import Section
 from lnbench.config.yaml12 import show_value
 
 MAX_WEIGHT_DECAY = 1e30  # train.weight_decay's largest: torch's float32 scalar overflows above ~3.4e38
 
 
-#: train keys and the values of the key that they apply to (``key: (owner, values)``); every
-#: other train key applies to every optimizer and schedule
-TRAIN_KEY_OWNERS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "momentum": ("optimizer", ("sgd", "rmsprop")),
-    "nesterov": ("optimizer", ("sgd",)),
-    "lr_step_epochs": ("lr_schedule", ("step",)),
-    "lr_gamma": ("lr_schedule", ("step",)),
-    "warmup_epochs": ("lr_schedule", ("warmup_cosine",)),
-}
-OPTIMIZER_CLASSES = {"adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop"}  # in torch.optim
-OPTIMIZERS = tuple(OPTIMIZER_CLASSES)
-LR_SCHEDULES = ("constant", "cosine", "step", "warmup_cosine")
-
-
-def _either(values: Sequence[str]) -> str:
-    return " or ".join(values) if len(values) < 3 else f"{', '.join(values[:-1])} or {values[-1]}"
+OPTIMIZER_NAMES = tuple(OPTIMIZERS)
+SCHEDULE_NAMES = tuple(LR_SCHEDULES)
 
 
 class TrainConfig(Section):
@@ -60,7 +47,7 @@ class TrainConfig(Section):
         description="Maximum global L2 norm of the gradient (as torch.nn.utils.clip_grad_norm_, per seed of "
         "an ensemble); null: no clipping.",
     )
-    optimizer: Literal[OPTIMIZERS] = Field(  # type: ignore[valid-type]
+    optimizer: Literal[OPTIMIZER_NAMES] = Field(  # type: ignore[valid-type]
         "adam",
         description="The optimizer: adam (torch.optim.Adam, default betas), adamw (torch.optim.AdamW: weight_decay "
         "decoupled from the gradient), sgd (torch.optim.SGD, with momentum and nesterov) or rmsprop "
@@ -89,7 +76,7 @@ class TrainConfig(Section):
         "and away from model.norm_gain_init) or all (every parameter, the norms' gains and biases too: lnbench "
         "before this key). run.json's weight_decay_groups lists both groups. No effect with weight_decay 0.",
     )
-    lr_schedule: Literal[LR_SCHEDULES] = Field(  # type: ignore[valid-type]
+    lr_schedule: Literal[SCHEDULE_NAMES] = Field(  # type: ignore[valid-type]
         "constant",
         description="The learning rate per epoch (set once per epoch, before it): constant (lr); cosine "
         "(torch.optim.lr_scheduler.CosineAnnealingLR over the epochs: epoch e trains at lr (1 + cos(pi (e - 1) / "
@@ -167,24 +154,21 @@ class TrainConfig(Section):
 
     @model_validator(mode="after")
     def _keys_apply(self) -> "TrainConfig":
-        """A key of one optimizer or schedule (:data:`TRAIN_KEY_OWNERS`) set to other than its default
-        under another would be recorded as if used; the keys a schedule needs must be set."""
-        defaults = TrainConfig.model_fields
-        for key, (owner, values) in TRAIN_KEY_OWNERS.items():
-            if key in self.model_fields_set and getattr(self, key) != defaults[key].default:
-                if getattr(self, owner) not in values:
-                    raise ValueError(
-                        f"{key}: applies to {owner} {_either(values)} only, and {owner} is {getattr(self, owner)}; "
-                        "remove it"
-                    )
+        """A key of one optimizer or schedule (:data:`lnbench.config.optimizers.OPTIMIZERS`,
+        ``LR_SCHEDULES``; :mod:`lnbench.config.ownership`) set to other than its default under
+        another would be recorded as if used; the keys a schedule needs must be set."""
+        refused = section_refusals("train", self)
+        if refused:
+            raise ValueError(refused[0][1])
         if self.nesterov and self.momentum == 0:
             raise ValueError("nesterov: needs momentum > 0 (torch.optim.SGD refuses it with momentum 0); set momentum")
-        for key, schedule in (("lr_step_epochs", "step"), ("warmup_epochs", "warmup_cosine")):
-            value = getattr(self, key)
-            if self.lr_schedule == schedule and value is None:
-                raise ValueError(f"{key}: lr_schedule {schedule} needs it; give a number of epochs >= 1")
-            if value is not None and value >= self.epochs:
-                raise ValueError(f"{key}: {value}, but epochs is {self.epochs}; it must be < epochs")
+        for name, schedule in LR_SCHEDULES.items():
+            for key in schedule.needs:  # numbers of epochs: lr_step_epochs, warmup_epochs
+                value = getattr(self, key)
+                if self.lr_schedule == name and value is None:
+                    raise ValueError(f"{key}: lr_schedule {name} needs it; give a number of epochs >= 1")
+                if value is not None and value >= self.epochs:
+                    raise ValueError(f"{key}: {value}, but epochs is {self.epochs}; it must be < epochs")
         return self
 
 
@@ -194,7 +178,7 @@ def _optimizer_accepts(optimizer: str, lr: float) -> None:
     ~3.4e37; RMSprop's first step is lr / (sqrt(1 - alpha) + eps) = ~10 lr, infinite above ~3.4e37."""
     import torch
 
-    name = OPTIMIZER_CLASSES[optimizer]
+    name = OPTIMIZERS[optimizer].torch_class
     p = torch.nn.Parameter(torch.zeros(1))
     p.grad = torch.ones(1)
     try:
