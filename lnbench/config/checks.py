@@ -14,6 +14,7 @@ from lnbench.config.limits import MAX_SEED, ConfigError
 from lnbench.config.model import ModelConfig
 from lnbench.config.ownership import out_of_place, owners, refusal, set_away
 from lnbench.config.schema import DEFAULT_NUM_SEEDS, RunConfig
+from lnbench.config.words import joined
 from lnbench.config.yaml12 import show_value
 from lnbench.names import FAMILY_REGISTRY, NORM_REGISTRY, TASKS, plural
 
@@ -97,7 +98,7 @@ def check_family_reads_task(cfgs: Iterable[RunConfig]) -> None:
             families.append(family)
     lines = []
     for key, families in problems.items():
-        labels = _and([f"the {FAMILY_REGISTRY[f].label}" for f in families])
+        labels = joined([f"the {FAMILY_REGISTRY[f].label}" for f in families], "and")
         if key[0] == "task":
             _, task, T, vectors = key
             lines.append(
@@ -110,15 +111,10 @@ def check_family_reads_task(cfgs: Iterable[RunConfig]) -> None:
             shape = "one vector per example (T = 1)" if T == 1 else f"a sequence of T = {T}"
             lines.append(
                 f"data.{order_key}: {value} is {shape}, which {labels} cannot read; "
-                f"allowed with model.family {_and(families)}: {', '.join(readable)}"
+                f"allowed with model.family {joined(families, 'and')}: {', '.join(readable)}"
             )
     if lines:
         raise ConfigError("\n".join(lines))
-
-
-def _and(items: list[str]) -> str:
-    """``["a"]`` -> ``a``; ``["a", "b", "c"]`` -> ``a, b and c``."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _order_key(cfg: RunConfig) -> str | None:

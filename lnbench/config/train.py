@@ -10,6 +10,7 @@ from pydantic import Field, StrictBool, model_validator
 from lnbench.config.optimizers import LR_SCHEDULES, OPTIMIZERS
 from lnbench.config.ownership import section_refusals
 from lnbench.config.sections import Section
+from lnbench.config.words import described
 from lnbench.config.yaml12 import show_value
 
 MAX_WEIGHT_DECAY = 1e30  # train.weight_decay's largest: torch's float32 scalar overflows above ~3.4e38
@@ -49,10 +50,8 @@ class TrainConfig(Section):
     )
     optimizer: Literal[OPTIMIZER_NAMES] = Field(  # type: ignore[valid-type]
         "adam",
-        description="The optimizer: adam (torch.optim.Adam, default betas), adamw (torch.optim.AdamW: weight_decay "
-        "decoupled from the gradient), sgd (torch.optim.SGD, with momentum and nesterov) or rmsprop "
-        "(torch.optim.RMSprop, alpha 0.99, with momentum). Each parameter element has its own state, so each seed "
-        "of an ensemble trains as it would alone.",
+        description=f"The optimizer: {described([(name, info.summary) for name, info in OPTIMIZERS.items()])}. "
+        "Each parameter element has its own state, so each seed of an ensemble trains as it would alone.",
     )
     momentum: float = Field(
         0.0, ge=0, lt=1, description="sgd and rmsprop only: the momentum factor (torch's momentum); 0: none."
@@ -64,7 +63,8 @@ class TrainConfig(Section):
         0.0,
         ge=0,
         description="Weight decay, every optimizer (torch's weight_decay): an L2 term lambda w added to the "
-        "gradient (adam, sgd, rmsprop), or decoupled, w -= lr lambda w (adamw), on the parameters of "
+        f"gradient ({', '.join(n for n, i in OPTIMIZERS.items() if not i.decoupled_decay)}), or decoupled, "
+        f"w -= lr lambda w ({', '.join(n for n, i in OPTIMIZERS.items() if i.decoupled_decay)}), on the parameters of "
         "weight_decay_params; 0: none. At most 1e30 (torch takes it as a float32 scalar, which overflows above "
         "~3.4e38).",
     )
@@ -78,11 +78,9 @@ class TrainConfig(Section):
     )
     lr_schedule: Literal[SCHEDULE_NAMES] = Field(  # type: ignore[valid-type]
         "constant",
-        description="The learning rate per epoch (set once per epoch, before it): constant (lr); cosine "
-        "(torch.optim.lr_scheduler.CosineAnnealingLR over the epochs: epoch e trains at lr (1 + cos(pi (e - 1) / "
-        "epochs)) / 2); step (StepLR: lr times lr_gamma every lr_step_epochs epochs); warmup_cosine (LinearLR "
-        "then CosineAnnealingLR in a SequentialLR: epoch e <= warmup_epochs trains at lr e / (warmup_epochs + 1), "
-        "then cosine from lr over the remaining epochs).",
+        description="The learning rate per epoch (set once per epoch, before it): "
+        + "; ".join(f"{name} ({info.summary})" for name, info in LR_SCHEDULES.items())
+        + ".",
     )
     lr_step_epochs: int | None = Field(
         None,
