@@ -137,7 +137,7 @@ def _section_table(section: type[BaseModel], prefix: str) -> list[str]:
         if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel):
             continue
         if not info.description:
-            raise SystemExit(f"docs/generate.py: {prefix}{name} has no description= in lnbench/config/schema.py")
+            raise SystemExit(f"docs/generate.py: {prefix}{name} has no description= in lnbench/config/")
         row = [f"`{prefix}{name}`", _field_type(info), _default(info), info.description]
         lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
     return lines
@@ -147,7 +147,9 @@ def config_reference() -> str:
     from lnbench.config import RunConfig
 
     lines = _header(
-        "Config reference", "`lnbench.config.RunConfig`", "edit the `description=` in lnbench/config/schema.py"
+        "Config reference",
+        "`lnbench.config.RunConfig`",
+        "edit the `description=` in lnbench/config/ (a section's module) or the registry entry a list is written from",
     )
     lines += [
         "Every key of a config file, with its type, its default and what it means. Every key has a default, so",

@@ -11,25 +11,30 @@ from typing import TYPE_CHECKING, Any
 
 from lnbench.config.limits import MAX_SEED, ConfigError
 
+#: each lazily exported name -> the module of lnbench.config that defines it
+_HOMES = {
+    "DataConfig": "data",
+    "MAX_INPUT": "data",
+    "ModelConfig": "model",
+    "TrainConfig": "train",
+    "DEFAULT_NUM_SEEDS": "schema",
+    "CompareConfig": "schema",
+    "LauncherConfig": "schema",
+    "RunConfig": "schema",
+    "SweepConfig": "schema",
+    "apply_overrides": "load",
+    "load_config": "load",
+}
+
 if TYPE_CHECKING:
-    from lnbench.config.schema import (
-        DEFAULT_NUM_SEEDS,
-        FAMILY_KEYS,
-        MAX_INPUT,
-        CompareConfig,
-        DataConfig,
-        LauncherConfig,
-        ModelConfig,
-        RunConfig,
-        SweepConfig,
-        TrainConfig,
-        apply_overrides,
-        load_config,
-    )
+    from lnbench.config.data import MAX_INPUT, DataConfig
+    from lnbench.config.load import apply_overrides, load_config
+    from lnbench.config.model import ModelConfig
+    from lnbench.config.schema import DEFAULT_NUM_SEEDS, CompareConfig, LauncherConfig, RunConfig, SweepConfig
+    from lnbench.config.train import TrainConfig
 
 __all__ = [
     "DEFAULT_NUM_SEEDS",
-    "FAMILY_KEYS",
     "MAX_INPUT",
     "MAX_SEED",
     "CompareConfig",
@@ -46,8 +51,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from lnbench.config import schema
+    if name in _HOMES:
+        import importlib
 
-        return getattr(schema, name)
+        return getattr(importlib.import_module(f"lnbench.config.{_HOMES[name]}"), name)
     raise AttributeError(f"module 'lnbench.config' has no attribute {name!r}")

@@ -9,17 +9,14 @@ import os
 from collections.abc import Iterable
 from typing import get_args
 
-from lnbench.config.schema import (
-    DEFAULT_NUM_SEEDS,
-    FAMILY_KEYS,
-    MAX_SEED,
-    ConfigError,
-    DataConfig,
-    ModelConfig,
-    RunConfig,
-    show_value,
-)
-from lnbench.names import FAMILY_REGISTRY, NORM_REGISTRY, TASKS, norm_label, plural
+from lnbench.config.data import DataConfig
+from lnbench.config.limits import MAX_SEED, ConfigError
+from lnbench.config.model import ModelConfig
+from lnbench.config.ownership import out_of_place, owners, refusal, set_away
+from lnbench.config.schema import DEFAULT_NUM_SEEDS, RunConfig
+from lnbench.config.words import joined
+from lnbench.config.yaml12 import show_value
+from lnbench.names import FAMILY_REGISTRY, NORM_REGISTRY, TASKS, plural
 
 
 def check_seeds(cfg: RunConfig) -> None:
@@ -50,23 +47,10 @@ def check_keys_apply(cfg: RunConfig, families: Iterable[str]) -> None:
     while that key applies to none of the model ``families`` being trained (``model.d_ff:
     8`` for an RNN-only run, ...): the value would be recorded as if it had been used. (A child
     run's config.yaml leaves such keys out, see :meth:`RunConfig.to_yaml`.)"""
-    families = set(families)
-    defaults = ModelConfig()
-    unused = [
-        k
-        for fam, keys in FAMILY_KEYS.items()
-        if fam not in families
-        for k in keys
-        if k in cfg.model.model_fields_set and getattr(cfg.model, k) != getattr(defaults, k)
-    ]
-    if unused:
-        owner = {k: fam for fam, keys in FAMILY_KEYS.items() for k in keys}
-        raise ConfigError(
-            "\n".join(
-                f"model.{k}: applies to the {owner[k]} only, and this run trains {', '.join(sorted(families))}; remove it"
-                for k in unused
-            )
-        )
+    in_play = {"model.family": sorted(set(families))}
+    refused = out_of_place(set_away("model", [cfg.model]), in_play)
+    if refused:
+        raise ConfigError("\n".join(refusal(rule, in_play, rule.key) for rule in refused))
 
 
 def check_norm_options(cfgs: Iterable[RunConfig]) -> None:
@@ -84,15 +68,9 @@ def check_norm_options(cfgs: Iterable[RunConfig]) -> None:
         problem = info.check(cfg.model) if info is not None and info.check is not None else None
         if problem is not None and problem not in problems:
             problems.append(problem)
-    trained = list(dict.fromkeys(c.model.norm for c in cfgs))
-    defaults = ModelConfig()
-    for norm, info in NORM_REGISTRY.items():
-        if norm in trained:
-            continue
-        for key in info.keys:
-            if any(getattr(c.model, key) != getattr(defaults, key) for c in cfgs):
-                names = ", ".join(norm_label(n) for n in trained)
-                problems.append(f"model.{key}: applies to {info.label} only, and this run trains {names}; remove it")
+    in_play = {"model.norm": list(dict.fromkeys(c.model.norm for c in cfgs))}
+    refused = out_of_place(set_away("model", [c.model for c in cfgs]), in_play)
+    problems += [refusal(rule, in_play, rule.key) for rule in refused]
     if problems:
         raise ConfigError("\n".join(problems))
 
@@ -120,7 +98,7 @@ def check_family_reads_task(cfgs: Iterable[RunConfig]) -> None:
             families.append(family)
     lines = []
     for key, families in problems.items():
-        labels = _and([f"the {FAMILY_REGISTRY[f].label}" for f in families])
+        labels = joined([f"the {FAMILY_REGISTRY[f].label}" for f in families], "and")
         if key[0] == "task":
             _, task, T, vectors = key
             lines.append(
@@ -133,15 +111,10 @@ def check_family_reads_task(cfgs: Iterable[RunConfig]) -> None:
             shape = "one vector per example (T = 1)" if T == 1 else f"a sequence of T = {T}"
             lines.append(
                 f"data.{order_key}: {value} is {shape}, which {labels} cannot read; "
-                f"allowed with model.family {_and(families)}: {', '.join(readable)}"
+                f"allowed with model.family {joined(families, 'and')}: {', '.join(readable)}"
             )
     if lines:
         raise ConfigError("\n".join(lines))
-
-
-def _and(items: list[str]) -> str:
-    """``["a"]`` -> ``a``; ``["a", "b", "c"]`` -> ``a, b and c``."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _order_key(cfg: RunConfig) -> str | None:
@@ -179,23 +152,22 @@ def check_grid_keys_apply(cfg: RunConfig) -> None:
     grid = cfg.sweep.grid or {}
     families = sorted(set(grid.get("model.family") or [cfg.model.family]))
     check_keys_apply(cfg, families)
-    owner = {k: fam for fam, keys in FAMILY_KEYS.items() for k in keys}
+    owned = owners("model.family")
     problems = []
     for key in grid:
-        section, _, leaf = key.partition(".")
-        family = owner.get(leaf) if section == "model" else None
-        if family is None:
+        if key not in owned:
             continue
-        others = [f for f in families if f != family]
-        if family not in families:
+        owner = " and ".join(owned[key])
+        others = [f for f in families if f not in owned[key]]
+        if others == families:
             problems.append(
-                f"sweep.grid: {key}: applies to the {family} only, and this sweep trains {', '.join(families)}; "
-                f"remove it from the grid (or sweep model.family: [{family}])"
+                f"sweep.grid: {key}: applies to the {owner} only, and this sweep trains {', '.join(families)}; "
+                f"remove it from the grid (or sweep model.family: [{', '.join(owned[key])}])"
             )
         elif others:
             problems.append(
-                f"sweep.grid: {key}: applies to the {family} only, and the grid's model.family also trains "
-                f"{', '.join(others)}, whose cells would repeat for each value; sweep it in a {family}-only sweep"
+                f"sweep.grid: {key}: applies to the {owner} only, and the grid's model.family also trains "
+                f"{', '.join(others)}, whose cells would repeat for each value; sweep it in a {owner}-only sweep"
             )
     if problems:
         raise ConfigError("\n".join(problems))
@@ -321,7 +293,7 @@ def check_resume(run_dir, config_yaml: str, kind: str) -> None:
         raise ConfigError(f"--resume {run_dir}: a {manifest.get('kind')!r} folder, not {kind!r}")
     if stored == config_yaml:
         return
-    from lnbench.config.schema import without_added_keys
+    from lnbench.config.identity import without_added_keys
 
     # a folder written before a key was added lacks it: at its neutral value it is the same config
     old, new = (_flatten(without_added_keys(yaml.safe_load(text) or {})) for text in (stored, config_yaml))
@@ -333,7 +305,7 @@ def check_resume(run_dir, config_yaml: str, kind: str) -> None:
             f"--resume {run_dir}: the same settings in another order (claims: give --task/--tasks in the "
             "folder's order, as its config.yaml lists the regimes)"
         )
-    from lnbench.config.schema import ADDED_KEYS
+    from lnbench.config.identity import ADDED_KEYS
 
     def value(flat: dict, k: str) -> str:  # an added key left out at its neutral value has that value
         return show_value(flat[k]) if k in flat else show_value(ADDED_KEYS[k]) if k in ADDED_KEYS else "absent"

@@ -21,7 +21,9 @@ from typing import Any
 import yaml
 
 from lnbench.config import yaml12
-from lnbench.config.schema import GRID_SECTIONS, ConfigError, RunConfig, is_grid_key, show_value
+from lnbench.config.limits import ConfigError
+from lnbench.config.schema import GRID_SECTIONS, RunConfig, is_grid_key
+from lnbench.config.yaml12 import show_value
 
 _OPEN, _CLOSE = "[{", "]}"
 

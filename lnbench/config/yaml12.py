@@ -13,11 +13,15 @@ YAML 1.2 core schema instead:
 
 A mapping that repeats a key raises :class:`DuplicateKeyError` naming the key and both lines
 (YAML 1.1 and PyYAML keep the last one silently, dropping a whole section if it is repeated).
+
+The other way round, :func:`show_value` writes a value into a message as YAML 1.2 spells it.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import reprlib
 from collections.abc import Hashable
 from typing import Any
 
@@ -85,3 +89,38 @@ def load(text: str) -> Any:
         yaml.YAMLError: invalid YAML.
     """
     return yaml.load(text, Loader=Loader)  # noqa: S506  Loader is a SafeLoader
+
+
+class _YamlRepr(reprlib.Repr):
+    """``repr`` as a config reader writes values: ``null``, ``true`` / ``false`` (not Python's
+    ``None``, ``True``), bounded so that an alias bomb's value stays a short line."""
+
+    def repr_NoneType(self, x: None, level: int) -> str:
+        return "null"
+
+    def repr_bool(self, x: bool, level: int) -> str:
+        return "true" if x else "false"
+
+    def repr_str(self, x: str, level: int) -> str:
+        """Plain (``layer``) where YAML 1.2 reads it back as this string in a flow list, else
+        quoted: ``'1e-3'``, ``'null'``, ``'a, b'`` (``"..."`` with escapes for a control character)."""
+        if len(x) > self.maxstring:
+            x = x[: self.maxstring - 3] + "..."
+        if not x.isprintable():
+            return json.dumps(x)
+        try:
+            plain = x == x.strip() and load(f"[{x}]") == [x]
+        except yaml.YAMLError:
+            plain = False
+        return x if plain else "'" + x.replace("'", "''") + "'"
+
+
+_ECHO = _YamlRepr()
+_ECHO.maxstring, _ECHO.maxother, _ECHO.maxlist, _ECHO.maxdict, _ECHO.maxlevel = 60, 60, 6, 4, 2
+
+
+def show_value(value: Any) -> str:
+    """A config value in a message, as YAML spells it (``null``, ``true``, ``[none, layer]``,
+    ``'1e-3'`` for that string), bounded."""
+    shown = _ECHO.repr(value)
+    return shown if len(shown) <= 80 else shown[:77] + "..."

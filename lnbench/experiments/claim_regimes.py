@@ -23,6 +23,7 @@ from lnbench.analysis.claim_catalogue import Claim
 from lnbench.analysis.claim_tasks import CLAIMS_TASK, base_regime, not_applicable, task_of
 from lnbench.config import ConfigError, DataConfig, RunConfig, apply_overrides, load_config, yaml12
 from lnbench.config.checks import check_keys_apply, check_memory_of_families, check_seeds
+from lnbench.config.ownership import owners as key_owners
 from lnbench.names import FAMILY_REGISTRY, TASK_NAMES, TASKS
 
 
@@ -149,7 +150,7 @@ def split_overrides(overrides: Sequence[str], tasks: Sequence[str]) -> tuple[lis
         if name in trend_keys:
             base.append(item)
         elif not readers:
-            owners = [t for t, e in TASKS.items() if name in e.keys] or ["no"]
+            owners = key_owners("data.task").get(f"data.{name}", ("no",))
             raise ConfigError(f"--set {key}: read by the {' and '.join(owners)} task only; add --task {owners[0]}")
         for t in readers:
             if t != CLAIMS_TASK:

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from lnbench.config import ConfigError, RunConfig
 from lnbench.config.checks import check_keys_apply
-from lnbench.config.schema import show_value
+from lnbench.config.yaml12 import show_value
 from lnbench.experiments import driver
 from lnbench.experiments.base import (
     Cell,

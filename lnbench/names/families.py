@@ -81,7 +81,7 @@ class FamilyInfo:
         recurrent: a recurrence over timesteps (its state is h_t; figures label it so).
         placements: the norm placements it is compared in (each its own group), or ``()``.
         keys: the ``model`` keys that apply to it alone (``num_layers``, like ``hidden_size``,
-            applies to every family).
+            applies to every family; :mod:`lnbench.config.ownership`).
         seeds_together: ``(norm, batch size) -> bool``: whether a cell's seeds train as one ensemble.
         member_fits: ``(batch size B, sequence length T, hidden size H) -> bool``: whether a member
             of that size still trains in an ensemble (where ``seeds_together`` says it does); None:
@@ -98,6 +98,7 @@ class FamilyInfo:
         reads_vectors: it reads one feature vector per example (a task of T = 1: MNIST's ``flat``
             order), not a sequence; the other families read sequences of T >= 2
             (:func:`lnbench.config.checks.check_family_reads_task`).
+        summary: what it is, in the config reference (``model.family``'s description).
     """
 
     label: str
@@ -111,6 +112,7 @@ class FamilyInfo:
     paper_gains: dict[str, float] = field(default_factory=dict)
     saturating_units: str = "tanh"  # what its saturation probe counts, as figures name it
     reads_vectors: bool = False
+    summary: str = ""
     member_fits: Callable[[int, int, int], bool] | None = None
 
 
@@ -177,6 +179,7 @@ register_family(
         memory=_rnn_memory,
         cost=1.0,
         builder="lnbench.nn.rnn:SimpleRNN",
+        summary="a tanh RNN, SimpleRNN",
     ),
 )
 register_family(
@@ -193,6 +196,8 @@ register_family(
         builder="lnbench.nn.lstm:LSTM",
         paper_gains={"batch": 0.1},
         saturating_units="gate",
+        summary="an LSTM, lnbench.nn.lstm.LSTM: with norm layer Ba et al.'s LN-LSTM, with batch Cooijmans et al.'s "
+        "BN-LSTM",
     ),
 )
 register_family(
@@ -206,6 +211,7 @@ register_family(
         memory=_transformer_memory,
         cost=2.0,
         builder="lnbench.nn.transformer:TransformerClassifier",
+        summary="a single-head pre-norm Transformer, TransformerClassifier",
     ),
 )
 register_family(
@@ -220,6 +226,8 @@ register_family(
         cost=1.0,
         builder="lnbench.nn.mlp:MLP",
         reads_vectors=True,
+        summary="a feed-forward network, lnbench.nn.mlp.MLP: Ba et al.'s 784-H-..-H-10 permutation-invariant MNIST "
+        "model, a norm on every hidden layer; it reads one vector per example, data.mnist_order flat",
     ),
 )
 FAMILY_NAMES = tuple(FAMILY_REGISTRY)  # the built-in families, in table order

@@ -28,14 +28,14 @@ def _divides_hidden_size(key: str) -> Callable[[Any], str | None]:
 class NormOption:
     """A ``model`` key of one norm kind's own (GroupNorm's ``norm_groups``), declared once, in the
     kind's registry entry (:attr:`NormInfo.options`): the config schema makes it a field of
-    :class:`lnbench.config.schema.ModelConfig` (type, default, bounds, description: the config
+    :class:`lnbench.config.model.ModelConfig` (type, default, bounds, description: the config
     reference's text), and the layer reads it with ``model_cfg.norm_option(key)`` in its
     ``from_config``. A constraint across keys (it must divide ``hidden_size``) is the entry's ``check``.
 
     Attributes:
         type: its Python type (``int``, ``float``, ``bool``, ``str``).
         default: its value when the config does not set it; also the value that leaves a run's
-            identity as it was before the key existed (:data:`lnbench.config.schema.ADDED_KEYS`).
+            identity as it was before the key existed (:data:`lnbench.config.identity.ADDED_KEYS`).
         description: what it does, in the config reference.
         ge, gt, le: bounds of a number (pydantic's ``Field`` constraints), or None.
     """

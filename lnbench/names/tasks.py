@@ -5,7 +5,7 @@ its maker, and the sizes of the fixed datasets (digits, MNIST).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -18,7 +18,7 @@ class Task:
         label: its name in tables and figures.
         summary: one line: what the model must learn.
         keys: the ``data`` keys it reads besides ``n_train`` and ``n_test``; the other tasks' keys
-            must stay at their defaults (:func:`lnbench.config.schema.DataConfig`).
+            must stay at their defaults (:mod:`lnbench.config.ownership`).
         shape: the data config -> ``(T, features, classes)`` of its sequences.
         maker: ``"module:function"``, the function ``(data config, seed) -> TaskData``.
         has_scale: each sequence has its own input scale s (the scale probes, and the claims on
@@ -26,6 +26,8 @@ class Task:
         max_train, max_test: the most sequences a split can have (None: generated, no limit).
         seeded: a seed draws new data (False: one fixed dataset; the seed moves the weights and
             the batch order only).
+        applies_when: those of its keys that apply only at some values of another of its keys:
+            ``key -> (that key, its values)`` (``permutation_seed`` at ``digits_order`` permuted).
     """
 
     label: str
@@ -37,6 +39,7 @@ class Task:
     max_train: int | None = None
     max_test: int | None = None
     seeded: bool = True
+    applies_when: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
 
 
 #: digits: 1797 8x8 images; 36 per class (360) are the test split, the other 1437 the training split
@@ -75,6 +78,7 @@ TASKS = {
         max_train=DIGITS_TRAIN,
         max_test=DIGITS_TEST,
         seeded=False,
+        applies_when={"permutation_seed": ("digits_order", ("permuted",))},
     ),
     "mnist": Task(
         "mnist",
@@ -86,6 +90,7 @@ TASKS = {
         max_train=MNIST_TRAIN,
         max_test=MNIST_TEST,
         seeded=False,
+        applies_when={"permutation_seed": ("mnist_order", ("permuted",))},
     ),
 }
 TASK_NAMES = tuple(TASKS)

@@ -528,7 +528,7 @@ def test_a_grid_over_the_task_applies_a_task_own_key_to_its_cells_only():
     """configs/sweep.yaml sets offset_std, a trend-only key; a grid over data.task = trend, adding
     is accepted: the trend cells keep the config's offset_std, the adding cells leave it at its
     default (it does not apply there). Oracle: the config file's value and the schema's default."""
-    from lnbench.config.schema import DataConfig
+    from lnbench.config.data import DataConfig
 
     cfg = load_config("configs/sweep.yaml", ["sweep.grid={data.task: [trend, adding], model.norm: [none, layer]}"])
     assert cfg.data.offset_std != DataConfig.model_fields["offset_std"].default

@@ -247,7 +247,7 @@ def test_a_set_value_may_itself_contain_equals_signs():
     """Only the first '=' separates the key: an sbatch parameter such as --constraint=a=b keeps its
     value whole, in apply_overrides and in load_config, at the top level and inside a mapping."""
     from lnbench.config import load_config
-    from lnbench.config.schema import apply_overrides
+    from lnbench.config.load import apply_overrides
 
     assert apply_overrides({}, ["launcher.partition=gpu=a100"]) == {"launcher": {"partition": "gpu=a100"}}
     cfg = load_config(None, ["launcher.slurm_additional_parameters={comment: x=1=2}", "launcher.partition=a=b"])
@@ -265,7 +265,7 @@ def test_a_folder_written_before_a_key_was_added_is_the_same_config_and_the_same
     import yaml
 
     from lnbench.config.checks import check_resume
-    from lnbench.config.schema import ADDED_KEYS
+    from lnbench.config.identity import ADDED_KEYS
     from lnbench.experiments.base import config_hash
 
     cfg = RunConfig()

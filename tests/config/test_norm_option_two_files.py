@@ -54,10 +54,13 @@ import json, sys
 import torch
 from lnbench.config import ConfigError, load_config
 from lnbench.config.checks import check_norm_options
-from lnbench.config.schema import ADDED_KEYS, ModelConfig
+from lnbench.config.identity import ADDED_KEYS
+from lnbench.config.model import ModelConfig
+from lnbench.config.schema import CompareConfig
 from lnbench.nn.models import build_model
 
 out = {"field": ModelConfig.model_fields["norm_scale"].description, "added": ADDED_KEYS.get("model.norm_scale")}
+out["listed"] = [CompareConfig.model_fields["norms"].description, ModelConfig.model_fields["norm"].description]
 cfg = load_config(None, ["model.norm=scaled", "model.norm_scale=3", "model.family=transformer"])
 model = build_model(cfg.model, input_size=8, seq_len=20)
 norm = next(m for m in model.modules() if type(m).__name__ == "ScaledLayerNorm")
@@ -105,3 +108,10 @@ def test_the_option_is_a_key_of_its_norm_alone(probed):
     bound, foreign = probed["errors"]
     assert bound is not None and "norm_scale" in bound and "greater than 0" in bound
     assert foreign == "model.norm_scale: applies to ScaledLayerNorm only, and this run trains LayerNorm; remove it"
+
+
+def test_the_norm_is_in_every_list_of_norms(probed):
+    """The descriptions that list the norms are written from the registry (a hand-written list drifts)."""
+    compare_norms, model_norm = probed["listed"]
+    assert "weight, group, scaled, or a user's norm class" in compare_norms
+    assert "or scaled (LayerNorm times model.norm_scale, a toy); or a user's norm class" in model_norm

@@ -168,7 +168,7 @@ def test_the_large_gradient_note_names_the_runs_optimizer_and_its_clipping(optim
 
 def test_every_optimizer_has_its_large_gradient_words():
     """Oracle: the schema's optimizers (train.optimizer's allowed values)."""
-    from lnbench.config.schema import OPTIMIZERS
+    from lnbench.config.optimizers import OPTIMIZERS
     from lnbench.training.gradients import LARGE_STEP
 
     assert set(LARGE_STEP) == set(OPTIMIZERS)
