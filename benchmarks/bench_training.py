@@ -91,7 +91,7 @@ def workers(epochs: int) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         for jobs in (1, 2):
             t0 = time.perf_counter()
-            experiments.compare(cfg, Path(tmp) / f"jobs{jobs}", jobs=jobs)
+            experiments.compare(cfg, runs_dir=Path(tmp) / f"jobs{jobs}", jobs=jobs)
             walls.append(time.perf_counter() - t0)
     return walls[0], walls[1]
 

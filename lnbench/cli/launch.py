@@ -166,7 +166,9 @@ def launch(
 
         weights = {c.name: step_cost(cell) for cell in to_train for c in cell.cfgs}
         with progress(work_of([c for cell in to_train for c in cell.cfgs], weights)) as on_epoch:
-            result = driver.execute(exp, spec, cells, runs_dir, on_epoch, n_jobs, resume, launcher)
+            result = driver.execute(
+                exp, spec, cells, runs_dir=runs_dir, on_epoch=on_epoch, jobs=n_jobs, resume=resume, launcher=launcher
+            )
         stop.folder = result.path
         summary = RunFolder(result.path).summary() or {}
         tables = exp.tables(result.path, summary)

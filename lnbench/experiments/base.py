@@ -28,7 +28,7 @@ import inspect
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from lnbench.config import RunConfig
 from lnbench.config.checks import check_memory_of_families, check_seeds
@@ -39,6 +39,32 @@ from lnbench.records.schema import SummaryRow, read_metrics, summary_row, traine
 from lnbench.report.captions import FigureRecord, caption_of
 
 EpochCallback = Callable[..., None]  # (label, epoch, epochs, acc), and status= if it takes one
+
+
+class LaunchOptions(TypedDict, total=False):
+    """Where and how an experiment runs, the same for every kind: the keyword arguments of each
+    experiment function (``compare(cfg, jobs=2)``) and of :func:`lnbench.experiments.driver.run`,
+    each left out at its value in :data:`LAUNCH_DEFAULTS`.
+
+    Keys:
+        runs_dir: the folder the experiment's run folder is created in. Default: ``"runs"``.
+        on_epoch: called after each epoch of each run, ``(label, epoch, epochs, test accuracy)``
+            (and ``status=`` if it takes one); None: nothing. Default: None.
+        jobs: local worker processes the cells are shared out to (1: in this process). Default: 1.
+        resume: an earlier run folder of the same experiment and config to go on in: its finished
+            cells are kept. Default: None.
+        launcher: ``"local"`` or ``"submitit"`` (Slurm; ``launcher`` in the config). Default: ``"local"``.
+    """
+
+    runs_dir: str | Path
+    on_epoch: EpochCallback | None
+    jobs: int
+    resume: str | Path | None
+    launcher: str
+
+
+#: Each :class:`LaunchOptions` key's value when it is left out.
+LAUNCH_DEFAULTS = LaunchOptions(runs_dir="runs", on_epoch=None, jobs=1, resume=None, launcher="local")
 
 
 def epoch_callback(on_epoch: EpochCallback | None) -> EpochCallback | None:

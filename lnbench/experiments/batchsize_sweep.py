@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from rich.table import Table
 
@@ -22,7 +22,14 @@ from lnbench.analysis.comparisons import sweep_comparisons
 from lnbench.config import RunConfig
 from lnbench.config.checks import check_keys_apply, check_not_overridden, check_sweep
 from lnbench.experiments import driver
-from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, rows_of, seed_cells
+from lnbench.experiments.base import (
+    Cell,
+    Experiment,
+    ExperimentResult,
+    LaunchOptions,
+    rows_of,
+    seed_cells,
+)
 from lnbench.experiments.compare import printed_tables
 from lnbench.names import family_label, norm_slug, plural
 from lnbench.records.folder import RunFolder
@@ -104,17 +111,13 @@ BATCHSIZE_SWEEP = BatchSizeSweep()
 
 def batchsize_sweep(
     cfg: RunConfig,
-    runs_dir: str | Path = "runs",
-    on_epoch: EpochCallback | None = None,
-    jobs: int = 1,
-    resume: str | Path | None = None,
-    launcher: str = "local",
+    **options: Unpack[LaunchOptions],
 ) -> ExperimentResult:
     """``lnbench batchsize-sweep``: every norm (``sweep.norms``) x batch size
-    (``sweep.batch_sizes``) x seed of ``sweep.family``; see the module docstring. ``jobs``,
-    ``launcher``, ``resume``: see :func:`lnbench.experiments.driver.run`.
+    (``sweep.batch_sizes``) x seed of ``sweep.family``; see the module docstring. ``options``:
+    :class:`lnbench.experiments.base.LaunchOptions`.
 
     Raises:
         ConfigError: a batch size above ``data.n_train``, bad seeds, ..., before anything is written.
     """
-    return driver.run(BATCHSIZE_SWEEP, cfg, runs_dir, on_epoch, jobs, resume, launcher)
+    return driver.run(BATCHSIZE_SWEEP, cfg, **options)

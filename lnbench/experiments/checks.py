@@ -112,7 +112,7 @@ class Checking(Experiment):
             OSError: the report cannot be written.
         """
         if json_path is None and runs_dir is not None:
-            result = driver.run(self, spec, runs_dir)
+            result = driver.run(self, spec, runs_dir=runs_dir)
             return result.items, result.path / self.report
         self.check(spec)
         computed = self.compute(spec)

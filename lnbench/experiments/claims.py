@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from rich.table import Table
 
@@ -23,7 +23,15 @@ from lnbench.analysis import confirm as confirm_rules
 from lnbench.analysis.aggregate import aggregate_over_seeds
 from lnbench.config import ConfigError, RunConfig
 from lnbench.experiments import claim_regimes, driver
-from lnbench.experiments.base import Cell, EpochCallback, Experiment, ExperimentResult, rows_of, seed_cells, tasks_of
+from lnbench.experiments.base import (
+    Cell,
+    Experiment,
+    ExperimentResult,
+    LaunchOptions,
+    rows_of,
+    seed_cells,
+    tasks_of,
+)
 from lnbench.names import plural
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import make_headline
@@ -410,11 +418,7 @@ def figure6_runs(path: Path, summary: dict) -> tuple[list[Metrics], str]:
 def claims(
     selected: Sequence[claim_catalogue.Claim],
     regimes: dict[str, RunConfig],
-    runs_dir: str | Path = "runs",
-    on_epoch: EpochCallback | None = None,
-    jobs: int = 1,
-    resume: str | Path | None = None,
-    launcher: str = "local",
+    **options: Unpack[LaunchOptions],
 ) -> ExperimentResult:
     """``lnbench claims``: train what the ``selected`` claims need (each setting of each regime
     once, all seeds) and give each claim a verdict computed from the paired runs.
@@ -422,7 +426,6 @@ def claims(
     Writes one run folder: ``config.yaml`` (every regime's resolved config), one child run per
     setting and seed, ``claims.png``, ``report.html`` and ``summary.json`` (``claims``: claim,
     regime, metric, effect, ci95, verdict, runs, ...; ``rows`` with their ``regime``;
-    ``baselines`` per regime). ``jobs``, ``launcher``, ``resume``: see
-    :func:`lnbench.experiments.driver.run`.
+    ``baselines`` per regime). ``options``: :class:`lnbench.experiments.base.LaunchOptions`.
     """
-    return driver.run(CLAIMS, ClaimsSpec(list(selected), regimes), runs_dir, on_epoch, jobs, resume, launcher)
+    return driver.run(CLAIMS, ClaimsSpec(list(selected), regimes), **options)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from rich.table import Table
 
@@ -23,9 +23,9 @@ from lnbench.config.checks import check_keys_apply, check_not_overridden
 from lnbench.experiments import driver
 from lnbench.experiments.base import (
     Cell,
-    EpochCallback,
     Experiment,
     ExperimentResult,
+    LaunchOptions,
     comparisons_of,
     copy_sources,
     rows_of,
@@ -135,24 +135,20 @@ COMPARE = Compare()
 
 def compare(
     cfg: RunConfig,
-    runs_dir: str | Path = "runs",
-    on_epoch: EpochCallback | None = None,
-    jobs: int = 1,
-    resume: str | Path | None = None,
-    launcher: str = "local",
+    **options: Unpack[LaunchOptions],
 ) -> ExperimentResult:
     """``lnbench compare``: every family x norm x seed of ``cfg`` (``compare.families``,
     ``compare.norms``, ``seeds``), on identical data per seed.
 
     Writes one child run per model, the comparison figures, ``summary.json`` (rows, baselines,
     aggregate, paired comparisons, verdicts) and ``report.html`` into one run folder under
-    ``runs_dir``. A diverged child is recorded and the comparison goes on. ``jobs``,
-    ``launcher``, ``resume``: see :func:`lnbench.experiments.driver.run`.
+    ``runs_dir``. A diverged child is recorded and the comparison goes on. ``options``:
+    :class:`lnbench.experiments.base.LaunchOptions`.
 
     Raises:
         ConfigError: a config the comparison cannot run, before anything is written.
     """
-    return driver.run(COMPARE, cfg, runs_dir, on_epoch, jobs, resume, launcher)
+    return driver.run(COMPARE, cfg, **options)
 
 
 @dataclass

@@ -13,15 +13,17 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from lnbench.config import ConfigError, RunConfig
 from lnbench.config.checks import check_family_reads_task, check_norm_options, check_resume
 from lnbench.experiments.base import (
+    LAUNCH_DEFAULTS,
     Cell,
     EpochCallback,
     Experiment,
     ExperimentResult,
+    LaunchOptions,
     comparisons_of,
     copy_sources,
     epoch_callback,
@@ -187,36 +189,22 @@ def summary(exp: Experiment, path: Path, rows: list[SummaryRow], complete: bool,
     return body if headline is None else {**body, "headline": headline}
 
 
-def run(
-    exp: Experiment,
-    spec: Any,
-    runs_dir: str | Path = "runs",
-    on_epoch: EpochCallback | None = None,
-    jobs: int = 1,
-    resume: str | Path | None = None,
-    launcher: str = "local",
-) -> ExperimentResult:
-    """Run ``exp`` on ``spec``: :func:`prepare`, then :func:`execute` its plan.
+def run(exp: Experiment, spec: Any, **options: Unpack[LaunchOptions]) -> ExperimentResult:
+    """Run ``exp`` on ``spec``: :func:`prepare`, then :func:`execute` its plan, as ``options``
+    say (:class:`lnbench.experiments.base.LaunchOptions`).
 
     Raises:
         ConfigError: before anything is written (see :func:`prepare`).
         KeyboardInterrupt: Ctrl-C or SIGTERM; the folder keeps what finished and says so.
     """
-    cells = prepare(exp, spec, jobs, launcher, resume)
-    return execute(exp, spec, cells, runs_dir, on_epoch, jobs, resume, launcher)
+    o = LaunchOptions(**{**LAUNCH_DEFAULTS, **options})
+    cells = prepare(exp, spec, o["jobs"], o["launcher"], o["resume"])
+    return execute(exp, spec, cells, **options)
 
 
-def execute(
-    exp: Experiment,
-    spec: Any,
-    cells: list[Cell],
-    runs_dir: str | Path = "runs",
-    on_epoch: EpochCallback | None = None,
-    jobs: int = 1,
-    resume: str | Path | None = None,
-    launcher: str = "local",
-) -> ExperimentResult:
-    """Execute the plan ``cells`` of a prepared experiment (:func:`prepare`): one experiment
+def execute(exp: Experiment, spec: Any, cells: list[Cell], **options: Unpack[LaunchOptions]) -> ExperimentResult:
+    """Execute the plan ``cells`` of a prepared experiment (:func:`prepare`), as ``options`` say
+    (:class:`lnbench.experiments.base.LaunchOptions`): one experiment
     folder under ``runs_dir`` (or, with ``resume``, that earlier folder again), one child run
     per seed of each cell.
 
@@ -232,7 +220,9 @@ def execute(
     from lnbench.records.locks import FolderBusy
     from lnbench.records.runs import Run
 
-    on_epoch = epoch_callback(on_epoch)
+    o = LaunchOptions(**{**LAUNCH_DEFAULTS, **options})
+    runs_dir, jobs, resume, launcher = o["runs_dir"], o["jobs"], o["resume"], o["launcher"]
+    on_epoch = epoch_callback(o["on_epoch"])
     if resume is not None and finished(
         cells, resume, exp, spec
     ):  # nothing to run or to write: the folder stays as it is

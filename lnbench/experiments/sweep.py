@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from rich.table import Table
 
@@ -19,9 +19,9 @@ from lnbench.config.checks import check_grid_keys_apply, check_memory_of_familie
 from lnbench.experiments import driver
 from lnbench.experiments.base import (
     Cell,
-    EpochCallback,
     Experiment,
     ExperimentResult,
+    LaunchOptions,
     comparisons_of,
     copy_sources,
     run_name,
@@ -129,19 +129,14 @@ def same_settings(cells: Sequence[Cell], settings: list[dict]) -> list[int | Non
 
 def sweep(
     cfg: RunConfig,
-    runs_dir: str | Path = "runs",
-    on_epoch: EpochCallback | None = None,
-    jobs: int = 1,
-    resume: str | Path | None = None,
-    launcher: str = "local",
+    **options: Unpack[LaunchOptions],
 ) -> ExperimentResult:
     """``lnbench sweep``: every cell of ``cfg.sweep.grid`` x seed; see the module docstring.
 
     summary.json: ``grid``, ``cells`` (the aggregate per cell), ``rows`` (each with its cell's
-    ``values``), ``comparisons``, ``verdicts``. ``jobs``, ``launcher``, ``resume``: see
-    :func:`lnbench.experiments.driver.run`.
+    ``values``), ``comparisons``, ``verdicts``. ``options``: :class:`lnbench.experiments.base.LaunchOptions`.
 
     Raises:
         ConfigError: a bad grid, bad seeds, ..., before anything is written.
     """
-    return driver.run(SWEEP, cfg, runs_dir, on_epoch, jobs, resume, launcher)
+    return driver.run(SWEEP, cfg, **options)

@@ -128,4 +128,4 @@ def train(
     cells = driver.prepare(TRAIN, cfg, resume=resume)  # its one run, named after its model
     for cell in cells:
         cell.tensorboard = tensorboard
-    return driver.execute(TRAIN, cfg, cells, runs_dir, on_epoch, resume=resume)
+    return driver.execute(TRAIN, cfg, cells, runs_dir=runs_dir, on_epoch=on_epoch, resume=resume)

@@ -281,7 +281,11 @@ def test_progress_counts_every_run_of_every_regime(tmp_path):
     regimes = load_regimes(selected, Path("configs/claims"), tiny)
     last: dict[str, int] = {}
     experiments.claims(
-        selected, regimes, tmp_path, lambda label, epoch, epochs, acc=None: last.__setitem__(label, epoch), jobs=1
+        selected,
+        regimes,
+        runs_dir=tmp_path,
+        on_epoch=lambda label, epoch, epochs, acc=None: last.__setitem__(label, epoch),
+        jobs=1,
     )
     assert len(last) == 8 and set(last.values()) == {2}  # 2 regimes x 2 norms x 2 seeds, 2 epochs each
 

@@ -757,7 +757,7 @@ def test_resume_after_ctrl_c_keeps_finished_cells_and_ends_as_one_run_would(tmp_
 
     base = [*TINY_OVERRIDES, "data.seq_len=4", "seeds=[0,1]", "compare.norms=[none,layer]"]  # on 4 timesteps
     cfg = load_config("configs/compare.yaml", base)
-    whole = experiments.compare(cfg, tmp_path / "whole", jobs=1)
+    whole = experiments.compare(cfg, runs_dir=tmp_path / "whole", jobs=1)
     seen = []
 
     def stop_in_the_third_cell(label, epoch, epochs, acc=None):
@@ -766,7 +766,7 @@ def test_resume_after_ctrl_c_keeps_finished_cells_and_ends_as_one_run_would(tmp_
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        experiments.compare(cfg, tmp_path / "cut", stop_in_the_third_cell, jobs=1)
+        experiments.compare(cfg, runs_dir=tmp_path / "cut", on_epoch=stop_in_the_third_cell, jobs=1)
     (cut,) = list((tmp_path / "cut").iterdir())
     assert json.loads((cut / "run.json").read_text())["status"] == "interrupted"
     result = runner.invoke(app, ["compare", str(cut / "config.yaml"), "--resume", str(cut), "--jobs", "1"])

@@ -29,7 +29,7 @@ def test_a_config_file_name_with_an_emoji_code_is_printed_as_given(tmp_path):
 @pytest.fixture(scope="module")
 def compare_folder(tmp_path_factory):
     cfg = load_config(None, [*TINY_OVERRIDES, "seeds=[0,1]", "compare.families=[lstm]", "compare.norms=[none,layer]"])
-    return experiments.compare(cfg, tmp_path_factory.mktemp("runs")).path
+    return experiments.compare(cfg, runs_dir=tmp_path_factory.mktemp("runs")).path
 
 
 @pytest.mark.e2e

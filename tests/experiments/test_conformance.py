@@ -101,7 +101,7 @@ def finished(request, tmp_path_factory):
 
         result = train(spec, runs)
     else:
-        result = driver.run(exp, spec, runs)
+        result = driver.run(exp, spec, runs_dir=runs)
     return kind, spec, plan, result
 
 
@@ -174,7 +174,9 @@ def test_resuming_a_finished_folder_runs_nothing_and_writes_nothing(finished):
         again = train(spec, result.path.parent, lambda *a, **k: epochs.append(a), resume=result.path)
         assert sorted(p.name for p in result.path.parent.iterdir()) == [result.path.name]
     else:
-        again = driver.run(exp, spec, result.path.parent, lambda *a, **k: epochs.append(a), resume=result.path)
+        again = driver.run(
+            exp, spec, runs_dir=result.path.parent, on_epoch=lambda *a, **k: epochs.append(a), resume=result.path
+        )
     assert again.path == result.path and again.status == "completed"
     assert [(r.run_dir, r.final_test_acc) for r in again.rows] == [(r["run_dir"], r["final_test_acc"]) for r in rows]
     assert all(done == total for _, done, total, *_ in epochs)  # progress accounted for, nothing trained
@@ -490,7 +492,7 @@ def test_a_checking_folder_is_not_resumed(checked):
     kind, _, folder = checked
     before = fingerprint(folder)
     with pytest.raises(ConfigError) as refused:
-        driver.run(EXPERIMENTS[kind], CHECKED[kind][1], folder.parent, resume=folder)
+        driver.run(EXPERIMENTS[kind], CHECKED[kind][1], runs_dir=folder.parent, resume=folder)
     assert str(refused.value) == f"--resume {folder}: a {kind} run is not resumed (it has no config); run it again"
     assert fingerprint(folder) == before and list(folder.parent.iterdir()) == [folder]
 

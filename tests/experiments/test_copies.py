@@ -109,7 +109,7 @@ def test_identical_runs_are_trained_once_and_their_copies_are_what_training_give
     whose run.json names the run it copies, and whose metrics.json is the one of that config
     trained on its own (a compare of that one group), bit for bit but the epoch times."""
     trained = _count_trainings(monkeypatch)
-    result = experiments.compare(load_config(None, GAINS), tmp_path / "all")
+    result = experiments.compare(load_config(None, GAINS), runs_dir=tmp_path / "all")
     assert result.status == "completed" and len(result.rows) == 16
     assert trained == [[0, 1]] * 5
     folder = result.path
@@ -120,7 +120,7 @@ def test_identical_runs_are_trained_once_and_their_copies_are_what_training_give
     assert not any("copy_of" in json.loads((p / "run.json").read_text()) for p in folder.glob("*_layer_seed*"))
 
     alone = [*GAINS, "compare.norm_gain_inits=[1]", "compare.placements=[separate]", "compare.norms=[none]"]
-    single = experiments.compare(load_config(None, alone), tmp_path / "alone")
+    single = experiments.compare(load_config(None, alone), runs_dir=tmp_path / "alone")
     for seed in (0, 1):
         name = f"rnn-separate-gain1_none_seed{seed}"
         assert _metrics(folder / name) == _metrics(single.path / name)
@@ -136,24 +136,24 @@ def test_resume_copies_what_is_left_from_whichever_run_finished(tmp_path, monkey
     copies the original back from a finished copy, naming it. Either way the rows are those of the
     compare run in one go (but the wall times)."""
     cfg = load_config(None, [*GAINS, "compare.norms=[none]"])
-    whole = experiments.compare(cfg, tmp_path / "whole")
+    whole = experiments.compare(cfg, runs_dir=tmp_path / "whole")
 
     def stop(label, epoch, epochs, acc=None, status=None):
         if status == "copied" and label == f"{COPIES[0]}_seed1":
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        experiments.compare(cfg, tmp_path / "stopped", stop)
+        experiments.compare(cfg, runs_dir=tmp_path / "stopped", on_epoch=stop)
     (folder,) = (tmp_path / "stopped").iterdir()
     assert not (folder / f"{COPIES[1]}_seed0").exists()
     trained = _count_trainings(monkeypatch)
-    resumed = experiments.compare(cfg, tmp_path / "stopped", resume=folder)
+    resumed = experiments.compare(cfg, runs_dir=tmp_path / "stopped", resume=folder)
     assert resumed.status == "completed" and trained == []
     assert _rows(folder) == _rows(whole.path)
 
     shutil.rmtree(folder / f"{TRAINED}_seed0")
     shutil.rmtree(folder / f"{TRAINED}_seed1")
-    again = experiments.compare(cfg, tmp_path / "stopped", resume=folder)
+    again = experiments.compare(cfg, runs_dir=tmp_path / "stopped", resume=folder)
     assert again.status == "completed" and trained == []
     assert _rows(folder) == _rows(whole.path)
     for seed in (0, 1):

@@ -46,7 +46,7 @@ def _same(a, b):
 
 def test_compare_trains_every_seed_and_each_child_reruns_alone(tmp_path):
     cfg = load_config(None, [*TINY_OVERRIDES, "compare.families=[rnn]", "compare.norms=[none,batch]", "seeds=[0,1]"])
-    result = experiments.compare(cfg, tmp_path / "runs")
+    result = experiments.compare(cfg, runs_dir=tmp_path / "runs")
     # in the config's order (the cells run biggest first, the rows come back in cell order)
     assert [(r.norm, r.seed) for r in result.rows] == [("none", 0), ("none", 1), ("batch", 0), ("batch", 1)]
     child = {(r.norm, r.seed): read_metrics(result.path / r.run_dir) for r in result.rows}
@@ -64,7 +64,7 @@ def test_compare_trains_every_seed_and_each_child_reruns_alone(tmp_path):
 
 def test_sweep_with_seeds_writes_aggregate_and_one_holm_family(tmp_path):
     cfg = load_config(None, [*TINY_OVERRIDES, "sweep.norms=[none,batch]", "sweep.batch_sizes=[8,16]", "seeds=[0,1]"])
-    result = experiments.batchsize_sweep(cfg, tmp_path)
+    result = experiments.batchsize_sweep(cfg, runs_dir=tmp_path)
     assert len(result.rows) == 8 and {e["n_seeds"] for e in result.aggregate} == {2}
     summary = json.loads((result.path / "summary.json").read_text())
     assert summary["reference_batch_size"] == 16  # train.batch_size, which is swept
@@ -85,7 +85,7 @@ def test_rows_come_back_in_config_order_although_the_biggest_cells_run_first(tmp
             "train.epochs=1",
         ],
     )
-    result = experiments.compare(cfg, tmp_path)
+    result = experiments.compare(cfg, runs_dir=tmp_path)
     expected = [(f, n, s) for f in ("rnn", "transformer") for n in ("none", "layer") for s in (0, 1)]
     assert [(r.family, r.norm, r.seed) for r in result.rows] == expected
     assert all(r.run_dir == f"{r.family}_{r.norm}_seed{r.seed}" for r in result.rows)

@@ -46,7 +46,7 @@ def test_a_registered_family_trains_through_compare(toy_family, tmp_path):
         None,
         [*TINY_OVERRIDES, "seeds=[0,1]", "compare.families=[meanpool, rnn]", "compare.norms=[none, layer]", "compare.placements=[joint]"],
     )  # fmt: skip
-    result = driver.run(EXPERIMENTS["compare"], cfg, tmp_path)
+    result = driver.run(EXPERIMENTS["compare"], cfg, runs_dir=tmp_path)
     assert result.status == "completed"
     rows = [r for r in result.rows if r.family == "meanpool"]
     assert [(r.norm, r.seed, r.status) for r in rows] == [

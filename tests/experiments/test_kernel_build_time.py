@@ -24,7 +24,7 @@ def test_the_kernels_are_built_before_any_run_folder_exists(tmp_path, monkeypatc
     monkeypatch.setattr(kernels, "ensure_built", ensure_built)
     monkeypatch.setattr(cells, "ensure_built", ensure_built)
     cfg = load_config(None, [*TINY_OVERRIDES, "seeds=[0,1]", "compare.families=[rnn]", "compare.norms=[none,layer]"])
-    result = driver.run(EXPERIMENTS["compare"], cfg, tmp_path)
+    result = driver.run(EXPERIMENTS["compare"], cfg, runs_dir=tmp_path)
     assert result.status == "completed"
     # the experiment's process before its own folder; then each cell (norm none, norm layer) before
     # its 2 runs: the first sees the folder's run.json, the second also the first cell's 2

@@ -58,6 +58,6 @@ def test_a_failed_cell_reaches_a_documented_callback_without_a_type_error(tmp_pa
         calls.append((label, epoch, epochs, acc))
 
     cfg = load_config(None, [*TINY_OVERRIDES, "compare.families=[rnn]", "compare.norms=[none]", "seeds=[0]"])
-    result = experiments.compare(cfg, tmp_path, on_epoch)
+    result = experiments.compare(cfg, runs_dir=tmp_path, on_epoch=on_epoch)
     assert result.status == "failed"
     assert [c[1:] for c in calls] == [(2, 2, None)]

@@ -43,20 +43,20 @@ def _metrics(folder):
 
 def test_an_interrupted_cell_goes_on_from_its_last_epoch(tmp_path):
     cfg = load_config(None, OVERRIDES)
-    whole = compare(cfg, tmp_path / "whole")
+    whole = compare(cfg, runs_dir=tmp_path / "whole")
 
     def ctrl_c(label, epoch, epochs, acc=None):
         if (label, epoch) == STOP_AT:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        compare(cfg, tmp_path / "stopped", ctrl_c)
+        compare(cfg, runs_dir=tmp_path / "stopped", on_epoch=ctrl_c)
     (folder,) = (tmp_path / "stopped").iterdir()
     stopped = folder / "rnn_batch_seed1"
     assert json.loads((stopped / "metrics.json").read_text())["epochs"] == [1, 2]
     assert torch.load(stopped / CHECKPOINT, weights_only=True)["epoch"] == 2
 
-    resumed = compare(cfg, tmp_path / "stopped", resume=folder)
+    resumed = compare(cfg, runs_dir=tmp_path / "stopped", resume=folder)
     assert resumed.path == folder and resumed.status == "completed"
     assert _metrics(folder) == _metrics(whole.path)
     assert [r.final_test_acc for r in resumed.rows] == [r.final_test_acc for r in whole.rows]

@@ -66,7 +66,7 @@ def test_a_child_run_is_resumed_with_its_experiment(tmp_path):
     with lnbench train" names a command that has --resume now."""
     cfg = load_config(None, [*TINY_OVERRIDES, "train.epochs=1", "seeds=[0]", "compare.families=[rnn]"])
     cfg = cfg.with_changes(compare__norms=["none"], compare__placements=None)
-    folder = compare(cfg, tmp_path).path
+    folder = compare(cfg, runs_dir=tmp_path).path
     child = folder / "rnn_none_seed0"
     for args in (["train", "--resume", str(child)], ["train", str(child / "config.yaml"), "--resume", str(child)]):
         result = runner.invoke(app, args)

@@ -36,8 +36,8 @@ def test_pool_and_serial_give_the_same_outcomes_and_a_failure_does_not_stop_the_
 
 def test_compare_on_two_workers_equals_one(tmp_path):
     cfg = load_config(None, [*TINY_OVERRIDES, "compare.norms=[none,batch]", "seeds=[0,1]"])
-    one = experiments.compare(cfg, tmp_path / "one", jobs=1)
-    two = experiments.compare(cfg, tmp_path / "two", jobs=2)
+    one = experiments.compare(cfg, runs_dir=tmp_path / "one", jobs=1)
+    two = experiments.compare(cfg, runs_dir=tmp_path / "two", jobs=2)
     strip = lambda rows: [{k: v for k, v in r.to_dict().items() if k != "wall_seconds"} for r in rows]  # noqa: E731
     assert strip(one.rows) == strip(two.rows) and one.verdicts == two.verdicts
 
@@ -114,9 +114,11 @@ def test_the_submitit_launcher_gives_the_results_of_a_local_run(tmp_path):
             "launcher.cluster=local",
         ],
     )
-    local = experiments.compare(cfg, tmp_path / "local", jobs=1)
+    local = experiments.compare(cfg, runs_dir=tmp_path / "local", jobs=1)
     seen = []
-    remote = experiments.compare(cfg, tmp_path / "submitit", lambda *a: seen.append(a), launcher="submitit")
+    remote = experiments.compare(
+        cfg, runs_dir=tmp_path / "submitit", on_epoch=lambda *a: seen.append(a), launcher="submitit"
+    )
     keys = ("norm", "seed", "status", "final_test_acc", "final_train_loss", "mean_train_loss")
     assert [[getattr(r, k) for k in keys] for r in remote.rows] == [[getattr(r, k) for k in keys] for r in local.rows]
     assert remote.status == "completed" and sorted(a[0] for a in seen) == sorted(r.run_dir for r in remote.rows)

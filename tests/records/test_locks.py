@@ -150,7 +150,7 @@ def test_an_experiment_holds_its_folder_from_creation_until_its_report_is_writte
 
     monkeypatch.setattr(exp, "figures", figures)
     monkeypatch.setattr(driver, "write_html", write_html)
-    result = driver.run(exp, load_config(None, [*TINY_OVERRIDES, *ONE_CELL]), tmp_path)
+    result = driver.run(exp, load_config(None, [*TINY_OVERRIDES, *ONE_CELL]), runs_dir=tmp_path)
     assert seen["figures"]["pid"] == seen["report"]["pid"] == os.getpid()
     assert holder_of(result.path) is None and not (result.path / LOCK_NAME).exists()
 

@@ -54,7 +54,7 @@ def mixed_runs(tmp_path_factory) -> dict:
     out["compare_output"] = result.output  # what the run printed
     (out["compare"],) = runs.iterdir()
     spec = claims_spec(["rnn_faster_default"], REPO / "configs/claims", [*TINY_OVERRIDES, "seeds=[0, 1]"])
-    out["claims"] = claims(spec.selected, spec.regimes, runs).path
+    out["claims"] = claims(spec.selected, spec.regimes, runs_dir=runs).path
     out["train"] = train(load_config(None, [*TINY_OVERRIDES, "name=old"]), runs).path
     metrics = json.loads((out["train"] / "metrics.json").read_text())
     for key in ("test_correct", "test_correct_batch_stats", "hidden_norm_by_scale", "scale_spearman", "saturation"):

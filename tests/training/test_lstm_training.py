@@ -140,7 +140,7 @@ def test_an_lstm_compare_trains_as_ensembles_reports_and_resumes(tmp_path):
     exp = EXPERIMENTS["compare"]
     plan = driver.prepare(exp, spec)
     assert [len(cell.cfgs) for cell in plan] == [2, 2]  # one native ensemble per norm
-    result = driver.run(exp, spec, tmp_path)
+    result = driver.run(exp, spec, runs_dir=tmp_path)
     assert [(r.family, r.norm, r.seed) for r in result.rows] == [
         ("lstm", "batch", 0),
         ("lstm", "batch", 1),
@@ -156,7 +156,7 @@ def test_an_lstm_compare_trains_as_ensembles_reports_and_resumes(tmp_path):
     assert "norm_placement" not in (child / "config.yaml").read_text()
     assert "LSTM" in (result.path / "report.html").read_text()
     before = json.loads((result.path / "summary.json").read_text())["rows"]
-    again = driver.run(exp, spec, tmp_path, resume=result.path)
+    again = driver.run(exp, spec, runs_dir=tmp_path, resume=result.path)
     assert driver.cells_to_run(driver.prepare(exp, spec, resume=result.path), result.path) == []
     assert again.status == "completed"
     assert json.loads((result.path / "summary.json").read_text())["rows"] == before
