@@ -26,7 +26,7 @@ from lnbench.experiments.tensorboard import TensorBoard
 from lnbench.names import FAMILY_REGISTRY, has_placements, norm_uses_batch_statistics
 from lnbench.nn.base import SingleValueWarning
 from lnbench.nn.kernels import ensure_built
-from lnbench.nn.models import build_model, initial_gain
+from lnbench.nn.models import build_model, ensemble_of, initial_gain
 from lnbench.records.folder import RunFolder
 from lnbench.records.io import atomic_write
 from lnbench.records.runs import Run, mark_unfinished
@@ -130,7 +130,20 @@ def run_one(
     return run_cell([cfg], parent, on_epoch, timestamped, target_acc, previous, tensorboard, resume)[0]
 
 
-def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, previous, tensorboard, resume=None):
+def _train_members(
+    cfgs: Sequence[RunConfig],
+    parent: str | Path,
+    on_epoch: EpochCallback | None,
+    timestamped: bool,
+    target_acc: float,
+    mechanism: str,
+    previous: Sequence[Path | None],
+    tensorboard: bool,
+    resume: Path | None = None,
+) -> list[tuple[SummaryRow, Path]]:
+    """Train ``cfgs`` (one cell's seeds: one ensemble for ``mechanism`` native, else one model)
+    into their child run folders under ``parent``, each going on from its ``previous`` attempt's
+    checkpoint where every one has one; the rows and folders, per seed (see :func:`run_cell`)."""
     cfg0, epochs = cfgs[0], cfgs[0].train.epochs
     labels = [label(c) for c in cfgs]
     metrics = [metrics_for(c) for c in cfgs]
@@ -149,18 +162,18 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, p
         for c, d in zip(cfgs, datas):
             torch.manual_seed(c.seed)
             models.append(build_model(c.model, d.input_size, d.seq_len, d.num_classes))
-        model = (
-            type(models[0]).stack(models) if mechanism == "native" else models[0]
-        )  # an RNN, LSTM or Transformer ensemble
+        model = ensemble_of(models) if mechanism == "native" else models[0]
         for run, c in zip(runs, cfgs):  # what train.weight_decay decays: the same names for every member
             run.manifest["weight_decay_groups"] = optim.decay_groups(model, c.train)
 
         hashes = [run.manifest["config_hash"] for run in runs]
         states = checkpoints.resumable(previous, hashes, epochs)
         boards = [TensorBoard(run.path, c) for run, c in zip(runs, cfgs)] if tensorboard else []
-        stack.callback(lambda: [board.close(m) for board, m in zip(boards, metrics)])
+        for board, m in zip(boards, metrics):
+            stack.callback(board.close, m)
         if states is not None:  # go on from the earlier attempt's checkpoints, which move here
             for run, st, p, m, name in zip(runs, states, previous, metrics, labels):
+                assert p is not None  # resumable() found a checkpoint in every earlier folder
                 run.manifest["resumed_from"] = {"run_dir": p.name, "epoch": st["epoch"]}
                 (p / checkpoints.CHECKPOINT).replace(run.path / checkpoints.CHECKPOINT)  # in place: stays
                 m.__dict__.update(Metrics.from_dict(st["metrics"]).__dict__)
@@ -179,7 +192,8 @@ def _train_members(cfgs, parent, on_epoch, timestamped, target_acc, mechanism, p
                 checkpoints.save(run.path / checkpoints.CHECKPOINT, {**st, "config_hash": digest})
 
         def epoch_done(epoch: int, ms: list[Metrics]) -> None:
-            for run, m, name, board in zip(runs, ms, labels, boards or [None] * len(runs)):
+            each: list[TensorBoard | None] = [*boards] if boards else [None] * len(runs)
+            for run, m, name, board in zip(runs, ms, labels, each):
                 if m.epochs and m.epochs[-1] == epoch:  # a member that diverged earlier has nothing new
                     run.write_json("metrics.json", m.to_dict())
                     if board is not None:

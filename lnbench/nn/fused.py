@@ -163,7 +163,7 @@ class FusedRecurrence(torch.autograd.Function):
     by field name; autograd keeps ``Saved`` as the flat list of ``Saved.tensors()``."""
 
     @staticmethod
-    def forward(ctx, spec, *inputs):
+    def forward(ctx: Any, spec: Recurrence, *inputs: torch.Tensor | None) -> tuple[torch.Tensor, ...]:
         kernel = recurrence_kernel()
         assert kernel is not None, "kernel_covers() is checked before"
         values = NodeInputs(*inputs)
@@ -180,10 +180,10 @@ class FusedRecurrence(torch.autograd.Function):
         return tuple(NodeOutputs(hidden[-1].clone(), hidden, *extras))
 
     @staticmethod
-    def backward(ctx, *grad_outputs):
+    def backward(ctx: Any, *grad_outputs: torch.Tensor | None) -> tuple[torch.Tensor | None, ...]:
         spec, n = ctx.spec, len(NodeInputs._fields)
-        grads_out = NodeOutputs(*grad_outputs)
-        if grads_out.hidden is None and grads_out.h_T is None:
+        grads_out = dict(zip(NodeOutputs._fields, grad_outputs, strict=True))  # None: no gradient
+        if grads_out["hidden"] is None and grads_out["h_T"] is None:
             return (None,) * (1 + n)
         values, saved = NodeInputs(*ctx.saved_tensors[:n]), ctx.saved_tensors[n:]
         want = NodeInputs(*ctx.needs_input_grad[1:])
@@ -191,15 +191,16 @@ class FusedRecurrence(torch.autograd.Function):
             wanted = [x for x, w in zip(values, want, strict=True) if w]
             with torch.enable_grad():
                 H = reference_recurrence(spec, **values._asdict())[0]
-            pairs = [(o, g) for o, g in ((H[-1], grads_out.h_T), (H, grads_out.hidden)) if g is not None]
+            pairs = [(o, g) for o, g in ((H[-1], grads_out["h_T"]), (H, grads_out["hidden"])) if g is not None]
             outs, grads = zip(*pairs, strict=True)
             found = iter(torch.autograd.grad(outs, wanted, grads, create_graph=True, allow_unused=True))
             return (None, *[next(found) if w else None for w in want])
         kernel = recurrence_kernel()
+        assert kernel is not None, "the forward ran on it"
         result = kernel.recurrence_backward(
             kernel_inputs(kernel, spec, values),
             kernel.Saved.from_tensors(list(saved)),
-            kernel.OutputGrads(hidden=grads_out.hidden, last=grads_out.h_T),
+            kernel.OutputGrads(hidden=grads_out["hidden"], last=grads_out["h_T"]),
             to_kernel(want, kernel.Wants, kernel.NormWants),
         )
         return (None, *[g if w else None for g, w in zip(from_kernel(result), want, strict=True)])

@@ -12,6 +12,7 @@ Every constructor takes the model's :class:`lnbench.config.ModelConfig` (nanoGPT
 from __future__ import annotations
 
 import pkgutil
+from typing import Any
 
 from torch import nn
 
@@ -31,6 +32,7 @@ from lnbench.nn.transformer import (
 )
 
 __all__ = [
+    "ensemble_of",
     "FAMILIES",
     "PLACEMENTS",
     "POS_EMBS",
@@ -72,3 +74,10 @@ def build_model(model_cfg: ModelConfig, input_size: int, seq_len: int, num_class
         raise ValueError(f"unknown model family {model_cfg.family!r}; allowed: {', '.join(FAMILIES)}")
     cls = pkgutil.resolve_name(FAMILY_REGISTRY[model_cfg.family].builder)
     return cls(model_cfg, input_size=input_size, seq_len=seq_len, num_classes=num_classes)
+
+
+def ensemble_of(models: list[nn.Module]) -> nn.Module:
+    """One seed ensemble whose member s starts as ``models[s]`` (models of one family, as
+    :func:`build_model` gives them): their class's ``stack`` (every family's model has one)."""
+    family_class: Any = type(models[0])
+    return family_class.stack(models)
