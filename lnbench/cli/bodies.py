@@ -18,7 +18,7 @@ from lnbench.cli.launch import config_spec, launch
 from lnbench.cli.options import After, ExperimentArgs
 from lnbench.cli.results import VerboseOption
 from lnbench.config import MAX_SEED, ConfigError  # not the schema (pydantic): --help answers at once
-from lnbench.names import family_label
+from lnbench.names import TASK_NAMES, family_label
 
 GridOption = Annotated[
     Optional[list[str]],
@@ -115,13 +115,13 @@ def _claims(
         typer.Option(
             "--task",
             metavar="NAME",
-            help="Run the claims on this task (trend, adding, digits, mnist; repeatable), each claim in its regime with "
+            help=f"Run the claims on this task ({', '.join(TASK_NAMES)}; repeatable), each claim in its regime with "
             "the task's data, where the task can measure it. Default: trend.",
         ),
     ] = None,
     tasks: Annotated[
         Optional[str],
-        typer.Option("--tasks", metavar="A,B,C", help="Several tasks at once, e.g. --tasks trend,adding,digits,mnist."),
+        typer.Option("--tasks", metavar="A,B,C", help=f"Several tasks at once, e.g. --tasks {','.join(TASK_NAMES)}."),
     ] = None,
     args: ExperimentArgs,
     num_seeds: Annotated[
