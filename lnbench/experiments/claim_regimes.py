@@ -31,12 +31,12 @@ def load_regimes(
     claims: Sequence[Claim], presets: Path, overrides: Sequence[str] = (), seed: int | None = None
 ) -> dict[str, RunConfig]:
     """Load the preset config of every regime the claims use (``presets/<regime>.yaml``), with
-    the same ``--set`` overrides and ``--seed`` applied to each.
+    the same ``--set`` overrides and ``--seed`` applied to each. Whether the regimes can run their
+    claims is :func:`check_regimes`' (the claims experiment's ``check``).
 
     Raises:
-        ConfigError: a missing or invalid preset, a batch size above ``n_train``, bad seeds, or a
-            ``--set`` of ``model.norm`` or ``model.family`` (each claim trains its own: it would be
-            dropped without a word).
+        ConfigError: a missing or invalid preset, or a ``--set`` of ``model.norm`` or
+            ``model.family`` (each claim trains its own: it would be dropped without a word).
     """
     for item in overrides:
         key = item.partition("=")[0].strip()
@@ -52,26 +52,41 @@ def load_regimes(
             raise ConfigError(
                 f"{path}: regime preset not found (claims use: {', '.join(sorted({c.regime for c in claims}))})"
             )
-        cfg = load_config(path, list(overrides), seed)
+        regimes[name] = load_config(path, list(overrides), seed)
+    return regimes
+
+
+def check_regimes(claims: Sequence[Claim], regimes: dict[str, RunConfig], presets: Path | None = None) -> None:
+    """Raise :class:`ConfigError` if a regime cannot run the claims that use it: its seeds (bad,
+    or fewer than 2: a verdict is a paired test over seeds), a key that does not apply to the
+    families its claims train, more memory than the machine has for its seeds at once, or a
+    claim's batch size above its ``data.n_train``. Each line names the regime's preset file
+    (``presets/<regime>.yaml``; a regime on another task, ``<regime>@<task>``: that file and the
+    task) or, without ``presets``, the regime."""
+    for name, cfg in regimes.items():
+        mine = [c for c in claims if c.regime == name]
+        if not mine:
+            continue
+        base, _, task = name.partition("@")
+        where = f"{presets / f'{base}.yaml'}" if presets is not None else base
+        where += f" on task {task}" if task else ""
         try:
             check_seeds(cfg)
-            families = {c.family for c in claims if c.regime == name}
+            families = {c.family for c in mine}
             check_keys_apply(cfg, families)
             check_memory_of_families(cfg, sorted(families))
         except ConfigError as exc:
-            raise ConfigError("\n".join(f"{path}: {line}" for line in str(exc).splitlines())) from None
+            raise ConfigError("\n".join(f"{where}: {line}" for line in str(exc).splitlines())) from None
         if len(cfg.seed_list) < 2:
             raise ConfigError(
-                f"{path}: seeds: a claim's verdict is a paired test over seeds and needs at least 2 (got {cfg.seed_list})"
+                f"{where}: seeds: a claim's verdict is a paired test over seeds and needs at least 2 (got {cfg.seed_list})"
             )
-        for c in claims:
+        for c in mine:
             for cond in c.conditions:
-                if c.regime == name and cond.batch_size is not None and cond.batch_size > cfg.data.n_train:
+                if cond.batch_size is not None and cond.batch_size > cfg.data.n_train:
                     raise ConfigError(
-                        f"{path}: claim {c.id} needs batch size {cond.batch_size} > data.n_train ({cfg.data.n_train})"
+                        f"{where}: claim {c.id} needs batch size {cond.batch_size} > data.n_train ({cfg.data.n_train})"
                     )
-        regimes[name] = cfg
-    return regimes
 
 
 def regimes_yaml(regimes: dict[str, RunConfig]) -> str:

@@ -53,6 +53,8 @@ class ClaimsSpec:
     skipped: list[dict] = field(default_factory=list)
     #: ``--confirm``: the confirm stage after the pilot (:class:`ConfirmSpec`); None: a plain run
     confirm: ConfirmSpec | None = None
+    #: the folder of the regimes' preset files, named in the checks' messages; None: regimes built in code
+    presets: Path | None = None
 
 
 @dataclass
@@ -213,7 +215,7 @@ def claims_spec(
         reasons = "; ".join(sorted({f"{s['id']} on {s['task']}: {s['reason']}" for s in skipped}))
         raise ConfigError(f"--task: none of the claims applies ({reasons})")
     regimes = claim_regimes.regimes_on_tasks(base, on_tasks, Path(presets), task_overrides)
-    return ClaimsSpec(on_tasks, regimes, tasks=tasks, skipped=skipped)
+    return ClaimsSpec(on_tasks, regimes, tasks=tasks, skipped=skipped, presets=Path(presets))
 
 
 class Claims(Experiment):
@@ -236,7 +238,8 @@ class Claims(Experiment):
         )
 
     def check(self, spec: ClaimsSpec) -> None:
-        """The regimes were checked when loaded (:func:`lnbench.experiments.claim_regimes.load_regimes`)."""
+        """Each regime can run the claims that use it (:func:`lnbench.experiments.claim_regimes.check_regimes`)."""
+        claim_regimes.check_regimes(spec.selected, spec.regimes, spec.presets)
 
     def plan(self, spec: ClaimsSpec, parent: Path) -> list[Cell]:
         """Each setting the claims need, on each regime's seeds; with ``--confirm``, then the

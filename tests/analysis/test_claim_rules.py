@@ -22,6 +22,8 @@ from lnbench.analysis.claims import ClaimResult, claim_sentences, evaluate_claim
 from lnbench.analysis.metrics import format_amount, format_level
 from lnbench.config import ConfigError, RunConfig
 from lnbench.experiments.claim_regimes import cells_needed, load_regimes, regimes_yaml, setting_name
+from lnbench.experiments.claims import CLAIMS as CLAIMS_EXPERIMENT
+from lnbench.experiments.claims import ClaimsSpec
 from lnbench.records.schema import SummaryRow
 
 
@@ -481,6 +483,13 @@ def _preset(folder, name, text):
     (folder / f"{name}.yaml").write_text(text)
 
 
+def _load_and_check(ids, presets):
+    """The claims experiment's regimes for ``ids`` from ``presets``, loaded and then checked as
+    its ``check`` checks them."""
+    selected = select_claims(ids)
+    CLAIMS_EXPERIMENT.check(ClaimsSpec(selected, load_regimes(selected, presets), presets=presets))
+
+
 def test_load_regimes_applies_overrides_and_seed_to_every_regime(tmp_path):
     _preset(tmp_path, "default", "seeds: [0, 1]\ndata:\n  n_train: 100\n")
     _preset(tmp_path, "small_batches", "seeds: [0, 1, 2]\n")
@@ -500,11 +509,32 @@ def test_load_regimes_applies_overrides_and_seed_to_every_regime(tmp_path):
         ),
     ],
 )
-def test_load_regimes_refuses_what_a_claim_cannot_use(tmp_path, text, message):
+def test_check_regimes_refuses_what_a_claim_cannot_use(tmp_path, text, message):
     _preset(tmp_path, "small_batches", text)
     with pytest.raises(ConfigError) as err:
-        load_regimes(select_claims(["rnn_ln_batch_size"]), tmp_path)
+        _load_and_check(["rnn_ln_batch_size"], tmp_path)
     assert str(err.value) == f"{tmp_path / 'small_batches.yaml'}: {message}"
+
+
+def test_check_regimes_names_a_regime_on_another_task_and_a_regime_built_in_code(tmp_path):
+    """A regime on another task (``default@adding``) is named by its preset file and the task; a
+    regime built in code (no presets folder) by its name; a regime no selected claim uses is not
+    checked."""
+    import dataclasses
+
+    from lnbench.config import load_config
+    from lnbench.experiments.claim_regimes import check_regimes
+
+    claim = dataclasses.replace(select_claims(["rnn_faster_default"])[0], regime="default@adding")
+    one_seed = load_config(None, ["seeds=[0]"])
+    message = "seeds: a claim's verdict is a paired test over seeds and needs at least 2 (got [0])"
+    with pytest.raises(ConfigError) as err:
+        check_regimes([claim], {"default@adding": one_seed}, tmp_path)
+    assert str(err.value) == f"{tmp_path / 'default.yaml'} on task adding: {message}"
+    with pytest.raises(ConfigError) as err:
+        check_regimes([claim], {"default@adding": one_seed})
+    assert str(err.value) == f"default on task adding: {message}"
+    check_regimes([claim], {"default@adding": load_config(None), "unused": one_seed})
 
 
 def test_load_regimes_names_a_missing_preset(tmp_path):
@@ -515,10 +545,10 @@ def test_load_regimes_names_a_missing_preset(tmp_path):
     )
 
 
-def test_load_regimes_names_the_preset_on_every_line_of_a_check_and_takes_the_seed(tmp_path):
+def test_check_regimes_names_the_preset_on_every_line_of_a_check_and_load_regimes_takes_the_seed(tmp_path):
     _preset(tmp_path, "default", "seeds: [0, 1]\nmodel:\n  d_ff: 8\n")
     with pytest.raises(ConfigError) as err:
-        load_regimes(select_claims(["rnn_faster_default"]), tmp_path)
+        _load_and_check(["rnn_faster_default"], tmp_path)
     assert str(err.value) == (
         f"{tmp_path / 'default.yaml'}: model.d_ff: applies to the transformer only, and this run trains rnn; remove it"
     )
@@ -623,7 +653,7 @@ def test_format_amount_is_signed_by_default_and_select_claims_lists_the_ids():
     )
 
 
-def test_load_regimes_checks_memory_for_all_seeds_and_names_every_line(tmp_path, monkeypatch):
+def test_check_regimes_checks_memory_for_all_seeds_and_names_every_line(tmp_path, monkeypatch):
     from lnbench.config import checks
 
     _preset(tmp_path, "small_batches", "seeds: [0, 1, 2]\ndata:\n  n_train: 64\n")
@@ -631,11 +661,11 @@ def test_load_regimes_checks_memory_for_all_seeds_and_names_every_line(tmp_path,
     need = checks.memory_needed(regimes["small_batches"], 3)
     monkeypatch.setattr(checks, "available_memory", lambda: need - 1)  # enough for one seed, not for three
     with pytest.raises(ConfigError, match="seeds at once"):
-        load_regimes(select_claims(["rnn_ln_batch_size"]), tmp_path)
+        _load_and_check(["rnn_ln_batch_size"], tmp_path)
     monkeypatch.undo()
     _preset(tmp_path, "default", "seeds: [0, 1]\nmodel:\n  pos_emb: learned\n  d_ff: 8\n")
     with pytest.raises(ConfigError) as err:
-        load_regimes(select_claims(["rnn_faster_default"]), tmp_path)
+        _load_and_check(["rnn_faster_default"], tmp_path)
     lines = str(err.value).splitlines()
     assert len(lines) == 2 and all(line.startswith(f"{tmp_path / 'default.yaml'}: model.") for line in lines)
 
