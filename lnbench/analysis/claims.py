@@ -464,7 +464,8 @@ def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:
             what = "an effect this size at 80% power" if r.direction == "less" else "an interval inside the margin"
             more = (
                 f" About {r.seeds_needed} seeds would decide it ({what}, from the sd of the paired differences "
-                f"the test uses): lnbench claims --only {r.id}{on_task} --num-seeds {r.seeds_needed}."
+                f"the test uses): lnbench claims --only {r.id}{on_task} --num-seeds {r.seeds_needed}, with this "
+                "run's other options (its --set and --seed), for which that number was computed."
             )
         if r.borderline:
             settle = f"; about {r.seeds_to_settle} seeds would settle it" if r.seeds_to_settle is not None else ""

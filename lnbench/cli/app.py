@@ -30,7 +30,7 @@ from lnbench.names import EXPERIMENT_KINDS
 
 app = typer.Typer(
     name="lnbench",
-    help="Train and compare NoNorm / BatchNorm / LayerNorm RNNs and Transformers on CPU, "
+    help="Train and compare NoNorm / BatchNorm / LayerNorm RNNs, LSTMs, Transformers and MLPs on CPU, "
     "check the from-scratch LayerNorm gradients, sweep the batch size, test the claims about LayerNorm, "
     "and measure the paper's invariance table.",
     cls=OneLineErrors,  # a mistake Typer catches is one line, exit 2, as lnbench's own are
@@ -56,7 +56,7 @@ def _main(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
     ] = False,
 ) -> None:
-    """Train and compare NoNorm / BatchNorm / LayerNorm RNNs and Transformers on CPU, check the
+    """Train and compare NoNorm / BatchNorm / LayerNorm RNNs, LSTMs, Transformers and MLPs on CPU, check the
     from-scratch LayerNorm gradients, sweep the batch size, test the claims about LayerNorm, and
     measure the paper's invariance table."""
 

@@ -17,7 +17,7 @@ from rich.table import Table
 from lnbench.cli.console import console, fail, guarded
 from lnbench.cli.plan import seeds_phrase
 from lnbench.cli.results import print_results
-from lnbench.names import plural
+from lnbench.names import RUN_KINDS, plural
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -227,7 +227,7 @@ def ls_cmd(
     ] = Path("runs"),
     kind: Annotated[
         Optional[str],
-        typer.Option("--kind", metavar="KIND", help="Only this kind: train, compare, sweep, claims, ..."),
+        typer.Option("--kind", metavar="KIND", help=f"Only this kind: {', '.join(RUN_KINDS)}."),
     ] = None,
     status: Annotated[
         Optional[str],

@@ -27,6 +27,7 @@ from lnbench.names.kinds import (
     EXPERIMENT_KINDS,
     EXPERIMENT_OPTIONS,
     IN_PROCESS,
+    RUN_KINDS,
     KindInfo,
     register_kind,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "DIGITS_TEST_PER_CLASS",
     "DIGITS_TRAIN",
     "EXPERIMENT_KINDS",
+    "RUN_KINDS",
     "EXPERIMENT_OPTIONS",
     "FAMILIES",
     "FAMILY_NAMES",

@@ -87,9 +87,14 @@ EXPERIMENT_KINDS: dict[str, KindInfo] = {
         Each claim (e.g. "LayerNorm converges faster than NoNorm") is evaluated in a regime preset
         from --presets (default 5 seeds): held, not held or inconclusive, computed from the paired
         differences over seeds (Holm-corrected over the directional claims). --set and --seed apply
-        to every preset. The LSTM's claims run with --all or --only (see --list). With --task or
-        --tasks each claim also runs on those tasks, with a claim x task table of verdicts.
-        """
+        to every preset. The LSTM's claims, those with SGD and Figure 6's run only with --all or
+        --only (see --list). With --task or --tasks each claim also runs on those tasks, with a
+        claim x task table of verdicts.
+        """,
+        option_help={
+            "--resume": "Continue this earlier claims folder with its own config.yaml (every regime's resolved "
+            "config): keep the cells whose runs finished, run the rest."
+        },
     ),
 }
 
@@ -99,3 +104,8 @@ def register_kind(name: str, info: KindInfo) -> None:
     into :data:`lnbench.experiments.registry.EXPERIMENTS`); :func:`lnbench.cli.app.experiment_command`
     builds it."""
     EXPERIMENT_KINDS[name] = info
+
+
+#: Every kind of run folder (a run.json ``kind``): the experiment kinds and the two checks, which
+#: train nothing (:data:`lnbench.experiments.registry.EXPERIMENTS` holds their classes, in this order).
+RUN_KINDS = (*EXPERIMENT_KINDS, "invariance", "gradcheck")

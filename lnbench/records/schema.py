@@ -17,7 +17,14 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from lnbench.names import seeds_train_together
+from lnbench.names import FAMILY_NAMES, NORM_KINDS, seeds_train_together
+
+
+def _listed(names: tuple[str, ...]) -> str:
+    """``a``, ``b`` or ``c`` as the schema reference writes them."""
+    quoted = [f"`{n}`" for n in names]
+    return ", ".join(quoted[:-1]) + f" or {quoted[-1]}"
+
 
 SCHEMA_VERSION = 5  # 2: test_correct, test_correct_batch_stats, divergence_reason, batch_norm_stats; 3: probes; 4: val_*, lr;  # 5: warnings
 
@@ -118,8 +125,8 @@ class Metrics:
 #: "per epoch": one value per completed epoch; T: the sequence length; *_init: before training,
 #: with BatchNorm on batch statistics of mini-batches of the training batch size.
 METRICS_DOCS: dict[str, str] = {
-    "family": "Model family trained: `rnn` or `transformer`.",
-    "norm": "Norm kind: `none`, `batch`, `layer`, `rms` or `weight`.",
+    "family": f"Model family trained: {_listed(FAMILY_NAMES)}.",
+    "norm": f"Norm kind: {_listed(NORM_KINDS)}, or a user's `package.module:Class`.",
     "batch_size": "Training mini-batch size B.",
     "seed": "The run's seed (its data, initial weights and batch order).",
     "hidden_size": "Hidden size H of the model.",
@@ -292,8 +299,8 @@ class SummaryRow:
 
 #: What each :class:`SummaryRow` field holds (docs/schema-reference.md is generated from this).
 SUMMARY_ROW_DOCS: dict[str, str] = {
-    "family": "Model family: `rnn` or `transformer`.",
-    "norm": "Norm kind: `none`, `batch`, `layer`, `rms` or `weight`.",
+    "family": f"Model family: {_listed(FAMILY_NAMES)}.",
+    "norm": f"Norm kind: {_listed(NORM_KINDS)}, or a user's `package.module:Class`.",
     "batch_size": "Training mini-batch size B.",
     "seed": "The run's seed.",
     "status": "The run's status (see run.json statuses).",

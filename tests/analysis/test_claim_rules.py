@@ -580,12 +580,13 @@ def test_an_inconclusive_claim_says_how_many_seeds_would_decide_it():
     assert claim_sentences([r])[0].endswith(
         "INCONCLUSIVE (not significant, and the interval does not rule out an effect). About 101 seeds would decide it"
         " (an effect this size at 80% power, from the sd of the paired differences the test uses):"
-        " lnbench claims --only c --num-seeds 101."
+        " lnbench claims --only c --num-seeds 101, with this run's other options (its --set and --seed), for which that"
+        " number was computed."
     )
     eq = evaluate(claim("equal"), [b + x for b, x in zip(B, d)], B)
     assert eq.seeds_needed == seeds_for_interval(0.01, stdev(d), 0.02) and eq.seeds_needed is not None
     assert (
-        f"(an interval inside the margin, from the sd of the paired differences the test uses): lnbench claims --only c --num-seeds {eq.seeds_needed}."
+        f"(an interval inside the margin, from the sd of the paired differences the test uses): lnbench claims --only c --num-seeds {eq.seeds_needed}, with this run's other options (its --set and --seed), for which that number was computed."
         in claim_sentences([eq])[0]
     )
     two = evaluate(claim(), [B[0] + 0.03, B[1] - 0.04], B[:2])  # two seeds are enough to estimate a spread
