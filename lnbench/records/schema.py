@@ -331,7 +331,8 @@ SUMMARY_ROW_DOCS: dict[str, str] = {
     "final_scale_spearman": "Probe after the last epoch: Spearman correlation of ||h_T|| with the input scale s.",
     "final_saturation": "Probe after the last epoch (RNN): fraction of saturated tanh units.",
     "final_grad_ratio": "Probe after the last epoch (RNN): ||dL/dh_1|| / ||dL/dh_T||.",
-    "wall_seconds": "Wall time of the run in seconds (a member of a seed ensemble reports the ensemble's).",
+    "wall_seconds": "Wall time of the run in seconds (a member of a seed ensemble: about the ensemble's, its members' "
+    "folders closing in turn; a copy of an identical run: the copying's).",
     "trained_together": "Whether the run trained in one ensemble with its cell's other seeds (run.json's "
     "`ensemble.mechanism` is `native`); null in summaries written before it was recorded.",
     "warnings": "Warnings raised during the run (e.g. BatchNorm at batch size 1).",

@@ -122,7 +122,7 @@ def runs_table(title: str, rows: Sequence[SummaryRow], target_acc: float, sweep:
                 f"; val acc: the validation split (n_val = {max(r.n_val for r in rows)}, carved from the training data)"
             )
         if seeds and any(r.shares_ensemble_time for r in rows):
-            table.caption += "; the seeds of a cell that trains as one ensemble each show the ensemble's time"
+            table.caption += "; the seeds of a cell that trains as one ensemble each show about the ensemble's time (its members' folders close in turn)"
     return table
 
 
