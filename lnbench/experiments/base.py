@@ -35,7 +35,7 @@ from lnbench.config.checks import check_memory_of_families, check_seeds
 from lnbench.names import DEFAULT_TASK, seeds_train_together
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import make_headline
-from lnbench.records.schema import SummaryRow, read_metrics, summary_row, trained_together
+from lnbench.records.schema import SummaryRow, read_metrics, run_facts, summary_row
 from lnbench.report.captions import FigureRecord, caption_of
 
 EpochCallback = Callable[..., None]  # (label, epoch, epochs, acc), and status= if it takes one
@@ -193,8 +193,7 @@ def finished_run(path: Path, cfg: RunConfig, target_acc: float) -> tuple[Summary
         return None
     if manifest.get("status") not in ("completed", "diverged") or manifest.get("config_hash") != config_hash(cfg):
         return None
-    wall, warnings = manifest.get("wall_seconds"), manifest.get("warnings")
-    row = summary_row(read_metrics(path), target_acc, path.name, wall, warnings, trained_together(manifest))
+    row = summary_row(read_metrics(path), target_acc, path.name, *run_facts(manifest))
     return row, path
 
 

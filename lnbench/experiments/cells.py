@@ -30,7 +30,7 @@ from lnbench.nn.models import build_model, ensemble_of, initial_gain
 from lnbench.records.folder import RunFolder
 from lnbench.records.io import atomic_write
 from lnbench.records.runs import Run, mark_unfinished
-from lnbench.records.schema import Metrics, SummaryRow, read_metrics, summary_row, trained_together
+from lnbench.records.schema import Metrics, SummaryRow, read_metrics, run_facts, summary_row
 from lnbench.training import checkpoints, optim
 from lnbench.training.loop import train_members
 from lnbench.training.tasks import make_task_data
@@ -232,7 +232,7 @@ def _train_members(
                 if on_epoch is not None:  # account for the epochs it will not run
                     on_epoch(name, epochs, epochs, None)
     return [
-        (summary_row(m, target_acc, run.path.name, *_timing(run.manifest)), run.path) for run, m in zip(runs, metrics)
+        (summary_row(m, target_acc, run.path.name, *run_facts(run.manifest)), run.path) for run, m in zip(runs, metrics)
     ]
 
 
@@ -306,7 +306,7 @@ def _copy_run(
             board.close(m)
         if original.get("status") == "diverged":
             run.set_status("diverged", original.get("error"))
-    row = summary_row(m, target_acc, run.path.name, *_timing(run.manifest))
+    row = summary_row(m, target_acc, run.path.name, *run_facts(run.manifest))
     return row, run.path
 
 
@@ -335,11 +335,6 @@ def cost(cell: Cell) -> float:
     c = cell.cfgs[0]
     steps = c.train.epochs * -(-(c.data.n_train - c.data.n_val) // c.train.batch_size)
     return steps * len(cell.cfgs) * step_cost(cell)
-
-
-def _timing(manifest: dict) -> tuple[float | None, list[str], bool | None]:
-    """A finished run's wall time, warnings and whether it trained in an ensemble, from its run.json."""
-    return manifest["wall_seconds"], manifest["warnings"], trained_together(manifest)
 
 
 def failed_row(cfg: RunConfig, target_acc: float) -> SummaryRow:

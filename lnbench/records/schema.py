@@ -285,7 +285,7 @@ class SummaryRow:
     @property
     def shares_ensemble_time(self) -> bool:
         """Whether :attr:`wall_seconds` is the time of an ensemble the run trained in with its
-        cell's other seeds (so that each of them reports the same time): :attr:`trained_together`,
+        cell's other seeds (so that each of them reports about the same time): :attr:`trained_together`,
         or for a row written before that was recorded, its family's rule then (no size limit)."""
         if self.trained_together is not None:
             return self.trained_together
@@ -344,11 +344,13 @@ SUMMARY_ROW_DOCS: dict[str, str] = {
 }
 
 
-def trained_together(manifest: dict) -> bool | None:
-    """Whether a run trained in one ensemble with its cell's other seeds, from its run.json
-    (``ensemble.mechanism``: ``native`` or ``sequential``); None if it does not say."""
+def run_facts(manifest: dict) -> tuple[float | None, list[str] | None, bool | None]:
+    """What a run's row takes from its run.json, as :func:`summary_row`'s last arguments: its wall
+    time, its warnings, and whether it trained in one ensemble with its cell's other seeds
+    (``ensemble.mechanism``: ``native`` or ``sequential``; None if it does not say)."""
     mechanism = (manifest.get("ensemble") or {}).get("mechanism")
-    return None if mechanism is None else mechanism == "native"
+    together = None if mechanism is None else mechanism == "native"
+    return manifest.get("wall_seconds"), manifest.get("warnings"), together
 
 
 def summary_row(

@@ -43,7 +43,7 @@ from lnbench.names import DEFAULT_TASK, model_label
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import run_folders
 from lnbench.records.io import WriteError, atomic_write_all
-from lnbench.records.schema import SchemaError, summary_row, trained_together
+from lnbench.records.schema import SchemaError, run_facts, summary_row
 
 IDENTITY = ("family", "norm", "norm_placement", "norm_gain_init", "batch_size", "seed")
 PER_EPOCH = (
@@ -137,9 +137,7 @@ def _run_tables(experiment: str, kind: str, run: Path, row: dict, out: dict[str,
         record = {**base, "kind": kind, "status": manifest.get("status"), "family": model.get("family")}
         out["runs"].append({**record, "norm": model.get("norm"), "note": "; ".join(notes), **flat(config)})
         return
-    summary = summary_row(
-        m, target, run.name, manifest.get("wall_seconds"), manifest.get("warnings"), trained_together(manifest)
-    )
+    summary = summary_row(m, target, run.name, *run_facts(manifest))
     model = model_label(m.family, m.norm_placement, m.norm_gain_init)
     ident = {**base, "model": model, **{k: getattr(m, k) for k in IDENTITY}}
     if "regime" in row:
