@@ -84,11 +84,13 @@ def _steps(model, opt, steps=4):
 
 @pytest.mark.parametrize("optimizer", ["adam", "adamw", "sgd", "rmsprop"])
 def test_the_optimizer_steps_as_torchs_own_over_a_hand_built_pair_of_groups(optimizer):
-    """build_optimizer(model) with weight decay trains bit for bit as torch's optimizer over
+    """build_optimizer(model) with weight decay trains bit for bit as torch's optimizer (fused; RMSprop
+    foreach) over
     [{W_hh, W_xh, head.weight}, {gamma, beta, head.bias; weight_decay 0}], and with
     weight_decay_params all as over model.parameters(); the gain then moves differently."""
     cfg = TrainConfig(optimizer=optimizer, lr=0.05, weight_decay=0.5)
     cls = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD, "rmsprop": torch.optim.RMSprop}
+    how = {"foreach": True} if optimizer == "rmsprop" else {"fused": True}  # RMSprop has no fused form
     ours, theirs = _model("rnn", "layer"), _model("rnn", "layer")
     _steps(ours, build_optimizer(ours, cfg))
     p = dict(theirs.named_parameters())
@@ -96,14 +98,14 @@ def test_the_optimizer_steps_as_torchs_own_over_a_hand_built_pair_of_groups(opti
         {"params": [p["cell.W_hh"], p["cell.W_xh"], p["head.weight"]]},
         {"params": [p["cell.norm.gamma"], p["cell.norm.beta"], p["head.bias"]], "weight_decay": 0.0},
     ]
-    _steps(theirs, cls[optimizer](groups, lr=0.05, weight_decay=0.5, foreach=True))
+    _steps(theirs, cls[optimizer](groups, lr=0.05, weight_decay=0.5, **how))
     for (name, a), b in zip(ours.state_dict().items(), theirs.state_dict().values()):
         assert torch.equal(a, b), name
 
     everything = _model("rnn", "layer")
     _steps(everything, build_optimizer(everything, cfg.model_copy(update={"weight_decay_params": "all"})))
     old = _model("rnn", "layer")
-    _steps(old, cls[optimizer](old.parameters(), lr=0.05, weight_decay=0.5, foreach=True))
+    _steps(old, cls[optimizer](old.parameters(), lr=0.05, weight_decay=0.5, **how))
     for (name, a), b in zip(everything.state_dict().items(), old.state_dict().values()):
         assert torch.equal(a, b), name
     assert not torch.equal(everything.cell.norm.gamma, ours.cell.norm.gamma)
