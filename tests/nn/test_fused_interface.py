@@ -79,7 +79,8 @@ def test_each_norm_position_gets_its_own_gains_and_their_gradients(family, membe
 
 
 def kernel_inputs(S=2, T=3, B=4, H=5, lstm=True, seed=3, dtype=torch.float32):
-    """The kernel's Inputs with LayerNorm (over_features) on x and c, U of N(0, 1) rows."""
+    """The kernel's Inputs with LayerNorm (over_features) on x and c, U of N(0, 1) rows; Saved keeps
+    every x_hat."""
     kernel = recurrence_kernel()
     g = torch.Generator().manual_seed(seed)
     G = 4 * H if lstm else H
@@ -91,7 +92,15 @@ def kernel_inputs(S=2, T=3, B=4, H=5, lstm=True, seed=3, dtype=torch.float32):
         return kernel.NormSlot(mode=fused.MODES[mode], eps=1e-5, gamma=ones, beta=zeros)
 
     return kernel, kernel.Inputs(
-        lstm=lstm, inner=False, group=B, U=U, W_h=W_h, norm_h=kernel.NormSlot(), norm_x=slot(G), norm_c=slot(H)
+        lstm=lstm,
+        inner=False,
+        group=B,
+        keep_x_hat=True,  # Saved keeps norm_x's and norm_c's x_hat, to look at
+        U=U,
+        W_h=W_h,
+        norm_h=kernel.NormSlot(),
+        norm_x=slot(G),
+        norm_c=slot(H),
     )
 
 
@@ -190,3 +199,54 @@ def test_the_ln_lstm_on_rows_1e19_from_their_mean_matches_float64():
         got, want = model(x), reference(x.double())
     torch.testing.assert_close(got.double(), want, rtol=0, atol=1e-4)
     assert (got - got[:, :1]).abs().amax() > 1e-2
+
+
+@pytest.mark.parametrize("lstm", [True, False])
+@pytest.mark.parametrize("mode", ["over_features", "rms_over_features", "over_batch", "affine"])
+def test_the_backward_recomputes_the_x_hat_it_did_not_keep_bit_for_bit(mode, lstm):
+    """By default Saved holds no x_hat of norm_x or norm_c (the forward writes them to one
+    timestep's scratch), and the backward recomputes them from U_t and c_t: every gradient (U, W_h,
+    each slot's parameters) equals, bit for bit, the backward from the x_hat the forward kept
+    (``keep_x_hat``, the oracle), for each mode with parameters, on rows of 4H = 20 (a 16-float
+    vector and a tail), 2 members, batch statistics over groups of 2 rows."""
+    kernel, kept = kernel_inputs(H=5, B=4, lstm=lstm)
+    S, T, B, G = kept.U.shape
+    H = G // 4 if lstm else G
+    g = torch.Generator().manual_seed(11)
+
+    def slot(D):
+        if mode == "affine":
+            scale, shift = 1 + torch.randn(T, S, D, generator=g), torch.randn(T, S, D, generator=g)
+            return kernel.NormSlot(mode=fused.MODES[mode], scale=scale, shift=shift)
+        gamma, beta = 1 + torch.randn(S, D, generator=g), torch.randn(S, D, generator=g)
+        return kernel.NormSlot(mode=fused.MODES[mode], eps=1e-5, gamma=gamma, beta=None if "rms" in mode else beta)
+
+    kept.group = 2
+    kept.U = kept.U * 3 + 1  # rows with a mean to take away
+    kept.norm_h, kept.norm_x, kept.norm_c = slot(G), slot(G), slot(H)
+    every = {name: True for name in fused.NORM_PARAMS}
+    wants = kernel.Wants(
+        U=True,
+        W_h=True,
+        norm_h=kernel.NormWants(**every),
+        norm_x=kernel.NormWants(**every),
+        norm_c=kernel.NormWants(**every),
+    )
+    grads = {}
+    inputs = kept
+    for name in ("kept", "recomputed"):
+        inputs.keep_x_hat = name == "kept"
+        out = kernel.recurrence_forward(inputs)
+        dh = torch.randn(out.hidden.shape, generator=torch.Generator().manual_seed(12))
+        assert out.saved.norm_h.x_hat is not None
+        assert (out.saved.norm_x.x_hat is None) == (name == "recomputed")
+        assert (out.saved.norm_c.x_hat is None) == (name == "recomputed" or not lstm)
+        grads[name] = kernel.recurrence_backward(inputs, out.saved, kernel.OutputGrads(hidden=dh), wants)
+    for field in ("U", "W_h"):
+        assert torch.equal(getattr(grads["kept"], field), getattr(grads["recomputed"], field)), field
+    for position in fused.POSITIONS:
+        for param in fused.NORM_PARAMS:
+            want, got = (getattr(getattr(grads[k], f"norm_{position}"), param) for k in ("kept", "recomputed"))
+            assert (want is None) == (got is None), (position, param)
+            if want is not None:
+                assert torch.equal(want, got), (position, param)

@@ -121,12 +121,19 @@ struct RowNorm {
   double eps;
   bool rms;
 
+  // a row's mean (RMSNorm: 0), and it split into the scalar type m and the rest dm
+  void mean_of(const T* __restrict__ xi, double& mean, T& m, T& dm) const {
+    mean = rms || D == 0 ? 0.0 : xi[0] + row_shifted_sum(xi, xi[0], D) / D;
+    m = (T)mean, dm = (T)(mean - m);
+  }
+
   // rows x (n, D) -> y, x_hat (n, D) and rstd (n)
   void forward(const T* x, T* y, T* x_hat, T* rstd, int64_t n) const {
     for (int64_t r = 0; r < n; ++r) {
       const T* __restrict__ xi = x + r * D;
-      const double mean = rms || D == 0 ? 0.0 : xi[0] + row_shifted_sum(xi, xi[0], D) / D;
-      const T m = (T)mean, dm = (T)(mean - m);
+      double mean;
+      T m, dm;
+      mean_of(xi, mean, m, dm);
       const double var = row_centred_sumsq(xi, m, dm, mean, D) / D;  // RMSNorm: the mean square
       const T rr = (T)(1.0 / std::sqrt(var + eps));
       rstd[r] = rr;
@@ -140,6 +147,20 @@ struct RowNorm {
       } else {
         for (int64_t j = 0; j < D; ++j) yr[j] = xh[j] * g[j];
       }
+    }
+  }
+
+  // x_hat (n, D) of rows x (n, D) from their rstd (n), the bits forward wrote: the mean taken again
+  // the same way (a backward that did not keep x_hat recomputes it from the norm's input)
+  void recompute_x_hat(const T* x, const T* rstd, T* x_hat, int64_t n) const {
+    for (int64_t r = 0; r < n; ++r) {
+      const T* __restrict__ xi = x + r * D;
+      double mean;
+      T m, dm;
+      mean_of(xi, mean, m, dm);
+      const T rr = rstd[r];
+      T* __restrict__ xh = x_hat + r * D;
+      for (int64_t j = 0; j < D; ++j) xh[j] = ((xi[j] - m) - dm) * rr;
     }
   }
 

@@ -160,14 +160,19 @@ struct NormSlot {
 
 // The node's inputs: the cell (lstm, inner = the joint RNN, group = examples per BATCH statistic,
 // count_saturated = the probes' count), the tensors (see the layout above) and the three slots.
+// keep_x_hat: Saved keeps norm_x's and norm_c's x_hat too (to look at them); by default the forward
+// writes them to one timestep's scratch and the backward recomputes them from their inputs, U_t and
+// c_t, which it keeps anyway: 5H fewer floats per row and timestep for the LN-LSTM. norm_h's input,
+// h_{t-1} W_h^T, would cost a matrix product to recompute: its x_hat is always kept.
 struct Inputs {
-  bool lstm = false, inner = false, count_saturated = false;
+  bool lstm = false, inner = false, count_saturated = false, keep_x_hat = false;
   int64_t group = 1;
   OptT U, W_h, bias, tap;
   NormSlot norm_h, norm_x, norm_c;
 };
 
-// What a norm slot saves per timestep: x_hat (T, S*B*D; AFFINE: its input) and rstd (T, rows).
+// What a norm slot saves per timestep: x_hat (T, S*B*D; AFFINE: its input; norm_x's and norm_c's only
+// with Inputs.keep_x_hat, else undefined and recomputed by the backward) and rstd (T, rows).
 struct NormSaved {
   Tensor x_hat, rstd;
 };
@@ -270,11 +275,11 @@ static int64_t rstd_len(int64_t mode, int64_t S, int64_t B, int64_t D, int64_t g
   return 0;
 }
 
-// y = norm(x) at timestep t, x and y (S*B, D); saves x_hat and rstd, and BATCH's statistics.
+// y = norm(x) at timestep t, x and y (S*B, D); writes x_hat to xh (S*B, D), saves rstd and BATCH's
+// statistics.
 template <typename T>
-static void norm_fwd(const SlotLoop<T>& L, int64_t t, const T* x, T* y, int64_t S, int64_t B, int64_t group) {
+static void norm_fwd(const SlotLoop<T>& L, int64_t t, const T* x, T* y, T* xh, int64_t S, int64_t B, int64_t group) {
   const int64_t N = S * B, D = L.D;
-  T* xh = L.x_hat + t * N * D;
   T* rs = L.rstd ? L.rstd + t * L.rstd_len : nullptr;
   if (L.mode == AFFINE) {
     const T* scale = L.scale + t * S * D;
@@ -348,6 +353,39 @@ static void norm_fwd(const SlotLoop<T>& L, int64_t t, const T* x, T* y, int64_t 
   }
 }
 
+// x_hat at timestep t of rows x (S*B, D), the bits norm_fwd wrote, from the saved rstd (the means
+// taken again the same way); AFFINE's "x_hat" is its input. For a backward that did not keep x_hat.
+template <typename T>
+static void recompute_x_hat(const SlotLoop<T>& L, int64_t t, const T* x, T* xh, int64_t S, int64_t B, int64_t group) {
+  const int64_t N = S * B, D = L.D;
+  const T* rs = L.rstd ? L.rstd + t * L.rstd_len : nullptr;
+  if (L.mode == AFFINE) {
+    std::copy(x, x + N * D, xh);
+  } else if (L.mode == LAYER || L.mode == RMS) {
+    lnbench::RowNorm<T>{nullptr, nullptr, D, L.eps, L.mode == RMS}.recompute_x_hat(x, rs, xh, N);
+  } else if (L.mode == BATCH) {
+    const int64_t ng = B / group;
+    std::vector<T> mean(D);
+    for (int64_t s = 0; s < S; ++s)
+      for (int64_t k = 0; k < ng; ++k) {
+        const int64_t r0 = s * B + k * group;
+        T* __restrict__ mp = mean.data();
+        std::fill(mp, mp + D, (T)0);
+        for (int64_t q = 0; q < group; ++q) {
+          const T* __restrict__ xr = x + (r0 + q) * D;
+          for (int64_t j = 0; j < D; ++j) mp[j] += xr[j];
+        }
+        for (int64_t j = 0; j < D; ++j) mp[j] /= (T)group;
+        const T* __restrict__ r = rs + (s * ng + k) * D;
+        for (int64_t q = 0; q < group; ++q) {
+          const T* __restrict__ xr = x + (r0 + q) * D;
+          T* __restrict__ xhr = xh + (r0 + q) * D;
+          for (int64_t j = 0; j < D; ++j) xhr[j] = (xr[j] - mp[j]) * r[j];
+        }
+      }
+  }
+}
+
 // A slot's parameter gradients, summed over the timesteps in double: gamma, beta (S, D), scale,
 // shift (T, S, D); empty where not wanted.
 struct NormSums {
@@ -359,16 +397,16 @@ struct NormSums {
 
 static double* sums(std::vector<double>& v, int64_t offset = 0) { return v.empty() ? nullptr : v.data() + offset; }
 
-// dx from dy at timestep t (NONE copies), and the slot's parameter gradients added to `acc`.
+// dx from dy at timestep t (NONE copies), and the slot's parameter gradients added to `acc`; xh:
+// the slot's x_hat at t (S*B, D), kept or recomputed.
 template <typename T>
-static void norm_bwd(const SlotLoop<T>& L, int64_t t, const T* dy, T* dx, NormSums& acc, int64_t S, int64_t B,
-                     int64_t group) {
+static void norm_bwd(const SlotLoop<T>& L, int64_t t, const T* dy, const T* xh, T* dx, NormSums& acc, int64_t S,
+                     int64_t B, int64_t group) {
   const int64_t N = S * B, D = L.D;
   if (L.mode == NONE) {
     std::copy(dy, dy + N * D, dx);
     return;
   }
-  const T* xh = L.x_hat + t * N * D;
   const T* rs = L.rstd ? L.rstd + t * L.rstd_len : nullptr;
   double* dgamma = sums(acc.gamma);
   double* dbeta = sums(acc.beta);
@@ -504,16 +542,19 @@ Forward recurrence_forward(const Inputs& given) {
   sv.hidden = torch::empty({T, S, B, H}, o);
   sv.gates = (lstm || has(in.tap)) ? torch::empty({T, S, B, G}, o) : Tensor();
   sv.cell = maybe_empty(lstm, {T, S, B, H}, o), sv.tanh_cell = maybe_empty(lstm, {T, S, B, H}, o);
-  auto allocate = [&](int64_t mode, int64_t D, NormSaved& saved, BatchStats& stats) {
-    saved.x_hat = maybe_empty(mode != NONE, {T, S * B * D}, o);
+  auto allocate = [&](int64_t mode, int64_t D, bool keep_x_hat, NormSaved& saved, BatchStats& stats) {
+    saved.x_hat = maybe_empty(keep_x_hat && mode != NONE, {T, S * B * D}, o);
     const int64_t len = rstd_len(mode, S, B, D, group);
     saved.rstd = maybe_empty(len > 0, {T, len}, o);
     stats.mean = maybe_empty(mode == BATCH, {T, S, ng, D}, o);
     stats.var = maybe_empty(mode == BATCH, {T, S, ng, D}, o);
   };
-  allocate(mode_h, G, sv.norm_h, out.norm_h);
-  allocate(mode_x, G, sv.norm_x, out.norm_x);
-  allocate(mode_c, H, sv.norm_c, out.norm_c);
+  allocate(mode_h, G, true, sv.norm_h, out.norm_h);
+  allocate(mode_x, G, in.keep_x_hat, sv.norm_x, out.norm_x);
+  allocate(mode_c, H, in.keep_x_hat, sv.norm_c, out.norm_c);
+  // x_hat at timestep t: the kept (T, S*B*D) tensor's slab, or one timestep's scratch
+  Tensor XHX = mode_x != NONE && !in.keep_x_hat ? torch::empty({S, B, G}, o) : Tensor();
+  Tensor XHC = mode_c != NONE && !in.keep_x_hat ? torch::empty({S, B, H}, o) : Tensor();
   Tensor Hs = sv.hidden, ACT = sv.gates, C = sv.cell, TC = sv.tanh_cell;
   Tensor XU = torch::empty({S, B, G}, o), UX = torch::empty({S, B, G}, o);  // U[:, t] as rows, and norm_x of it
   Tensor R = torch::empty({S, B, G}, o), A = torch::empty({S, B, G}, o), P = torch::empty({S, B, G}, o);
@@ -528,6 +569,9 @@ Forward recurrence_forward(const Inputs& given) {
     const auto loop_h = loop_of<T_>(in.norm_h, sv.norm_h, out.norm_h, G);
     const auto loop_x = loop_of<T_>(in.norm_x, sv.norm_x, out.norm_x, G);
     const auto loop_c = loop_of<T_>(in.norm_c, sv.norm_c, out.norm_c, H);
+    auto x_hat_slab = [&](const SlotLoop<T_>& L, int64_t t, const Tensor& scratch) -> T_* {
+      return L.x_hat ? L.x_hat + t * N * L.D : scratch.defined() ? scratch.data_ptr<T_>() : nullptr;
+    };
     const T_* bias_p = ptr<T_>(in.bias);
     const T_* tap_p = ptr<T_>(in.tap);
     for (int64_t t = 0; t < T; ++t) {
@@ -536,7 +580,7 @@ Forward recurrence_forward(const Inputs& given) {
       if (mode_x != NONE) {  // norm_x(U[:, t]): its rows gathered, then normalized like norm_h
         T_* xu = XU.data_ptr<T_>();
         for (int64_t m = 0; m < S; ++m) std::copy(urow_raw(m * B), urow_raw(m * B) + B * G, xu + m * B * G);
-        norm_fwd<T_>(loop_x, t, xu, UX.data_ptr<T_>(), S, B, group);
+        norm_fwd<T_>(loop_x, t, xu, UX.data_ptr<T_>(), x_hat_slab(loop_x, t, XHX), S, B, group);
       }
       const T_* ux_p = UX.data_ptr<T_>();
       auto urow = [&](int64_t row) { return mode_x != NONE ? ux_p + row * G : urow_raw(row); };
@@ -557,7 +601,7 @@ Forward recurrence_forward(const Inputs& given) {
       }
       const T_* n = x_in;  // the norm's output (NONE: its input)
       if (mode_h != NONE) {
-        norm_fwd<T_>(loop_h, t, x_in, P.data_ptr<T_>(), S, B, group);
+        norm_fwd<T_>(loop_h, t, x_in, P.data_ptr<T_>(), x_hat_slab(loop_h, t, Tensor()), S, B, group);
         n = P.data_ptr<T_>();
       }
       // pre = n (+ U_t) (+ bias); the LSTM's in two blocks, i f o of every row (N, 3H), then g (N, H)
@@ -624,7 +668,7 @@ Forward recurrence_forward(const Inputs& given) {
       }
       const T_* nc = c;
       if (mode_c != NONE) {
-        norm_fwd<T_>(loop_c, t, c, NC.data_ptr<T_>(), S, B, group);
+        norm_fwd<T_>(loop_c, t, c, NC.data_ptr<T_>(), x_hat_slab(loop_c, t, XHC), S, B, group);
         nc = NC.data_ptr<T_>();
       }
       T_* tc = TC.data_ptr<T_>() + t * N * H;
@@ -699,6 +743,13 @@ Grads recurrence_backward(const Inputs& given, const Saved& saved, const OutputG
   std::vector<double> dbias(S * G, 0.0);
   NormSums sum_h(want.norm_h, T, S, G), sum_x(want.norm_x, T, S, G), sum_c(want.norm_c, T, S, H);
   Tensor dUX = torch::empty({S, B, G}, o);
+  // scratch for the x_hat the backward recomputes (Saved::for_backward), and norm_x's input rows
+  const bool recompute_x = mode_x != NONE && !saved.norm_x.x_hat.defined();
+  const bool recompute_c = mode_c != NONE && !saved.norm_c.x_hat.defined();
+  Tensor XHX = recompute_x ? torch::empty({S, B, G}, o) : Tensor();
+  Tensor XU = recompute_x ? torch::empty({S, B, G}, o) : Tensor();
+  Tensor XHC = recompute_c ? torch::empty({S, B, H}, o) : Tensor();
+  const Tensor U = *in.U;
   const BatchStats no_stats;
   AT_DISPATCH_FLOATING_TYPES(Hs.scalar_type(), "recurrence_backward", [&] {
     using T_ = scalar_t;
@@ -706,6 +757,14 @@ Grads recurrence_backward(const Inputs& given, const Saved& saved, const OutputG
     const auto loop_x = loop_of<T_>(in.norm_x, saved.norm_x, no_stats, G);
     const auto loop_c = loop_of<T_>(in.norm_c, saved.norm_c, no_stats, H);
     std::vector<T_> sbias(G);
+    // a slot's x_hat at t: the kept one, or recomputed from its input x into the scratch `into`
+    auto x_hat_at = [&](const SlotLoop<T_>& L, int64_t t, const T_* x, const Tensor& into) -> const T_* {
+      if (L.mode == NONE) return nullptr;
+      if (L.x_hat) return L.x_hat + t * N * L.D;
+      TORCH_CHECK(x && into.defined(), "recurrence: Saved lacks a slot's x_hat that cannot be recomputed");
+      recompute_x_hat<T_>(L, t, x, into.data_ptr<T_>(), S, B, group);
+      return into.data_ptr<T_>();
+    };
     for (int64_t t = T - 1; t >= 0; --t) {
       T_* d = dh.data_ptr<T_>();
       const T_* rec = dh_rec.data_ptr<T_>();
@@ -745,7 +804,8 @@ Grads recurrence_backward(const Inputs& given, const Saved& saved, const OutputG
         }
         const T_* dcn = dnc;
         if (mode_c != NONE) {
-          norm_bwd<T_>(loop_c, t, dnc, dCn.data_ptr<T_>(), sum_c, S, B, group);
+          const T_* c_t = C.data_ptr<T_>() + t * N * H;
+          norm_bwd<T_>(loop_c, t, dnc, x_hat_at(loop_c, t, c_t, XHC), dCn.data_ptr<T_>(), sum_c, S, B, group);
           dcn = dCn.data_ptr<T_>();
         }
         T_* dcc = dc.data_ptr<T_>();
@@ -795,10 +855,15 @@ Grads recurrence_backward(const Inputs& given, const Saved& saved, const OutputG
       } else if (mode_x == NONE) {
         to_dU(dp);
       } else {  // through norm_x
-        norm_bwd<T_>(loop_x, t, dp, dUX.data_ptr<T_>(), sum_x, S, B, group);
+        T_* xu = recompute_x ? XU.data_ptr<T_>() : nullptr;  // U[:, t] as rows, norm_x's input, as gathered
+        for (int64_t m = 0; xu && m < S; ++m) {
+          const T_* u = U.data_ptr<T_>() + (m * T + t) * B * G;
+          std::copy(u, u + B * G, xu + m * B * G);
+        }
+        norm_bwd<T_>(loop_x, t, dp, x_hat_at(loop_x, t, xu, XHX), dUX.data_ptr<T_>(), sum_x, S, B, group);
         to_dU(dUX.data_ptr<T_>());
       }
-      norm_bwd<T_>(loop_h, t, dp, dr, sum_h, S, B, group);
+      norm_bwd<T_>(loop_h, t, dp, x_hat_at(loop_h, t, nullptr, Tensor()), dr, sum_h, S, B, group);
       if (inner && want.U) to_dU(dr);
       if (t > 0) {
         at::bmm_out(dh_rec, dR_t, W_h);  // (S, B, G) x (S, G, H)
@@ -880,7 +945,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .FIELD(NormSlot, mode).FIELD(NormSlot, eps).FIELD(NormSlot, gamma).FIELD(NormSlot, beta)
       .FIELD(NormSlot, scale).FIELD(NormSlot, shift);
   Binder<Inputs>(m, "Inputs", "the node's inputs: the cell, U, W_h, bias, tap, norm_h, norm_x, norm_c")
-      .FIELD(Inputs, lstm).FIELD(Inputs, inner).FIELD(Inputs, count_saturated).FIELD(Inputs, group)
+      .FIELD(Inputs, lstm).FIELD(Inputs, inner).FIELD(Inputs, count_saturated).FIELD(Inputs, keep_x_hat)
+      .FIELD(Inputs, group)
       .FIELD(Inputs, U).FIELD(Inputs, W_h).FIELD(Inputs, bias).FIELD(Inputs, tap)
       .FIELD(Inputs, norm_h).FIELD(Inputs, norm_x).FIELD(Inputs, norm_c);
   Binder<NormSaved>(m, "NormSaved", "what a norm slot saves: x_hat, rstd").FIELD(NormSaved, x_hat).FIELD(NormSaved, rstd);
