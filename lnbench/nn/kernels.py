@@ -52,6 +52,11 @@ def kernels_enabled() -> bool:
     return os.environ.get("LNBENCH_KERNELS", "1") != "0"
 
 
+#: every build's compiler flags (part of its name): no FMA contraction; no errno from sqrt, so that
+#: a loop of square roots (BatchNorm's rstd per feature) runs in vector instructions, which round
+#: as the scalar ones (IEEE sqrt and division are exact to the last bit either way)
+_FLAGS = ["-O3", "-ffp-contract=off", "-fno-math-errno"]
+
 #: compiler flags per CPU capability (``torch.backends.cpu.get_cpu_capability()``): the vector
 #: instructions torch's own kernels use on this CPU; no FMA contraction, so the elementwise
 #: arithmetic is the same IEEE operations on every capability
@@ -77,6 +82,7 @@ def _extension_name(name: str, isa: str | None = None) -> str:
     digest = hashlib.sha1(str(source.resolve()).encode())
     for path in (source, *_HEADERS):
         digest.update(path.read_bytes())
+    digest.update(" ".join(_FLAGS).encode())
     key = digest.hexdigest()[:12]
     suffix = "" if name == "layernorm" else f"_{(isa or _isa()).lower()}"
     return f"lnbench_{name}_{key}{suffix}"
@@ -86,10 +92,10 @@ def _builds(name: str) -> list[tuple[str, list[str]]]:
     """(extension name, compiler flags) to try in order: the recurrence with this CPU's vector
     instructions, then (a compiler that refuses those flags) without them."""
     if name == "layernorm":
-        return [(_extension_name(name), ["-O3", "-ffp-contract=off"])]
-    builds = [(_extension_name(name, "DEFAULT"), ["-O3", "-ffp-contract=off"])]
+        return [(_extension_name(name), _FLAGS)]
+    builds = [(_extension_name(name, "DEFAULT"), _FLAGS)]
     if _isa() in _ISA_FLAGS:
-        builds.insert(0, (_extension_name(name), ["-O3", "-ffp-contract=off", *_ISA_FLAGS[_isa()]]))
+        builds.insert(0, (_extension_name(name), [*_FLAGS, *_ISA_FLAGS[_isa()]]))
     return builds
 
 
