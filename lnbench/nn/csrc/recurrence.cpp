@@ -147,6 +147,53 @@ static void tanh_block(const T* __restrict__ x, T* __restrict__ y, int64_t n) {
   for (int64_t e = 0; e < n; ++e) y[e] = vtanh(x[e]);
 }
 
+// ---- Small matrix products ----------------------------------------------------------------------
+
+// The per-timestep products of a small cell (B rows of H and 4H floats): at::bmm costs ~4 us a call
+// whatever the size, most of a timestep at B 4 H 64 (two calls of ~15 us). Below this many
+// multiply-adds per member the loops below do it instead.
+constexpr int64_t SMALL_PRODUCT = 1 << 17;
+
+// C (n_rows, N) = A (n_rows, K) M (K, N), every matrix row-major: per block of 4 rows of A and
+// 16 columns of M, one vector accumulator per row, k in order (mul, then add; no contraction).
+template <typename T>
+static void small_product(const T* __restrict__ A, const T* __restrict__ M, T* __restrict__ C, int64_t n_rows,
+                          int64_t K, int64_t N) {
+  constexpr int L = lnbench::Lanes<T>::n;
+  using V = lnbench::Vec<T>;
+  for (int64_t b0 = 0; b0 < n_rows; b0 += 4) {
+    const int64_t nb = std::min<int64_t>(4, n_rows - b0);
+    int64_t n = 0;
+    for (; n + L <= N; n += L) {
+      V acc[4] = {};
+      for (int64_t k = 0; k < K; ++k) {
+        const V m = lnbench::load_lanes(M + k * N + n);
+        for (int64_t b = 0; b < nb; ++b) acc[b] += A[(b0 + b) * K + k] * m;
+      }
+      for (int64_t b = 0; b < nb; ++b) std::memcpy(C + (b0 + b) * N + n, &acc[b], sizeof(V));
+    }
+    for (; n < N; ++n)
+      for (int64_t b = 0; b < nb; ++b) {
+        T acc = 0;
+        for (int64_t k = 0; k < K; ++k) acc += A[(b0 + b) * K + k] * M[k * N + n];
+        C[(b0 + b) * N + n] = acc;
+      }
+  }
+}
+
+// out[s] = A[s] M[s] for each member: at::bmm_out, or small_product when a member's product is small.
+template <typename T>
+static void member_products(const Tensor& A, const Tensor& M, Tensor& out) {
+  const int64_t S = A.size(0), n_rows = A.size(1), K = A.size(2), N = M.size(2);
+  if (n_rows * K * N > SMALL_PRODUCT || !M.is_contiguous() || !A.is_contiguous()) {
+    at::bmm_out(out, A, M);
+    return;
+  }
+  for (int64_t s = 0; s < S; ++s)
+    small_product<T>(A.data_ptr<T>() + s * n_rows * K, M.data_ptr<T>() + s * K * N, out.data_ptr<T>() + s * n_rows * N,
+                     n_rows, K, N);
+}
+
 // ---- The interface: every tensor by name -------------------------------------------------------
 
 // One norm position of the cell (norm_h and norm_x over G, norm_c over H): what it computes and
@@ -559,7 +606,8 @@ Forward recurrence_forward(const Inputs& given) {
   Tensor XU = torch::empty({S, B, G}, o), UX = torch::empty({S, B, G}, o);  // U[:, t] as rows, and norm_x of it
   Tensor R = torch::empty({S, B, G}, o), A = torch::empty({S, B, G}, o), P = torch::empty({S, B, G}, o);
   Tensor PRE = torch::empty({S, B, G}, o), NC = torch::empty({S, B, H}, o);
-  Tensor W_hT = W_h.transpose(1, 2);
+  // W_h^T as a contiguous copy where the products are small (small_product reads rows), else a view
+  Tensor W_hT = B * H * G <= SMALL_PRODUCT ? W_h.transpose(1, 2).contiguous() : W_h.transpose(1, 2);
   // the probes' saturated units per example, over every timestep: |tanh| > 0.99, the LSTM's
   // sigmoids on tanh's scale |2 sigmoid - 1| > 0.99 (lnbench/training/probes.py)
   Tensor SAT = in.count_saturated ? torch::zeros({S, B}, o) : Tensor();
@@ -587,7 +635,7 @@ Forward recurrence_forward(const Inputs& given) {
       if (t == 0) {
         R.zero_();  // h_0 = 0
       } else {
-        at::bmm_out(R, Hs[t - 1], W_hT);  // (S, B, H) x (S, H, G)
+        member_products<T_>(Hs[t - 1], W_hT, R);  // (S, B, H) x (S, H, G)
       }
       T_* r = R.data_ptr<T_>();
       const T_* x_in = r;
@@ -866,7 +914,7 @@ Grads recurrence_backward(const Inputs& given, const Saved& saved, const OutputG
       norm_bwd<T_>(loop_h, t, dp, x_hat_at(loop_h, t, nullptr, Tensor()), dr, sum_h, S, B, group);
       if (inner && want.U) to_dU(dr);
       if (t > 0) {
-        at::bmm_out(dh_rec, dR_t, W_h);  // (S, B, G) x (S, G, H)
+        member_products<T_>(dR_t, W_h, dh_rec);  // (S, B, G) x (S, G, H)
         if (want.W_h)
           for (int64_t m = 0; m < S; ++m)
             std::copy(dr + m * B * G, dr + (m + 1) * B * G, dR_all.data_ptr<T_>() + (m * T + t) * B * G);
