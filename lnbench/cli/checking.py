@@ -15,7 +15,8 @@ from lnbench.cli.console import console, fail, guarded, print_table
 from lnbench.cli.launch import check_runs_dir
 from lnbench.cli.options import RunsDirOption
 from lnbench.config import MAX_SEED  # not the schema (pydantic): --help answers at once
-from lnbench.names import plural
+from lnbench.config.words import joined
+from lnbench.names import NORM_REGISTRY, plural
 
 
 def _user_norm(what: str):
@@ -74,10 +75,6 @@ def invariance(
     json_path: JsonOption = None,
     norm: InvarianceNormOption = None,
 ) -> None:
-    """Measure the invariance table of Ba et al. 2016 (Table 1) for batch, weight, layer, RMS and group norm.
-
-    Exit code 0 when every cell agrees with the paper (RMSNorm: Zhang & Sennrich's Table 1), 1 otherwise.
-    """
     from lnbench.report import check_tables
 
     users = _user_norms(norm)
@@ -158,6 +155,14 @@ def _parse_shape(text: str) -> tuple[int, ...]:
     except ValueError:
         fail(f"--shape: {text!r} is not a comma-separated list of ints, e.g. 4,5,8")
     return shape
+
+
+# its help names the table's rows from the norm registry (:data:`lnbench.nn.invariance.METHODS`: each kind that normalizes)
+_ROWS = joined([info.label for info in NORM_REGISTRY.values() if info.normalizes], "and")
+invariance.__doc__ = f"""Measure the invariance table of Ba et al. 2016 (Table 1) for {_ROWS}.
+
+    Exit code 0 when every cell agrees with the paper (RMSNorm: Zhang & Sennrich's Table 1), 1 otherwise.
+    """
 
 
 def gradcheck(
