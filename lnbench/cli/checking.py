@@ -15,25 +15,25 @@ from lnbench.cli.console import console, fail, guarded, print_table
 from lnbench.cli.launch import check_runs_dir
 from lnbench.cli.options import RunsDirOption
 from lnbench.config import MAX_SEED  # not the schema (pydantic): --help answers at once
-from lnbench.names import plural
+from lnbench.config.words import joined
+from lnbench.names import NORM_REGISTRY, plural
 
-_USER_NORM = "A lnbench.nn.Norm subclass as package.module:ClassName, or an lnbench.norms entry point; repeatable."
-#: ``--norm PKG.MOD:CLASS`` of invariance and gradcheck: a user's norm
+
+def _user_norm(what: str):
+    """``--norm PKG.MOD:CLASS`` of invariance and gradcheck: a user's norm, for ``what``."""
+    where = "A lnbench.nn.Norm subclass as package.module:ClassName, or an lnbench.norms entry point; repeatable."
+    return typer.Option("--norm", metavar="PKG.MOD:CLASS", help=f"{what} {where}")
+
+
+#: ``--json FILE`` of invariance and gradcheck
+JsonOption = Annotated[
+    Optional[Path], typer.Option("--json", metavar="FILE", help="Write the report here instead of a run folder.")
+]
 InvarianceNormOption = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--norm",
-        metavar="PKG.MOD:CLASS",
-        help=f"Also measure a norm of your own (its row: measured, not checked). {_USER_NORM}",
-    ),
+    Optional[list[str]], _user_norm("Also measure a norm of your own (its row: measured, not checked).")
 ]
 GradcheckNormOption = Annotated[
-    Optional[list[str]],
-    typer.Option(
-        "--norm",
-        metavar="PKG.MOD:CLASS",
-        help=f"Also run lnbench.testing.check_norm's checks on a norm of your own. {_USER_NORM}",
-    ),
+    Optional[list[str]], _user_norm("Also run lnbench.testing.check_norm's checks on a norm of your own.")
 ]
 
 
@@ -72,15 +72,9 @@ def invariance(
         ),
     ] = 5,
     runs_dir: RunsDirOption = Path("runs"),
-    json_path: Annotated[
-        Optional[Path], typer.Option("--json", metavar="FILE", help="Write the report here instead of a run folder.")
-    ] = None,
+    json_path: JsonOption = None,
     norm: InvarianceNormOption = None,
 ) -> None:
-    """Measure the invariance table of Ba et al. 2016 (Table 1) for batch, weight, layer, RMS and group norm.
-
-    Exit code 0 when every cell agrees with the paper (RMSNorm: Zhang & Sennrich's Table 1), 1 otherwise.
-    """
     from lnbench.report import check_tables
 
     users = _user_norms(norm)
@@ -163,6 +157,14 @@ def _parse_shape(text: str) -> tuple[int, ...]:
     return shape
 
 
+# its help names the table's rows from the norm registry (:data:`lnbench.nn.invariance.METHODS`: each kind that normalizes)
+_ROWS = joined([info.label for info in NORM_REGISTRY.values() if info.normalizes], "and")
+invariance.__doc__ = f"""Measure the invariance table of Ba et al. 2016 (Table 1) for {_ROWS}.
+
+    Exit code 0 when every cell agrees with the paper (RMSNorm: Zhang & Sennrich's Table 1), 1 otherwise.
+    """
+
+
 def gradcheck(
     dtype: Annotated[
         str, typer.Option(metavar="DTYPE", help="dtype of the NumPy-vs-PyTorch checks: float16, float32 or float64.")
@@ -170,9 +172,7 @@ def gradcheck(
     shape: Annotated[str, typer.Option(metavar="SHAPE", help="Input shape (..., D), comma-separated.")] = "4,5,8",
     seed: Annotated[int, typer.Option(metavar="N", min=0, max=MAX_SEED, help="Seed of the random inputs.")] = 0,
     runs_dir: RunsDirOption = Path("runs"),
-    json_path: Annotated[
-        Optional[Path], typer.Option("--json", metavar="FILE", help="Write the report here instead of a run folder.")
-    ] = None,
+    json_path: JsonOption = None,
     norm: GradcheckNormOption = None,
 ) -> None:
     """Check the hand-written LayerNorm gradients against finite differences and PyTorch.

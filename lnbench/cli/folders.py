@@ -17,6 +17,7 @@ from rich.table import Table
 from lnbench.cli.console import console, fail, guarded
 from lnbench.cli.plan import seeds_phrase
 from lnbench.cli.results import print_results
+from lnbench.config.words import joined
 from lnbench.names import RUN_KINDS, plural
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 def report_cmd(
     run_dirs: Annotated[
         list[Path],
-        typer.Argument(metavar="RUN_DIR...", help="Run folders (a compare, sweep, claims, train or invariance run)."),
+        typer.Argument(metavar="RUN_DIR...", help=f"Run folders (a {joined(RUN_KINDS)} run)."),
     ],
     out: Annotated[
         Optional[Path],

@@ -8,9 +8,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StrictBool, model_validator
 
 from lnbench.config.optimizers import LR_SCHEDULES, OPTIMIZERS
-from lnbench.config.ownership import section_refusals
+from lnbench.config.ownership import owners, section_refusals
 from lnbench.config.sections import Section
-from lnbench.config.words import described
+from lnbench.config.words import described, joined
 from lnbench.config.yaml12 import show_value
 
 MAX_WEIGHT_DECAY = 1e30  # train.weight_decay's largest: torch's float32 scalar overflows above ~3.4e38
@@ -18,6 +18,16 @@ MAX_WEIGHT_DECAY = 1e30  # train.weight_decay's largest: torch's float32 scalar 
 
 OPTIMIZER_NAMES = tuple(OPTIMIZERS)
 SCHEDULE_NAMES = tuple(LR_SCHEDULES)
+
+
+def _only(key: str) -> str:
+    """Whom the ``train`` key ``key`` applies to, as its description begins: ``sgd and rmsprop only``,
+    ``lr_schedule step only`` (the optimizers and schedules that declare it, :data:`OPTIMIZERS`,
+    :data:`LR_SCHEDULES`)."""
+    optimizers, schedules = owners("train.optimizer"), owners("train.lr_schedule")
+    if f"train.{key}" in optimizers:
+        return f"{joined(optimizers[f'train.{key}'], 'and')} only"
+    return f"lr_schedule {joined(schedules[f'train.{key}'], 'and')} only"
 
 
 class TrainConfig(Section):
@@ -54,10 +64,10 @@ class TrainConfig(Section):
         "Each parameter element has its own state, so each seed of an ensemble trains as it would alone.",
     )
     momentum: float = Field(
-        0.0, ge=0, lt=1, description="sgd and rmsprop only: the momentum factor (torch's momentum); 0: none."
+        0.0, ge=0, lt=1, description=f"{_only('momentum')}: the momentum factor (torch's momentum); 0: none."
     )
     nesterov: StrictBool = Field(
-        False, description="sgd only: Nesterov momentum (torch.optim.SGD's nesterov); needs momentum > 0."
+        False, description=f"{_only('nesterov')}: Nesterov momentum (torch.optim.SGD's nesterov); needs momentum > 0."
     )
     weight_decay: float = Field(
         0.0,
@@ -85,16 +95,16 @@ class TrainConfig(Section):
     lr_step_epochs: int | None = Field(
         None,
         ge=1,
-        description="lr_schedule step only (and needed there): the learning rate is multiplied by lr_gamma every "
+        description=f"{_only('lr_step_epochs')} (and needed there): the learning rate is multiplied by lr_gamma every "
         "this many epochs (StepLR's step_size); < epochs.",
     )
     lr_gamma: float = Field(
-        0.1, gt=0, lt=1, description="lr_schedule step only: the factor of each step (StepLR's gamma)."
+        0.1, gt=0, lt=1, description=f"{_only('lr_gamma')}: the factor of each step (StepLR's gamma)."
     )
     warmup_epochs: int | None = Field(
         None,
         ge=1,
-        description="lr_schedule warmup_cosine only (and needed there): the epochs of linear warm-up; < epochs.",
+        description=f"{_only('warmup_epochs')} (and needed there): the epochs of linear warm-up; < epochs.",
     )
     lr_by_batch_size: dict[Annotated[int, Field(ge=1)], Annotated[float, Field(gt=0, le=1e30)]] | None = Field(
         None,

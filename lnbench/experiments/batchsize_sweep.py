@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any
 
 from rich.table import Table
 
@@ -25,8 +25,6 @@ from lnbench.experiments import driver
 from lnbench.experiments.base import (
     Cell,
     Experiment,
-    ExperimentResult,
-    LaunchOptions,
     rows_of,
     seed_cells,
 )
@@ -109,15 +107,13 @@ class BatchSizeSweep(Experiment):
 BATCHSIZE_SWEEP = BatchSizeSweep()
 
 
-def batchsize_sweep(
-    cfg: RunConfig,
-    **options: Unpack[LaunchOptions],
-) -> ExperimentResult:
+batchsize_sweep = driver.entry(
+    BATCHSIZE_SWEEP,
     """``lnbench batchsize-sweep``: every norm (``sweep.norms``) x batch size
     (``sweep.batch_sizes``) x seed of ``sweep.family``; see the module docstring. ``options``:
     :class:`lnbench.experiments.base.LaunchOptions`.
 
     Raises:
         ConfigError: a batch size above ``data.n_train``, bad seeds, ..., before anything is written.
-    """
-    return driver.run(BATCHSIZE_SWEEP, cfg, **options)
+    """,
+)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any
 
 from rich.table import Table
 
@@ -24,8 +24,6 @@ from lnbench.experiments import driver
 from lnbench.experiments.base import (
     Cell,
     Experiment,
-    ExperimentResult,
-    LaunchOptions,
     comparisons_of,
     copy_sources,
     rows_of,
@@ -133,10 +131,8 @@ class Compare(Experiment):
 COMPARE = Compare()
 
 
-def compare(
-    cfg: RunConfig,
-    **options: Unpack[LaunchOptions],
-) -> ExperimentResult:
+compare = driver.entry(
+    COMPARE,
     """``lnbench compare``: every family x norm x seed of ``cfg`` (``compare.families``,
     ``compare.norms``, ``seeds``), on identical data per seed.
 
@@ -147,8 +143,8 @@ def compare(
 
     Raises:
         ConfigError: a config the comparison cannot run, before anything is written.
-    """
-    return driver.run(COMPARE, cfg, **options)
+    """,
+)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
 from lnbench.config import ConfigError, RunConfig
 from lnbench.config.checks import check_family_reads_task, check_norm_options, check_resume
@@ -200,6 +200,24 @@ def run(exp: Experiment, spec: Any, **options: Unpack[LaunchOptions]) -> Experim
     o = LaunchOptions(**{**LAUNCH_DEFAULTS, **options})
     cells = prepare(exp, spec, o["jobs"], o["launcher"], o["resume"])
     return execute(exp, spec, cells, **options)
+
+
+class Entry(Protocol):
+    """A kind's notebook function, ``lnbench.experiments.<kind>(cfg, **options)`` (:func:`entry`)."""
+
+    def __call__(self, cfg: RunConfig, **options: Unpack[LaunchOptions]) -> ExperimentResult: ...
+
+
+def entry(exp: Experiment, doc: str) -> Entry:
+    """The notebook function of a kind whose spec is its config: ``f(cfg, **options)`` is
+    :func:`run` ``(exp, cfg, **options)``, named after the kind, with the docstring ``doc``."""
+
+    def run_kind(cfg: RunConfig, **options: Unpack[LaunchOptions]) -> ExperimentResult:
+        return run(exp, cfg, **options)
+
+    run_kind.__name__ = run_kind.__qualname__ = exp.kind.replace("-", "_")
+    run_kind.__module__, run_kind.__doc__ = type(exp).__module__, doc
+    return run_kind
 
 
 def execute(exp: Experiment, spec: Any, cells: list[Cell], **options: Unpack[LaunchOptions]) -> ExperimentResult:

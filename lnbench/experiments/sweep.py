@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any
 
 from rich.table import Table
 
@@ -20,8 +20,6 @@ from lnbench.experiments import driver
 from lnbench.experiments.base import (
     Cell,
     Experiment,
-    ExperimentResult,
-    LaunchOptions,
     comparisons_of,
     copy_sources,
     run_name,
@@ -127,10 +125,8 @@ def same_settings(cells: Sequence[Cell], settings: list[dict]) -> list[int | Non
     return out
 
 
-def sweep(
-    cfg: RunConfig,
-    **options: Unpack[LaunchOptions],
-) -> ExperimentResult:
+sweep = driver.entry(
+    SWEEP,
     """``lnbench sweep``: every cell of ``cfg.sweep.grid`` x seed; see the module docstring.
 
     summary.json: ``grid``, ``cells`` (the aggregate per cell), ``rows`` (each with its cell's
@@ -138,5 +134,5 @@ def sweep(
 
     Raises:
         ConfigError: a bad grid, bad seeds, ..., before anything is written.
-    """
-    return driver.run(SWEEP, cfg, **options)
+    """,
+)

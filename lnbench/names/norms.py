@@ -93,6 +93,11 @@ class NormInfo:
         return tuple(self.options)
 
     @property
+    def normalizes(self) -> bool:
+        """It normalizes something: a layer on summed inputs, or the weights (every kind but none)."""
+        return self.layer is not None or self.reparametrizes_weights
+
+    @property
     def keys_without_effect(self) -> tuple[str, ...]:
         """The ``model`` keys that change nothing in a model with this norm, read off its
         capabilities: ``batch_norm_stats`` without batch statistics; ``norm_gain_init`` and
@@ -102,7 +107,7 @@ class NormInfo:
         keys = [] if self.uses_batch_statistics else ["batch_norm_stats"]
         if not self.has_gain:
             keys += ["norm_gain_init", "input_norm"]
-        if self.layer is None and not self.reparametrizes_weights:
+        if not self.normalizes:
             keys.append("norm_placement")
         return tuple(keys)
 

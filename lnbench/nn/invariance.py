@@ -16,10 +16,10 @@ single training case re-scaling       one case ``x_n -> delta x_n``
 
 with ``delta`` log-uniform in [0.1, 10] and ``gamma ~ N(0, I)``, several draws per cell.
 
-The methods are lnbench's own layers: :class:`lnbench.nn.batchnorm.BatchNorm1d` (training mode: batch
-statistics), weight normalization (:func:`lnbench.nn.weightnorm.weight_normalize`, g = 1),
-:class:`lnbench.nn.layernorm.LayerNorm`, :class:`lnbench.nn.rmsnorm.RMSNorm` (a fourth row, from Zhang & Sennrich 2019, Table 1, which the row derived below agrees with)
-and :class:`lnbench.nn.groupnorm.GroupNorm` with :data:`GROUPS` groups (a fifth row, derived below).
+The methods (:data:`METHODS`) are lnbench's own layers, one row per kind of the norm registry
+(:data:`lnbench.names.NORM_REGISTRY`) that normalizes something: BatchNorm in training mode (batch
+statistics), weight normalization with g = 1, GroupNorm with :data:`GROUPS` groups. The rows that are
+not in the paper's table (:data:`ROW_SOURCES`) are derived below.
 
 **Thresholds.** An exactly invariant method changes its output only through ``eps`` inside the
 square root and through float64 rounding. With ``v`` the variance (or mean square) a method
@@ -126,6 +126,18 @@ METHODS: dict[str, tuple[str, Callable[[torch.Tensor, torch.Tensor], Normalized]
 }
 
 
+#: each transformation of :data:`TRANSFORMATIONS` as the change it makes in place to ``(W, X)``,
+#: given ``delta``, ``gamma`` and the generator that picks the row or the case
+_CHANGES: dict[str, Callable[[torch.Tensor, torch.Tensor, float, torch.Tensor, np.random.Generator], object]] = {
+    "weight_matrix_rescaling": lambda W, X, delta, gamma, rng: W.mul_(delta),
+    "weight_matrix_recentering": lambda W, X, delta, gamma, rng: W.add_(gamma[None, :]),
+    "weight_vector_rescaling": lambda W, X, delta, gamma, rng: W[rng.integers(W.shape[0])].mul_(delta),
+    "dataset_rescaling": lambda W, X, delta, gamma, rng: X.mul_(delta),
+    "dataset_recentering": lambda W, X, delta, gamma, rng: X.add_(gamma[None, :]),
+    "single_case_rescaling": lambda W, X, delta, gamma, rng: X[rng.integers(X.shape[0])].mul_(delta),
+}
+
+
 def transform(
     name: str, W: torch.Tensor, X: torch.Tensor, rng: np.random.Generator
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -133,21 +145,10 @@ def transform(
     gamma, row or case; returns new tensors (the inputs are not modified)."""
     delta = float(np.exp(rng.uniform(np.log(0.1), np.log(10.0))))
     gamma = torch.from_numpy(rng.standard_normal(W.shape[1]))
-    W, X = W.clone(), X.clone()
-    if name == "weight_matrix_rescaling":
-        W *= delta
-    elif name == "weight_matrix_recentering":
-        W += gamma[None, :]
-    elif name == "weight_vector_rescaling":
-        W[rng.integers(W.shape[0])] *= delta
-    elif name == "dataset_rescaling":
-        X *= delta
-    elif name == "dataset_recentering":
-        X += gamma[None, :]
-    elif name == "single_case_rescaling":
-        X[rng.integers(X.shape[0])] *= delta
-    else:
+    if name not in _CHANGES:
         raise ValueError(f"unknown transformation {name!r}; allowed: {', '.join(t for t, _ in TRANSFORMATIONS)}")
+    W, X = W.clone(), X.clone()
+    _CHANGES[name](W, X, delta, gamma, rng)
     return W, X
 
 

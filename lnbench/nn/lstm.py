@@ -215,9 +215,7 @@ class LSTM(RecurrentClassifier):
     """
 
     cell: LSTMCellWithNorm
-
-    def make_cell(self, input_size: int) -> LSTMCellWithNorm:
-        return LSTMCellWithNorm(self.cfg, input_size, self.seq_len, self.members)
+    cell_type = LSTMCellWithNorm
 
     def layer_states(self, cell: nn.Module, x: torch.Tensor, units: list[torch.Tensor] | None) -> list[torch.Tensor]:
         """h_1 .. h_T of one layer as graph nodes of the recurrence; ``units``, if given, receives
@@ -231,7 +229,4 @@ class LSTM(RecurrentClassifier):
         for t in range(x.shape[-2]):
             state = cell.step(input_terms[..., t, :], state, t, W_h, units)
             states.append(state[0])
-        for norm in cell.norms:
-            if isinstance(norm, Norm):
-                norm.end_sequence()
         return states

@@ -5,13 +5,14 @@ num_classes, S members."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, Self, runtime_checkable
 
 import torch
 from torch import nn
 
 from lnbench.config import ModelConfig
-from lnbench.nn.base import copy_members
+from lnbench.nn.base import Norm, copy_members
 from lnbench.nn.ensemble_linear import EnsembleLinear
 from lnbench.nn.fused import FusedSpec, LayerStates, Unrolled, kernel_covers, unroll_fused
 
@@ -25,12 +26,20 @@ class FusedCell(Protocol):
     def fused_spec(self) -> FusedSpec: ...
 
 
+@runtime_checkable
+class NormedCell(Protocol):
+    """A recurrent cell that lists its norm layers (each told when a sequence ends)."""
+
+    @property
+    def norms(self) -> list[nn.Module]: ...
+
+
 class RecurrentClassifier(nn.Module):
     """What the recurrent families share (:class:`SimpleRNN`, :class:`lnbench.nn.lstm.LSTM`): a stack
     of ``model.num_layers`` cells, each unrolled over T steps from a zero state (layer l > 1 reads
     layer l - 1's h_1 .. h_T as its input sequence, as ``torch.nn.RNN(num_layers=L)``), ``Linear(H, C)``
     on the top layer's h_T, and the seed ensemble's member axis (:meth:`stack`). A subclass builds
-    its cells with :meth:`make_cell` and defines :meth:`layer_states`; its cells say what the
+    its cells with :meth:`make_cell` (its :attr:`cell_type`) and defines :meth:`layer_states`; its cells say what the
     C++ kernel runs (``fused_spec()``: :class:`lnbench.nn.fused.FusedSpec`).
 
     Every layer is a cell of its own, with its own norms and gains (each normalized as its paper
@@ -57,6 +66,8 @@ class RecurrentClassifier(nn.Module):
 
     use_kernel: bool
     cell: nn.Module  # layer 1
+    #: one layer's cell class, called as ``cell_type(cfg, input_size, seq_len, members)``
+    cell_type: Callable[[ModelConfig, int, int | None, int | None], nn.Module]
     head: nn.Module
 
     def __init__(
@@ -75,8 +86,9 @@ class RecurrentClassifier(nn.Module):
         self._build_layers()
 
     def make_cell(self, input_size: int) -> nn.Module:
-        """One layer's cell reading ``input_size`` features per timestep (the subclass's)."""
-        raise NotImplementedError
+        """One layer's cell reading ``input_size`` features per timestep: the subclass's
+        :attr:`cell_type`."""
+        return self.cell_type(self.cfg, input_size, self.seq_len, self.members)
 
     def _build_layers(self) -> None:
         """Build the L cells (:meth:`make_cell`, bottom first: layer 1 reads the input, the others
@@ -123,9 +135,15 @@ class RecurrentClassifier(nn.Module):
         return unroll_fused(cell, x, cell.fused_spec(), members=self.members, probe=probe)
 
     def _unroll_python(self, cell: nn.Module, x: torch.Tensor, probe: bool) -> LayerStates:
-        """One layer by :meth:`layer_states`, with its probes."""
+        """One layer by :meth:`layer_states`, with its probes; then each norm's
+        :meth:`lnbench.nn.base.Norm.end_sequence` (recurrent BatchNorm: one running-statistics
+        update per training step)."""
         units: list[torch.Tensor] | None = [] if probe else None
         states = self.layer_states(cell, x, units)
+        assert isinstance(cell, NormedCell)
+        for norm in cell.norms:
+            if isinstance(norm, Norm):
+                norm.end_sequence()
         H = self.cfg.hidden_size
         hidden = (
             torch.stack(states, dim=-2) if states else x.new_zeros(*x.shape[:-2], 0, H)

@@ -22,7 +22,6 @@ import torch
 from torch import nn
 
 from lnbench.config import ModelConfig
-from lnbench.nn.base import Norm
 from lnbench.nn.fused import FusedSpec
 from lnbench.nn.recurrent import RecurrentClassifier
 from lnbench.nn.registry import norm_kind
@@ -187,9 +186,7 @@ class SimpleRNN(RecurrentClassifier):
     """
 
     cell: RNNCellWithNorm
-
-    def make_cell(self, input_size: int) -> RNNCellWithNorm:
-        return RNNCellWithNorm(self.cfg, input_size, self.seq_len, self.members)
+    cell_type = RNNCellWithNorm
 
     def layer_states(self, cell: nn.Module, x: torch.Tensor, units: list[torch.Tensor] | None) -> list[torch.Tensor]:
         """The T hidden states h_1 .. h_T of one layer (see :meth:`RecurrentClassifier.layer_states`);
@@ -201,7 +198,4 @@ class SimpleRNN(RecurrentClassifier):
         for t in range(x.shape[-2]):
             h = cell(x[..., t, :], h, t, weights)  # (B, H) or (S, B, H)
             states.append(h)
-        for norm in cell.norms:
-            if isinstance(norm, Norm):
-                norm.end_sequence()  # recurrent BatchNorm: one running-statistics update per training step
         return states

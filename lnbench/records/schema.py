@@ -353,6 +353,20 @@ def run_facts(manifest: dict) -> tuple[float | None, list[str] | None, bool | No
     return manifest.get("wall_seconds"), manifest.get("warnings"), together
 
 
+#: the per-epoch series of metrics.json whose last value a row keeps as ``final_<name>``
+FINAL_SERIES = (
+    "test_acc",
+    "test_acc_batch_stats",
+    "train_loss",
+    "test_loss",
+    "val_acc",
+    "val_loss",
+    "scale_spearman",
+    "saturation",
+    "grad_ratio",
+)
+
+
 def summary_row(
     m: Metrics,
     target_acc: float,
@@ -374,10 +388,7 @@ def summary_row(
         seed=m.seed,
         status=m.status,
         epochs_completed=len(m.epochs),
-        final_test_acc=last(m.test_acc),
-        final_test_acc_batch_stats=last(m.test_acc_batch_stats or []),
-        final_train_loss=last(m.train_loss),
-        final_test_loss=last(m.test_loss),
+        **{f"final_{name}": last(getattr(m, name)) for name in FINAL_SERIES},
         mean_train_loss=None if diverged or not finite else sum(finite) / len(finite),
         first_epoch_at_target=first_epoch_at(m.val_acc if selected_on == "val" else m.test_acc, target_acc),
         n_test=m.n_test,
@@ -388,12 +399,7 @@ def summary_row(
         task=m.task,
         num_classes=m.num_classes,
         n_val=m.n_val,
-        final_val_acc=last(m.val_acc),
-        final_val_loss=last(m.val_loss),
         selected_on=selected_on,
-        final_scale_spearman=last(m.scale_spearman),
-        final_saturation=last(m.saturation),
-        final_grad_ratio=last(m.grad_ratio),
         wall_seconds=wall_seconds,
         trained_together=trained_together,
         warnings=list(warnings or []),

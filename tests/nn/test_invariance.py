@@ -7,6 +7,7 @@ import torch
 from conftest import runner
 
 from lnbench.cli.app import app
+from lnbench.names import NORM_REGISTRY
 from lnbench.nn import invariance as inv
 
 # Ba, Kiros & Hinton 2016, Table 1, typed from the paper (columns in section 5.1's order)
@@ -32,6 +33,15 @@ def test_expected_table_is_the_papers():
         "dataset_recentering",
         "single_case_rescaling",
     ]
+
+
+def test_the_table_has_a_row_for_each_norm_kind_that_normalizes_as_the_help_says():
+    """The rows (METHODS) are the registry's kinds that normalize something, the set ``lnbench
+    invariance --help`` names by label; the oracle is the registry, read with no row in mind."""
+    normalizing = {kind for kind, info in NORM_REGISTRY.items() if info.normalizes}
+    assert set(inv.METHODS) == set(inv.EXPECTED) == normalizing == {"batch", "weight", "layer", "rms", "group"}
+    help_text = runner.invoke(app, ["invariance", "--help"], env={"COLUMNS": "400"}).output
+    assert "(Table 1) for BatchNorm, LayerNorm, RMSNorm, WeightNorm and GroupNorm." in help_text
 
 
 def test_every_measured_cell_agrees_with_a_clear_margin():

@@ -31,6 +31,7 @@ from lnbench.report.figures.style import (
     layer_styles,
     mean_band,
     norm_legend_label,
+    note_empty,
     panel_title,
     set_log_y,
     shaded,
@@ -80,17 +81,7 @@ def figure_test_accuracy(
                     textcoords="offset points", ha="right", va="bottom", fontsize=7, color="0.4")  # fmt: skip
         shown = [v for r in runs for v in (r.test_acc or []) + (r.test_acc_batch_stats or []) if v is not None]
         if not shown:
-            ax.text(
-                0.5,
-                0.5,
-                "nothing to draw: no run finished an epoch\n(every run diverged in its first)",
-                transform=ax.transAxes,
-                ha="center",
-                va="center",
-                fontsize=9,
-                color="0.3",
-            )
-            ax.set_xticks([])
+            note_empty(ax, "nothing to draw: no run finished an epoch\n(every run diverged in its first)")
         low = min([chance - 0.1, target_acc - 0.05, *shown])  # the target, chance and every curve stay in view
         ax.set(title=panel_title(family), xlabel="epoch", ylabel="test accuracy", ylim=(max(0.0, low - 0.02), 1.01))
         ax.grid(alpha=0.3)

@@ -151,6 +151,12 @@ def family_axes(n: int, title: str):
     return fig, axes[0]
 
 
+def note_empty(ax, why: str) -> None:
+    """Say in the middle of the axes ``ax`` why they draw nothing (``why``), without x ticks."""
+    ax.text(0.5, 0.5, why, transform=ax.transAxes, ha="center", va="center", fontsize=9, color="0.3")
+    ax.set_xticks([])
+
+
 def set_log_y(ax, why_empty: str = "no positive value to draw") -> None:
     """Put ``ax`` on a log y scale if it has anything positive to draw, and say what it cannot show.
 
@@ -163,18 +169,8 @@ def set_log_y(ax, why_empty: str = "no positive value to draw") -> None:
     ]  # not axvline marks
     values = [np.asarray(ln.get_ydata(), dtype=float) for ln in lines]
     if not any((v[np.isfinite(v)] > 0).any() for v in values):
-        ax.text(
-            0.5,
-            0.5,
-            f"nothing to draw on a log scale:\n{why_empty}",
-            transform=ax.transAxes,
-            ha="center",
-            va="center",
-            fontsize=9,
-            color="0.3",
-        )
+        note_empty(ax, f"nothing to draw on a log scale:\n{why_empty}")
         ax.set_yticks([])
-        ax.set_xticks([])
         ax.set_ylabel(ax.get_ylabel().replace(", log scale", "").replace(" (log scale)", ""))
         return
     ax.set_yscale("log")

@@ -25,10 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from lnbench.config import DataConfig
 from lnbench.names import DIGITS_TEST_PER_CLASS
 from lnbench.training.data import TaskData
-from lnbench.training.tasks.images import image_task_data, stratified_split
+from lnbench.training.tasks.images import image_task_data, stratified_split, task_maker
 
 SPLIT_SEED = 0  # the fixed split's generator
 CLASSES = 10
@@ -66,7 +65,5 @@ def make_digits_data(
     return image_task_data(digits_split(), n_train, n_test, SIDE, digits_order, permutation_seed, "digits", CLASSES)
 
 
-def make(cfg: DataConfig, seed: int = 0) -> TaskData:
-    """The digits of ``cfg`` (``n_train``, ``n_test``, ``digits_order``, ``permutation_seed``);
-    the same for every ``seed``."""
-    return make_digits_data(cfg.n_train, cfg.n_test, cfg.digits_order, cfg.permutation_seed)
+#: the registry's maker: the digits of a data config, the same for every seed
+make = task_maker(make_digits_data, "digits_order")

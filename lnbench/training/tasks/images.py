@@ -13,7 +13,7 @@ orders in which an image of ``side x side`` pixels becomes a sequence.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -103,6 +103,17 @@ def as_sequences(X: np.ndarray, side: int, order: str, permutation_seed: int = 0
     if order not in ("pixels", "permuted"):
         raise ValueError(f"order: {order!r}; allowed: {', '.join(ORDERS)}")
     return X[:, pixel_order(order, side * side, permutation_seed)][:, :, None].astype(np.float32)
+
+
+def task_maker(make_data: Callable[[int, int, str, int], TaskData], order_key: str) -> Callable[..., TaskData]:
+    """An image task's ``make(cfg, seed=0)`` (its registry maker, :data:`lnbench.names.TASKS`):
+    ``make_data(n_train, n_test, order, permutation_seed)`` of the data config ``cfg``, its order
+    read from the key ``order_key``; the same for every ``seed`` (the split is fixed)."""
+
+    def make(cfg: DataConfig, seed: int = 0) -> TaskData:
+        return make_data(cfg.n_train, cfg.n_test, getattr(cfg, order_key), cfg.permutation_seed)
+
+    return make
 
 
 def image_task_data(

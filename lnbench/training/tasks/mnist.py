@@ -26,10 +26,9 @@ import functools
 
 import numpy as np
 
-from lnbench.config import DataConfig
 from lnbench.names import MNIST_TEST_PER_CLASS
 from lnbench.training.data import TaskData
-from lnbench.training.tasks.images import image_task_data, stratified_split
+from lnbench.training.tasks.images import image_task_data, stratified_split, task_maker
 
 SPLIT_SEED = 0  # the fixed split's generator
 CLASSES = 10
@@ -71,7 +70,5 @@ def make_mnist_data(
     return image_task_data(mnist_split(), n_train, n_test, SIDE, mnist_order, permutation_seed, "mnist", CLASSES)
 
 
-def make(cfg: DataConfig, seed: int = 0) -> TaskData:
-    """The MNIST images of ``cfg`` (``n_train``, ``n_test``, ``mnist_order``, ``permutation_seed``);
-    the same for every ``seed``."""
-    return make_mnist_data(cfg.n_train, cfg.n_test, cfg.mnist_order, cfg.permutation_seed)
+#: the registry's maker: the MNIST images of a data config, the same for every seed
+make = task_maker(make_mnist_data, "mnist_order")
