@@ -19,7 +19,6 @@ import errno
 import json
 import math
 import os
-import re
 import shutil
 from pathlib import Path
 
@@ -302,6 +301,7 @@ def test_show_prints_what_the_run_printed(mixed_runs):
 
 
 def _readme_seaborn_block() -> str:
+    import re
 
     block = next(b for b in re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(), re.S) if "sns." in b)
     assert len(block.strip().splitlines()) == 5
@@ -310,12 +310,14 @@ def _readme_seaborn_block() -> str:
 
 def _readme_curves(block: str) -> list[str]:
     """The columns the README's lineplot draws one curve per combination of (hue, style, ...)."""
+    import re
 
     call = re.search(r"sns\.lineplot\((.*)\)", block).group(1)
     return [v for k, v in re.findall(r'\b(hue|style|units|size)="([^"]+)"', call)]
 
 
 def _run_readme_block(block: str, folder: Path, tmp_path, monkeypatch) -> dict:
+    import re
 
     import matplotlib.pyplot as plt
 
