@@ -1,4 +1,5 @@
-"""End to end through the Typer CLI on tiny configs (the checking commands: test_checking.py)."""
+"""End to end through the Typer CLI on tiny configs (the checking commands: test_checking.py; the
+commands' list and help texts: test_app.py)."""
 
 import json
 import math
@@ -307,31 +308,6 @@ def test_bad_option_type_exits_2(tmp_path):
     result = runner.invoke(app, ["compare", "--seed", "x", "--runs-dir", str(tmp_path)])
     assert result.exit_code == 2 and "--seed" in result.output
     assert not any(tmp_path.iterdir())
-
-
-def test_help_lists_every_command():
-    result = runner.invoke(app, ["--help"])
-    assert result.exit_code == 0
-    for cmd in ("train", "compare", "batchsize-sweep", "gradcheck"):
-        assert cmd in result.output
-
-
-def test_every_help_text_is_printed_whole():
-    """Every command's and option's help reaches the screen character for character, brackets
-    included (Rich would read "lnbench[tensorboard]" or "-g compare.norms=[...]" as markup)."""
-    import typer.main
-
-    group = typer.main.get_command(app)
-    commands = group.commands  # type: ignore[attr-defined]
-    assert len(commands) >= 11
-    for name, command in commands.items():
-        result = runner.invoke(app, [name, "--help"], env={"COLUMNS": "80"})
-        assert result.exit_code == 0
-        shown = re.sub(r"[\s│╭╮╰╯─]+", "", result.output)
-        texts = [command.help or ""] + [p.help for p in command.params if getattr(p, "help", None)]
-        for text in texts:  # word by word: a wrapped table row interleaves an option's columns
-            assert [w for w in text.split() if w not in shown] == [], (name, text)
-    assert "lnbench[tensorboard]" in runner.invoke(app, ["train", "--help"]).output
 
 
 def test_compare_with_two_seeds_prints_and_stores_the_aggregate(tmp_path):
