@@ -172,3 +172,28 @@ def test_grouped_batch_statistics_refuse_a_partial_group():
     assert bn.batch_group is None
     with pytest.raises(ValueError, match="group_size must be >= 1, got 0"), batch_statistics(bn, group_size=0):
         pass
+
+
+def test_unbiased_batchnorm_divides_by_the_unbiased_batch_variance():
+    """``unbiased=True``: ``gamma (x - mean) / sqrt(var * n / (n - 1) + eps) + beta`` (a hand computation
+    with ``Tensor.var(unbiased=True)``), gradients by ``torch.autograd.gradcheck``; the running statistics
+    and eval mode are those of the biased layer; one value per feature still gives beta."""
+    torch.manual_seed(0)
+    x = (torch.randn(4, 7, dtype=torch.float64) * 3 + 1).requires_grad_()
+    biased, unbiased = BatchNorm1d(7).double(), BatchNorm1d(7, unbiased=True).double()
+    for layer in (biased, unbiased):
+        with torch.no_grad():
+            layer.gamma.copy_(torch.linspace(0.5, 1.5, 7))
+            layer.beta.copy_(torch.linspace(-1, 1, 7))
+    want = unbiased.gamma * (x - x.mean(0)) / torch.sqrt(x.var(0, unbiased=True) + 1e-5) + unbiased.beta
+    torch.testing.assert_close(unbiased(x), want, atol=1e-12, rtol=1e-12)
+    assert not torch.allclose(biased(x), want)
+    assert torch.autograd.gradcheck(
+        lambda a, g: BatchNorm1d(7, unbiased=True).double()(a) * g, (x, torch.rand(7, dtype=torch.float64))
+    )
+    torch.testing.assert_close(unbiased.running_var, biased.running_var)
+    unbiased.eval(), biased.eval()
+    torch.testing.assert_close(unbiased(x), biased(x))
+    one = BatchNorm1d(7, unbiased=True).double().train()
+    with pytest.warns(UserWarning):
+        torch.testing.assert_close(one(x[:1]), one.beta.expand(1, 7))
