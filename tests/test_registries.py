@@ -78,15 +78,6 @@ def test_no_experiment_kind_name_is_compared_outside_the_registries():
     assert name_comparisons(set(EXPERIMENTS)) == []
 
 
-def test_the_torch_free_list_of_run_kinds_is_the_experiment_registry():
-    """lnbench.names.RUN_KINDS (read by ``ls --kind``'s help, which imports no torch) names every
-    kind of lnbench.experiments.registry.EXPERIMENTS, in its order."""
-    from lnbench.experiments.registry import EXPERIMENTS
-    from lnbench.names import RUN_KINDS
-
-    assert RUN_KINDS == tuple(EXPERIMENTS)
-
-
 def test_the_check_sees_a_planted_kind_comparison(tmp_path):
     (tmp_path / "planted.py").write_text(
         'def f(manifest):\n    return manifest.get("kind") == "train" or manifest["kind"] in ("invariance", "gradcheck")\n'

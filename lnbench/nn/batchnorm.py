@@ -10,7 +10,7 @@ Batch Normalization (Ioffe & Szegedy 2015, Algorithm 1) normalizes each feature 
     running = (1 - momentum) * running + momentum * batch   (running_var: the unbiased batch variance)
 
 Mirrors ``torch.nn.BatchNorm1d`` (argument names, running-statistics rule), the oracle in
-``tests/nn/test_norms.py``. The forward and backward in training are
+``tests/nn/test_batchnorm.py``. The forward and backward in training are
 :class:`lnbench.nn.layernorm.NormalizeAffine` over the batch axes (two-pass variance).
 """
 

@@ -7,7 +7,7 @@ over its ``features`` D (the last axis)::
     y    = gamma * (x - mean) / sqrt(var + eps) + beta
 
 It mirrors PyTorch's argument names and numerics (``torch.nn.LayerNorm``,
-``torch.nn.functional.layer_norm``), the oracles in ``tests/nn/test_norms.py``. The variance is
+``torch.nn.functional.layer_norm``), the oracles in ``tests/nn/test_layernorm.py``. The variance is
 always computed in two passes, ``mean((x - mean)^2)``, never as ``E[x^2] - E[x]^2``: the latter
 cancels catastrophically for inputs with a large mean (float32 ``40000 + [0, 1, 2, 3]`` gives NaN).
 

@@ -10,7 +10,7 @@ Backward (hand-written, the same x-hat form as LayerNorm without the mean term),
 
     dx = (g - x_hat * mean(g * x_hat)) / rms        dgamma = sum(grad_y * x_hat)
 
-Oracle: ``torch.nn.RMSNorm(D, eps=eps)`` (``tests/nn/test_norms_rms_weight.py``).
+Oracle: ``torch.nn.RMSNorm(D, eps=eps)`` (``tests/nn/test_rmsnorm.py``).
 """
 
 from __future__ import annotations

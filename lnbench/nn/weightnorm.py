@@ -11,7 +11,7 @@ by statistics of the data (it does not depend on the batch, and it is not invari
 data's scale: Ba et al. 2016, Table 1). Gradients flow through the formula (torch autograd).
 
 Oracle: ``torch.nn.utils.parametrizations.weight_norm(nn.Linear(...), dim=0)``
-(``tests/nn/test_norms_rms_weight.py``). In the norm registry (:mod:`lnbench.nn.registry`) the kind
+(``tests/nn/test_weightnorm.py``). In the norm registry (:mod:`lnbench.nn.registry`) the kind
 ``weight`` ``reparametrizes_weights``: the models build these layers, and their norm positions are
 the identity.
 """

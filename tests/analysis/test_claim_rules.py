@@ -1,5 +1,6 @@
-"""The claims' decision rules at their boundaries, the shipped claims pinned, and every number and
-sentence a claim reports, against hand computations.
+"""The claims' decision rules at their boundaries (lnbench.analysis.claims), and every number and
+sentence a claim reports, against hand computations (the shipped claims pinned:
+test_claim_catalogue.py; the regimes and cells: tests/experiments/test_claim_regimes.py).
 
 Each rule is checked on both sides of each boundary and exactly on it; the expected verdicts
 follow the module docstring of :mod:`lnbench.analysis.claims`: an equivalence claim is held only
@@ -12,18 +13,14 @@ import math
 from dataclasses import replace
 
 import pytest
-from conftest import REPO
 from scipy.stats import t as t_dist
 
 from lnbench.analysis import claim_catalogue
 from lnbench.analysis import claims as claim_rules
-from lnbench.analysis.claim_catalogue import CLAIMS, Claim, Condition, select_claims
+from lnbench.analysis.claim_catalogue import Claim, Condition, select_claims
 from lnbench.analysis.claims import ClaimResult, claim_sentences, evaluate_claims, format_effect, metric_value
 from lnbench.analysis.metrics import format_amount, format_level
 from lnbench.config import ConfigError, RunConfig
-from lnbench.experiments.claim_regimes import cells_needed, load_regimes, regimes_yaml, setting_name
-from lnbench.experiments.claims import CLAIMS as CLAIMS_EXPERIMENT
-from lnbench.experiments.claims import ClaimsSpec
 from lnbench.records.schema import SummaryRow
 
 
@@ -65,84 +62,6 @@ def evaluate(c, a_values, b_values, chance=None, a_bs=64, b_bs=64, regimes=REGIM
     }
     (result,) = evaluate_claims([c], rows, regimes, chance)
     return result
-
-
-# ---------------------------------------------------------------- the shipped claims
-
-
-FASTER = "LayerNorm converges faster than NoNorm"
-STABLE = "LayerNorm stabilises hidden-state dynamics against input scale"
-BS_FREE = "LayerNorm adds no batch-size dependence of its own (batch size 1 vs 64, net of NoNorm's)"
-BN_BS1 = "BatchNorm degrades at batch size 1 beyond NoNorm's change (batch size 1 vs 64)"
-SEPARATE = "Normalizing the recurrent and input terms separately lets the RNN learn the memory task that NoNorm cannot"
-JOINT = "In the joint placement LayerNorm does not let the RNN learn more than NoNorm"
-LN_BN = "In the separate placement LayerNorm is as accurate as BatchNorm (both gains start at 1)"
-LN_BN01 = "In the separate placement LayerNorm is as accurate as BatchNorm with both gains starting at 0.1"
-LSTM_LN_BN = "In the LSTM, LayerNorm is as accurate as BatchNorm, each at its paper's initial gains (LN 1, BN 0.1)"
-LSTM_LN_BN01 = (
-    "At equal initial gains (0.1) the LN-LSTM is as accurate as the BN-LSTM: the BN-LSTM's advantage is its gain"
-)
-LSTM_LN_BN1 = "At equal initial gains (1) the LN-LSTM is as accurate as the BN-LSTM"
-LSTM_GAIN = "The LN-LSTM with gains starting at 0.1 is more accurate than with gains starting at 1"
-LSTM_LN_BN_FAST = "In the LSTM, LayerNorm converges faster than BatchNorm"
-L, N, BN = ("layer", None, None), ("none", None, None), ("batch", None, None)
-L01, BN01, L1, BN1 = ("layer", None, 0.1), ("batch", None, 0.1), ("layer", None, 1.0), ("batch", None, 1.0)
-L_1, L_64, BN_1, BN_64 = ("layer", 1, None), ("layer", 64, None), ("batch", 1, None), ("batch", 64, None)
-NET = (("none", 1, None), ("none", 64, None))  # a difference in differences net of NoNorm's change from 64 to 1
-NET_4 = (("none", 4, None), ("none", 128, None))
-
-#: id, regime, family, metric, a (norm, batch size, gain), b, direction, margin, text, net (None or its two
-#: conditions): the shipped claims, in table order
-SHIPPED = [
-    ("rnn_faster_default", "default", "rnn", "mean_train_loss", L, N, "less", 0.02, FASTER, None),
-    ("rnn_separate_learns", "separate_placement", "rnn", "final_test_acc", N, L, "less", 0.02, SEPARATE, None),
-    ("rnn_joint_does_not_learn", "default", "rnn", "final_test_acc", L, N, "equal", 0.02, JOINT, None),
-    ("rnn_separate_ln_vs_bn", "separate_placement", "rnn", "final_test_acc", L, BN, "equal", 0.02, LN_BN, None),
-    ("rnn_separate_ln_vs_bn_gain01", "separate_placement", "rnn", "final_test_acc", L01, BN01, "equal", 0.02, LN_BN01, None),
-    ("rnn_faster_unstable", "unstable_recurrence", "rnn", "mean_train_loss", L, N, "less", 0.02, FASTER, None),
-    ("rnn_scale_invariant", "large_input_scale", "rnn", "abs_scale_spearman", L, N, "less", 0.1, STABLE, None),
-    ("rnn_ln_batch_size", "small_batches", "rnn", "final_test_acc", L_1, L_64, "equal", 0.02, BS_FREE, NET),
-    ("rnn_bn_batch_size_1", "small_batches", "rnn", "final_test_acc", BN_1, BN_64, "less", 0.02, BN_BS1, NET),
-    ("tf_faster", "default", "transformer", "mean_train_loss", L, N, "less", 0.02, FASTER, None),
-    ("tf_scale_invariant", "default", "transformer", "abs_scale_spearman", L, N, "less", 0.1, STABLE, None),
-    ("tf_scale_invariant_prenorm_only", "transformer_no_input_norm", "transformer", "abs_scale_spearman", L, N, "less", 0.1, STABLE, None),
-    ("tf_ln_batch_size", "small_batches_transformer", "transformer", "final_test_acc", L_1, L_64, "equal", 0.02, BS_FREE, NET),
-    ("tf_bn_batch_size_1", "small_batches_transformer", "transformer", "final_test_acc", BN_1, BN_64, "less", 0.02, BN_BS1, NET),
-    ("lstm_faster", "lstm", "lstm", "mean_train_loss", L, N, "less", 0.02, "LayerNorm speeds up LSTM training", None),
-    ("lstm_ln_more_accurate", "lstm", "lstm", "final_test_acc", N, L, "less", 0.02, "LayerNorm improves the LSTM's accuracy on the memory task", None),
-    ("lstm_ln_vs_bn", "lstm", "lstm", "final_test_acc", L, BN, "equal", 0.02, LSTM_LN_BN, None),
-    ("lstm_ln_vs_bn_gain01", "lstm", "lstm", "final_test_acc", L01, BN01, "equal", 0.02, LSTM_LN_BN01, None),
-    ("lstm_ln_vs_bn_gain1", "lstm", "lstm", "final_test_acc", L1, BN1, "equal", 0.02, LSTM_LN_BN1, None),
-    ("lstm_ln_gain01_more_accurate", "lstm", "lstm", "final_test_acc", L1, L01, "less", 0.02, LSTM_GAIN, None),
-    ("lstm_ln_faster_than_bn", "lstm", "lstm", "mean_train_loss", L, BN, "less", 0.02, LSTM_LN_BN_FAST, None),
-    ("lstm_ln_faster_than_bn_gain01", "lstm", "lstm", "mean_train_loss", L01, BN01, "less", 0.02, LSTM_LN_BN_FAST + " at equal initial gains (0.1)", None),
-    ("lstm_ln_batch_size", "lstm_small_batches", "lstm", "final_test_acc", L_1, L_64, "equal", 0.02, BS_FREE, NET),
-    ("lstm_bn_batch_size_1", "lstm_small_batches", "lstm", "final_test_acc", BN_1, BN_64, "less", 0.02, BN_BS1, NET),
-    ("rnn_faster_sgd", "rnn_sgd", "rnn", "mean_train_loss", L, N, "less", 0.02, FASTER + ", with SGD with momentum", None),
-    ("tf_faster_sgd", "transformer_sgd", "transformer", "mean_train_loss", L, N, "less", 0.02, FASTER + ", with SGD with momentum", None),
-    ("lstm_faster_sgd", "lstm_sgd", "lstm", "mean_train_loss", L, N, "less", 0.02, "LayerNorm speeds up LSTM training, with SGD with momentum", None),
-    ("mlp_bn_batch_size_4", "figure6", "mlp", "final_test_acc", ("batch", 4, None), ("batch", 128, None), "less", 0.01, "BatchNorm degrades at batch size 4 beyond NoNorm's change (batch size 4 vs 128; Ba et al. Figure 6)", NET_4),
-    ("mlp_ln_batch_size", "figure6", "mlp", "final_test_acc", ("layer", 4, None), ("layer", 128, None), "equal", 0.01, "LayerNorm adds no batch-size dependence of its own (batch size 4 vs 128, net of NoNorm's; Ba et al. Figure 6)", NET_4),
-    ("mlp_ln_faster_than_bn_bs4", "figure6", "mlp", "mean_train_loss", ("layer", 4, None), ("batch", 4, None), "less", 0.02, "At batch size 4 LayerNorm's training loss falls faster than BatchNorm's (Ba et al. Figure 6, right)", None),
-    ("mlp_ln_vs_bn_bs128", "figure6", "mlp", "final_test_acc", ("layer", 128, None), ("batch", 128, None), "equal", 0.01, "At batch size 128 LayerNorm is as accurate as BatchNorm (Ba et al. Figure 6, left)", None),
-]  # fmt: skip
-
-
-def _setting(c):
-    return (c.norm, c.batch_size, c.gain)
-
-
-def test_the_shipped_claims_are_pinned():
-    """A changed claim (its conditions, gains, net, metric, direction, margin or words) must be a reviewed change of this table."""
-    got = [
-        (c.id, c.regime, c.family, c.metric, _setting(c.a), _setting(c.b), c.direction, c.margin, c.text)
-        + (None if c.net is None else tuple(_setting(x) for x in c.net),)
-        for c in CLAIMS
-    ]
-    assert got == SHIPPED
-    assert claim_catalogue.CLAIM_IDS == tuple(e[0] for e in SHIPPED)
-    for c in CLAIMS:
-        assert (REPO / "configs" / "claims" / f"{c.regime}.yaml").is_file(), c.regime  # every regime has its preset
 
 
 # ---------------------------------------------------------------- equivalence: the interval against the margin
@@ -390,22 +309,6 @@ def test_metric_value_is_the_absolute_correlation_for_scale_claims():
     assert metric_value(r, "abs_scale_spearman") is None
 
 
-@pytest.mark.parametrize(
-    "metric,x,signed,text",
-    [
-        ("final_test_acc", 0.015, True, "+1.5 points"),
-        ("final_test_acc", -0.02, True, "-2.0 points"),
-        ("final_test_acc", 0.02, False, "2.0 points"),
-        ("mean_train_loss", 0.02, False, "0.020 nats"),
-        ("mean_train_loss", -0.0834, True, "-0.083 nats"),
-        ("abs_scale_spearman", 0.1, False, "0.10"),
-        ("abs_scale_spearman", 0.123, True, "+0.12"),
-    ],
-)
-def test_format_amount(metric, x, signed, text):
-    assert format_amount(metric, x, signed) == text
-
-
 def test_format_level_and_effect():
     assert format_level("final_test_acc", 0.9355) == "93.5%" and format_level("mean_train_loss", 0.2641) == "0.264 nats"
     assert format_level("abs_scale_spearman", 0.061) == "0.06"
@@ -439,123 +342,7 @@ def test_claim_sentences_by_hand():
     ]
 
 
-# ---------------------------------------------------------------- selecting claims, regimes and cells
-
-
-def test_select_claims_keeps_the_table_order():
-    assert [c.id for c in select_claims(["tf_faster", "rnn_faster_default"])] == ["rnn_faster_default", "tf_faster"]
-    assert select_claims([]) == list(CLAIMS)
-    with pytest.raises(ConfigError, match="--only: unknown claim 'x'"):
-        select_claims(["tf_faster", "x"])
-
-
-def test_cells_needed_lists_each_setting_once_with_the_regimes_batch_size():
-    regimes = {"small_batches": RunConfig(), "default": RunConfig().with_changes(train__batch_size=32)}
-    needed = cells_needed(select_claims(["rnn_faster_default", "rnn_ln_batch_size", "rnn_bn_batch_size_1"]), regimes)
-    assert needed == [
-        ("default", {"model__family": "rnn", "model__norm": "layer", "train__batch_size": 32}),
-        ("default", {"model__family": "rnn", "model__norm": "none", "train__batch_size": 32}),
-        ("small_batches", {"model__family": "rnn", "model__norm": "layer", "train__batch_size": 1}),
-        ("small_batches", {"model__family": "rnn", "model__norm": "layer", "train__batch_size": 64}),
-        ("small_batches", {"model__family": "rnn", "model__norm": "none", "train__batch_size": 1}),
-        ("small_batches", {"model__family": "rnn", "model__norm": "none", "train__batch_size": 64}),
-        ("small_batches", {"model__family": "rnn", "model__norm": "batch", "train__batch_size": 1}),
-        ("small_batches", {"model__family": "rnn", "model__norm": "batch", "train__batch_size": 64}),
-    ]
-    assert setting_name(*needed[2]) == "small_batches_rnn_layer_bs1"
-
-
-def test_regimes_yaml_nests_each_regime_under_its_name():
-    class Stub:
-        def __init__(self, text):
-            self.text = text
-
-        def to_yaml(self):
-            return self.text
-
-    assert regimes_yaml({"a": Stub("x: 1\ny: 2\n"), "b": Stub("z: 3")}) == (
-        "# regime: a\na:\n  x: 1\n  y: 2\n# regime: b\nb:\n  z: 3\n"
-    )
-
-
-def _preset(folder, name, text):
-    folder.mkdir(exist_ok=True)
-    (folder / f"{name}.yaml").write_text(text)
-
-
-def _load_and_check(ids, presets):
-    """The claims experiment's regimes for ``ids`` from ``presets``, loaded and then checked as
-    its ``check`` checks them."""
-    selected = select_claims(ids)
-    CLAIMS_EXPERIMENT.check(ClaimsSpec(selected, load_regimes(selected, presets), presets=presets))
-
-
-def test_load_regimes_applies_overrides_and_seed_to_every_regime(tmp_path):
-    _preset(tmp_path, "default", "seeds: [0, 1]\ndata:\n  n_train: 100\n")
-    _preset(tmp_path, "small_batches", "seeds: [0, 1, 2]\n")
-    regimes = load_regimes(select_claims(["rnn_faster_default", "rnn_ln_batch_size"]), tmp_path, ["train.epochs=3"])
-    assert list(regimes) == ["default", "small_batches"]
-    assert [r.train.epochs for r in regimes.values()] == [3, 3] and regimes["default"].data.n_train == 100
-    assert regimes["small_batches"].seed_list == [0, 1, 2]
-
-
-@pytest.mark.parametrize(
-    "text,message",
-    [
-        ("seeds: [0]\n", "seeds: a claim's verdict is a paired test over seeds and needs at least 2 (got [0])"),
-        (
-            "seeds: [0, 1]\ndata:\n  n_train: 32\ntrain:\n  batch_size: 16\n",
-            "claim rnn_ln_batch_size needs batch size 64 > data.n_train (32)",
-        ),
-    ],
-)
-def test_check_regimes_refuses_what_a_claim_cannot_use(tmp_path, text, message):
-    _preset(tmp_path, "small_batches", text)
-    with pytest.raises(ConfigError) as err:
-        _load_and_check(["rnn_ln_batch_size"], tmp_path)
-    assert str(err.value) == f"{tmp_path / 'small_batches.yaml'}: {message}"
-
-
-def test_check_regimes_names_a_regime_on_another_task_and_a_regime_built_in_code(tmp_path):
-    """A regime on another task (``default@adding``) is named by its preset file and the task; a
-    regime built in code (no presets folder) by its name; a regime no selected claim uses is not
-    checked."""
-    import dataclasses
-
-    from lnbench.config import load_config
-    from lnbench.experiments.claim_regimes import check_regimes
-
-    claim = dataclasses.replace(select_claims(["rnn_faster_default"])[0], regime="default@adding")
-    one_seed = load_config(None, ["seeds=[0]"])
-    message = "seeds: a claim's verdict is a paired test over seeds and needs at least 2 (got [0])"
-    with pytest.raises(ConfigError) as err:
-        check_regimes([claim], {"default@adding": one_seed}, tmp_path)
-    assert str(err.value) == f"{tmp_path / 'default.yaml'} on task adding: {message}"
-    with pytest.raises(ConfigError) as err:
-        check_regimes([claim], {"default@adding": one_seed})
-    assert str(err.value) == f"default on task adding: {message}"
-    check_regimes([claim], {"default@adding": load_config(None), "unused": one_seed})
-
-
-def test_load_regimes_names_a_missing_preset(tmp_path):
-    with pytest.raises(ConfigError) as err:
-        load_regimes(select_claims(["rnn_faster_default", "rnn_ln_batch_size"]), tmp_path)
-    assert (
-        str(err.value) == f"{tmp_path / 'default.yaml'}: regime preset not found (claims use: default, small_batches)"
-    )
-
-
-def test_check_regimes_names_the_preset_on_every_line_of_a_check_and_load_regimes_takes_the_seed(tmp_path):
-    _preset(tmp_path, "default", "seeds: [0, 1]\nmodel:\n  d_ff: 8\n")
-    with pytest.raises(ConfigError) as err:
-        _load_and_check(["rnn_faster_default"], tmp_path)
-    assert str(err.value) == (
-        f"{tmp_path / 'default.yaml'}: model.d_ff: applies to the transformer only, and this run trains rnn; remove it"
-    )
-    _preset(tmp_path, "default", "seeds: [0, 1]\n")
-    # --seed 7 with a list of two seeds: seeds 7 and 8 (not the one seed 7)
-    regimes = load_regimes(select_claims(["rnn_faster_default"]), tmp_path, seed=7)
-    assert [r.seeds for r in regimes.values()] == [[7, 8]]
+# ---------------------------------------------------------------- conditions and results as written
 
 
 def test_a_condition_and_a_result_as_written():
@@ -652,23 +439,6 @@ def test_format_amount_is_signed_by_default_and_select_claims_lists_the_ids():
         str(err.value)
         == f"--only: unknown claim 'nope'; allowed: {', '.join(claim_catalogue.CLAIM_IDS)}, or a regime: {regimes}"
     )
-
-
-def test_check_regimes_checks_memory_for_all_seeds_and_names_every_line(tmp_path, monkeypatch):
-    from lnbench.config import checks
-
-    _preset(tmp_path, "small_batches", "seeds: [0, 1, 2]\ndata:\n  n_train: 64\n")
-    regimes = load_regimes(select_claims(["rnn_ln_batch_size"]), tmp_path)  # batch size 64 = n_train: allowed
-    need = checks.memory_needed(regimes["small_batches"], 3)
-    monkeypatch.setattr(checks, "available_memory", lambda: need - 1)  # enough for one seed, not for three
-    with pytest.raises(ConfigError, match="seeds at once"):
-        _load_and_check(["rnn_ln_batch_size"], tmp_path)
-    monkeypatch.undo()
-    _preset(tmp_path, "default", "seeds: [0, 1]\nmodel:\n  pos_emb: learned\n  d_ff: 8\n")
-    with pytest.raises(ConfigError) as err:
-        _load_and_check(["rnn_faster_default"], tmp_path)
-    lines = str(err.value).splitlines()
-    assert len(lines) == 2 and all(line.startswith(f"{tmp_path / 'default.yaml'}: model.") for line in lines)
 
 
 # ---------------------------------------------------------------- differences in differences
@@ -869,36 +639,3 @@ def test_an_equivalence_interval_just_inside_the_margin_is_borderline():
     )
     narrow = evaluate(claim("equal"), [b + 0.3 * x for b, x in zip(B, DEV)], B)
     assert narrow.verdict == "held" and not narrow.borderline
-
-
-# ---------------------------------------------------------------- initial gains
-
-
-def test_a_conditions_gain_is_none_where_it_is_the_papers_model():
-    paper = RunConfig()  # model.norm_gain_init null: each paper's gains
-    assert paper.model.norm_gain_init is None
-    assert Condition("layer", gain=1.0).gain_in("rnn", paper) is None  # Ba et al.'s 1: the paper's model
-    assert Condition("batch", gain=0.1).gain_in("lstm", paper) is None  # Cooijmans et al.'s 0.1
-    assert Condition("batch", gain=1.0).gain_in("lstm", paper) == 1.0
-    assert Condition("layer", gain=0.1).gain_in("lstm", paper) == 0.1
-    assert Condition("none", gain=0.1).gain_in("rnn", paper) is None  # no gain to set
-    assert Condition("layer").gain_in("rnn", paper) is None
-    set_half = RunConfig().with_changes(model__norm_gain_init=0.5)  # a regime that sets a gain: not the paper's
-    assert Condition("layer").gain_in("rnn", set_half) == 0.5
-    assert Condition("layer", gain=1.0).gain_in("rnn", set_half) == 1.0
-    assert Condition("none").gain_in("rnn", set_half) is None
-    assert Condition("batch", gain=0.1).setting("lstm", "lstm", paper) == ("lstm", "lstm", "batch", 64)
-    assert Condition("layer", gain=0.1).setting("lstm", "lstm", paper) == ("lstm", "lstm", "layer", 64, 0.1)
-
-
-def test_cells_needed_sets_a_gain_only_where_it_differs_from_the_papers():
-    regimes = {"lstm": RunConfig()}
-    needed = cells_needed(select_claims(["lstm_ln_vs_bn", "lstm_ln_vs_bn_gain01", "lstm_ln_vs_bn_gain1"]), regimes)
-    base = {"model__family": "lstm", "train__batch_size": 64}
-    assert needed == [
-        ("lstm", {**base, "model__norm": "layer"}),  # also LayerNorm at gain 1 (lstm_ln_vs_bn_gain1)
-        ("lstm", {**base, "model__norm": "batch"}),  # also BatchNorm at gain 0.1 (lstm_ln_vs_bn_gain01)
-        ("lstm", {**base, "model__norm": "layer", "model__norm_gain_init": 0.1}),
-        ("lstm", {**base, "model__norm": "batch", "model__norm_gain_init": 1.0}),
-    ]
-    assert [setting_name(*n) for n in needed[2:]] == ["lstm_lstm_layer_gain0.1_bs64", "lstm_lstm_batch_gain1_bs64"]

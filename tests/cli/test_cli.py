@@ -1,4 +1,5 @@
-"""End to end through the Typer CLI on tiny configs."""
+"""End to end through the Typer CLI on tiny configs (the checking commands: test_checking.py; the
+commands' list and help texts: test_app.py; --print-config and --dry-run: test_launch.py)."""
 
 import json
 import math
@@ -309,85 +310,6 @@ def test_bad_option_type_exits_2(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
-def test_help_lists_every_command():
-    result = runner.invoke(app, ["--help"])
-    assert result.exit_code == 0
-    for cmd in ("train", "compare", "batchsize-sweep", "gradcheck"):
-        assert cmd in result.output
-
-
-def test_every_help_text_is_printed_whole():
-    """Every command's and option's help reaches the screen character for character, brackets
-    included (Rich would read "lnbench[tensorboard]" or "-g compare.norms=[...]" as markup)."""
-    import typer.main
-
-    group = typer.main.get_command(app)
-    commands = group.commands  # type: ignore[attr-defined]
-    assert len(commands) >= 11
-    for name, command in commands.items():
-        result = runner.invoke(app, [name, "--help"], env={"COLUMNS": "80"})
-        assert result.exit_code == 0
-        shown = re.sub(r"[\s│╭╮╰╯─]+", "", result.output)
-        texts = [command.help or ""] + [p.help for p in command.params if getattr(p, "help", None)]
-        for text in texts:  # word by word: a wrapped table row interleaves an option's columns
-            assert [w for w in text.split() if w not in shown] == [], (name, text)
-    assert "lnbench[tensorboard]" in runner.invoke(app, ["train", "--help"]).output
-
-
-def test_gradcheck_with_one_feature_writes_json(tmp_path):
-    result = runner.invoke(app, ["gradcheck", "--shape", "3,1", "--runs-dir", str(tmp_path)])
-    assert result.exit_code == 0, result.output
-    report = json.loads((_only_run(tmp_path) / "gradcheck.json").read_text())
-    assert report["passed"] is True and report["shape"] == [3, 1]
-
-
-def test_gradcheck_passes_and_writes_json(tmp_path):
-    out = tmp_path / "report.json"
-    result = runner.invoke(app, ["gradcheck", "--json", str(out), "--shape", "3,4", "--dtype", "float32"])
-    assert result.exit_code == 0, result.output
-    report = json.loads(out.read_text())
-    assert report["passed"] and report["shape"] == [3, 4] and report["dtype"] == "float32"
-    groups = {c["group"] for c in report["checks"]}
-    assert groups == {"finite-diff", "vs-torch", "autograd", "edge-cases"}
-    assert all(c["passed"] for c in report["checks"]) and "All" in result.output
-
-
-def test_gradcheck_exits_1_and_names_the_failing_check(tmp_path, monkeypatch):
-    import lnbench.nn.numpy_layernorm as nl
-
-    real = nl.layernorm_backward
-
-    def broken(grad_y, cache):
-        dx, dgamma, dbeta = real(grad_y, cache)
-        return dx * 1.001, dgamma, dbeta
-
-    monkeypatch.setattr(nl, "layernorm_backward", broken)
-    import lnbench.nn.gradient_checks as gc
-
-    monkeypatch.setattr(gc, "layernorm_backward", broken, raising=False)
-    result = runner.invoke(app, ["gradcheck", "--runs-dir", str(tmp_path)])
-    assert result.exit_code == 1
-    assert "FAIL" in result.output and "dx" in result.output
-    (run,) = list(tmp_path.iterdir())
-    assert json.loads((run / "run.json").read_text())["status"] == "failed"
-    assert not json.loads((run / "gradcheck.json").read_text())["passed"]
-
-
-@pytest.mark.parametrize(
-    "args,message",
-    [
-        (["--dtype", "int8"], "dtype"),
-        (["--shape", "4,x"], "--shape"),
-        (["--shape", "4,,5"], "--shape"),
-        (["--shape", "4,0"], "shape"),
-    ],
-)
-def test_gradcheck_bad_arguments_exit_2_without_folder(tmp_path, args, message):
-    result = runner.invoke(app, ["gradcheck", *args, "--runs-dir", str(tmp_path / "runs")])
-    assert result.exit_code == 2 and message in result.output
-    assert not (tmp_path / "runs").exists()
-
-
 def test_compare_with_two_seeds_prints_and_stores_the_aggregate(tmp_path):
     args = [
         "compare",
@@ -661,53 +583,6 @@ def test_the_command_line_starts_without_torch_scipy_or_matplotlib():
     assert r.stdout.strip() == "[]", r.stdout + r.stderr
 
 
-def test_print_config_and_dry_run_write_nothing(tmp_path):
-    runs = tmp_path / "runs"
-    result = runner.invoke(
-        app, ["compare", "--print-config", "--set", "train.epochs=3", "--seed", "7", "--runs-dir", str(runs)]
-    )
-    assert result.exit_code == 0
-    cfg = RunConfig.model_validate(yaml.safe_load(result.output))
-    assert cfg.train.epochs == 3 and cfg.seed == 7 and cfg.data.offset_std == 4.0
-    result = runner.invoke(
-        app,
-        [
-            "compare",
-            "--dry-run",
-            "--set",
-            "seeds=[0,1]",
-            "--set",
-            "compare.norms=[none,layer]",
-            "--runs-dir",
-            str(runs),
-        ],
-    )
-    # configs/compare.yaml: the RNN in both placements, the LSTM and the Transformer, 2 norms x 2 seeds, 10 epochs;
-    # NoNorm is one network in both placements: its separate runs copy its joint ones
-    assert (
-        result.exit_code == 0
-        and "would start 16 runs" in result.output
-        and "14 runs trained (140 epochs) and 2 copies of identical runs" in result.output
-    )
-    assert "rnn-joint_layer_seed1" in result.output and "rnn-separate_none_seed0" in result.output
-    names = re.findall(r"[\w-]+_seed\d+", result.output)  # the run names in order, at any terminal width
-    after = names[names.index("rnn-separate_none_seed1") + 1]
-    assert names.count("rnn-separate_none_seed1") == 1 and after == "rnn-joint_none_seed1"  # its "copy of"
-    assert "transformer_none_seed0" in result.output
-    assert "lstm_layer_seed1" in result.output
-    result = runner.invoke(app, ["claims", "--dry-run", "--only", "rnn_bn_batch_size_1", "--runs-dir", str(runs)])
-    assert (
-        result.exit_code == 0
-        and "would start 20 runs" in result.output
-        and "small_batches_rnn_batch_bs1_seed4" in result.output
-    )
-    result = runner.invoke(app, ["train", "configs/train.yaml", "--print-config", "--runs-dir", str(runs)])
-    assert result.exit_code == 0 and "pos_emb" not in result.output and "norm_placement" in result.output
-    result = runner.invoke(app, ["compare", "--dry-run", "--set", "train.epochs=0", "--runs-dir", str(runs)])
-    assert result.exit_code == 2  # a bad config is still an error
-    assert not runs.exists()
-
-
 def test_progress_without_a_terminal_is_one_line_per_finished_run(tmp_path):
     """Piped output (no terminal) prints one line per finished run as it finishes (12 runs, the last
     at 24/24 epochs with ~0:00 remaining), all before the run folder's line."""
@@ -732,13 +607,6 @@ def test_progress_without_a_terminal_is_one_line_per_finished_run(tmp_path):
     finished = [line for line in result.output.splitlines() if " finished, test acc " in line]
     assert len(finished) == 12 and finished[-1].startswith("[24/24 epochs]") and "remaining ~0:00" in finished[-1]
     assert result.output.index(" finished, test acc ") < result.output.index("Run folder")
-
-
-def test_invariance_json_to_an_unwritable_place_is_one_line(tmp_path):
-    blocker = tmp_path / "afile"
-    blocker.write_text("x")
-    result = runner.invoke(app, ["invariance", "--json", str(blocker / "x.json")])
-    assert result.exit_code == 2 and "Traceback" not in result.output
 
 
 def test_several_config_errors_each_say_error(tmp_path):
@@ -866,19 +734,6 @@ def test_resume_with_the_folder_alone_takes_its_config_and_says_what_it_keeps(tm
     assert json.loads((run / "run.json").read_text())["resumed"][0]["cells_kept"] == len(cells) - 1
     missing = runner.invoke(app, ["compare", "--resume", str(tmp_path / "nothing")])
     assert missing.exit_code == 2 and "not an experiment folder (no config.yaml)" in missing.output
-
-
-def test_invariance_prints_where_its_report_is(tmp_path):
-    """invariance prints its report.html as the report and its run folder; with --json, the JSON
-    file and no report."""
-    result = runner.invoke(app, ["invariance", "--draws", "1", "--runs-dir", str(tmp_path)])
-    run = _only_run(tmp_path)
-    assert result.exit_code == 0, result.output
-    assert f"Report: {run / 'report.html'}" in result.output and (run / "report.html").exists()
-    assert f"Run folder: {run}" in result.output
-    out = tmp_path.parent / "inv.json"
-    result = runner.invoke(app, ["invariance", "--draws", "1", "--json", str(out)])
-    assert result.exit_code == 0 and f"JSON: {out}" in result.output and "Report:" not in result.output
 
 
 def test_a_plain_claims_run_leaves_the_lstm_claims_out_and_all_or_only_runs_them(tmp_path):

@@ -1,7 +1,8 @@
 """The feed-forward family (Ba et al. 2016, section 6.7): ``relu(norm(W h) + b)`` per hidden layer
 and no norm on the logits, against the same network written in plain torch functions (float64,
 1e-10) for every built-in norm; its seed ensemble against each member alone, bit for bit; and
-BatchNorm's unbiased batch variance against a hand computation."""
+model.batch_norm_unbiased reaching every BatchNorm (the unbiased batch variance against a hand
+computation: test_batchnorm.py)."""
 
 import pytest
 import torch
@@ -9,7 +10,7 @@ from torch.nn import functional as F
 
 from lnbench.config import ModelConfig, TrainConfig
 from lnbench.names import NORM_KINDS, norm_has_member_axis
-from lnbench.nn.batchnorm import BatchNorm1d, RecurrentBatchNorm1d
+from lnbench.nn.batchnorm import RecurrentBatchNorm1d
 from lnbench.nn.fused import _norm_slot
 from lnbench.nn.mlp import MLP
 from lnbench.nn.models import build_model
@@ -150,31 +151,6 @@ def test_each_member_of_an_mlp_ensemble_computes_its_plain_model():
     x = torch.randn(3, 5, 1, IN)
     for s, model in enumerate(models):
         torch.testing.assert_close(ensemble(x)[s], model.train()(x[s]), atol=1e-6, rtol=1e-6)
-
-
-def test_unbiased_batchnorm_divides_by_the_unbiased_batch_variance():
-    """``unbiased=True``: ``gamma (x - mean) / sqrt(var * n / (n - 1) + eps) + beta`` (a hand computation
-    with ``Tensor.var(unbiased=True)``), gradients by ``torch.autograd.gradcheck``; the running statistics
-    and eval mode are those of the biased layer; one value per feature still gives beta."""
-    torch.manual_seed(0)
-    x = (torch.randn(4, 7, dtype=torch.float64) * 3 + 1).requires_grad_()
-    biased, unbiased = BatchNorm1d(7).double(), BatchNorm1d(7, unbiased=True).double()
-    for layer in (biased, unbiased):
-        with torch.no_grad():
-            layer.gamma.copy_(torch.linspace(0.5, 1.5, 7))
-            layer.beta.copy_(torch.linspace(-1, 1, 7))
-    want = unbiased.gamma * (x - x.mean(0)) / torch.sqrt(x.var(0, unbiased=True) + 1e-5) + unbiased.beta
-    torch.testing.assert_close(unbiased(x), want, atol=1e-12, rtol=1e-12)
-    assert not torch.allclose(biased(x), want)
-    assert torch.autograd.gradcheck(
-        lambda a, g: BatchNorm1d(7, unbiased=True).double()(a) * g, (x, torch.rand(7, dtype=torch.float64))
-    )
-    torch.testing.assert_close(unbiased.running_var, biased.running_var)
-    unbiased.eval(), biased.eval()
-    torch.testing.assert_close(unbiased(x), biased(x))
-    one = BatchNorm1d(7, unbiased=True).double().train()
-    with pytest.warns(UserWarning):
-        torch.testing.assert_close(one(x[:1]), one.beta.expand(1, 7))
 
 
 def test_the_model_option_reaches_every_batchnorm_and_the_fused_kernel_steps_aside():

@@ -1,83 +1,14 @@
-"""RMSNorm and weight normalization, from scratch, against PyTorch's own."""
+"""RMSNorm and weight normalization in the models: the cells and ensembles that use them, and the
+commands (each layer against PyTorch's own: test_rmsnorm.py, test_weightnorm.py)."""
 
 import pytest
 import torch
 from conftest import runner, tiny_args
-from torch import nn
 
 from lnbench.config import ModelConfig, TrainConfig
-from lnbench.nn.models import SimpleRNN, TransformerClassifier, build_model
-from lnbench.nn.rmsnorm import RMSNorm
-from lnbench.nn.weightnorm import WeightNormLinear
+from lnbench.nn.models import SimpleRNN, build_model
 from lnbench.training.loop import train_members, train_model
 from lnbench.training.tasks.trend import make_trend_data
-
-
-def test_rmsnorm_matches_torch_forward_and_backward_float64():
-    torch.manual_seed(0)
-    x = (3 + 2 * torch.randn(4, 5, 7, dtype=torch.float64)).requires_grad_()
-    ours, ref = RMSNorm(7, eps=1e-6).double(), nn.RMSNorm(7, eps=1e-6).double()
-    with torch.no_grad():
-        ours.gamma.uniform_(0.5, 1.5)
-        ref.weight.copy_(ours.gamma)
-    gy = torch.randn(4, 5, 7, dtype=torch.float64)
-    y, y_ref = ours(x), ref(x)
-    torch.testing.assert_close(y, y_ref, rtol=1e-12, atol=1e-12)
-    g_ours = torch.autograd.grad(y, (x, ours.gamma), gy)
-    g_ref = torch.autograd.grad(y_ref, (x, ref.weight), gy)
-    for a, b in zip(g_ours, g_ref):
-        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-10)
-
-
-def test_rmsnorm_passes_gradcheck_and_keeps_half_precision():
-    m = RMSNorm(5).double()
-    x = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
-    g = m.gamma.detach().clone().requires_grad_()
-    assert torch.autograd.gradcheck(lambda x, g: torch.func.functional_call(m, {"gamma": g}, (x,)), (x, g))
-    xh = torch.tensor([[0.0, 600.0, 300.0]], dtype=torch.float16)  # 600^2 overflows float16
-    y = RMSNorm(3)(xh)
-    assert y.dtype == torch.float16
-    torch.testing.assert_close(y, nn.RMSNorm(3, eps=1e-5)(xh.float()).half())
-
-
-def test_rmsnorm_ensemble_members_are_independent():
-    torch.manual_seed(0)
-    m = RMSNorm(4, members=3)
-    with torch.no_grad():
-        m.gamma.uniform_(0.5, 1.5)
-    x = torch.randn(3, 2, 4)
-    for s in range(3):
-        torch.testing.assert_close(m(x)[s], nn.functional.rms_norm(x[s], (4,), m.gamma[s, 0], 1e-5))
-
-
-def test_weight_norm_linear_matches_torch_parametrization():
-    torch.manual_seed(0)
-    ours = WeightNormLinear(6, 4).double()
-    ref = nn.utils.parametrizations.weight_norm(nn.Linear(6, 4).double(), dim=0)
-    with torch.no_grad():
-        ours.g.mul_(torch.linspace(0.5, 2.0, 4, dtype=torch.float64))
-        ref.parametrizations.weight.original0.copy_(ours.g.view(4, 1))
-        ref.parametrizations.weight.original1.copy_(ours.v)
-        ref.bias.copy_(ours.bias)
-    x = torch.randn(5, 6, dtype=torch.float64, requires_grad=True)
-    torch.testing.assert_close(ours(x), ref(x))
-    gy = torch.randn(5, 4, dtype=torch.float64)
-    g_ours = torch.autograd.grad(ours(x), (x, ours.v, ours.g, ours.bias), gy)
-    g_ref = torch.autograd.grad(
-        ref(x), (x, ref.parametrizations.weight.original1, ref.parametrizations.weight.original0, ref.bias), gy
-    )
-    for a, b in zip(g_ours, g_ref):
-        torch.testing.assert_close(a.reshape(b.shape), b)
-    assert torch.autograd.gradcheck(lambda x: ours(x), (x,))
-
-
-def test_weight_norm_linear_starts_as_the_linear_it_replaces():
-    torch.manual_seed(0)
-    plain = nn.Linear(6, 4)
-    torch.manual_seed(0)
-    wn = WeightNormLinear(6, 4)
-    torch.testing.assert_close(wn.weight, plain.weight)
-    torch.testing.assert_close(wn.g, plain.weight.norm(dim=1))
 
 
 @pytest.mark.parametrize("placement", ["joint", "separate"])
@@ -97,13 +28,6 @@ def test_weight_normalized_rnn_cell_starts_as_nonorm_and_its_rows_have_length_g(
     else:
         torch.testing.assert_close(W_hh.norm(dim=1), wn.cell.g_hh)
         torch.testing.assert_close(W_xh.norm(dim=1), wn.cell.g_xh)
-
-
-def test_the_transformer_with_weight_norm_normalizes_every_linear_and_no_activation():
-    m = TransformerClassifier(ModelConfig(family="transformer", norm="weight", hidden_size=8), 4, seq_len=5)
-    linears = [mod for mod in m.modules() if isinstance(mod, (nn.Linear, WeightNormLinear))]
-    assert linears and all(isinstance(mod, WeightNormLinear) for mod in linears)
-    assert m.input_norm is None and isinstance(m.blocks[0].norm_1, nn.Identity)
 
 
 @pytest.mark.parametrize(

@@ -4,12 +4,10 @@ bit), its weights and checkpoints come out as the plain model's, and which cells
 
 import pytest
 import torch
-from torch.nn import functional as F
 
 from lnbench.config import ModelConfig, RunConfig, TrainConfig
 from lnbench.experiments.base import ensemble_mechanism
 from lnbench.names import NORM_KINDS, TRANSFORMER_ENSEMBLE_MAX_BATCH, norm_has_member_axis
-from lnbench.nn.ensemble_linear import EnsembleLinear
 from lnbench.nn.models import TransformerClassifier, build_model
 from lnbench.training.checkpoints import member_weights
 from lnbench.training.loop import train_members
@@ -58,21 +56,6 @@ def test_each_member_computes_its_plain_model(norm, options, training):
         ref_logits, ref_hidden = model.train(training)(x[s], return_hidden=True)
         torch.testing.assert_close(logits[s], ref_logits, atol=1e-5, rtol=1e-5)
         torch.testing.assert_close(hidden[s], ref_hidden, atol=1e-5, rtol=1e-5)
-
-
-def test_ensemble_linear_is_each_members_linear():
-    gen = torch.Generator().manual_seed(1)
-    for bias in (True, False):
-        layer = EnsembleLinear(2, 6, 4, bias=bias)
-        with torch.no_grad():
-            for p in layer.parameters():
-                p.copy_(torch.randn(p.shape, generator=gen))
-        x = torch.randn(2, 3, 5, 6, generator=gen)  # (S, B, T, in)
-        y = layer(x)
-        for s in range(2):
-            b = layer.bias[s, 0] if layer.bias is not None else None
-            torch.testing.assert_close(y[s], F.linear(x[s], layer.weight[s], b))
-    assert [n for n, _ in EnsembleLinear(2, 3, 4, bias=False).named_parameters()] == ["weight"]
 
 
 @pytest.mark.parametrize(

@@ -222,3 +222,54 @@ def test_run_json_says_whether_the_cpp_kernels_were_allowed(tmp_path, monkeypatc
     with Run(tmp_path, "one", None, 0, "train") as run:
         pass
     assert json.loads((run.path / "run.json").read_text())["kernels"] is kernels
+
+
+def _git(repo, *args):
+    import subprocess
+
+    cmd = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false", *args]
+    return subprocess.run(cmd, cwd=repo, check=True, capture_output=True).stdout
+
+
+def test_run_json_records_a_checkout_with_uncommitted_changes_as_dirty(tmp_path, monkeypatch):
+    """The commit, ``git_dirty``, a hash of the diff and the changed files (MLflow
+    and Sacred record a dirty flag); the hash of a tracked change is SHA-256 of ``git diff HEAD --binary``."""
+    import hashlib
+
+    from lnbench.records import provenance, runs
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    (repo / "pkg" / "a.py").write_text("x = 1\n")
+    (repo / ".gitignore").write_text("runs/\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "one")
+    head = _git(repo, "rev-parse", "HEAD").decode().strip()
+    (repo / "runs").mkdir()  # ignored: not a change
+    clean = provenance.git_state(repo / "pkg")
+    assert clean == {"git_commit": head, "git_dirty": False, "git_diff_sha256": None, "git_changed_files": []}
+
+    (repo / "pkg" / "a.py").write_text("x = 2\n")
+    tracked_only = provenance.git_state(repo / "pkg")
+    assert tracked_only["git_diff_sha256"] == hashlib.sha256(_git(repo, "diff", "HEAD", "--binary")).hexdigest()
+    (repo / "pkg" / "new.py").write_text("y = 1\n")
+    monkeypatch.setattr(runs, "_git_state_of_lnbench", lambda: provenance.git_state(repo / "pkg"))
+    with Run(tmp_path / "runs", "dirty", None, 0, "train") as run:
+        pass
+    m = json.loads((run.path / "run.json").read_text())
+    assert m["git_commit"] == head and m["git_dirty"] is True
+    assert m["git_changed_files"] == ["pkg/a.py", "pkg/new.py"]
+    assert len(m["git_diff_sha256"]) == 64 and m["git_diff_sha256"] != tracked_only["git_diff_sha256"]
+    (repo / "pkg" / "new.py").write_text("y = 2\n")  # another content of the new file: another hash
+    assert provenance.git_state(repo)["git_diff_sha256"] != m["git_diff_sha256"]
+    (repo / "pkg" / "new.py").write_text("y = 1\n")
+    assert provenance.git_state(repo)["git_diff_sha256"] == m["git_diff_sha256"]  # the same changes: the same hash
+
+
+def test_outside_a_checkout_the_provenance_is_unknown(tmp_path, monkeypatch):
+    from lnbench.records.provenance import git_state
+
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))  # git looks no higher than tmp_path
+    state = git_state(tmp_path)
+    assert state == {"git_commit": None, "git_dirty": None, "git_diff_sha256": None, "git_changed_files": []}

@@ -1,26 +1,18 @@
-"""Run folders: unique names, manifests and atomic JSON."""
+"""Run folders: unique names, manifests and ``mark_unfinished`` that never touches a finished run
+(the atomic JSON: test_io.py; git provenance: test_provenance.py)."""
 
 import json
 
 import pytest
 from conftest import REPO
 
-from lnbench.records.io import write_json_atomic
-from lnbench.records.runs import Run, create_run_dir
+from lnbench.records.runs import Run, create_run_dir, mark_unfinished
 
 
 def test_run_dirs_in_the_same_second_are_distinct(tmp_path):
     paths = [create_run_dir(tmp_path, "x") for _ in range(20)]
     assert len(set(paths)) == 20 and all(p.is_dir() for p in paths)
     assert all(p.name.endswith("Z_x") and len(p.name.split("_")[1]) == 7 for p in paths)  # microseconds + Z
-
-
-def test_write_json_atomic_replaces_and_writes_nan_as_null(tmp_path):
-    f = tmp_path / "m.json"
-    write_json_atomic(f, {"a": 1})
-    write_json_atomic(f, {"a": [1.5, float("nan"), float("inf")]})
-    assert json.loads(f.read_text()) == {"a": [1.5, None, None]}
-    assert [p.name for p in tmp_path.iterdir()] == ["m.json"]  # no temporary file left
 
 
 def test_manifest_completed(tmp_path):
@@ -61,52 +53,53 @@ def test_the_docs_list_every_status_a_run_can_have():
         assert f"| `{status}` |" in page, status
 
 
-def _git(repo, *args):
-    import subprocess
-
-    cmd = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false", *args]
-    return subprocess.run(cmd, cwd=repo, check=True, capture_output=True).stdout
+# ---------------------------------------------------------------- mark_unfinished
 
 
-def test_run_json_records_a_checkout_with_uncommitted_changes_as_dirty(tmp_path, monkeypatch):
-    """The commit, ``git_dirty``, a hash of the diff and the changed files (MLflow
-    and Sacred record a dirty flag); the hash of a tracked change is SHA-256 of ``git diff HEAD --binary``."""
-    import hashlib
-
-    from lnbench.records import provenance, runs
-
-    repo = tmp_path / "repo"
-    (repo / "pkg").mkdir(parents=True)
-    _git(repo, "init", "-q")
-    (repo / "pkg" / "a.py").write_text("x = 1\n")
-    (repo / ".gitignore").write_text("runs/\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "one")
-    head = _git(repo, "rev-parse", "HEAD").decode().strip()
-    (repo / "runs").mkdir()  # ignored: not a change
-    clean = provenance.git_state(repo / "pkg")
-    assert clean == {"git_commit": head, "git_dirty": False, "git_diff_sha256": None, "git_changed_files": []}
-
-    (repo / "pkg" / "a.py").write_text("x = 2\n")
-    tracked_only = provenance.git_state(repo / "pkg")
-    assert tracked_only["git_diff_sha256"] == hashlib.sha256(_git(repo, "diff", "HEAD", "--binary")).hexdigest()
-    (repo / "pkg" / "new.py").write_text("y = 1\n")
-    monkeypatch.setattr(runs, "_git_state_of_lnbench", lambda: provenance.git_state(repo / "pkg"))
-    with Run(tmp_path / "runs", "dirty", None, 0, "train") as run:
-        pass
-    m = json.loads((run.path / "run.json").read_text())
-    assert m["git_commit"] == head and m["git_dirty"] is True
-    assert m["git_changed_files"] == ["pkg/a.py", "pkg/new.py"]
-    assert len(m["git_diff_sha256"]) == 64 and m["git_diff_sha256"] != tracked_only["git_diff_sha256"]
-    (repo / "pkg" / "new.py").write_text("y = 2\n")  # another content of the new file: another hash
-    assert provenance.git_state(repo)["git_diff_sha256"] != m["git_diff_sha256"]
-    (repo / "pkg" / "new.py").write_text("y = 1\n")
-    assert provenance.git_state(repo)["git_diff_sha256"] == m["git_diff_sha256"]  # the same changes: the same hash
+def _run_folder(tmp_path, status, metrics_status="running", metrics=True):
+    folder = tmp_path / f"run_{status}"
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({"status": status, "error": None, "end_time": None, "seed": 3}))
+    if metrics:
+        (folder / "metrics.json").write_text(json.dumps({"status": metrics_status, "epochs": [1, 2]}))
+    return folder
 
 
-def test_outside_a_checkout_the_provenance_is_unknown(tmp_path, monkeypatch):
-    from lnbench.records.provenance import git_state
+def test_mark_unfinished_records_a_run_that_died_running(tmp_path):
+    folder = _run_folder(tmp_path, "running")
+    assert mark_unfinished(folder, "failed", "its worker died") is True
+    manifest = json.loads((folder / "run.json").read_text())
+    assert (manifest["status"], manifest["error"], manifest["seed"]) == ("failed", "its worker died", 3)
+    assert manifest["end_time"] and manifest["end_time"].endswith("+00:00")
+    assert json.loads((folder / "metrics.json").read_text()) == {"status": "failed", "epochs": [1, 2]}
 
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))  # git looks no higher than tmp_path
-    state = git_state(tmp_path)
-    assert state == {"git_commit": None, "git_dirty": None, "git_diff_sha256": None, "git_changed_files": []}
+
+@pytest.mark.parametrize("status", ["completed", "diverged", "failed", "interrupted"])
+def test_mark_unfinished_never_touches_a_finished_run(tmp_path, status):
+    folder = _run_folder(tmp_path, status, metrics_status="running")
+    files = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert mark_unfinished(folder, "failed", "it did not finish") is False
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == files
+
+
+def test_mark_unfinished_keeps_a_metrics_status_that_is_not_running(tmp_path):
+    folder = _run_folder(tmp_path, "running", metrics_status="diverged")
+    metrics = (folder / "metrics.json").read_bytes()
+    assert mark_unfinished(folder, "interrupted", "stopped") is True
+    assert (folder / "metrics.json").read_bytes() == metrics
+    assert json.loads((folder / "run.json").read_text())["status"] == "interrupted"
+
+
+def test_mark_unfinished_without_metrics_or_with_unreadable_files(tmp_path):
+    no_metrics = _run_folder(tmp_path, "running", metrics=False)
+    assert mark_unfinished(no_metrics, "failed", "x") is True
+    assert [p.name for p in no_metrics.iterdir()] == ["run.json"]
+    (tmp_path / "b").mkdir()
+    bad_metrics = _run_folder(tmp_path / "b", "running")
+    (bad_metrics / "metrics.json").write_text("{half")
+    assert mark_unfinished(bad_metrics, "failed", "x") is True and (bad_metrics / "metrics.json").read_text() == "{half"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert mark_unfinished(empty, "failed", "x") is False and list(empty.iterdir()) == []
+    (empty / "run.json").write_text("not json")
+    assert mark_unfinished(empty, "failed", "x") is False and (empty / "run.json").read_text() == "not json"

@@ -1,4 +1,5 @@
-"""Figures check the data they draw (which epoch, mean over seeds), from hand-made metrics."""
+"""Figures check the data they draw (which epoch, mean over seeds), from hand-made metrics (the
+sweep figures: figures/test_sweeps.py)."""
 
 import json
 
@@ -73,27 +74,6 @@ def test_diverged_runs_are_marked_and_no_pyplot_backend_switch(tmp_path):
     assert path.stat().st_size > 10_000 and matplotlib.get_backend() == backend
     ax = plots.figure_training_loss(runs).axes[0]
     assert "NoNorm, diverged at epoch 3" in [ln.get_label() for ln in ax.get_lines()]
-
-
-def test_sweep_figure_draws_aggregate_means_with_their_intervals():
-    agg = [
-        {
-            "norm": "layer",
-            "batch_size": b,
-            "n_seeds": 5,
-            "n_diverged": 0,
-            "mean_final_test_acc": m,
-            "ci95_final_test_acc": [m - 0.02, m + 0.03],
-            "mean_final_test_acc_batch_stats": None,
-        }
-        for b, m in [(1, 0.9), (8, 0.8)]
-    ]
-    ax = plots.figure_sweep(agg, "final_test_acc", "acc", "t").axes[0]
-    (container,) = ax.containers
-    np.testing.assert_allclose(container.lines[0].get_ydata(), [0.9, 0.8])
-    segs = container.lines[2][0].get_segments()
-    np.testing.assert_allclose([s[:, 1] for s in segs], [[0.88, 0.93], [0.78, 0.83]])
-    assert "mean of 5 seeds, 95% t interval" in ax.get_title()
 
 
 def test_a_diverged_seed_is_left_out_of_the_mean_curve():
@@ -213,24 +193,6 @@ def test_legends_sit_outside_the_axes_and_say_what_the_band_is():
         legend = ax.get_legend()
         assert not legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))
         assert "band: min to max over seeds" in [t.get_text() for t in legend.get_texts()]
-
-
-def test_sweep_loss_axis_within_a_decade_has_few_tick_labels():
-    entries = [
-        {"norm": "layer", "batch_size": b, "n_seeds": 2, "n_diverged": 0, "mean_mean_train_loss": v}
-        for b, v in ((1, 0.3), (8, 0.5), (64, 0.6))
-    ]
-    fig = plots.figure_sweep(entries, "mean_train_loss", "loss", "t", log_y=True)
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    FigureCanvasAgg(fig).draw()
-    ax = fig.axes[0]
-    labels = [
-        t.get_text()
-        for t in ax.get_yticklabels(minor=True)
-        if t.get_text() and ax.get_ylim()[0] <= t.get_position()[1] <= ax.get_ylim()[1]
-    ]
-    assert 1 <= len(labels) <= 3, labels
 
 
 def test_a_one_epoch_run_marks_its_one_point():

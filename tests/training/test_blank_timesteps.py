@@ -164,11 +164,3 @@ def test_the_large_gradient_note_names_the_runs_optimizer_and_its_clipping(optim
     hist = train_model(model, _data(5), cfg, seed=0)
     assert len(hist.warnings) == 1 and says in hist.warnings[0], hist.warnings
     assert optimizer == "sgd" or "SGD" not in hist.warnings[0]
-
-
-def test_every_optimizer_has_its_large_gradient_words():
-    """Oracle: the schema's optimizers (train.optimizer's allowed values)."""
-    from lnbench.config.optimizers import OPTIMIZERS
-    from lnbench.training.gradients import LARGE_STEP
-
-    assert set(LARGE_STEP) == set(OPTIMIZERS)

@@ -1,9 +1,9 @@
-"""Stacked recurrent layers (``model.num_layers``) against their oracles: a 2-layer model
-is a hand-stacked pair of 1-layer models with the same weights (layer 1's h_1 .. h_T fed to layer 2
-by hand), in float64 to 1e-10, outputs and every gradient, on the kernel and on the Python path;
-with norm none torch.nn.LSTM / torch.nn.RNN(num_layers=2); every layer its own norms and gains
-(the BN-LSTM's 0.1 in both); seed ensembles of stacked models member by member; the per-layer
-probes; the config, memory and cost keys."""
+"""Stacked recurrent layers (``model.num_layers``, lnbench.nn.recurrent.RecurrentClassifier) against
+their oracles: a 2-layer model is a hand-stacked pair of 1-layer models with the same weights (layer
+1's h_1 .. h_T fed to layer 2 by hand), in float64 to 1e-10, outputs and every gradient, on the
+kernel and on the Python path; with norm none torch.nn.LSTM / torch.nn.RNN(num_layers=2); every
+layer its own norms and gains (the BN-LSTM's 0.1 in both); seed ensembles of stacked models member
+by member; the per-layer probes; the config, memory and cost keys."""
 
 from __future__ import annotations
 

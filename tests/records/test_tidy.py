@@ -1,5 +1,6 @@
-"""Reading run folders: tidy DataFrames (lnbench.load, lnbench export) and the run
-index (lnbench ls, lnbench show).
+"""Reading run folders: tidy DataFrames (lnbench.records.tidy: lnbench.load, lnbench export) and
+the run index (lnbench ls, lnbench show) on the same folders (the index on folders made by hand:
+test_index.py).
 
 The oracle is the folders' own files: every runs row equals its summary.json row, every epochs
 row the epoch's values in metrics.json, every hidden_norm row the curve's value; the CSV and
@@ -18,7 +19,6 @@ import errno
 import json
 import math
 import os
-import re
 import shutil
 from pathlib import Path
 
@@ -237,33 +237,6 @@ def test_export_to_a_read_only_place_is_one_line(mixed_runs, tmp_path, monkeypat
     assert list(place.iterdir()) == []
 
 
-def test_a_start_time_without_utc_offset_is_read_as_utc_and_ls_lists_every_folder(tmp_path):
-    """A run.json start_time without a UTC offset is read as UTC, beside ones with offsets: the
-    index lists the three folders newest first by their UTC instants (converted by hand), and
-    ``lnbench ls`` lists all three in that order."""
-    from datetime import datetime, timezone
-
-    from lnbench.experiments.registry import index
-
-    starts = {"naive": "2026-12-01T10:00:00", "utc": "2026-12-01T09:30:00+00:00", "paris": "2026-12-01T11:00:00+02:00"}
-    for name, start in starts.items():
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "run.json").write_text(
-            json.dumps({"kind": "train", "status": "completed", "start_time": start})
-        )
-    entries = index(tmp_path)
-    assert [e.path.name for e in entries] == ["naive", "utc", "paris"]  # 10:00, 09:30 and 09:00 UTC
-    assert [e.start for e in entries] == [
-        datetime(2026, 12, 1, h, m, tzinfo=timezone.utc) for h, m in ((10, 0), (9, 30), (9, 0))
-    ]
-    result = runner.invoke(app, ["ls", str(tmp_path)])
-    assert result.exit_code == 0, result.output
-    out = " ".join(result.output.split())  # a table or, on a narrow terminal, blocks: in this order either way
-    at = [out.index(f"2026-12-01 {t}") for t in ("10:00", "09:30", "09:00")]
-    names = [re.search(rf"\b{n}\b", out).start() for n in ("naive", "utc", "paris")]  # not tmp_path's _utc_
-    assert at == sorted(at) and names == sorted(names)
-
-
 def test_ls_lists_every_folder_newest_first_with_its_result(mixed_runs):
     from lnbench.experiments.registry import index
 
@@ -421,28 +394,6 @@ def test_export_of_a_folder_without_runs_and_show_of_a_damaged_summary_are_one_l
     result = runner.invoke(app, ["show", str(folder)])
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
     assert "summary.json: cannot read it as JSON" in result.output
-
-
-def test_a_headline_off_the_default_task_names_the_task(tmp_path):
-    from lnbench.experiments.registry import EXPERIMENTS
-    from lnbench.records.folder import RunFolder
-    from lnbench.records.index import headline_of
-
-    def headline(kind, summary, metrics=None):
-        folder = tmp_path / kind
-        folder.mkdir(exist_ok=True)
-        if metrics is not None:
-            (folder / "metrics.json").write_text(json.dumps(metrics))
-        return headline_of(EXPERIMENTS[kind], RunFolder(folder), summary)
-
-    rows = [{"task": "adding", "final_test_acc": 0.9, "run_dir": "x"}]
-    agg = [{"family": "lstm", "norm": "layer", "mean_final_test_acc": 0.958}]
-    assert headline("compare", {"aggregate": agg, "rows": rows}) == "best lstm layer: 0.958 on adding"
-    assert headline("compare", {"aggregate": agg, "rows": [{**rows[0], "task": "trend"}]}) == "best lstm layer: 0.958"
-    claims = {"claims": [{"verdict": "held"}], "tasks": ["trend", "digits"]}
-    assert headline("claims", claims) == "1 held on trend, digits"
-    assert headline("train", None, {"test_acc": [0.5], "task": "digits"}) == "test acc 0.500 on digits"
-    assert headline("train", None, {"test_acc": [0.5]}) == "test acc 0.500"
 
 
 def test_the_claims_table_has_each_claims_task_and_the_na_cells(tmp_path):

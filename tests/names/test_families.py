@@ -1,4 +1,4 @@
-"""The model-family registry (lnbench.names.FAMILY_REGISTRY): a family registered from outside
+"""The model-family registry (lnbench.names.families, FAMILY_REGISTRY): a family registered from outside
 lnbench is built, trained through compare, labelled and grouped from its entry alone."""
 
 from __future__ import annotations

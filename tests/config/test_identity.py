@@ -1,5 +1,6 @@
-"""A run folder written by an older lnbench still resumes: its config.yaml reads, --resume finds
-the same config, and every child's config_hash is the one it wrote, so its finished runs are kept.
+"""lnbench.config.identity, a run's identity across versions: a run folder written by an older
+lnbench still resumes: its config.yaml reads, --resume finds the same config, and every child's
+config_hash is the one it wrote, so its finished runs are kept.
 
 Oracle: the folder a1d2100 (the commit before the mnist task, model.batch_norm_unbiased,
 data.mnist_order and train.lr_by_batch_size) wrote for a compare of the three families, produced by
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from lnbench.config import ConfigError, load_config
+from lnbench.config import ConfigError, RunConfig, load_config
 from lnbench.config.checks import check_resume
 from lnbench.experiments.base import config_hash
 from lnbench.experiments.registry import EXPERIMENTS
@@ -155,3 +156,37 @@ def test_an_old_folder_is_a_changed_config_when_a_setting_really_changed(tmp_pat
     spec = load_config(folder / "config.yaml", ["train.optimizer=sgd"])
     with pytest.raises(ConfigError, match=r"train\.optimizer: adam in the folder, sgd now"):
         check_resume(folder, EXPERIMENTS["compare"].config_yaml(spec), "compare")
+
+
+def test_a_folder_written_before_a_key_was_added_is_the_same_config_and_the_same_runs(tmp_path):
+    """ADDED_KEYS (keys added after run folders were written, at their neutral values: train.optimizer,
+    data.n_val, ...): a config.yaml without them is the same config for --resume, and a child run's
+    config_hash is the hash of the YAML it had then."""
+    import hashlib
+    import json
+
+    import yaml
+
+    from lnbench.config.checks import check_resume
+    from lnbench.config.identity import ADDED_KEYS
+    from lnbench.experiments.base import config_hash
+
+    cfg = RunConfig()
+    raw = yaml.safe_load(cfg.to_yaml(model_family_only=True))
+    for key in ADDED_KEYS:
+        section, _, leaf = key.partition(".")
+        raw[section].pop(leaf, None)  # a key of another norm is not written at all
+    before = yaml.safe_dump(raw, sort_keys=False)  # as the code before the keys wrote it
+    assert config_hash(cfg) == hashlib.sha256(before.encode()).hexdigest()[:16]
+    assert config_hash(cfg.with_changes(train__optimizer="sgd")) != config_hash(cfg)
+    assert config_hash(cfg.with_changes(data__n_val=100)) != config_hash(cfg)
+    assert config_hash(cfg.with_changes(model__num_layers=2)) != config_hash(cfg)
+    # num_layers was new for the RNN and the LSTM only: a Transformer run always wrote it
+    assert "num_layers: 1" in RunConfig().with_changes(model__family="transformer").identity_yaml()
+    assert "num_layers" not in cfg.identity_yaml()
+
+    (tmp_path / "run.json").write_text(json.dumps({"kind": "compare"}))
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    check_resume(tmp_path, cfg.to_yaml(model_family_only=True), "compare")  # the same: no error
+    with pytest.raises(ConfigError, match=r"train.optimizer: absent in the folder, sgd now|train.optimizer"):
+        check_resume(tmp_path, cfg.with_changes(train__optimizer="sgd").to_yaml(model_family_only=True), "compare")

@@ -1,4 +1,4 @@
-"""A toy model family for tests/experiments/test_family_registry.py: the sequence mean-pooled,
+"""A toy model family for tests/names/test_families.py: the sequence mean-pooled,
 normalized by lnbench's norm of the config, then a linear head. Not a model anyone should study."""
 
 from __future__ import annotations

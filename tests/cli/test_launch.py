@@ -1,0 +1,60 @@
+"""What every experiment command does before it trains (lnbench.cli.launch): --print-config and
+--dry-run print the config and the plan, and write nothing."""
+
+import re
+
+import pytest
+import yaml
+from conftest import runner
+
+from lnbench.cli.app import app
+from lnbench.config import RunConfig
+
+pytestmark = pytest.mark.e2e  # runs the command line
+
+
+def test_print_config_and_dry_run_write_nothing(tmp_path):
+    runs = tmp_path / "runs"
+    result = runner.invoke(
+        app, ["compare", "--print-config", "--set", "train.epochs=3", "--seed", "7", "--runs-dir", str(runs)]
+    )
+    assert result.exit_code == 0
+    cfg = RunConfig.model_validate(yaml.safe_load(result.output))
+    assert cfg.train.epochs == 3 and cfg.seed == 7 and cfg.data.offset_std == 4.0
+    result = runner.invoke(
+        app,
+        [
+            "compare",
+            "--dry-run",
+            "--set",
+            "seeds=[0,1]",
+            "--set",
+            "compare.norms=[none,layer]",
+            "--runs-dir",
+            str(runs),
+        ],
+    )
+    # configs/compare.yaml: the RNN in both placements, the LSTM and the Transformer, 2 norms x 2 seeds, 10 epochs;
+    # NoNorm is one network in both placements: its separate runs copy its joint ones
+    assert (
+        result.exit_code == 0
+        and "would start 16 runs" in result.output
+        and "14 runs trained (140 epochs) and 2 copies of identical runs" in result.output
+    )
+    assert "rnn-joint_layer_seed1" in result.output and "rnn-separate_none_seed0" in result.output
+    names = re.findall(r"[\w-]+_seed\d+", result.output)  # the run names in order, at any terminal width
+    after = names[names.index("rnn-separate_none_seed1") + 1]
+    assert names.count("rnn-separate_none_seed1") == 1 and after == "rnn-joint_none_seed1"  # its "copy of"
+    assert "transformer_none_seed0" in result.output
+    assert "lstm_layer_seed1" in result.output
+    result = runner.invoke(app, ["claims", "--dry-run", "--only", "rnn_bn_batch_size_1", "--runs-dir", str(runs)])
+    assert (
+        result.exit_code == 0
+        and "would start 20 runs" in result.output
+        and "small_batches_rnn_batch_bs1_seed4" in result.output
+    )
+    result = runner.invoke(app, ["train", "configs/train.yaml", "--print-config", "--runs-dir", str(runs)])
+    assert result.exit_code == 0 and "pos_emb" not in result.output and "norm_placement" in result.output
+    result = runner.invoke(app, ["compare", "--dry-run", "--set", "train.epochs=0", "--runs-dir", str(runs)])
+    assert result.exit_code == 2  # a bad config is still an error
+    assert not runs.exists()
