@@ -322,6 +322,16 @@ static int64_t rstd_len(int64_t mode, int64_t S, int64_t B, int64_t D, int64_t g
   return 0;
 }
 
+// BATCH's mean per feature of a group's rows x (group, D), summed row by row in T: the forward's,
+// and the backward's when it recomputes x_hat (the same bits).
+template <typename T>
+static void group_mean(const T* __restrict__ x, T* __restrict__ mean, int64_t group, int64_t D) {
+  std::fill(mean, mean + D, (T)0);
+  for (int64_t q = 0; q < group; ++q)
+    for (int64_t j = 0; j < D; ++j) mean[j] += x[q * D + j];
+  for (int64_t j = 0; j < D; ++j) mean[j] /= (T)group;
+}
+
 // y = norm(x) at timestep t, x and y (S*B, D); writes x_hat to xh (S*B, D), saves rstd and BATCH's
 // statistics.
 template <typename T>
@@ -356,13 +366,8 @@ static void norm_fwd(const SlotLoop<T>& L, int64_t t, const T* x, T* y, T* xh, i
         const int64_t r0 = s * B + k * group;
         T* __restrict__ mp = mean.data();
         T* __restrict__ vp = var.data();
-        std::fill(mp, mp + D, (T)0);
+        group_mean<T>(x + r0 * D, mp, group, D);
         std::fill(vp, vp + D, (T)0);
-        for (int64_t q = 0; q < group; ++q) {
-          const T* __restrict__ xr = x + (r0 + q) * D;
-          for (int64_t j = 0; j < D; ++j) mp[j] += xr[j];
-        }
-        for (int64_t j = 0; j < D; ++j) mp[j] /= (T)group;
         for (int64_t q = 0; q < group; ++q) {
           const T* __restrict__ xr = x + (r0 + q) * D;
           for (int64_t j = 0; j < D; ++j) {
@@ -417,12 +422,7 @@ static void recompute_x_hat(const SlotLoop<T>& L, int64_t t, const T* x, T* xh, 
       for (int64_t k = 0; k < ng; ++k) {
         const int64_t r0 = s * B + k * group;
         T* __restrict__ mp = mean.data();
-        std::fill(mp, mp + D, (T)0);
-        for (int64_t q = 0; q < group; ++q) {
-          const T* __restrict__ xr = x + (r0 + q) * D;
-          for (int64_t j = 0; j < D; ++j) mp[j] += xr[j];
-        }
-        for (int64_t j = 0; j < D; ++j) mp[j] /= (T)group;
+        group_mean<T>(x + r0 * D, mp, group, D);
         const T* __restrict__ r = rs + (s * ng + k) * D;
         for (int64_t q = 0; q < group; ++q) {
           const T* __restrict__ xr = x + (r0 + q) * D;
