@@ -24,7 +24,7 @@ recurrence (``LNBENCH_KERNELS=0``: the step-by-step Python path instead):
   same batch;
 - ``per seed of 5``: the step of a 5-seed ensemble (``stack``, the member axis lnbench trains
   seeds on) over 5 x the reference's step; where lnbench trains a cell's seeds one after another
-  (:func:`lnbench.names.seeds_train_together` at B, T, H: the LSTM once T B H >= 2^20 or H >= 512),
+  (:func:`lnbench.names.seeds_train_together` at B, T, H: the LSTM once T B H >= 2^17 or H >= 512),
   each seed costs one seed's step and the peak is one seed's, so the one-seed ratios stand there
   (marked ``1 by 1``);
 - ``memory``: the peak resident memory of a training step (the process's VmHWM, reset by writing

@@ -142,9 +142,10 @@ def ensemble_mechanism(cfgs: Sequence[RunConfig]) -> str:
     ``sequential`` (one model after another).
 
     Measured (docs/speed.md): an RNN ensemble of 5 seeds costs about 2.4x one seed, so it is
-    always ``native``; an LSTM ensemble 3-4x at the default sizes, but more than five seeds one
-    after another once a member is large (T x B x H >= 2^20, as at pixel MNIST, or H >= 512), so
-    an LSTM cell is ``sequential`` there. A Transformer step is per-op overhead at small
+    always ``native``; an LSTM ensemble of 5 costs 2-5x one seed while a member is small, and
+    at least five seeds one after another once it is not (T x B x H >= 2^17, as at MNIST by rows
+    with H 128 or by pixels, or H >= 512: :data:`lnbench.names.families.LSTM_ENSEMBLE_MAX_TBH`), so an
+    LSTM cell is ``sequential`` there. A Transformer step is per-op overhead at small
     batches and compute at large ones: an ensemble of 5 costs 0.35-0.6x of training them one
     after another at batch size 1, 0.7-0.9x at 16 and 1.0-1.2x at 64 (CPU time), so a
     Transformer cell is ``native`` up to batch size 16 (with the norms that have an ensemble form),

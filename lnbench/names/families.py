@@ -61,9 +61,11 @@ def _transformer_ensemble(norm: str, batch_size: int) -> bool:
 
 #: The LSTM's seeds train as one ensemble while a member's T x B x H is below this and its hidden
 #: size below :data:`LSTM_ENSEMBLE_MAX_HIDDEN`; above either, one after another (docs/speed.md,
-#: "The size grid": a 5-member step cost 1.2-1.8x five one-seed steps at T B H >= 1.25M, as at
-#: pixel MNIST, and 1.35-1.7x at H 512, where the members' weights no longer share the cache).
-LSTM_ENSEMBLE_MAX_TBH = 1 << 20
+#: "The ensemble's bound": a 5-member step per seed over one seed's step, none / LN / BN, one
+#: thread, was 0.38-0.49 at T B H <= 5k, 0.83-0.98 at 20-26k, 0.90-1.03 at the default 82k, and
+#: 0.98-1.17 at 102k, 0.92-1.18 at 229k, 1.0-1.8 at 401-802k; at H 512 the members' weights no
+#: longer share the cache).
+LSTM_ENSEMBLE_MAX_TBH = 1 << 17
 LSTM_ENSEMBLE_MAX_HIDDEN = 512
 
 
