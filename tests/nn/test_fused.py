@@ -121,6 +121,23 @@ def test_kernel_matches_the_python_path_in_float32(family, norm, placement, stat
         assert_same(run(model, x, y), run(reference, x, y), tol=2e-5)
 
 
+@pytest.mark.parametrize(("dtype", "tol"), [(torch.float64, 1e-10), (torch.float32, 2e-5)])
+@pytest.mark.parametrize(("family", "norm", "placement"), [("lstm", "layer", "separate"), ("rnn", "none", "joint")])
+def test_the_per_timestep_products_cover_every_row_block_and_a_partial_panel(family, norm, placement, dtype, tol):
+    """The kernel's per-timestep products (h_{t-1} W_h^T and dR_t W_h, per member) go over a
+    member's rows in blocks of 16, 8, 4 and 1 and over W_h's columns in panels of one vector (8
+    doubles, 16 floats): at B = 29 (16 + 8 + 4 + 1 rows) and H = 20 (the last panel of 20 or 80
+    columns partial in float64, of 20 in float32) an ensemble of 2 matches the Python path (torch's
+    matrix products) to float64's or float32's rounding, forward and backward."""
+    model = make(family, norm, placement, "pooled", 2, H=20, n_in=16, T=6, dtype=dtype)
+    reference = copy.deepcopy(model)
+    reference.use_kernel = False
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(2, 29, 6, 16, generator=g, dtype=dtype)
+    y = torch.randint(0, 2, (2, 29), generator=g)
+    assert_same(run(model, x, y), run(reference, x, y), tol=tol)
+
+
 @pytest.mark.parametrize("family", ["rnn", "lstm"])
 def test_batch_statistics_in_groups_and_the_probes_match(family):
     """BatchNorm's eval with batch statistics of groups of 4 (the probes at batch size 4), and

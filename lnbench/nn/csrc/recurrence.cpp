@@ -147,51 +147,78 @@ static void tanh_block(const T* __restrict__ x, T* __restrict__ y, int64_t n) {
   for (int64_t e = 0; e < n; ++e) y[e] = vtanh(x[e]);
 }
 
-// ---- Small matrix products ----------------------------------------------------------------------
+// ---- The per-timestep products ------------------------------------------------------------------
 
-// The per-timestep products of a small cell (B rows of H and 4H floats): at::bmm costs ~4 us a call
-// whatever the size, most of a timestep at B 4 H 64 (two calls of ~15 us). Below this many
-// multiply-adds per member the loops below do it instead.
-constexpr int64_t SMALL_PRODUCT = 1 << 17;
+// A timestep's two products, h_{t-1} W_h^T (forward) and dR_t W_h (backward), have B rows per
+// member: too few for a library GEMM to pay (at::bmm costs ~4 us a call whatever the size, and at
+// B 4 H 512 MKL reads W_h at ~20 GB/s, a third of what a streaming read gets). So the fixed factor
+// is packed once per sequence into panels of L columns (L = one vector of lanes), each panel's K
+// rows contiguous, and every timestep streams the panels once per block of up to 16 rows: one
+// vector accumulator per row, k in order (mul, then add: no contraction). Measured, one thread,
+// against torch.mm (MKL): 2.6x faster at (4, 512) x (512, 2048), 1.2x at (64, 256) x (256, 1024),
+// 0.97-1.07x at 256 rows (docs/speed.md, "The per-timestep products").
 
-// C (n_rows, N) = A (n_rows, K) M (K, N), every matrix row-major: per block of 4 rows of A and
-// 16 columns of M, one vector accumulator per row, k in order (mul, then add; no contraction).
+// M (S, K, N), any strides -> (S, ceil(N / L), K, L): member s's columns [p L, p L + L) as panel p,
+// the last one zero-padded.
 template <typename T>
-static void small_product(const T* __restrict__ A, const T* __restrict__ M, T* __restrict__ C, int64_t n_rows,
-                          int64_t K, int64_t N) {
+static Tensor panels_of(const Tensor& M) {
+  constexpr int L = lnbench::Lanes<T>::n;
+  const int64_t S = M.size(0), K = M.size(1), N = M.size(2), NP = (N + L - 1) / L;
+  return at::constant_pad_nd(M, {0, NP * L - N}).contiguous().view({S, K, NP, L}).permute({0, 2, 1, 3}).contiguous();
+}
+
+// C (RB, N) = A (RB, K) M (K, N), M as panels (NP, K, L); A and C row-major. A is read through a
+// k-major copy (K, RB): its RB rows, K apart, would otherwise share an L1 set whenever K is a
+// multiple of 1024 floats (at B 16, (16, 1024) x (1024, 256) took 1.7x torch.mm's time, 0.8x with
+// the copy).
+template <typename T, int RB>
+static void panel_rows(const T* __restrict__ A, const T* __restrict__ P, T* __restrict__ C, int64_t K, int64_t N) {
   constexpr int L = lnbench::Lanes<T>::n;
   using V = lnbench::Vec<T>;
-  for (int64_t b0 = 0; b0 < n_rows; b0 += 4) {
-    const int64_t nb = std::min<int64_t>(4, n_rows - b0);
-    int64_t n = 0;
-    for (; n + L <= N; n += L) {
-      V acc[4] = {};
-      for (int64_t k = 0; k < K; ++k) {
-        const V m = lnbench::load_lanes(M + k * N + n);
-        for (int64_t b = 0; b < nb; ++b) acc[b] += A[(b0 + b) * K + k] * m;
-      }
-      for (int64_t b = 0; b < nb; ++b) std::memcpy(C + (b0 + b) * N + n, &acc[b], sizeof(V));
+  static thread_local std::vector<T> a_by_k;
+  a_by_k.resize(K * RB);
+  T* __restrict__ ak = a_by_k.data();
+  for (int b = 0; b < RB; ++b)
+    for (int64_t k = 0; k < K; ++k) ak[k * RB + b] = A[b * K + k];
+  for (int64_t p = 0; p * L < N; ++p) {
+    const T* __restrict__ panel = P + p * K * L;
+    V acc[RB] = {};
+    for (int64_t k = 0; k < K; ++k) {
+      const V m = lnbench::load_lanes(panel + k * L);
+      for (int b = 0; b < RB; ++b) acc[b] += ak[k * RB + b] * m;
     }
-    for (; n < N; ++n)
-      for (int64_t b = 0; b < nb; ++b) {
-        T acc = 0;
-        for (int64_t k = 0; k < K; ++k) acc += A[(b0 + b) * K + k] * M[k * N + n];
-        C[(b0 + b) * N + n] = acc;
-      }
+    const int64_t width = std::min<int64_t>(L, N - p * L);
+    for (int b = 0; b < RB; ++b) std::memcpy(C + b * N + p * L, &acc[b], width * sizeof(T));
   }
 }
 
-// out[s] = A[s] M[s] for each member: at::bmm_out, or small_product when a member's product is small.
+// C (R, N) = A (R, K) M (K, N) in blocks of 16 rows (8 and 4 without AVX-512's 32 vector
+// registers), then 8, 4 and the rest, so that no row is computed twice.
 template <typename T>
-static void member_products(const Tensor& A, const Tensor& M, Tensor& out) {
-  const int64_t S = A.size(0), n_rows = A.size(1), K = A.size(2), N = M.size(2);
-  if (n_rows * K * N > SMALL_PRODUCT || !M.is_contiguous() || !A.is_contiguous()) {
-    at::bmm_out(out, A, M);
-    return;
+static void panel_product(const T* A, const T* P, T* C, int64_t R, int64_t K, int64_t N) {
+  int64_t r = 0;
+#ifdef __AVX512F__
+  for (; r + 16 <= R; r += 16) panel_rows<T, 16>(A + r * K, P, C + r * N, K, N);
+  for (; r + 8 <= R; r += 8) panel_rows<T, 8>(A + r * K, P, C + r * N, K, N);
+#endif
+  for (; r + 4 <= R; r += 4) panel_rows<T, 4>(A + r * K, P, C + r * N, K, N);
+  switch (R - r) {
+    case 3: panel_rows<T, 3>(A + r * K, P, C + r * N, K, N); break;
+    case 2: panel_rows<T, 2>(A + r * K, P, C + r * N, K, N); break;
+    case 1: panel_rows<T, 1>(A + r * K, P, C + r * N, K, N); break;
+    default: break;
   }
+}
+
+// out[s] = A[s] M[s] for each member: A (S, R, K) and out (S, R, N) contiguous, M as panels_of.
+template <typename T>
+static void member_products(const Tensor& A, const Tensor& panels, int64_t N, Tensor& out) {
+  const int64_t S = A.size(0), R = A.size(1), K = A.size(2);
+  TORCH_INTERNAL_ASSERT(A.is_contiguous() && out.is_contiguous() && panels.size(2) == K);
+  const int64_t panel_size = panels.size(1) * K * panels.size(3);
   for (int64_t s = 0; s < S; ++s)
-    small_product<T>(A.data_ptr<T>() + s * n_rows * K, M.data_ptr<T>() + s * K * N, out.data_ptr<T>() + s * n_rows * N,
-                     n_rows, K, N);
+    panel_product<T>(A.data_ptr<T>() + s * R * K, panels.data_ptr<T>() + s * panel_size,
+                     out.data_ptr<T>() + s * R * N, R, K, N);
 }
 
 // ---- The interface: every tensor by name -------------------------------------------------------
@@ -606,14 +633,13 @@ Forward recurrence_forward(const Inputs& given) {
   Tensor XU = torch::empty({S, B, G}, o), UX = torch::empty({S, B, G}, o);  // U[:, t] as rows, and norm_x of it
   Tensor R = torch::empty({S, B, G}, o), A = torch::empty({S, B, G}, o), P = torch::empty({S, B, G}, o);
   Tensor PRE = torch::empty({S, B, G}, o), NC = torch::empty({S, B, H}, o);
-  // W_h^T as a contiguous copy where the products are small (small_product reads rows), else a view
-  Tensor W_hT = B * H * G <= SMALL_PRODUCT ? W_h.transpose(1, 2).contiguous() : W_h.transpose(1, 2);
   // the probes' saturated units per example, over every timestep: |tanh| > 0.99, the LSTM's
   // sigmoids on tanh's scale |2 sigmoid - 1| > 0.99 (lnbench/training/probes.py)
   Tensor SAT = in.count_saturated ? torch::zeros({S, B}, o) : Tensor();
   const int64_t N = S * B;
   AT_DISPATCH_FLOATING_TYPES(U.scalar_type(), "recurrence_forward", [&] {
     using T_ = scalar_t;
+    const Tensor W_hT = panels_of<T_>(W_h.transpose(1, 2));  // W_h^T (S, H, G) as panels
     const auto loop_h = loop_of<T_>(in.norm_h, sv.norm_h, out.norm_h, G);
     const auto loop_x = loop_of<T_>(in.norm_x, sv.norm_x, out.norm_x, G);
     const auto loop_c = loop_of<T_>(in.norm_c, sv.norm_c, out.norm_c, H);
@@ -635,7 +661,7 @@ Forward recurrence_forward(const Inputs& given) {
       if (t == 0) {
         R.zero_();  // h_0 = 0
       } else {
-        member_products<T_>(Hs[t - 1], W_hT, R);  // (S, B, H) x (S, H, G)
+        member_products<T_>(Hs[t - 1], W_hT, G, R);  // (S, B, H) x (S, H, G)
       }
       T_* r = R.data_ptr<T_>();
       const T_* x_in = r;
@@ -801,6 +827,7 @@ Grads recurrence_backward(const Inputs& given, const Saved& saved, const OutputG
   const BatchStats no_stats;
   AT_DISPATCH_FLOATING_TYPES(Hs.scalar_type(), "recurrence_backward", [&] {
     using T_ = scalar_t;
+    const Tensor W_h_panels = panels_of<T_>(W_h);  // W_h (S, G, H) as panels
     const auto loop_h = loop_of<T_>(in.norm_h, saved.norm_h, no_stats, G);
     const auto loop_x = loop_of<T_>(in.norm_x, saved.norm_x, no_stats, G);
     const auto loop_c = loop_of<T_>(in.norm_c, saved.norm_c, no_stats, H);
@@ -914,7 +941,7 @@ Grads recurrence_backward(const Inputs& given, const Saved& saved, const OutputG
       norm_bwd<T_>(loop_h, t, dp, x_hat_at(loop_h, t, nullptr, Tensor()), dr, sum_h, S, B, group);
       if (inner && want.U) to_dU(dr);
       if (t > 0) {
-        member_products<T_>(dR_t, W_h, dh_rec);  // (S, B, G) x (S, G, H)
+        member_products<T_>(dR_t, W_h_panels, H, dh_rec);  // (S, B, G) x (S, G, H)
         if (want.W_h)
           for (int64_t m = 0; m < S; ++m)
             std::copy(dr + m * B * G, dr + (m + 1) * B * G, dR_all.data_ptr<T_>() + (m * T + t) * B * G);
