@@ -5,10 +5,12 @@ several MB (the activations it saves, a seed ensemble's (S, T, B, 4H) gradients)
 each from a fresh ``mmap`` and returns it with ``munmap`` on free (sizes above its mmap
 threshold), so every step page-faults them in again: on this project's 2-core virtual machine
 that doubled the kernel's time at 5 seeds (``benchmarks/bench_lstm.py``; docs/speed.md). Raising
-``M_MMAP_THRESHOLD`` to its maximum (32 MB on 64-bit glibc) and ``M_TRIM_THRESHOLD`` to 1 GB keeps
-such buffers on the heap, reused from one step to the next, as a caching allocator (jemalloc,
-tcmalloc, PyTorch's CUDA allocator) would. The cost: the process keeps its peak heap until it
-exits. :func:`lnbench.training.loop.train_members` calls :func:`keep_freed_memory` once per
+``M_MMAP_THRESHOLD`` to its maximum (32 MB on 64-bit glibc), ``M_MMAP_MAX`` to 0 (no block from
+``mmap`` at all, so that buffers above 32 MB, pixel MNIST's at batch size 64, are reused too: its
+LSTM step took 382 ms without, 229 ms with it, and ``torch.nn.LSTM``'s 382 and 210 ms) and
+``M_TRIM_THRESHOLD`` to 1 GB keeps such buffers on the heap, reused from one step to the next, as
+a caching allocator (jemalloc, tcmalloc, PyTorch's CUDA allocator) would; glibc still maps memory
+when the heap cannot grow. The cost: the process keeps its peak heap until it exits. :func:`lnbench.training.loop.train_members` calls :func:`keep_freed_memory` once per
 process; elsewhere (musl, macOS, Windows) it does nothing. ``LNBENCH_MALLOPT=0`` turns it off.
 """
 
@@ -20,6 +22,7 @@ import os
 
 M_TRIM_THRESHOLD = -1  # glibc's malloc.h
 M_MMAP_THRESHOLD = -3
+M_MMAP_MAX = -4
 MMAP_THRESHOLD_MAX = 32 * 1024 * 1024  # DEFAULT_MMAP_THRESHOLD_MAX on 64-bit: larger values are refused
 TRIM_THRESHOLD = 1024 * 1024 * 1024
 
@@ -27,7 +30,7 @@ _done: list[bool] = []
 
 
 def keep_freed_memory() -> bool:
-    """Ask glibc to keep freed blocks of up to 32 MB for reuse (see the module docstring), once
+    """Ask glibc to keep freed blocks for reuse, of any size (see the module docstring), once
     per process. Returns whether the settings took effect (False off glibc or with
     ``LNBENCH_MALLOPT=0``)."""
     if _done:
@@ -40,6 +43,13 @@ def keep_freed_memory() -> bool:
         except (OSError, AttributeError):  # not glibc
             mallopt = None
         if mallopt is not None:
-            ok = bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX)) and bool(mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+            ok = all(
+                mallopt(option, value)
+                for option, value in (
+                    (M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX),
+                    (M_MMAP_MAX, 0),
+                    (M_TRIM_THRESHOLD, TRIM_THRESHOLD),
+                )
+            )
     _done.append(ok)
     return ok
