@@ -124,12 +124,14 @@ def test_an_interrupted_build_stops_the_compilers_it_started(fresh_state, extens
     assert children[0].wait(timeout=30) != 0  # terminated, not left compiling
 
 
-def test_ctrl_c_in_python_m_lnbench_nn_kernels_is_one_line_and_exit_130(fresh_state, monkeypatch, capsys):
+def test_ctrl_c_in_python_m_lnbench_nn_kernels_ends_in_one_line_and_exit_130(fresh_state, monkeypatch, capsys):
     def load(**_):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(torch.utils.cpp_extension, "load", load)
     monkeypatch.setitem(kernels._state, "layernorm", {"tried": False, "module": None})
     assert kernels.main() == 130
-    err = capsys.readouterr().err
-    assert err.strip().splitlines() == ["lnbench: the kernel build was interrupted; the next run builds it again"]
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines[-1] == "lnbench: the kernel build was interrupted; the next run builds it again"
+    # before it at most the build's own "building ..." line (where this install has no build yet)
+    assert len(lines) <= 2 and all(line.startswith("lnbench: ") for line in lines), lines
