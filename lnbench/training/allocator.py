@@ -10,7 +10,9 @@ that doubled the kernel's time at 5 seeds (``benchmarks/bench_lstm.py``; docs/sp
 LSTM step took 382 ms without, 229 ms with it, and ``torch.nn.LSTM``'s 382 and 210 ms) and
 ``M_TRIM_THRESHOLD`` to 1 GB keeps such buffers on the heap, reused from one step to the next, as
 a caching allocator (jemalloc, tcmalloc, PyTorch's CUDA allocator) would; glibc still maps memory
-when the heap cannot grow. The cost: the process keeps its peak heap until it exits. :func:`lnbench.training.loop.train_members` calls :func:`keep_freed_memory` once per
+when the heap cannot grow. The cost: the process keeps its peak heap until it exits, and the heap
+grows for 1-6 steps before a freed block fits the next aligned request (the LN-LSTM's peak RSS at
+pixel MNIST +16%, docs/speed.md). :func:`lnbench.training.loop.train_members` calls :func:`keep_freed_memory` once per
 process; elsewhere (musl, macOS, Windows) it does nothing. ``LNBENCH_MALLOPT=0`` turns it off.
 """
 
