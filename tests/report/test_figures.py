@@ -64,6 +64,21 @@ def test_hidden_norm_draws_the_last_epoch_and_initialisation(tmp_path):
     np.testing.assert_allclose(dotted[0].get_ydata(), [6, 6, 6])
 
 
+def test_a_norm_whose_every_seed_diverged_keeps_a_labelled_curve_at_initialisation():
+    """A norm whose seeds all diverged in their first epoch has no trained hidden-norm curve; its
+    curve at initialisation is still drawn (the mean over seeds: 6) and is the one line in the
+    legend that names its colour, so that a reader can tell it from the others."""
+    runs = [
+        _metrics(s, [], [], norm="layer", init=(5 + 2 * s,) * 3, status="diverged", diverged_at=1) for s in (0, 1)
+    ] + [_metrics(0, [0.6], [[1, 2, 3]], norm="none")]
+    ax = plots.figure_hidden_norm_mean(runs).axes[0]
+    line = _line(ax, "LayerNorm")
+    assert line.get_label() == "LayerNorm (diverged): at initialisation"
+    assert line.get_linestyle() == ":" and line.get_color() == plots.norm_color("layer")
+    np.testing.assert_allclose(line.get_ydata(), [6, 6, 6])
+    assert _line(ax, "NoNorm").get_linestyle() == "-"  # a trained curve, labelled as before
+
+
 def test_diverged_runs_are_marked_and_no_pyplot_backend_switch(tmp_path):
     backend = matplotlib.get_backend()
     runs = [

@@ -197,7 +197,8 @@ def _fmt(x: float | None) -> str:
 
 def figure_hidden_norm_mean(metrics: Sequence[Metrics]) -> Figure:
     """(3b) Mean L2 norm of the hidden state per timestep after the last epoch (solid, eval mode)
-    and at initialisation (dotted, as in training: BatchNorm with batch statistics). For the
+    and at initialisation (dotted, as in training: BatchNorm with batch statistics); a norm whose
+    every seed diverged before its last epoch has only the dotted curve, labelled so. For the
     Transformer: the residual stream after the block. Several seeds: the mean over seeds. A
     stacked RNN or LSTM (``hidden_norm_by_layer``): one curve per layer, each with its own line
     style and marker (the norm keeps its colour), labelled ``layer l``."""
@@ -222,9 +223,19 @@ def figure_hidden_norm_mean(metrics: Sequence[Metrics]) -> Figure:
                     mean = mean_band(final)[0]
                     label = norm_legend_label(norm, runs, suffix)
                     ax.plot(np.arange(1, len(mean) + 1), mean, color=color, ms=3, label=label, **look)
-                if init:
+                if init:  # labelled only where no trained curve names the colour (every seed diverged first)
                     mean = mean_band(init)[0]
-                    ax.plot(np.arange(1, len(mean) + 1), mean, color=color, ls=":", lw=1.2, marker=look["marker"], ms=2)
+                    alone = {} if final else {"label": f"{norm_label(norm)}{suffix} (diverged): at initialisation"}
+                    ax.plot(
+                        np.arange(1, len(mean) + 1),
+                        mean,
+                        color=color,
+                        ls=":",
+                        lw=1.2,
+                        marker=look["marker"],
+                        ms=2,
+                        **alone,
+                    )
         ylabel = "mean ||h_t|| (L2)" if is_recurrent_group(family) else "mean ||residual stream|| (L2)"
         sizes = {r.hidden_size for rs in norms.values() for r in rs}
         if is_recurrent_group(family) and len(sizes) == 1 and None not in sizes:  # |h_t| < 1
