@@ -4,16 +4,16 @@ A training step of the fused recurrence (:mod:`lnbench.nn.fused`) allocates and 
 several MB (the activations it saves, a seed ensemble's (S, T, B, 4H) gradients). glibc serves
 each from a fresh ``mmap`` and returns it with ``munmap`` on free (sizes above its mmap
 threshold), so every step page-faults them in again: on this project's 2-core virtual machine
-that doubled the kernel's time at 5 seeds (``benchmarks/bench_lstm.py``; docs/speed.md). Raising
-``M_MMAP_THRESHOLD`` to its maximum (32 MB on 64-bit glibc), ``M_MMAP_MAX`` to 0 (no block from
-``mmap`` at all, so that buffers above 32 MB, pixel MNIST's at batch size 64, are reused too: its
-LSTM step took 382 ms without, 229 ms with it, and ``torch.nn.LSTM``'s 382 and 210 ms) and
-``M_TRIM_THRESHOLD`` to 1 GB keeps such buffers on the heap, reused from one step to the next, as
-a caching allocator (jemalloc, tcmalloc, PyTorch's CUDA allocator) would; glibc still maps memory
-when the heap cannot grow. The cost: the process keeps its peak heap until it exits, and the heap
-grows for 1-6 steps before a freed block fits the next aligned request (the LN-LSTM's peak RSS at
-pixel MNIST +16%, docs/speed.md). :func:`lnbench.training.loop.train_members` calls :func:`keep_freed_memory` once per
-process; elsewhere (musl, macOS, Windows) it does nothing. ``LNBENCH_MALLOPT=0`` turns it off.
+that doubled the kernel's time at 5 seeds (``benchmarks/bench_lstm.py``; docs/speed.md). Setting
+``M_MMAP_MAX`` to 0 (no block from ``mmap``: glibc caps the mmap threshold at 32 MB, and pixel
+MNIST's buffers at batch size 64 are larger; its LSTM step took 382 ms with blocks above 32 MB
+mapped afresh, 229 ms with none, ``torch.nn.LSTM``'s 382 and 210 ms) and ``M_TRIM_THRESHOLD`` to
+1 GB keeps such buffers on the heap, reused from one step to the next, as a caching allocator
+(jemalloc, tcmalloc, PyTorch's CUDA allocator) would; glibc still maps memory when the heap
+cannot grow. The cost: the process keeps its peak heap until it exits, and the heap grows for 1-6
+steps before a freed block fits the next aligned request (the LN-LSTM's peak RSS at pixel MNIST
++16%, docs/speed.md). :func:`lnbench.training.loop.train_members` calls :func:`keep_freed_memory`
+once per process; elsewhere (musl, macOS, Windows) it does nothing. ``LNBENCH_MALLOPT=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -23,9 +23,7 @@ import ctypes.util
 import os
 
 M_TRIM_THRESHOLD = -1  # glibc's malloc.h
-M_MMAP_THRESHOLD = -3
 M_MMAP_MAX = -4
-MMAP_THRESHOLD_MAX = 32 * 1024 * 1024  # DEFAULT_MMAP_THRESHOLD_MAX on 64-bit: larger values are refused
 TRIM_THRESHOLD = 1024 * 1024 * 1024
 
 _done: list[bool] = []
@@ -45,13 +43,6 @@ def keep_freed_memory() -> bool:
         except (OSError, AttributeError):  # not glibc
             mallopt = None
         if mallopt is not None:
-            ok = all(
-                mallopt(option, value)
-                for option, value in (
-                    (M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX),
-                    (M_MMAP_MAX, 0),
-                    (M_TRIM_THRESHOLD, TRIM_THRESHOLD),
-                )
-            )
+            ok = bool(mallopt(M_MMAP_MAX, 0)) and bool(mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
     _done.append(ok)
     return ok
