@@ -71,6 +71,10 @@ def _outcome(fn, job, progress):
 class SerialExecutor:
     """Every job in this process, one after another (``--jobs 1``)."""
 
+    #: the jobs run in the caller's process (the other executors' run elsewhere: the caller is
+    #: free to do other work meanwhile, as the driver fits the baselines)
+    in_process = True
+
     def run(self, fn, jobs, progress=None, on_done=None):
         outcomes = []
         for k, job in enumerate(jobs):

@@ -230,6 +230,10 @@ def first_epoch_at(test_acc: Sequence[float | None], target: float) -> int | Non
     return next((i + 1 for i, a in enumerate(test_acc) if a is not None and a >= target), None)
 
 
+#: The :class:`SummaryRow` fields kept in memory only (one value per test example)
+_PER_EXAMPLE = ("test_correct", "test_correct_batch_stats")
+
+
 @dataclass
 class SummaryRow:
     """One run in a table: what was trained, how it ended, and its final numbers (fields:
@@ -278,9 +282,14 @@ class SummaryRow:
     test_correct_batch_stats: list[int] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict:
-        out = asdict(self)
-        out.pop("test_correct"), out.pop("test_correct_batch_stats")
-        return out
+        """The fields summary.json holds (all but the per-example ``test_correct*`` lists), as
+        :func:`dataclasses.asdict` gives them: lists copied. Skipping those lists, not copying and
+        dropping them, matters: summary.json is written after every cell, with every row so far."""
+        return {
+            f.name: list(v) if isinstance(v := getattr(self, f.name), list) else v
+            for f in fields(self)
+            if f.name not in _PER_EXAMPLE
+        }
 
     @property
     def shares_ensemble_time(self) -> bool:

@@ -42,6 +42,29 @@ def test_compare_on_two_workers_equals_one(tmp_path):
     assert strip(one.rows) == strip(two.rows) and one.verdicts == two.verdicts
 
 
+def test_on_two_workers_the_baselines_are_fitted_while_the_cells_train(tmp_path, monkeypatch):
+    """With worker processes, the baselines' fit does not hold back the first cell: a fit that
+    returns only once a cell has written its metrics.json still ends, and the final summary has
+    its baselines (fitted first, as with one worker, it would wait for that file in vain)."""
+    from lnbench.experiments.compare import Compare
+
+    fit = Compare.baselines
+
+    def fit_after_a_cell(self, spec):
+        deadline = time.time() + 120
+        while not list(tmp_path.glob("*/*/metrics.json")):
+            assert time.time() < deadline, "no cell trained while the baselines were being fitted"
+            time.sleep(0.05)
+        return fit(self, spec)
+
+    monkeypatch.setattr(Compare, "baselines", fit_after_a_cell)
+    cfg = load_config(None, [*TINY_OVERRIDES, "compare.norms=[none]", "seeds=[0,1]"])
+    result = experiments.compare(cfg, runs_dir=tmp_path, jobs=2)
+    body = json.loads((result.path / "summary.json").read_text())
+    assert result.status == "completed" and body["baselines"] == result.baselines
+    assert [b["name"] for b in body["baselines"]] == ["chance", "last_timestep", "whole_sequence"]
+
+
 def test_sigterm_stops_the_workers_and_marks_unfinished_runs_interrupted(tmp_path):
     args = [
         sys.executable,

@@ -2,6 +2,7 @@
 rows, and each summary-row number by hand (the atomic JSON: test_io.py; mark_unfinished:
 test_runs.py)."""
 
+import dataclasses
 import json
 
 import pytest
@@ -144,6 +145,20 @@ def test_a_summary_row_writes_everything_but_the_per_example_results():
     assert "test_correct" not in out and "test_correct_batch_stats" not in out
     assert out["final_test_acc"] == 0.5 and r.test_correct == [1, 0]
     assert set(out) == {f for f in SummaryRow.__dataclass_fields__} - {"test_correct", "test_correct_batch_stats"}
+
+
+def test_a_summary_row_dict_is_dataclasses_asdict_without_the_per_example_results():
+    """Oracle: ``dataclasses.asdict`` minus the two per-example lists; the lists it holds are
+    copies, so changing the dict leaves the row alone."""
+    m = Metrics(epochs=[1], test_acc=[0.5], train_loss=[0.7], test_loss=[0.6], test_correct=[1, 0])
+    r = summary_row(m, 0.9)
+    r.warnings, r.test_correct_batch_stats = ["w"], [0, 1]
+    expected = dataclasses.asdict(r)
+    del expected["test_correct"], expected["test_correct_batch_stats"]
+    out = r.to_dict()
+    assert out == expected and list(out) == list(expected)
+    out["warnings"].append("x")
+    assert r.warnings == ["w"]
 
 
 def test_every_field_of_a_summary_row_and_the_defaults():
