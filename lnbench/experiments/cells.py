@@ -33,7 +33,7 @@ from lnbench.records.runs import Run, mark_unfinished
 from lnbench.records.schema import Metrics, SummaryRow, read_metrics, run_facts, summary_row
 from lnbench.training import checkpoints, optim
 from lnbench.training.loop import train_members
-from lnbench.training.tasks import make_task_data
+from lnbench.training.tasks import cell_task_data
 
 
 def metrics_for(cfg: RunConfig) -> Metrics:
@@ -157,7 +157,7 @@ def _train_members(
         for run, c in zip(runs, cfgs):
             run.manifest["ensemble"] = {"mechanism": mechanism, "members": len(cfgs), "seeds": [c.seed for c in cfgs]}
             run.manifest["config_hash"] = config_hash(c)
-        datas = [make_task_data(c.data, c.seed) for c in cfgs]
+        datas = [cell_task_data(c.data, c.seed) for c in cfgs]  # the same seed's data as its regime's other cells
         models = []
         for c, d in zip(cfgs, datas):
             torch.manual_seed(c.seed)

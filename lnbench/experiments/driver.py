@@ -440,6 +440,7 @@ def _run_cells(
     and the experiment ends ``failed``."""
     from lnbench.experiments.cells import copy_cell, cost, failed_row, label, run_cell_job
     from lnbench.records.runs import mark_unfinished
+    from lnbench.training.tasks import forget_cell_data
 
     finished: dict[int, list[SummaryRow]] = {}
     if run.resume is not None:  # --resume: keep every cell whose runs all finished under this config
@@ -488,7 +489,10 @@ def _run_cells(
         partial = [row for j in sorted(finished) for row in finished[j]]
         run.write_json("summary.json", summary(exp, run.path, partial, False, **baselines.so_far()))
 
-    outcomes = executor.run(run_cell_job, [cells[k] for k in order], on_epoch, done) if order else []
+    try:
+        outcomes = executor.run(run_cell_job, [cells[k] for k in order], on_epoch, done) if order else []
+    finally:
+        forget_cell_data()  # what the cells trained in this process kept (--jobs 1); workers end with theirs
     failed = sorted(
         {
             f"{cells[order[k]].cfgs[0].name.rsplit('_seed', 1)[0]}: {o.error}"

@@ -195,3 +195,30 @@ def test_only_the_solvers_convergence_warning_is_silenced(monkeypatch):
     with pytest.warns(UserWarning, match="^from the fit$") as record:
         baseline_correct(DATA)
     assert [w.category for w in record] == [UserWarning, UserWarning]
+
+
+def test_the_linear_fits_run_blas_on_one_thread_whatever_the_process_allows(monkeypatch):
+    """Oracle: threadpoolctl's report of the BLAS libraries inside each fit and prediction, under
+    a process limit of two threads: one thread, so that the sums (and a borderline prediction) do
+    not depend on the machine's cores; the process's own limit is back afterwards."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads():
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    seen = []
+    fit, predict = LogisticRegression.fit, LogisticRegression.predict
+
+    def counted(method):
+        def call(self, *args, **kwargs):
+            seen.append(blas_threads())
+            return method(self, *args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(LogisticRegression, "fit", counted(fit))
+    monkeypatch.setattr(LogisticRegression, "predict", counted(predict))
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert baseline_correct(DATA)["last_timestep"].tolist() == [1, 0, 1, 1, 1]
+        assert blas_threads() == {2}
+    assert seen == [{1}] * 4  # a fit and a prediction per linear baseline

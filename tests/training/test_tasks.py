@@ -76,3 +76,33 @@ def test_the_registry_names_a_maker_for_every_task():
             make_task_data(DataConfig(task=name, n_train=8, n_test=8), 1).num_classes
             == entry.shape(DataConfig(task=name))[2]
         )
+
+
+def test_a_cells_data_is_made_once_per_process_and_seed_and_each_caller_gets_its_own_copy(monkeypatch):
+    """Oracle: make_task_data. A second cell on the same data and seed gets equal splits without
+    making them again; another seed or config is made afresh; changing one caller's tensors in
+    place leaves the next caller's alone; beyond the byte budget the oldest splits are dropped."""
+    import lnbench.training.tasks as tasks
+
+    made = []
+    real = tasks.make_task_data
+    monkeypatch.setattr(tasks, "make_task_data", lambda cfg, seed: made.append(seed) or real(cfg, seed))
+    monkeypatch.setattr(tasks, "_kept", type(tasks._kept)())
+    cfg = DataConfig(n_train=64, n_test=32, n_val=16)
+    for _ in range(2):  # the call that makes the splits, then one that finds them kept
+        mine = tasks.cell_task_data(cfg, 1)
+        mine.X_train.zero_(), mine.y_val.zero_()
+    second = tasks.cell_task_data(cfg, 1)
+    fresh = real(cfg, 1)
+    for name in ("X_train", "y_train", "X_test", "y_test", "s_train", "s_test", "X_val", "y_val", "s_val"):
+        assert torch.equal(getattr(second, name), getattr(fresh, name)), name
+    assert made == [1]
+    tasks.cell_task_data(cfg, 2), tasks.cell_task_data(DataConfig(n_train=64, n_test=32), 1)
+    assert made == [1, 2, 1]
+    monkeypatch.setattr(tasks, "CELL_DATA_CACHE_BYTES", 2 * tasks._nbytes(fresh))
+    tasks.cell_task_data(cfg, 3)  # three of this size do not fit: the least recently used go
+    tasks.cell_task_data(cfg, 1)
+    assert made == [1, 2, 1, 3, 1]
+    tasks.forget_cell_data()
+    tasks.cell_task_data(cfg, 1)
+    assert made == [1, 2, 1, 3, 1, 1]
