@@ -9,7 +9,10 @@
 - ``recurrence.cpp``: a whole recurrence (the tanh RNN in either placement, or the LSTM, with any
   built-in norm) over T timesteps, forward and backward through time, for one autograd node per
   sequence (:mod:`lnbench.nn.fused`).
-- ``norm.h``: the one C++ LayerNorm (and RMSNorm) over a row, which both include.
+- ``linear.cpp``: a Linear layer on at most 16 rows as one C++ autograd node whose products read
+  the weight matrix once (:mod:`lnbench.nn.few_row_linear`: the MLP's hidden layers at a small batch).
+- ``norm.h``: the one C++ LayerNorm (and RMSNorm) over a row, and the vector lanes, which every
+  kernel includes.
 
 Each is built with ``torch.utils.cpp_extension.load`` (g++ and ninja) into torch's extension cache
 (``TORCH_EXTENSIONS_DIR``, default ``~/.cache/torch_extensions``), one build per checkout and
@@ -38,12 +41,24 @@ from pathlib import Path
 from typing import Any
 
 _CSRC = Path(__file__).parent / "csrc"
-_SOURCES = {"layernorm": _CSRC / "layernorm.cpp", "recurrence": _CSRC / "recurrence.cpp"}
+_SOURCES = {
+    "layernorm": _CSRC / "layernorm.cpp",
+    "recurrence": _CSRC / "recurrence.cpp",
+    "linear": _CSRC / "linear.cpp",
+}
 #: the headers every kernel includes (``norm.h``: the one C++ LayerNorm): part of each build's name,
 #: so that a changed header is a new build, as a changed source is
 _HEADERS = (_CSRC / "norm.h",)
-_WHAT = {"layernorm": "C++ LayerNorm kernel", "recurrence": "C++ recurrence kernel (fused RNN and LSTM)"}
-_FALLBACK = {"layernorm": "the Python autograd Function", "recurrence": "the step-by-step Python recurrence"}
+_WHAT = {
+    "layernorm": "C++ LayerNorm kernel",
+    "recurrence": "C++ recurrence kernel (fused RNN and LSTM)",
+    "linear": "C++ few-row Linear kernel",
+}
+_FALLBACK = {
+    "layernorm": "the Python autograd Function",
+    "recurrence": "the step-by-step Python recurrence",
+    "linear": "torch.nn.functional.linear",
+}
 _state: dict[str, dict[str, Any]] = {name: {"tried": False, "module": None} for name in _SOURCES}
 
 
@@ -252,6 +267,11 @@ def recurrence_kernel() -> Any | None:
     return _load("recurrence")
 
 
+def linear_kernel() -> Any | None:
+    """The built few-row Linear extension (``few_row_linear(x, weight, bias)``), or None."""
+    return _load("linear")
+
+
 def ensure_built() -> None:
     """Build (or load) every kernel now, unless ``LNBENCH_KERNELS=0``: an experiment calls this
     before its first run starts, and each worker before its cell's runs, so that a build's time is
@@ -260,10 +280,11 @@ def ensure_built() -> None:
     if kernels_enabled():
         layernorm_kernel()
         recurrence_kernel()
+        linear_kernel()
 
 
 def main() -> int:
-    """``python -m lnbench.nn.kernels`` (``make setup``): build both kernels now. Returns the exit
+    """``python -m lnbench.nn.kernels`` (``make setup``): build every kernel now. Returns the exit
     code: 0, or 130 after a Ctrl-C / SIGTERM / hang-up (one line, the compilers stopped)."""
 
     def interrupted(signum: int, frame: Any) -> None:
@@ -271,7 +292,11 @@ def main() -> int:
 
     before = {sig: signal.signal(sig, interrupted) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        for name, get in (("layernorm", layernorm_kernel), ("recurrence", recurrence_kernel)):
+        for name, get in (
+            ("layernorm", layernorm_kernel),
+            ("recurrence", recurrence_kernel),
+            ("linear", linear_kernel),
+        ):
             print(f"lnbench {_WHAT[name]}:", "ready" if get() is not None else "NOT available", flush=True)
     except KeyboardInterrupt:
         print("lnbench: the kernel build was interrupted; the next run builds it again", file=sys.stderr)

@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from lnbench.config import ModelConfig
+from lnbench.nn import few_row_linear
 from lnbench.nn.base import stack_models
 from lnbench.nn.registry import norm_kind
 from lnbench.nn.transformer import model_linear
@@ -93,7 +94,7 @@ class MLP(nn.Module):
                 f"{self.input_size}) or (B, {self.seq_len * self.input_size})), got an input of shape {tuple(x.shape)}"
             )
         for k, (linear, norm) in enumerate(zip(self.linears, self.norms, strict=True)):
-            a = norm(linear(h))  # ([S,] B, H)
+            a = norm(few_row_linear.linear(linear, h))  # ([S,] B, H)
             h = torch.relu(a + self.biases[k] if len(self.biases) else a)
-        logits = self.head(h)  # ([S,] B, C)
+        logits = few_row_linear.linear(self.head, h)  # ([S,] B, C)
         return (logits, h.unsqueeze(-2)) if return_hidden else logits

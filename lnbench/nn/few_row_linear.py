@@ -1,0 +1,57 @@
+"""A Linear layer applied to a few rows: ``torch.nn.functional.linear`` with the C++ kernel of
+``lnbench/nn/csrc/linear.cpp`` where it pays.
+
+At a small batch each product reads all of a large weight matrix for a few multiply-adds per
+weight. MKL packs the matrix into its own layout before it multiplies; the kernel streams it once
+(forward: ``y = x W^T + b``; backward: ``dW``, ``dx`` and ``db`` in one pass over ``W``). Ba et
+al.'s Figure 6 network (784-1000-1000-10) at batch size 4 is where it was measured
+(docs/speed.md, "A Linear on a few rows").
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from lnbench.nn.kernels import linear_kernel
+
+#: the most rows (examples, or examples x timesteps) the kernel takes; above, MKL's blocked
+#: products are as fast or faster
+MAX_ROWS = 16
+#: the fewest weights (out x in) for which the kernel is used: below, the matrix stays in cache
+#: and MKL's packing costs little
+MIN_WEIGHTS = 2**16
+
+
+def uses_kernel(x: torch.Tensor, weight: torch.Tensor) -> bool:
+    """Whether :func:`linear` runs the C++ kernel for ``x`` (``(*, in)``) and ``weight``
+    (``(out, in)``): float32 or float64 CPU tensors of one dtype, at most :data:`MAX_ROWS` rows,
+    at least :data:`MIN_WEIGHTS` weights, and the kernel built (not with ``LNBENCH_KERNELS=0``)."""
+    return _fits(x, weight) and linear_kernel() is not None
+
+
+def _fits(x: torch.Tensor, weight: torch.Tensor) -> bool:
+    return (
+        x.device.type == "cpu"
+        and weight.device.type == "cpu"
+        and x.dtype in (torch.float32, torch.float64)
+        and weight.dtype == x.dtype
+        and weight.dim() == 2
+        and weight.numel() >= MIN_WEIGHTS
+        and x.numel() <= MAX_ROWS * weight.shape[1]
+    )
+
+
+def linear(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """``layer(x)`` for a Linear ``layer``; for a plain ``torch.nn.Linear`` on a few rows
+    (:func:`uses_kernel`), the C++ kernel: the same function and gradients as
+    ``torch.nn.functional.linear`` (its sums ordered otherwise: the last bits differ).
+
+    Shape: ``(*, in)`` -> ``(*, out)``, float32 or float64.
+    """
+    # a subclass (weight norm's Linear) has a forward of its own: it is called as it is
+    if isinstance(layer, nn.Linear) and type(layer) is nn.Linear and _fits(x, layer.weight):
+        kernel = linear_kernel()
+        if kernel is not None:
+            return kernel.few_row_linear(x, layer.weight, layer.bias)
+    return layer(x)
