@@ -9,8 +9,8 @@
 - ``recurrence.cpp``: a whole recurrence (the tanh RNN in either placement, or the LSTM, with any
   built-in norm) over T timesteps, forward and backward through time, for one autograd node per
   sequence (:mod:`lnbench.nn.fused`).
-- ``linear.cpp``: a Linear layer on at most 16 rows as one C++ autograd node whose products read
-  the weight matrix once (:mod:`lnbench.nn.few_row_linear`: the MLP's hidden layers at a small batch).
+- ``linear.cpp``: a Linear layer on at most 8 rows as one C++ autograd node whose products read
+  the weight matrix once (:mod:`lnbench.nn.few_row_linear`: the MLP's layers at a small batch).
 - ``norm.h``: the one C++ LayerNorm (and RMSNorm) over a row, and the vector lanes, which every
   kernel includes.
 

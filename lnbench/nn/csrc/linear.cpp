@@ -1,7 +1,7 @@
 // lnbench: a Linear layer on a few rows, y = x W^T + b (torch.nn.functional.linear), as one C++
 // autograd node whose products stream W once.
 //
-// At a small batch (R rows, R <= 16) each product reads all of W for a few multiply-adds per
+// At a small batch (R rows, R <= 8) each product reads all of W for a few multiply-adds per
 // weight, so it is bound by W's memory traffic. A library GEMM (MKL, behind torch.mm) first packs W
 // into its own blocked layout, a read and a write of W before the read that computes; here each
 // product reads W once, in its row-major order, and the backward forms dx and dW in one pass. At
@@ -20,6 +20,7 @@
 #include <torch/extension.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "norm.h"
 
@@ -27,7 +28,8 @@ using torch::Tensor;
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
-// y (RB, N) = x (RB, K) W^T + b for one block of RB rows: each row of W read once for the block
+// y (RB, N) = x (RB, K) W^T + b for RB rows known at compile time (their accumulators in
+// registers): each row of W read once
 template <typename T, int RB>
 static void forward_block(const T* __restrict__ x, const T* __restrict__ W, const T* __restrict__ b, T* __restrict__ y,
                           int64_t K, int64_t N) {
@@ -46,23 +48,6 @@ static void forward_block(const T* __restrict__ x, const T* __restrict__ W, cons
       for (int64_t kk = k; kk < K; ++kk) s += (double)(x[r * K + kk] * w[kk]);
       y[r * N + j] = (T)s + (b ? b[j] : (T)0);
     }
-  }
-}
-
-// blocks of 16 rows (AVX-512: 16 accumulators need its 32 vector registers), then 8, 4, 1-3
-template <typename T>
-static void forward_rows(const T* x, const T* W, const T* b, T* y, int64_t R, int64_t K, int64_t N) {
-  int64_t r = 0;
-#ifdef __AVX512F__
-  for (; r + 16 <= R; r += 16) forward_block<T, 16>(x + r * K, W, b, y + r * N, K, N);
-  for (; r + 8 <= R; r += 8) forward_block<T, 8>(x + r * K, W, b, y + r * N, K, N);
-#endif
-  for (; r + 4 <= R; r += 4) forward_block<T, 4>(x + r * K, W, b, y + r * N, K, N);
-  switch (R - r) {
-    case 3: forward_block<T, 3>(x + r * K, W, b, y + r * N, K, N); break;
-    case 2: forward_block<T, 2>(x + r * K, W, b, y + r * N, K, N); break;
-    case 1: forward_block<T, 1>(x + r * K, W, b, y + r * N, K, N); break;
-    default: break;
   }
 }
 
@@ -117,13 +102,18 @@ static void backward_block(const T* __restrict__ gy, const T* __restrict__ x, co
     }
 }
 
-template <typename T, int R = 1>
-static void backward_rows(const T* gy, const T* x, const T* W, T* dW, T* dx, T* db, int64_t rows, int64_t K, int64_t N) {
-  if constexpr (R < 16) {
-    if (rows != R) return backward_rows<T, R + 1>(gy, x, W, dW, dx, db, rows, K, N);
+// the most rows the kernel takes: above 8, its products (mul then add, no contraction, to round
+// alike on every CPU) are bound by arithmetic, not by W's traffic, and MKL's are faster
+constexpr int MAX_ROWS = 8;
+
+// f.template operator()<R>() for the rows' count R, 1 <= R <= MAX_ROWS
+template <int R = 1, typename F>
+static void with_rows(int64_t rows, F&& f) {
+  if constexpr (R < MAX_ROWS) {
+    if (rows != R) return with_rows<R + 1>(rows, std::forward<F>(f));
   }
-  TORCH_CHECK(rows == R, "few_row_linear: at most 16 rows");
-  backward_block<T, R>(gy, x, W, dW, dx, db, K, N);
+  TORCH_CHECK(rows == R, "few_row_linear: 1 to ", MAX_ROWS, " rows, got ", rows);
+  f.template operator()<R>();
 }
 
 struct FewRowLinearFn : public torch::autograd::Function<FewRowLinearFn> {
@@ -138,8 +128,10 @@ struct FewRowLinearFn : public torch::autograd::Function<FewRowLinearFn> {
     const bool has_b = b.numel() > 0;
     auto bc = has_b ? b.contiguous() : b;
     AT_DISPATCH_FLOATING_TYPES(xc.scalar_type(), "few_row_linear_forward", [&] {
-      forward_rows<scalar_t>(xc.data_ptr<scalar_t>(), Wc.data_ptr<scalar_t>(), has_b ? bc.data_ptr<scalar_t>() : nullptr,
-                             y.data_ptr<scalar_t>(), R, K, N);
+      with_rows(R, [&]<int RB>() {
+        forward_block<scalar_t, RB>(xc.data_ptr<scalar_t>(), Wc.data_ptr<scalar_t>(),
+                                    has_b ? bc.data_ptr<scalar_t>() : nullptr, y.data_ptr<scalar_t>(), K, N);
+      });
     });
     ctx->save_for_backward({x, W});
     ctx->saved_data["has_b"] = has_b;
@@ -158,14 +150,15 @@ struct FewRowLinearFn : public torch::autograd::Function<FewRowLinearFn> {
     }
     auto gy = grads[0].contiguous(), xc = x.contiguous(), Wc = W.contiguous();
     const int64_t R = xc.numel() / std::max<int64_t>(K, 1);
-    TORCH_CHECK(R >= 1 && R <= 16, "few_row_linear: 1 to 16 rows, got ", R);
     Tensor dx = want_x ? torch::empty_like(xc) : Tensor();
     Tensor dW = want_W ? torch::empty_like(Wc) : Tensor();
     Tensor db = want_b ? torch::empty({N}, Wc.options()) : Tensor();
     AT_DISPATCH_FLOATING_TYPES(xc.scalar_type(), "few_row_linear_backward", [&] {
-      backward_rows<scalar_t>(gy.data_ptr<scalar_t>(), xc.data_ptr<scalar_t>(), Wc.data_ptr<scalar_t>(),
-                              want_W ? dW.data_ptr<scalar_t>() : nullptr, want_x ? dx.data_ptr<scalar_t>() : nullptr,
-                              want_b ? db.data_ptr<scalar_t>() : nullptr, R, K, N);
+      with_rows(R, [&]<int RB>() {
+        backward_block<scalar_t, RB>(gy.data_ptr<scalar_t>(), xc.data_ptr<scalar_t>(), Wc.data_ptr<scalar_t>(),
+                                     want_W ? dW.data_ptr<scalar_t>() : nullptr, want_x ? dx.data_ptr<scalar_t>() : nullptr,
+                                     want_b ? db.data_ptr<scalar_t>() : nullptr, K, N);
+      });
     });
     return {dx, dW, db};
   }
