@@ -106,7 +106,7 @@ def _claims(
         typer.Option(
             "--all",
             help="Evaluate every claim, the LSTM's, the SGD regimes' and Figure 6's too (a plain run leaves them out for their "
-            "cost: --all took 10 min on 2 idle cores, Figure 6 ~3 of them).",
+            "cost: --all took 10 min on 2 idle cores, Figure 6 ~2 of them).",
         ),
     ] = False,
     list_: Annotated[bool, typer.Option("--list", help="List the claims and their regimes, then exit.")] = False,
