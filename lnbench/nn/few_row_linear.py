@@ -24,7 +24,7 @@ MAX_ROWS = 8
 
 def uses_kernel(x: torch.Tensor, weight: torch.Tensor) -> bool:
     """Whether :func:`linear` runs the C++ kernel for ``x`` (``(*, in)``) and ``weight``
-    (``(out, in)``): float32 or float64 CPU tensors of one dtype, at most :data:`MAX_ROWS` rows,
+    (``(out, in)``): float32 or float64 CPU tensors of one dtype, 1 to :data:`MAX_ROWS` rows,
     and the kernel built (not with ``LNBENCH_KERNELS=0``)."""
     return _fits(x, weight) and linear_kernel() is not None
 
@@ -36,7 +36,7 @@ def _fits(x: torch.Tensor, weight: torch.Tensor) -> bool:
         and x.dtype in (torch.float32, torch.float64)
         and weight.dtype == x.dtype
         and weight.dim() == 2
-        and x.numel() <= MAX_ROWS * weight.shape[1]
+        and 0 < x.numel() <= MAX_ROWS * weight.shape[1]
     )
 
 

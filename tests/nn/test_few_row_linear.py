@@ -96,6 +96,7 @@ def test_float32_at_figure_6s_sizes_is_f_linear_to_float32_rounding():
         (4, 1000, torch.float32, True),  # Figure 6's hidden layers at batch size 4
         (8, 10, torch.float64, True),  # its 10-class head at batch size 8
         (9, 1000, torch.float32, False),  # above MAX_ROWS: MKL's blocked product is faster
+        (0, 1000, torch.float32, False),  # an empty batch: F.linear's empty result
         (4, 1000, torch.float16, False),
     ],
 )
