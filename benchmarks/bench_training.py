@@ -13,6 +13,11 @@
    n_test 200) for 5 seeds, trained as one ensemble (``TransformerClassifier.stack``) / one after
    another, at batch sizes 1, 16 and 64, for each norm: the measurement behind
    :data:`lnbench.names.TRANSFORMER_ENSEMBLE_MAX_BATCH` (CPU time of the process).
+5. A Linear on a few rows: one training step of Ba et al.'s Figure 6 network (784-1000-1000-10,
+   fused Adam, the gradient norms) with its Linears in the C++ kernel of
+   :mod:`lnbench.nn.few_row_linear` / in ``F.linear``, at batch sizes 1, 4, 8 and 16 (above its
+   ``MAX_ROWS``, 8, both run ``F.linear``: the ratio is 1 by construction there), for each norm;
+   the median of interleaved rounds, CPU time: the measurement behind ``MAX_ROWS``.
 
 Timings of 1 and 3 use ``torch.utils.benchmark`` (warm-up, repeats, one thread).
 
@@ -24,6 +29,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import tempfile
 import time
@@ -37,7 +43,9 @@ from torch.utils import benchmark
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a plain checkout too
 from lnbench import experiments  # noqa: E402
 from lnbench.config import ModelConfig, TrainConfig, load_config  # noqa: E402
+from lnbench.nn import few_row_linear  # noqa: E402
 from lnbench.nn.layernorm import LayerNorm  # noqa: E402
+from lnbench.nn.mlp import MLP  # noqa: E402
 from lnbench.nn.models import SimpleRNN, TransformerClassifier, build_model  # noqa: E402
 from lnbench.training.loop import train_members  # noqa: E402
 from lnbench.training.tasks.trend import make_trend_data  # noqa: E402
@@ -157,6 +165,40 @@ def transformer_seeds(repeats: int) -> list[tuple[str, dict[int, float]]]:
     return out
 
 
+def few_row_steps(rounds: int) -> list[tuple[str, dict[int, float]]]:
+    def step_time(norm: str, batch_size: int, kernel: bool) -> float:
+        few_row_linear.MAX_ROWS = 8 if kernel else 0
+        torch.manual_seed(0)
+        model = MLP(ModelConfig(family="mlp", hidden_size=1000, num_layers=2, norm=norm), 784, 1, 10)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-4, fused=True)
+        x, y = torch.randn(batch_size, 784), torch.randint(0, 10, (batch_size,))
+        steps = max(20, 400 // batch_size)
+        for i in range(steps + 10):
+            if i == 10:  # after a warm-up
+                t0 = time.process_time()
+            opt.zero_grad(set_to_none=True)
+            F.cross_entropy(model(x), y).backward()
+            [p.grad.norm() for p in model.parameters()]  # noqa: B018  the loop's gradient norms
+            opt.step()
+        return (time.process_time() - t0) / steps
+
+    default = few_row_linear.MAX_ROWS
+    out = []
+    try:
+        for norm in ("none", "layer", "batch"):
+            ratios = {}
+            for bs in (1, 4, 8, 16):
+                times: dict[bool, list[float]] = {True: [], False: []}
+                for _ in range(rounds):
+                    for kernel in (False, True):
+                        times[kernel].append(step_time(norm, bs, kernel))
+                ratios[bs] = statistics.median(times[True]) / statistics.median(times[False])
+            out.append((norm, ratios))
+    finally:
+        few_row_linear.MAX_ROWS = default
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="shorter timings (noisier)")
@@ -178,6 +220,13 @@ def main() -> None:
     print("   norm     bs 1   bs 16   bs 64")
     for norm, r in transformer_seeds(1 if args.quick else 3):
         print(f"   {norm:<6} {r[1]:6.2f} {r[16]:7.2f} {r[64]:7.2f}")
+    if few_row_linear.uses_kernel(torch.zeros(4, 784), torch.zeros(1000, 784)):
+        print("5. Figure 6's MLP step, its Linears in the few-row kernel / in F.linear (CPU time, median)")
+        print("   norm     bs 1   bs 4   bs 8   bs 16")
+        for norm, r in few_row_steps(2 if args.quick else 5):
+            print(f"   {norm:<6} {r[1]:6.2f} {r[4]:6.2f} {r[8]:6.2f} {r[16]:7.2f}")
+    else:
+        print("5. the few-row Linear kernel is not built (LNBENCH_KERNELS=0?): skipped")
 
 
 if __name__ == "__main__":

@@ -139,8 +139,14 @@ def check_not_overridden(cfg: RunConfig, owned: dict[str, str]) -> None:
     ``--resume``, spells out every key.)"""
     defaults = ModelConfig()
     for key, owner in owned.items():
-        if getattr(cfg.model, key) != getattr(defaults, key):
-            raise ConfigError(f"model.{key}: this experiment sets it from {owner} in every run; set {owner} instead")
+        value = getattr(cfg.model, key)
+        if value != getattr(defaults, key):
+            section, field = owner.split(".")
+            example = f"[{value}]" if isinstance(getattr(getattr(cfg, section), field), list) else value
+            raise ConfigError(
+                f"model.{key}: this experiment sets it from {owner} in every run; set {owner} instead, and "
+                f"remove model.{key} ({value}) from the config file or --set (e.g. --set {owner}={example})"
+            )
 
 
 def check_grid_keys_apply(cfg: RunConfig) -> None:

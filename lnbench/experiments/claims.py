@@ -413,7 +413,7 @@ def figure6_runs(path: Path, summary: dict) -> tuple[list[Metrics], str]:
     width = "-".join([str(784)] + [str(model.get("hidden_size"))] * int(model.get("num_layers", 1)) + ["10"])
     setting = (
         f"{n_train} training images (the paper: 55000), {data.get('n_test')} test; MLP {width}, "
-        f"{train.get('epochs')} epochs at every batch size"
+        f"{plural(int(train.get('epochs', 0)), 'epoch')} at every batch size"
     )
     return runs, setting
 

@@ -12,6 +12,7 @@ from matplotlib.colors import to_rgba
 from lnbench.analysis.claim_catalogue import select_claims
 from lnbench.cli.app import app
 from lnbench.config import load_config
+from lnbench.experiments.claims import figure6_runs
 from lnbench.names import norm_color
 from lnbench.records.schema import Metrics
 from lnbench.report.figures.claims import figure_figure6
@@ -89,6 +90,12 @@ def test_claims_only_figure6_gives_four_verdicts_and_the_figure(tmp_path):
     assert lrs == {4: 1e-3, 128: 3e-3}
     chance = next(b["mean"] for b in summary["baselines"]["figure6"] if b["name"] == "chance")
     assert chance == pytest.approx(0.1, abs=0.05)  # 10 classes
+    # the line under the figure's title says what trained, from the first run's config.yaml
+    _, setting = figure6_runs(run, summary)
+    assert setting == "200 training images (the paper: 55000), 100 test; MLP 784-16-16-10, 2 epochs at every batch size"
+    first = run / summary["rows"][0]["run_dir"] / "config.yaml"
+    first.write_text(first.read_text().replace("epochs: 2", "epochs: 1"))
+    assert figure6_runs(run, summary)[1].endswith("; MLP 784-16-16-10, 1 epoch at every batch size")
 
 
 def test_a_run_of_the_mlp_draws_no_state_over_timesteps():

@@ -455,10 +455,27 @@ def test_a_model_key_the_experiment_sets_itself_is_refused(tmp_path, command, ke
     ...) is refused in one line naming the key and the setting to use instead, exit code 2, no
     folder."""
     result = runner.invoke(app, [command, "--runs-dir", str(tmp_path / "r"), "--set", key, "--dry-run"])
-    name = key.split("=")[0]
+    name, value = key.split("=")
+    example = f"[{value}]" if owner.startswith("compare.") or owner == "sweep.norms" else value
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
     assert f"{name}: this experiment sets it from {owner} in every run; set {owner} instead" in result.output
+    assert f"remove {name} ({value}) from the config file or --set (e.g. --set {owner}={example})" in result.output
     assert not (tmp_path / "r").exists()
+
+
+def test_a_config_file_that_sets_the_family_runs_under_compare_as_its_error_says(tmp_path):
+    """A claims preset sets model.family (figure6.yaml: mlp), which compare sets from
+    compare.families: the error names the way out, and taking it (the key removed from the file,
+    compare.families set) is accepted."""
+    source = Path("configs/claims/figure6.yaml").read_text()
+    (tmp_path / "f6.yaml").write_text(source)
+    refused = runner.invoke(app, ["compare", str(tmp_path / "f6.yaml"), "--runs-dir", str(tmp_path / "r"), "--dry-run"])
+    assert refused.exit_code == 2
+    assert "--set compare.families=[mlp]" in refused.output
+    (tmp_path / "f6.yaml").write_text(source.replace("  family: mlp\n", ""))
+    args = ["--set", "compare.families=[mlp]", "--set", "compare.norms=[none,batch]", "--dry-run"]
+    accepted = runner.invoke(app, ["compare", str(tmp_path / "f6.yaml"), "--runs-dir", str(tmp_path / "r"), *args])
+    assert accepted.exit_code == 0, accepted.output
 
 
 def test_model_keys_that_apply_to_no_trained_family_are_refused(tmp_path):
