@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml examples/scalenorm/pyproject.toml
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev]'
 	$(PY) -m pip install --quiet --no-deps -e examples/scalenorm  # a user's norm as its own package (docs/extending.md)
-	$(PY) -m lnbench.nn.kernels  # build the C++ kernels once (~50 s: LayerNorm, the fused recurrence); lnbench falls back without them
+	$(PY) -m lnbench.nn.kernels  # build the C++ kernels once (~2 min: LayerNorm, the fused recurrence, the few-row Linear); lnbench falls back without them
 	touch $(STAMP)
 
 run: $(STAMP)
