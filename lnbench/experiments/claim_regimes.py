@@ -35,8 +35,10 @@ def load_regimes(
     claims is :func:`check_regimes`' (the claims experiment's ``check``).
 
     Raises:
-        ConfigError: a missing or invalid preset, or a ``--set`` of ``model.norm`` or
-            ``model.family`` (each claim trains its own: it would be dropped without a word).
+        ConfigError: a missing or invalid preset, a ``--set`` of ``model.norm`` or
+            ``model.family`` (each claim trains its own: it would be dropped without a word), or
+            of ``train.batch_size`` while a claim that trains at batch sizes of its own is selected
+            (those claims would not use it).
     """
     for item in overrides:
         key = item.partition("=")[0].strip()
@@ -44,6 +46,12 @@ def load_regimes(
             raise ConfigError(
                 f"--set {key}: each claim trains its own {key.partition('.')[2]}s (lnbench claims --list); "
                 "choose claims with --only ID instead"
+            )
+        own = [c.id for c in claims if any(cond.batch_size is not None for cond in c.conditions)]
+        if key == "train.batch_size" and own:
+            raise ConfigError(
+                f"--set train.batch_size: {', '.join(own)} train at batch sizes of their own and would not use it "
+                "(lnbench claims --list); choose the other claims with --only ID"
             )
     regimes = {}
     for name in dict.fromkeys(c.regime for c in claims):

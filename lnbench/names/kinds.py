@@ -87,7 +87,9 @@ EXPERIMENT_KINDS: dict[str, KindInfo] = {
         Each claim (e.g. "LayerNorm converges faster than NoNorm") is evaluated in a regime preset
         from --presets (default 5 seeds): held, not held or inconclusive, computed from the paired
         differences over seeds (Holm-corrected over the directional claims). --set and --seed apply
-        to every preset. The LSTM's claims, those with SGD and Figure 6's run only with --all or
+        to every preset, but for the keys a claim sets itself (model.norm, model.family, and
+        train.batch_size where a claim trains at batch sizes of its own), which are refused. The
+        LSTM's claims, those with SGD and Figure 6's run only with --all or
         --only (see --list). With --task or --tasks each claim also runs on those tasks, with a
         claim x task table of verdicts.
         """,

@@ -204,6 +204,18 @@ def test_a_set_norm_or_family_that_claims_would_drop_is_refused(key):
         claims_spec(["rnn_faster_default"], Path("configs/claims"), [f"{key}=group"])
 
 
+def test_a_set_batch_size_is_refused_while_a_claim_with_batch_sizes_of_its_own_is_selected():
+    """Figure 6's claims train at batch sizes 4 and 128 whatever train.batch_size says: with one of
+    them selected --set train.batch_size is refused, naming it; a claim that trains at the
+    regime's batch size takes it."""
+    with pytest.raises(
+        ConfigError, match=r"^--set train.batch_size: mlp_ln_batch_size train at batch sizes of their own"
+    ):
+        claims_spec(["rnn_faster_default", "mlp_ln_batch_size"], Path("configs/claims"), ["train.batch_size=8"])
+    spec = claims_spec(["rnn_faster_default"], Path("configs/claims"), ["train.batch_size=8"])
+    assert {cfg.train.batch_size for cfg in spec.regimes.values()} == {8}
+
+
 def test_a_regime_on_a_task_keeps_its_own_split_sizes_below_the_tasks():
     """n_train and n_test are the regime's own, capped at the task's fixed split only where they
     exceed it: small_batches (1000 and 1000) on digits (1437 and 360) trains on 1000 images and

@@ -8,7 +8,7 @@ from lnbench.experiments import base
 from lnbench.experiments.claims import Claims, claims_spec
 
 PRESETS = REPO / "configs" / "claims"
-SMALL = ["data.n_train=80", "train.batch_size=8", "data.n_test=40", "data.features=4", "seeds=[0,1]"]
+SMALL = ["data.n_train=80", "data.n_test=40", "data.features=4", "seeds=[0,1]"]
 
 
 def test_regimes_with_the_same_data_share_one_fit_with_the_same_numbers(monkeypatch):
