@@ -40,6 +40,7 @@ def load_regimes(
             of ``train.batch_size`` while a claim that trains at batch sizes of its own is selected
             (those claims would not use it).
     """
+    own = [c.id for c in claims if any(cond.batch_size is not None for cond in c.conditions)]
     for item in overrides:
         key = item.partition("=")[0].strip()
         if key in ("model.norm", "model.family"):
@@ -47,7 +48,6 @@ def load_regimes(
                 f"--set {key}: each claim trains its own {key.partition('.')[2]}s (lnbench claims --list); "
                 "choose claims with --only ID instead"
             )
-        own = [c.id for c in claims if any(cond.batch_size is not None for cond in c.conditions)]
         if key == "train.batch_size" and own:
             raise ConfigError(
                 f"--set train.batch_size: {', '.join(own)} train at batch sizes of their own and would not use it "

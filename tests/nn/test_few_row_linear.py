@@ -15,7 +15,8 @@ from lnbench.nn import few_row_linear
 from lnbench.nn.kernels import linear_kernel
 from lnbench.nn.mlp import MLP
 
-pytestmark = pytest.mark.skipif(os.environ.get("LNBENCH_KERNELS") == "0", reason="LNBENCH_KERNELS=0")
+KERNELS_OFF = os.environ.get("LNBENCH_KERNELS") == "0"
+needs_kernel = pytest.mark.skipif(KERNELS_OFF, reason="LNBENCH_KERNELS=0")
 
 
 def _grads(fn, x, W, b, gy):
@@ -24,6 +25,7 @@ def _grads(fn, x, W, b, gy):
     return y.detach(), torch.autograd.grad(y, wanted, gy)
 
 
+@needs_kernel
 @pytest.mark.parametrize("rows", list(range(1, 9)))
 def test_output_and_gradients_are_f_linears_in_float64_at_every_row_count(rows):
     """Oracle: F.linear and its autograd gradients. K 37 is two vectors of 16 and a tail of 5; N 70
@@ -40,6 +42,7 @@ def test_output_and_gradients_are_f_linears_in_float64_at_every_row_count(rows):
         torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12, msg=f"{name} at {rows} rows")
 
 
+@needs_kernel
 def test_without_a_bias_and_an_input_that_needs_no_gradient_it_gives_dw_alone():
     """A first layer: x is data (no gradient), W's gradient alone is asked for; a Linear with no
     bias. Oracle: F.linear. A leading batch axis is kept: (2, 3, K) -> (2, 3, N)."""
@@ -54,6 +57,7 @@ def test_without_a_bias_and_an_input_that_needs_no_gradient_it_gives_dw_alone():
     torch.testing.assert_close(dW, dW_ref, rtol=1e-5, atol=1e-5)
 
 
+@needs_kernel
 def test_gradcheck_and_second_derivatives():
     """Oracle: finite differences (torch.autograd.gradcheck and gradgradcheck, float64): a second
     derivative goes through differentiable ops, as create_graph needs."""
@@ -68,12 +72,14 @@ def test_gradcheck_and_second_derivatives():
     assert torch.autograd.gradgradcheck(fn, args)
 
 
+@needs_kernel
 def test_more_rows_than_it_takes_is_an_error():
     x, W = torch.zeros(9, 20), torch.zeros(30, 20)
     with pytest.raises(RuntimeError, match="1 to 8 rows, got 9"):
         linear_kernel().few_row_linear(x, W)
 
 
+@needs_kernel
 def test_float32_at_figure_6s_sizes_is_f_linear_to_float32_rounding():
     """Ba et al.'s Figure 6 layer (1000 x 1000) at batch size 4, float32: within float32 rounding of
     the float64 product (both the kernel's and F.linear's error are of that order)."""
@@ -90,6 +96,7 @@ def test_float32_at_figure_6s_sizes_is_f_linear_to_float32_rounding():
         torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-5)
 
 
+@needs_kernel
 @pytest.mark.parametrize(
     ("rows", "out", "dtype", "uses"),
     [
@@ -105,7 +112,8 @@ def test_which_products_run_the_kernel(rows, out, dtype, uses):
     assert few_row_linear.uses_kernel(x, W) is uses
 
 
-def test_the_mlp_runs_its_hidden_layers_through_the_kernel_and_matches_torch(monkeypatch):
+@needs_kernel
+def test_the_mlp_runs_its_linears_through_the_kernel_and_matches_torch(monkeypatch):
     """The MLP at batch size 4 (784-1000-1000-10, LayerNorm): its three Linears call the kernel;
     its logits and every parameter's gradient are those of the same MLP on F.linear (the kernel
     off), to float32 rounding."""
@@ -143,3 +151,15 @@ def test_a_linear_subclass_is_called_as_it_is():
     layer = Doubled(1000, 1000)
     x = torch.randn(4, 1000)
     torch.testing.assert_close(few_row_linear.linear(layer, x), 2 * F.linear(x, layer.weight, layer.bias))
+
+
+@pytest.mark.skipif(not KERNELS_OFF, reason="runs under LNBENCH_KERNELS=0 (make test-no-kernels)")
+def test_with_the_kernels_off_every_product_is_torchs():
+    """LNBENCH_KERNELS=0: the MLP on a few rows runs F.linear (the Python path), its logits those of
+    F.linear applied layer by layer, bit for bit."""
+    assert not few_row_linear.uses_kernel(torch.zeros(4, 1000), torch.zeros(1000, 1000))
+    torch.manual_seed(0)
+    model = MLP(ModelConfig(family="mlp", hidden_size=50, num_layers=1, norm="none"), 784, 1, 10)
+    x = torch.randn(4, 784)
+    h = torch.relu(F.linear(x, model.linears[0].weight, model.linears[0].bias))
+    assert torch.equal(model(x), F.linear(h, model.head.weight, model.head.bias))

@@ -102,8 +102,7 @@ static void backward_block(const T* __restrict__ gy, const T* __restrict__ x, co
     }
 }
 
-// the most rows the kernel takes: above 8, its products (mul then add, no contraction, to round
-// alike on every CPU) are bound by arithmetic, not by W's traffic, and MKL's are faster
+// the most rows a compiled block exists for (lnbench.nn.few_row_linear.MAX_ROWS says why 8)
 constexpr int MAX_ROWS = 8;
 
 // f.template operator()<R>() for the rows' count R, 1 <= R <= MAX_ROWS
