@@ -45,12 +45,17 @@ ADDED_KEYS: dict[str, Any] = {
     "train.lr_gamma": 0.1,
     "train.warmup_epochs": None,
     "train.lr_by_batch_size": None,
+    "train.rmsprop_alpha": 0.99,
+    "model.norm_eps": 1e-5,
+    "model.state_noise_std": 0.0,
+    # of the LSTM (ADDED_FOR): the RNN always had it; the LSTM's W_h was uniform before the key reached it
+    "model.recurrent_init": "uniform",
 }
 
 
 #: An added key that was new for some model families only: the families it was added for (a
 #: folder of another family always had it, and keeps it in its identity).
-ADDED_FOR: dict[str, tuple[str, ...]] = {"model.num_layers": ("rnn", "lstm")}
+ADDED_FOR: dict[str, tuple[str, ...]] = {"model.num_layers": ("rnn", "lstm"), "model.recurrent_init": ("lstm",)}
 
 #: An added key that does nothing while another key has a value (``key: (other key, value)``): left out
 #: of the identity then, at any value, so an old folder at that value is the same run whatever the

@@ -19,7 +19,8 @@ def _declare_norm_options(namespace: dict[str, Any]) -> None:
     norm's option is declared once, in its registry entry, and validated here like any key."""
     for info in NORM_REGISTRY.values():
         for key, option in info.options.items():
-            namespace["__annotations__"][key] = StrictBool if option.type is bool else option.type  # not 1, "yes"
+            kind: Any = StrictBool if option.type is bool else option.type  # not 1, "yes"
+            namespace["__annotations__"][key] = Literal[option.choices] if option.choices else kind
             namespace[key] = Field(
                 option.default, ge=option.ge, gt=option.gt, le=option.le, description=option.description
             )
@@ -65,10 +66,13 @@ class ModelConfig(Section):
         "(Ba et al. eq. 4); separate: h_t = tanh(norm_h(W_hh h_{t-1}) + norm_x(W_xh x_t) + b), each term "
         "with its own gain and bias (the paper's layer-normalized LSTM, section 3.1).",
     )
-    recurrent_init: Literal["uniform", "orthogonal"] = Field(
+    recurrent_init: Literal["uniform", "orthogonal", "identity"] = Field(
         "uniform",
-        description="RNN only: initialisation of W_hh, uniform (torch.nn.RNN's U(-1/sqrt(H), 1/sqrt(H))) or "
-        "orthogonal (torch.nn.init.orthogonal_), either times recurrent_gain.",
+        description="RNN and LSTM: initialisation of the recurrent weights. uniform: torch.nn.RNN's and "
+        "torch.nn.LSTM's U(-1/sqrt(H), 1/sqrt(H)); orthogonal (torch.nn.init.orthogonal_): the RNN's W_hh, the "
+        "LSTM's whole (4H, H) W_h; identity: the RNN's W_hh = I (Le et al. 2015's IRNN), the LSTM's cell-input "
+        "block of W_h = I and its three gate blocks one orthogonal (3H, H) matrix (Cooijmans et al. 2016's "
+        "--init id). The RNN's W_hh is then times recurrent_gain.",
     )
     recurrent_gain: float = Field(
         1.0,
@@ -92,6 +96,22 @@ class ModelConfig(Section):
         description="LSTM only: the initial value of the forget gate's slice of the bias b (the other gates' "
         "start at 0), for every norm. 1 (Gers et al. 2000; Jozefowicz et al. 2015; Cooijmans et al. 2016) keeps "
         "c_{t-1} at the start; 0 is torch.nn.LSTM's expected value.",
+    )
+    norm_eps: float = Field(
+        1e-5,
+        gt=0,
+        description="The eps of every norm layer, added to the variance (or mean square) inside the square root, in "
+        "every family and norm position, the C++ kernels and the Python path alike (a user's norm: its self.eps). "
+        "TensorFlow's LayerNormBasicLSTMCell needed 1e-3 where inputs have zero variance (tensorflow#21929); "
+        "at an all-zero input a norm's Jacobian is gamma/sqrt(eps).",
+    )
+    state_noise_std: float = Field(
+        0.0,
+        ge=0,
+        description="RNN and LSTM: the initial state h_0 of every layer drawn per example from N(0, std^2) "
+        "(Cooijmans et al. 2016's --noise: 0.1 on sequential MNIST, where blank first pixels otherwise keep h at "
+        "exactly 0); c_0 stays 0. In training a fresh draw every step from the seed's generator; in evaluation "
+        "from one fixed generator, the same noise on the same example for every norm and seed. 0: h_0 = 0.",
     )
     norm_gain_init: float | None = Field(
         None,

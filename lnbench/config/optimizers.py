@@ -47,7 +47,9 @@ OPTIMIZERS: dict[str, OptimizerInfo] = {
         "AdamW", "torch.optim.AdamW: weight_decay decoupled from the gradient", decoupled_decay=True
     ),
     "sgd": OptimizerInfo("SGD", "torch.optim.SGD, with momentum and nesterov", keys=("momentum", "nesterov")),
-    "rmsprop": OptimizerInfo("RMSprop", "torch.optim.RMSprop, alpha 0.99, with momentum", keys=("momentum",)),
+    "rmsprop": OptimizerInfo(
+        "RMSprop", "torch.optim.RMSprop, with rmsprop_alpha and momentum", keys=("momentum", "rmsprop_alpha")
+    ),
 }
 
 #: The learning-rate schedules: ``train.lr_schedule``'s name -> its entry, constant (the default) first.

@@ -66,6 +66,13 @@ class TrainConfig(Section):
     momentum: float = Field(
         0.0, ge=0, lt=1, description=f"{_only('momentum')}: the momentum factor (torch's momentum); 0: none."
     )
+    rmsprop_alpha: float = Field(
+        0.99,
+        gt=0,
+        lt=1,
+        description=f"{_only('rmsprop_alpha')}: the decay of the mean square of the gradients (torch.optim.RMSprop's "
+        "alpha, default 0.99; Cooijmans et al.'s code trains sequential MNIST with Blocks' RMSProp at decay_rate 0.5).",
+    )
     nesterov: StrictBool = Field(
         False, description=f"{_only('nesterov')}: Nesterov momentum (torch.optim.SGD's nesterov); needs momentum > 0."
     )

@@ -2,7 +2,7 @@
 
 Every per-epoch metric of :class:`lnbench.records.schema.Metrics` is a scalar under its
 metrics.json key, step = the epoch: ``train_loss``, ``test_loss``, ``test_acc``,
-``test_acc_batch_stats``, ``epoch_seconds`` and the probes ``scale_spearman``, ``saturation``,
+``test_acc_batch_stats``, ``test_acc_running_stats``, ``epoch_seconds`` and the probes ``scale_spearman``, ``saturation``,
 ``grad_ratio``; the per-epoch vectors one scalar each: ``hidden_norm/t01`` .. (per timestep),
 ``saturation_by_scale/q1`` .. ``q4``, ``grad_norm/<parameter>``, ``grad_norm_layer/<layer>``. When
 the run ends its resolved config is written as hparams (dotted keys, ``model.norm``) with
@@ -63,8 +63,10 @@ class TensorBoard:
             "test_acc": m.test_acc[i],
             "epoch_seconds": m.epoch_seconds[i] if i < len(m.epoch_seconds) else None,
         }
-        if m.test_acc_batch_stats:
-            scalars["test_acc_batch_stats"] = m.test_acc_batch_stats[i]
+        for series in ("test_acc_batch_stats", "test_acc_running_stats"):
+            values = getattr(m, series)
+            if values:
+                scalars[series] = values[i]
         for probe in ("scale_spearman", "saturation", "grad_ratio"):
             values = getattr(m, probe)
             scalars[probe] = values[i] if i < len(values) else None

@@ -38,6 +38,7 @@ class NormOption:
             identity as it was before the key existed (:data:`lnbench.config.identity.ADDED_KEYS`).
         description: what it does, in the config reference.
         ge, gt, le: bounds of a number (pydantic's ``Field`` constraints), or None.
+        choices: the values a ``str`` option allows (a ``Literal`` in the schema), or None.
     """
 
     type: type
@@ -46,6 +47,7 @@ class NormOption:
     ge: float | None = None
     gt: float | None = None
     le: float | None = None
+    choices: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,18 @@ NORM_REGISTRY: dict[str, NormInfo] = {
                 "size 4, where the biased estimate is 25 % small; false: PyTorch's biased variance. Eval mode "
                 "(running statistics, always from unbiased variances) is the same either way. In a recurrence it "
                 "takes the step-by-step Python path.",
-            )
+            ),
+            "batch_norm_population": NormOption(
+                str,
+                "running",
+                "With norm batch only: the statistics eval mode normalizes with. running: the running averages "
+                "of training (PyTorch's momentum rule); recomputed: after every epoch, before evaluation, the "
+                "population statistics of one pass over the training data in training mode without updating "
+                "the weights, each statistic (each timestep's, in a recurrence) the mean of the batch statistics "
+                "(Cooijmans et al. 2016, section 4); test_acc_running_stats then records the accuracy with the "
+                "running averages beside it. Training is the same for both.",
+                choices=("running", "recomputed"),
+            ),
         },
     ),
     "layer": NormInfo("LayerNorm", "tab:blue", "LayerNorm, Ba et al. 2016", layer="lnbench.nn.layernorm:LayerNorm"),

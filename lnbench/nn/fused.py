@@ -86,9 +86,9 @@ class NodeInputs(NamedTuple):
     (autograd tracks positional tensors only). ``<param>_<position>`` is the kernel's
     ``norm_<position>.<param>`` (:func:`to_kernel`, :func:`from_kernel`); the rest keep their names.
     Shapes: U ``(S, T, B, G)``, W_h ``(S, G, H)``, bias ``(S, G)``, gamma and beta ``(S, D)``, scale
-    and shift ``(T, S, D)`` (``affine``), tap ``(T, S, B, H)``; None where absent. Built with all
-    sixteen values (a missing one raises ``TypeError``); the backward also holds autograd's
-    ``needs_input_grad`` flags in one, to name them."""
+    and shift ``(T, S, D)`` (``affine``), tap ``(T, S, B, H)``, h0 ``(S, B, H)`` (the initial state;
+    None: h_0 = 0); None where absent. Built with all seventeen values (a missing one raises
+    ``TypeError``); the backward also holds autograd's ``needs_input_grad`` flags in one, to name them."""
 
     U: Any
     W_h: Any
@@ -106,6 +106,7 @@ class NodeInputs(NamedTuple):
     beta_x: Any
     scale_x: Any
     shift_x: Any
+    h0: Any
 
 
 class NodeOutputs(NamedTuple):
@@ -156,7 +157,7 @@ def from_kernel(struct: Any) -> NodeInputs:
 
 
 class FusedRecurrence(torch.autograd.Function):
-    """The recurrence as one node. ``apply(spec, *inputs)``: a :class:`Recurrence` and the sixteen
+    """The recurrence as one node. ``apply(spec, *inputs)``: a :class:`Recurrence` and the seventeen
     :class:`NodeInputs` in their order; returns the :class:`NodeOutputs` as a tuple. The kernel's
     interface is named (``recurrence.cpp``): its ``Inputs`` with one ``NormSlot`` per position, its
     ``Forward``, ``Saved``, ``Wants`` and ``Grads``, built from and read into :class:`NodeInputs`
@@ -246,6 +247,7 @@ def reference_recurrence(
     beta_x: torch.Tensor | None = None,
     scale_x: torch.Tensor | None = None,
     shift_x: torch.Tensor | None = None,
+    h0: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """The kernel's recurrence in differentiable torch ops (any order of derivatives): the same
     arguments as :class:`FusedRecurrence`; returns ``(H, ACT, TC)`` (TC None for the RNN)."""
@@ -270,7 +272,7 @@ def reference_recurrence(
         y = y * gamma.unsqueeze(1)
         return y if beta is None else y + beta.unsqueeze(1)
 
-    h = U.new_zeros(S, B, Hd)
+    h = U.new_zeros(S, B, Hd) if h0 is None else h0
     c = U.new_zeros(S, B, Hd)
     hs, acts, tcs = [], [], []
     for t in range(T):
@@ -416,11 +418,13 @@ def unroll_fused(
     *,
     members: int | None,
     probe: bool = False,
+    h0: torch.Tensor | None = None,
 ) -> LayerStates | None:
     """Unroll one recurrent layer, ``cell`` (a :class:`lnbench.nn.rnn.RNNCellWithNorm` or
     :class:`lnbench.nn.lstm.LSTMCellWithNorm`, whose ``fused_spec()`` is ``cell_spec``; ``members``
-    S or None for one model), on ``x`` ``(B, T, I)`` (``(S, B, T, I)``) with the kernel; None when
-    one of its norms is not one the kernel knows (the caller takes the Python path).
+    S or None for one model), on ``x`` ``(B, T, I)`` (``(S, B, T, I)``) from the initial state ``h0``
+    ``(B, H)`` (``(S, B, H)``; None: h_0 = 0) with the kernel; None when one of its norms is not one
+    the kernel knows (the caller takes the Python path).
 
     The input terms ``W_x x_t`` of every timestep are one matrix product before the recurrence; the
     kernel applies every norm (norm_h, norm_x, norm_c); BatchNorm's running statistics are updated
@@ -470,7 +474,7 @@ def unroll_fused(
         count_saturated=probe,
     )
     tap = U.new_zeros(T, S, B, W_h.shape[-1], requires_grad=True) if probe else None
-    inputs = NodeInputs(U=U, tap=tap, **params)
+    inputs = NodeInputs(U=U, tap=tap, h0=None if h0 is None else h0.reshape(S, B, -1), **params)
     outputs = NodeOutputs(*FusedRecurrence.apply(spec, *inputs))
     for position, norm in norms.items():
         if slots[position].mode == "over_batch" and norm.training:  # the running statistics, as the Python path

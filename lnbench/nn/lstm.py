@@ -38,7 +38,10 @@ kind, so LN and BN can be compared at equal initial gains); null keeps each pape
 
 ``b`` starts at zero except the forget gate's slice, ``model.forget_bias`` (default 1: Gers et al.
 2000; Jozefowicz et al. 2015; Cooijmans et al. 2016 use 1 too), the same for every norm. ``W_h`` and
-``W_x`` start as ``torch.nn.LSTM``'s, uniform in ``(-1/sqrt(H), 1/sqrt(H))``.
+``W_x`` start as ``torch.nn.LSTM``'s, uniform in ``(-1/sqrt(H), 1/sqrt(H))``; ``model.recurrent_init``
+makes ``W_h`` orthogonal, or Cooijmans et al.'s identity in the cell-input block
+(:func:`init_recurrent_weights`). The state starts at ``h_0 = c_0 = 0``, or with
+``model.state_noise_std`` at ``h_0`` drawn per example (:mod:`lnbench.nn.recurrent`).
 
 Shapes: B batch, T seq_len, H hidden_size, I input_size, C num_classes, S members (a seed
 ensemble: every tensor gets a leading S axis, as :class:`lnbench.nn.rnn.SimpleRNN`).
@@ -61,6 +64,26 @@ from lnbench.nn.weightnorm import row_norms, weight_normalize
 
 GATES = ("i", "f", "o", "g")  # the slices of the 4H summed inputs, in this order
 BATCH_NORM_GAIN = paper_gain_init("lstm", "batch")  # 0.1, Cooijmans et al. 2016, section 4.2 (the registry's)
+
+
+@torch.no_grad()
+def init_recurrent_weights(W_h: torch.Tensor, init: str) -> None:
+    """Initialise one LSTM's ``W_h`` ``(4H, H)`` (gate blocks i, f, o, g) in place: ``orthogonal``,
+    the whole matrix ``torch.nn.init.orthogonal_`` (orthonormal columns); ``identity``, the cell-input
+    block g the identity and the three gate blocks one orthogonal ``(3H, H)`` matrix (Cooijmans et
+    al. 2016's ``--init id``: their ``Wa`` is ``[I, orthogonal((H, 3H))]`` in their gate order g, f, i, o).
+
+    Raises:
+        ValueError: for another ``init``.
+    """
+    H = W_h.shape[-1]
+    if init == "orthogonal":
+        nn.init.orthogonal_(W_h)
+    elif init == "identity":
+        nn.init.orthogonal_(W_h[: 3 * H])
+        W_h[3 * H :] = torch.eye(H)
+    else:
+        raise ValueError(f"recurrent_init: unknown {init!r}; allowed: uniform, orthogonal, identity")
 
 
 class LSTMCellWithNorm(nn.Module):
@@ -104,6 +127,10 @@ class LSTMCellWithNorm(nn.Module):
         bound = 1.0 / math.sqrt(H)  # torch.nn.LSTM's init
         self.W_h = nn.Parameter(torch.empty(*lead, 4 * H, H).uniform_(-bound, bound))
         self.W_x = nn.Parameter(torch.empty(*lead, 4 * H, input_size).uniform_(-bound, bound))
+        if cfg.recurrent_init != "uniform":  # after W_x is drawn: W_x is torch.nn.LSTM's for every init
+            with torch.no_grad():
+                for w in self.W_h.view(-1, 4 * H, H):
+                    init_recurrent_weights(w, cfg.recurrent_init)
         self.bias = nn.Parameter(torch.zeros((4 * H,) if members is None else (members, 1, 4 * H)))
         with torch.no_grad():
             self.bias[..., H : 2 * H] = cfg.forget_bias  # the forget gate's slice
@@ -217,14 +244,16 @@ class LSTM(RecurrentClassifier):
     cell: LSTMCellWithNorm
     cell_type = LSTMCellWithNorm
 
-    def layer_states(self, cell: nn.Module, x: torch.Tensor, units: list[torch.Tensor] | None) -> list[torch.Tensor]:
-        """h_1 .. h_T of one layer as graph nodes of the recurrence; ``units``, if given, receives
-        each step's saturable units (:meth:`LSTMCellWithNorm.step`)."""
+    def layer_states(
+        self, cell: nn.Module, x: torch.Tensor, units: list[torch.Tensor] | None, h0: torch.Tensor | None = None
+    ) -> list[torch.Tensor]:
+        """h_1 .. h_T of one layer as graph nodes of the recurrence, from ``h0`` (None: zeros) and
+        c_0 = 0; ``units``, if given, receives each step's saturable units (:meth:`LSTMCellWithNorm.step`)."""
         assert isinstance(cell, LSTMCellWithNorm)
         W_h, W_x = cell.recurrent_weights()  # once per sequence
         input_terms = (x.flatten(-3, -2) @ W_x.mT).unflatten(-2, x.shape[-3:-1])  # (B, T, 4H) or (S, B, T, 4H)
-        h = x.new_zeros(*x.shape[:-2], cell.hidden_size)  # (B, H) or (S, B, H)
-        state = (h, h)
+        c = x.new_zeros(*x.shape[:-2], cell.hidden_size)  # (B, H) or (S, B, H)
+        state = (c if h0 is None else h0, c)
         states = []
         for t in range(x.shape[-2]):
             state = cell.step(input_terms[..., t, :], state, t, W_h, units)

@@ -5,6 +5,7 @@ num_classes, S members."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Protocol, Self, runtime_checkable
 
@@ -17,6 +18,27 @@ from lnbench.nn.ensemble_linear import EnsembleLinear
 from lnbench.nn.fused import FusedSpec, LayerStates, Unrolled, kernel_covers, unroll_fused
 
 SATURATION = 0.99  # |u| above this: a saturated unit (lnbench.training.probes)
+#: seeds the one generator of the evaluation's initial-state noise (:func:`eval_state_noise`)
+EVAL_STATE_NOISE_SEED = 20160209  # Cooijmans et al.'s arXiv submission, 2016-03-30; any fixed value
+
+
+def state_noise(
+    n: int, layers: int, hidden_size: int, std: float, generator: torch.Generator | None = None, dtype=None
+) -> torch.Tensor:
+    """Initial states h_0 ~ N(0, std^2) for ``n`` examples, one per layer: ``(n, layers, H)``, drawn in
+    float32 from ``generator`` (None: torch's global one), then as ``dtype`` (so a float64 model sees
+    the float32 model's draw). Cooijmans et al. 2016 prime h_0 with white noise of std 0.1 on
+    sequential MNIST (their code's ``--noise``): blank first pixels otherwise keep h at exactly 0,
+    where every norm of it has zero variance."""
+    return (std * torch.randn(n, layers, hidden_size, generator=generator, dtype=torch.float32)).to(dtype)
+
+
+def eval_state_noise(n: int, layers: int, hidden_size: int, std: float, dtype=None) -> torch.Tensor:
+    """The evaluation's initial states of ``n`` examples, ``(n, layers, H)``: :func:`state_noise`
+    from one generator seeded with :data:`EVAL_STATE_NOISE_SEED`, so example i of a split gets the
+    same h_0 in every run, norm and seed (the paired tests compare like with like)."""
+    generator = torch.Generator().manual_seed(EVAL_STATE_NOISE_SEED)
+    return state_noise(n, layers, hidden_size, std, generator, dtype)
 
 
 @runtime_checkable
@@ -36,7 +58,8 @@ class NormedCell(Protocol):
 
 class RecurrentClassifier(nn.Module):
     """What the recurrent families share (:class:`SimpleRNN`, :class:`lnbench.nn.lstm.LSTM`): a stack
-    of ``model.num_layers`` cells, each unrolled over T steps from a zero state (layer l > 1 reads
+    of ``model.num_layers`` cells, each unrolled over T steps from h_0 (zero, or with
+    ``model.state_noise_std`` drawn per example: :meth:`initial_states`; layer l > 1 reads
     layer l - 1's h_1 .. h_T as its input sequence, as ``torch.nn.RNN(num_layers=L)``), ``Linear(H, C)``
     on the top layer's h_T, and the seed ensemble's member axis (:meth:`stack`). A subclass builds
     its cells with :meth:`make_cell` (its :attr:`cell_type`) and defines :meth:`layer_states`; its cells say what the
@@ -82,6 +105,7 @@ class RecurrentClassifier(nn.Module):
         self.cfg, self.input_size, self.num_classes, self.seq_len = cfg, input_size, num_classes, seq_len
         self.members = members
         self.num_layers = cfg.num_layers
+        self.state_noise_std = cfg.state_noise_std
         self.use_kernel = True
         self._build_layers()
 
@@ -121,25 +145,56 @@ class RecurrentClassifier(nn.Module):
         copy_members(ensemble, models)
         return ensemble
 
-    def layer_states(self, cell: nn.Module, x: torch.Tensor, units: list[torch.Tensor] | None) -> list[torch.Tensor]:
+    def layer_states(
+        self, cell: nn.Module, x: torch.Tensor, units: list[torch.Tensor] | None, h0: torch.Tensor | None = None
+    ) -> list[torch.Tensor]:
         """The step-by-step Python recurrence of one layer on its input sequence ``x``
-        ``(B, T, I)`` (``(S, B, T, I)``): the list of the T hidden states h_1 .. h_T as graph
-        nodes of the recurrence (so ``torch.autograd.grad(loss, states[0])`` is the total dL/dh_1);
-        ``units``, if given, receives each step's saturable units (the LSTM's)."""
+        ``(B, T, I)`` (``(S, B, T, I)``) from ``h0`` ``(B, H)`` (``(S, B, H)``; None: zeros): the
+        list of the T hidden states h_1 .. h_T as graph nodes of the recurrence (so
+        ``torch.autograd.grad(loss, states[0])`` is the total dL/dh_1); ``units``, if given,
+        receives each step's saturable units (the LSTM's)."""
         raise NotImplementedError
 
-    def _unroll_fused(self, cell: nn.Module, x: torch.Tensor, probe: bool) -> LayerStates | None:
+    def initial_states(self, x: torch.Tensor, h0: torch.Tensor | None = None) -> torch.Tensor | None:
+        """Every layer's h_0 for the batch ``x`` ``(B, T, I)`` (``(S, B, T, I)``): ``h0`` as given,
+        ``(B, L, H)`` (``(S, B, L, H)``); else with ``model.state_noise_std`` > 0 a draw of
+        :func:`state_noise` from torch's global generator in training mode and
+        :func:`eval_state_noise` (rows 0 .. B-1, the same for every member) in eval mode (the
+        training loop gives its own: the seed's generator, and each example's row of the split's
+        evaluation noise); None (zeros) at std 0.
+
+        Raises:
+            ValueError: an ``h0`` whose shape is not the batch's.
+        """
+        lead = x.shape[:-2]  # (B,) or (S, B)
+        shape = (*lead, self.num_layers, self.cfg.hidden_size)
+        if h0 is not None:
+            if tuple(h0.shape) != shape:
+                raise ValueError(f"{type(self).__name__}: h0 must be {shape}, got {tuple(h0.shape)}")
+            return h0.to(x.dtype)
+        if self.state_noise_std == 0:
+            return None
+        B, L, H = lead[-1], self.num_layers, self.cfg.hidden_size
+        if self.training:
+            return state_noise(math.prod(lead), L, H, self.state_noise_std, dtype=x.dtype).view(shape)
+        return eval_state_noise(B, L, H, self.state_noise_std, dtype=x.dtype).expand(shape)
+
+    def _unroll_fused(
+        self, cell: nn.Module, x: torch.Tensor, probe: bool, h0: torch.Tensor | None = None
+    ) -> LayerStates | None:
         """One layer's recurrence in the C++ kernel (:func:`lnbench.nn.fused.unroll_fused`, with the
         cell's ``fused_spec()``), or None where the kernel does not cover it."""
         assert isinstance(cell, FusedCell)
-        return unroll_fused(cell, x, cell.fused_spec(), members=self.members, probe=probe)
+        return unroll_fused(cell, x, cell.fused_spec(), members=self.members, probe=probe, h0=h0)
 
-    def _unroll_python(self, cell: nn.Module, x: torch.Tensor, probe: bool) -> LayerStates:
-        """One layer by :meth:`layer_states`, with its probes; then each norm's
+    def _unroll_python(
+        self, cell: nn.Module, x: torch.Tensor, probe: bool, h0: torch.Tensor | None = None
+    ) -> LayerStates:
+        """One layer by :meth:`layer_states` from ``h0`` (None: zeros), with its probes; then each norm's
         :meth:`lnbench.nn.base.Norm.end_sequence` (recurrent BatchNorm: one running-statistics
         update per training step)."""
         units: list[torch.Tensor] | None = [] if probe else None
-        states = self.layer_states(cell, x, units)
+        states = self.layer_states(cell, x, units, h0)
         assert isinstance(cell, NormedCell)
         for norm in cell.norms:
             if isinstance(norm, Norm):
@@ -148,7 +203,8 @@ class RecurrentClassifier(nn.Module):
         hidden = (
             torch.stack(states, dim=-2) if states else x.new_zeros(*x.shape[:-2], 0, H)
         )  # (B, T, H) or (S, B, T, H)
-        last = states[-1] if states else x.new_zeros(*x.shape[:-2], H)  # h_T, or h_0 without timesteps
+        zeros = x.new_zeros(*x.shape[:-2], H)
+        last = states[-1] if states else zeros if h0 is None else h0  # h_T, or h_0 without timesteps
         if not probe:
             return LayerStates(hidden, last)
         saturable = torch.stack(units, dim=-2) if units else hidden  # the LSTM's units (5H per step), or the RNN's h_t
@@ -160,20 +216,23 @@ class RecurrentClassifier(nn.Module):
 
         return LayerStates(hidden, last, saturated, [states[0], states[-1]], pick)
 
-    def unroll(self, x: torch.Tensor, probe: bool = False) -> Unrolled:
+    def unroll(self, x: torch.Tensor, probe: bool = False, h0: torch.Tensor | None = None) -> Unrolled:
         """Logits and, per layer, its hidden states and (``probe``) the fraction of saturated units
         and the total gradients of h_1 and h_T (:class:`lnbench.nn.fused.Unrolled`): each layer in
         the C++ kernel where it covers the model (:func:`lnbench.nn.fused.kernel_covers`), else by
-        :meth:`layer_states`; layer l > 1 reads layer l - 1's h_1 .. h_T."""
+        :meth:`layer_states`; layer l > 1 reads layer l - 1's h_1 .. h_T. ``h0``: every layer's
+        initial state, ``(B, L, H)`` (``(S, B, L, H)``), or None (:meth:`initial_states`)."""
         fused = kernel_covers(self, x)
+        states = self.initial_states(x, h0)  # (B, L, H) or (S, B, L, H); None: zeros
         layers: list[LayerStates] = []
         inputs = x
-        for cell in self.cells:
-            layer = self._unroll_fused(cell, inputs, probe) if fused else None
-            layers.append(layer if layer is not None else self._unroll_python(cell, inputs, probe))
+        for index, cell in enumerate(self.cells):
+            start = None if states is None else states[..., index, :]  # (B, H) or (S, B, H)
+            layer = self._unroll_fused(cell, inputs, probe, start) if fused else None
+            layers.append(layer if layer is not None else self._unroll_python(cell, inputs, probe, start))
             inputs = layers[-1].hidden
         return Unrolled(self.head(layers[-1].last), layers)  # (B, C) or (S, B, C)
 
-    def forward(self, x: torch.Tensor, return_hidden: bool = False):
-        out = self.unroll(x)
+    def forward(self, x: torch.Tensor, return_hidden: bool = False, h0: torch.Tensor | None = None):
+        out = self.unroll(x, h0=h0)
         return (out.logits, out.hidden) if return_hidden else out.logits

@@ -128,7 +128,8 @@ class NormKind:
     ) -> nn.Module:
         """The layer for ``features`` D (``nn.Identity`` where this kind has none), built by its
         class from the model config (:meth:`lnbench.nn.base.Norm.from_config`: each norm reads
-        its own keys), with every entry of gamma at the model's initial gain (:func:`initial_gain`).
+        its own keys), its ``eps`` the model's ``norm_eps``, with every entry of gamma at the model's
+        initial gain (:func:`initial_gain`).
 
         Args:
             features: D, the normalized last axis.
@@ -146,6 +147,7 @@ class NormKind:
         if layer is None:
             return nn.Identity()
         built = layer.from_config(features, model_cfg, members=members, seq_len=seq_len)
+        built.eps = model_cfg.norm_eps  # every layer's, read where it normalizes (and by the C++ kernels)
         gain = initial_gain(model_cfg, self.kind)
         if gain is not None and gain != 1.0:
             with torch.no_grad():

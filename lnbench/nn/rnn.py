@@ -28,7 +28,7 @@ from lnbench.nn.registry import norm_kind
 from lnbench.nn.weightnorm import row_norms, weight_normalize
 
 PLACEMENTS = ("joint", "separate")
-RECURRENT_INITS = ("uniform", "orthogonal")
+RECURRENT_INITS = ("uniform", "orthogonal", "identity")
 
 
 class RNNCellWithNorm(nn.Module):
@@ -52,10 +52,10 @@ class RNNCellWithNorm(nn.Module):
     Args:
         cfg: the model's :class:`lnbench.config.ModelConfig`; the cell reads ``hidden_size`` H,
             ``norm``, ``norm_placement``, ``batch_norm_stats``, ``recurrent_init`` (``W_hh``:
-            ``uniform``, torch.nn.RNN's U(-1/sqrt(H), 1/sqrt(H)), or ``orthogonal``,
-            torch.nn.init.orthogonal_) and ``recurrent_gain`` (the factor on ``W_hh``: an
-            orthogonal ``W_hh`` with gain g has every singular value g). ``W_xh`` is always
-            torch.nn.RNN's uniform.
+            ``uniform``, torch.nn.RNN's U(-1/sqrt(H), 1/sqrt(H)), ``orthogonal``,
+            torch.nn.init.orthogonal_, or ``identity``, I: Le et al. 2015's IRNN) and
+            ``recurrent_gain`` (the factor on ``W_hh``: an orthogonal ``W_hh`` with gain g has every
+            singular value g). ``W_xh`` is always torch.nn.RNN's uniform.
         input_size: size of x_t. Default: H (so ``W_xh`` is ``(H, H)``).
         seq_len: T, for ``per_timestep`` statistics. Default: None.
         members: S for an ensemble of S stacked cells (every tensor gets a leading S axis). Default: None.
@@ -91,6 +91,8 @@ class RNNCellWithNorm(nn.Module):
             if recurrent_init == "orthogonal":
                 for w in self.W_hh.view(-1, H, H):
                     nn.init.orthogonal_(w, gain=gain)
+            elif recurrent_init == "identity":  # Le et al. 2015's IRNN: h_t starts as h_{t-1} plus the input
+                self.W_hh.copy_(gain * torch.eye(H).expand_as(self.W_hh))
             else:
                 self.W_hh.uniform_(-bound * gain, bound * gain)
         self.W_xh = nn.Parameter(torch.empty(*lead, H, input_size).uniform_(-bound, bound))
@@ -188,11 +190,13 @@ class SimpleRNN(RecurrentClassifier):
     cell: RNNCellWithNorm
     cell_type = RNNCellWithNorm
 
-    def layer_states(self, cell: nn.Module, x: torch.Tensor, units: list[torch.Tensor] | None) -> list[torch.Tensor]:
-        """The T hidden states h_1 .. h_T of one layer (see :meth:`RecurrentClassifier.layer_states`);
-        the RNN's saturable units are its h_t (``units`` is left empty)."""
+    def layer_states(
+        self, cell: nn.Module, x: torch.Tensor, units: list[torch.Tensor] | None, h0: torch.Tensor | None = None
+    ) -> list[torch.Tensor]:
+        """The T hidden states h_1 .. h_T of one layer from ``h0`` (None: zeros; see
+        :meth:`RecurrentClassifier.layer_states`); the RNN's saturable units are its h_t (``units`` is left empty)."""
         assert isinstance(cell, RNNCellWithNorm)
-        h = x.new_zeros(*x.shape[:-2], cell.hidden_size)  # (B, H) or (S, B, H)
+        h = x.new_zeros(*x.shape[:-2], cell.hidden_size) if h0 is None else h0  # (B, H) or (S, B, H)
         states = []
         weights = cell.recurrent_weights()  # once per sequence (weight norm computes them)
         for t in range(x.shape[-2]):

@@ -65,6 +65,7 @@ class Metrics:
     val_acc: list[float] = field(default_factory=list)
     lr: list[float] = field(default_factory=list)  # empty in older files
     test_acc_batch_stats: list[float] | None = None
+    test_acc_running_stats: list[float] | None = None  # BatchNorm with recomputed population statistics only
     test_correct: list[int] | None = None
     test_correct_batch_stats: list[int] | None = None
     hidden_norm_init: list[float] = field(default_factory=list)
@@ -153,6 +154,9 @@ METRICS_DOCS: dict[str, str] = {
     "lr": "Per epoch: the learning rate the epoch trained at (`train.lr_schedule`); empty in files before version 4.",
     "test_acc_batch_stats": "BatchNorm only, per epoch: test accuracy with the statistics of test mini-batches of "
     "the training batch size; otherwise null.",
+    "test_acc_running_stats": "BatchNorm with `model.batch_norm_population: recomputed` only, per epoch: test "
+    "accuracy with the running averages of training, measured before the population statistics that `test_acc` "
+    "uses are recomputed; otherwise null.",
     "test_correct": "One 0/1 per test sequence at the last completed epoch: 1 where it was classified right "
     "(pairs two runs on the same test set, e.g. for an exact McNemar test).",
     "test_correct_batch_stats": "BatchNorm only: `test_correct` with batch statistics; otherwise null.",

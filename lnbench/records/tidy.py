@@ -54,6 +54,7 @@ PER_EPOCH = (
     "val_acc",
     "lr",
     "test_acc_batch_stats",
+    "test_acc_running_stats",
     "scale_spearman",
     "saturation",
     "grad_ratio",

@@ -34,12 +34,14 @@ def is_ensemble(model: nn.Module) -> bool:
     return getattr(model, "members", None) is not None
 
 
-def forward(model: nn.Module, X: torch.Tensor, return_hidden: bool = False):
+def forward(model: nn.Module, X: torch.Tensor, return_hidden: bool = False, h0: torch.Tensor | None = None):
     """``X (S, B, T, I)`` -> logits ``(S, B, C)`` (and hidden ``(S, B, T, H)``) for an ensemble of
-    S members, or for a plain model with S = 1."""
+    S members, or for a plain model with S = 1. ``h0``: a recurrent model's initial states
+    ``(S, B, L, H)`` (:meth:`lnbench.nn.recurrent.RecurrentClassifier.initial_states`), or None."""
+    extra = {} if h0 is None else {"h0": h0 if is_ensemble(model) else h0[0]}
     if is_ensemble(model):
-        return model(X, return_hidden=return_hidden)
-    out = model(X[0], return_hidden=return_hidden)
+        return model(X, return_hidden=return_hidden, **extra)
+    out = model(X[0], return_hidden=return_hidden, **extra)
     return tuple(o.unsqueeze(0) for o in out) if return_hidden else out.unsqueeze(0)
 
 

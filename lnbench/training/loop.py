@@ -11,6 +11,10 @@ Per epoch it records, into a :class:`lnbench.records.schema.Metrics`:
 - ``test_acc_batch_stats`` (and ``test_correct_batch_stats``): models with BatchNorm only; test
   accuracy with BatchNorm using the statistics of test mini-batches of the training batch size
   (what training-mode BN sees).
+- ``test_acc_running_stats``: BatchNorm with ``model.batch_norm_population: recomputed`` only: the
+  test accuracy with the running averages of training; ``test_acc`` and the probes then use the
+  population statistics of one pass over the training data (:func:`recompute_population_statistics`),
+  recomputed after every epoch (training goes on with its running averages).
 - ``hidden_norm``: the mean L2 norm of the hidden state h_t over the test set, one value per
   timestep t (T values); for the Transformer, of the residual stream after the last block.
   ``hidden_norm_init`` is the same before training, measured as the network behaves in
@@ -22,6 +26,12 @@ Per epoch it records, into a :class:`lnbench.records.schema.Metrics`:
   ``saturation``, ``saturation_by_scale``, ``grad_ratio``.
 - ``grad_norm``: the L2 norm of each parameter tensor's gradient, mean over the epoch's steps
   (before clipping); ``grad_norm_layer``: the same per layer (all tensors of a Linear or a norm).
+
+A recurrent model with ``model.state_noise_std`` > 0 starts every sequence from h_0 ~ N(0, std^2)
+(:func:`lnbench.nn.recurrent.state_noise`): in training a fresh draw per step from each member's
+own generator (the one of its batch order, so a resumed run draws the same), in evaluation each
+example's row of one fixed draw per split (:func:`lnbench.nn.recurrent.eval_state_noise`: the same
+h_0 for the same test example in every norm and seed, so paired comparisons stay exact).
 
 Seed ensembles: :func:`train_members` trains S members at once, each with its own data, initial
 weights, batch order and metrics, either as one model with a leading member axis (an ensemble
@@ -56,7 +66,8 @@ from torch import nn
 from torch.optim.lr_scheduler import LRScheduler
 
 from lnbench.config import TrainConfig
-from lnbench.nn.batchnorm import batch_statistics
+from lnbench.nn.batchnorm import BatchNorm1d, batch_statistics
+from lnbench.nn.recurrent import RecurrentClassifier, eval_state_noise, state_noise
 from lnbench.records.schema import Metrics
 from lnbench.training import gradients
 from lnbench.training.allocator import keep_freed_memory
@@ -69,11 +80,19 @@ from lnbench.training.probes import probe_members, probe_passes, record_layer_pr
 EXPLODED_LOSS_FACTOR = 100.0
 
 
+def _rows(h0: torch.Tensor | None, i: int, j: int) -> torch.Tensor | None:
+    """Rows i .. j-1 of a split's initial states ``(S, N, L, H)`` (None: none)."""
+    return None if h0 is None else h0[:, i:j]
+
+
 @torch.no_grad()
-def correct_with_batch_stats(model: nn.Module, X: torch.Tensor, y: torch.Tensor, batch_size: int) -> list[list[int]]:
+def correct_with_batch_stats(
+    model: nn.Module, X: torch.Tensor, y: torch.Tensor, batch_size: int, h0: torch.Tensor | None = None
+) -> list[list[int]]:
     """Per member, per-example correctness (0/1) with every BatchNorm normalizing by the
     statistics of its test mini-batch of ``batch_size`` (consecutive examples; the last one
-    smaller when N is not a multiple); running statistics untouched. ``X (S, N, T, I)``, ``y (S, N)``.
+    smaller when N is not a multiple); running statistics untouched. ``X (S, N, T, I)``, ``y (S, N)``;
+    ``h0``: a recurrent model's initial states ``(S, N, L, H)`` or None.
 
     The whole mini-batches go through in one pass (:func:`lnbench.nn.batchnorm.batch_statistics`
     with ``group_size``), the remainder in a second."""
@@ -81,20 +100,63 @@ def correct_with_batch_stats(model: nn.Module, X: torch.Tensor, y: torch.Tensor,
     out = []
     for i, j, group in probe_passes(X.shape[1], batch_size):
         with batch_statistics(model, group):
-            logits = forward(model, X[:, i:j])
+            logits = forward(model, X[:, i:j], h0=_rows(h0, i, j))
         out.append((logits.argmax(dim=-1) == y[:, i:j]).to(torch.int64))
     return torch.cat(out, dim=1).tolist()
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> tuple[list[float], list[float]]:
+def evaluate(
+    model: nn.Module, X: torch.Tensor, y: torch.Tensor, h0: torch.Tensor | None = None
+) -> tuple[list[float], list[float]]:
     """Per member, the mean cross-entropy (nats) and the accuracy of ``model`` in eval mode on the
-    whole of ``X (S, N, T, I)``, ``y (S, N)`` in one pass (BatchNorm: running statistics)."""
+    whole of ``X (S, N, T, I)``, ``y (S, N)`` in one pass (BatchNorm: running statistics); ``h0``:
+    a recurrent model's initial states ``(S, N, L, H)`` or None."""
     model.eval()
-    logits = forward(model, X)  # (S, N, C)
+    logits = forward(model, X, h0=h0)  # (S, N, C)
     loss = cross_entropy(logits, y)  # (S,)
     correct = (logits.argmax(dim=-1) == y).sum(dim=1)  # (S,)
     return loss.tolist(), [int(c) / y.shape[1] for c in correct]  # exact: 187 / 200, as the test set's
+
+
+@torch.no_grad()
+def recompute_population_statistics(
+    model: nn.Module, X: torch.Tensor, batch_size: int, h0: torch.Tensor | None = None
+) -> None:
+    """Replace every BatchNorm's running statistics by population statistics: one pass over ``X``
+    ``(S, N, T, I)`` in consecutive mini-batches of ``batch_size``, in training mode, no weight
+    updated; each running statistic (each timestep's, per timestep) becomes the mean over the
+    mini-batches of their batch statistics (the variance the unbiased one, as every running_var).
+    Cooijmans et al. 2016, section 4, and their code's ``nowwithpopulationstatistics.py``. Done as
+    PyTorch's ``momentum=None`` (a cumulative average): the k-th batch is taken in at momentum 1/k.
+    ``h0``: a recurrent model's initial states ``(S, N, L, H)``, or None. The model is left in eval mode."""
+    norms = [m for m in model.modules() if isinstance(m, BatchNorm1d)]
+    momenta = [norm.momentum for norm in norms]
+    for norm in norms:
+        norm.reset_running_stats()
+    model.train()
+    try:
+        for k, i in enumerate(range(0, X.shape[1], batch_size), start=1):
+            for norm in norms:
+                norm.momentum = 1.0 / k
+            forward(model, X[:, i : i + batch_size], h0=_rows(h0, i, i + batch_size))
+    finally:
+        for norm, momentum in zip(norms, momenta, strict=True):
+            norm.momentum = momentum
+        model.eval()
+
+
+def _running_buffers(model: nn.Module) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Copies of every BatchNorm's running mean and variance, in module order."""
+    return [(m.running_mean.clone(), m.running_var.clone()) for m in model.modules() if isinstance(m, BatchNorm1d)]
+
+
+@torch.no_grad()
+def _restore_running_buffers(model: nn.Module, saved: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+    norms = [m for m in model.modules() if isinstance(m, BatchNorm1d)]
+    for norm, (mean, var) in zip(norms, saved, strict=True):
+        norm.running_mean.copy_(mean)
+        norm.running_var.copy_(var)
 
 
 def _warned_gradient(hist: Metrics) -> bool:
@@ -192,14 +254,27 @@ def train_members(
     layers = list(dict.fromkeys(layer_of[n] for n, _ in params))
     layer_index = torch.tensor([layers.index(layer_of[n]) for n, _ in params])
     has_bn = has_batch_norm(model)
+    recompute = has_bn and getattr(getattr(model, "cfg", None), "batch_norm_population", "running") == "recomputed"
+    # the recurrent models' initial states: in training a draw per step from each member's generator,
+    # in evaluation each example's row of one fixed draw (the same for every member, norm and seed)
+    noise_std = model.state_noise_std if isinstance(model, RecurrentClassifier) else 0.0
+    L, H = (model.num_layers, model.cfg.hidden_size) if isinstance(model, RecurrentClassifier) else (1, 1)
+
+    def split_states(X: torch.Tensor | None) -> torch.Tensor | None:
+        if X is None or noise_std == 0:
+            return None
+        return eval_state_noise(X.shape[1], L, H, noise_std, dtype=X.dtype).expand(S, -1, -1, -1)  # (S, N, L, H)
+
+    h0_test, h0_val, h0_train = split_states(X_test), split_states(X_val), split_states(X_train)
     s_test = torch.stack([d.s_test for d in datas])  # (S, N)
     if resume_from is None:
-        init = probe_members(model, X_test, y_test, s_test, batch_size=cfg.batch_size)  # as in training
+        init = probe_members(model, X_test, y_test, s_test, batch_size=cfg.batch_size, h0=h0_test)  # as in training
         edges = torch.quantile(s_test, torch.tensor([0.25, 0.5, 0.75]), dim=1).T.tolist()  # (S, 3)
     for s, hist in enumerate(hists if resume_from is None else []):
         hist.grad_norm = {n: [] for n, _ in params}
         hist.grad_norm_layer = {name: [] for name in layers}
         hist.test_acc_batch_stats = [] if has_bn else None
+        hist.test_acc_running_stats = [] if recompute else None
         hist.hidden_norm_init = init[s]["hidden_norm"]
         hist.hidden_norm_by_scale_init = init[s]["hidden_norm_by_scale"]
         hist.scale_spearman_init = init[s]["scale_spearman"]
@@ -228,7 +303,10 @@ def train_members(
         steps = 0
         for i in range(0, n_train, cfg.batch_size):
             idx = perms[:, i : i + cfg.batch_size]  # (S, B)
-            loss = cross_entropy(forward(model, X_train[members, idx]), y_train[members, idx])  # (S,)
+            h0 = None
+            if noise_std > 0:  # (S, B, L, H): each member's from its own generator, as when trained alone
+                h0 = torch.stack([state_noise(idx.shape[1], L, H, noise_std, g, X_train.dtype) for g in gens])
+            loss = cross_entropy(forward(model, X_train[members, idx], h0=h0), y_train[members, idx])  # (S,)
             if not bool(torch.isfinite(loss).all()):
                 for s in range(S):
                     if alive[s] and not math.isfinite(loss[s].item()):
@@ -296,7 +374,11 @@ def train_members(
                 )
         if not any(alive):
             return hists
-        probes = probe_members(model, X_test, y_test, s_test)  # eval mode
+        running, running_acc = None, [0.0] * S
+        if recompute:  # the running averages' accuracy, then the population statistics for the evaluation
+            running, running_acc = _running_buffers(model), evaluate(model, X_test, y_test, h0_test)[1]
+            recompute_population_statistics(model, X_train, cfg.batch_size, h0_train)
+        probes = probe_members(model, X_test, y_test, s_test, h0=h0_test)  # eval mode
         test_loss, test_acc = [p["loss"] for p in probes], [p["acc"] for p in probes]
         for s in range(S):
             if alive[s] and not math.isfinite(test_loss[s]):
@@ -305,8 +387,10 @@ def train_members(
                 diverge(
                     s, epoch, f"test loss {test_loss[s]:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}"
                 )
-        val = evaluate(model, X_val, y_val) if X_val is not None and y_val is not None else None
-        correct_bs = correct_with_batch_stats(model, X_test, y_test, cfg.batch_size) if has_bn else None
+        val = evaluate(model, X_val, y_val, h0_val) if X_val is not None and y_val is not None else None
+        correct_bs = correct_with_batch_stats(model, X_test, y_test, cfg.batch_size, h0_test) if has_bn else None
+        if running is not None and epoch < cfg.epochs:  # training goes on with its own running averages
+            _restore_running_buffers(model, running)
         seconds = time.perf_counter() - t0
         grad_norms, layer_norms = (norm_sum / steps).tolist(), (layer_sum / steps).tolist()
         for s, hist in enumerate(hists):
@@ -335,6 +419,8 @@ def train_members(
             if correct_bs is not None and hist.test_acc_batch_stats is not None:  # both exactly when has_bn
                 hist.test_correct_batch_stats = correct_bs[s]
                 hist.test_acc_batch_stats.append(sum(correct_bs[s]) / len(correct_bs[s]))
+            if running is not None and hist.test_acc_running_stats is not None:
+                hist.test_acc_running_stats.append(running_acc[s])
             hist.epoch_seconds.append(seconds)
         if on_checkpoint is not None:
             on_checkpoint(epoch, opt, gens, scheduler)

@@ -126,7 +126,9 @@ def build_optimizer(model: nn.Module | Iterable[nn.Parameter], cfg: TrainConfig)
             foreach=not fused,
         )
     if cfg.optimizer == "rmsprop":
-        return torch.optim.RMSprop(params, lr=lr, momentum=cfg.momentum, weight_decay=decay, foreach=True)
+        return torch.optim.RMSprop(
+            params, lr=lr, alpha=cfg.rmsprop_alpha, momentum=cfg.momentum, weight_decay=decay, foreach=True
+        )
     raise ValueError(f"train.optimizer: {cfg.optimizer!r}; allowed: adam, adamw, sgd, rmsprop")
 
 

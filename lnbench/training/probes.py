@@ -74,7 +74,12 @@ def probe_passes(n: int, batch_size: int) -> list[tuple[int, int, int]]:
 
 
 def probe_members(
-    model: nn.Module, X: torch.Tensor, y: torch.Tensor, scale: torch.Tensor, batch_size: int | None = None
+    model: nn.Module,
+    X: torch.Tensor,
+    y: torch.Tensor,
+    scale: torch.Tensor,
+    batch_size: int | None = None,
+    h0: torch.Tensor | None = None,
 ) -> list[dict]:
     """Measure the probes of every member (see the module docstring) and the eval metrics.
 
@@ -87,6 +92,8 @@ def probe_members(
         model: a plain model (S = 1) or an ensemble (``model.members == S``).
         X: ``(S, N, T, I)`` float32; y: ``(S, N)`` int64; scale: ``(S, N)``, each sample's s.
         batch_size: see above.
+        h0: a recurrent model's initial states ``(S, N, L, H)``, example i's in row i (the
+            evaluation's state noise); None: the model's own (zeros at ``state_noise_std`` 0).
 
     Returns:
         Per member a dict: ``loss`` (mean cross-entropy, nats), ``acc`` (fraction), ``correct``
@@ -111,8 +118,9 @@ def probe_members(
         with context, torch.enable_grad():
             Xc, yc = X[:, i:j], y[:, i:j]
             if isinstance(model, RecurrentClassifier):
+                hc = None if h0 is None else h0[:, i:j] if ensemble else h0[0, i:j]
                 # the C++ kernel where it covers the model (lnbench.nn.fused), else the Python recurrence
-                unrolled = model.unroll(Xc if ensemble else Xc[0], probe=True)
+                unrolled = model.unroll(Xc if ensemble else Xc[0], probe=True, h0=hc)
                 lead = (lambda t: t) if ensemble else (lambda t: t.unsqueeze(0))  # noqa: E731  a member axis
                 total = F.cross_entropy(lead(unrolled.logits).transpose(1, 2), yc, reduction="sum")
                 logits = lead(unrolled.logits)

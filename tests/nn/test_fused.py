@@ -201,7 +201,7 @@ SPECS = [
 ]
 
 
-def node_inputs(spec, S=2, T=3, B=4, H=3, seed=4):
+def node_inputs(spec, S=2, T=3, B=4, H=3, seed=4, h0=False):
     g = torch.Generator().manual_seed(seed)
     G = 4 * H if spec.lstm else H
 
@@ -217,12 +217,26 @@ def node_inputs(spec, S=2, T=3, B=4, H=3, seed=4):
 
     c = params(spec.mode_c, H) if spec.lstm else [None] * 4
     tap = torch.zeros(T, S, B, H, dtype=torch.float64, requires_grad=True)
-    return (r(S, T, B, G), r(S, G, H, scale=0.5), r(S, G), *params(spec.mode_h, G), *c, tap, *params(spec.mode_x, G))
+    start = r(S, B, H, scale=0.3) if h0 else None  # the initial state h_0 (None: zeros)
+    return (
+        r(S, T, B, G),
+        r(S, G, H, scale=0.5),
+        r(S, G),
+        *params(spec.mode_h, G),
+        *c,
+        tap,
+        *params(spec.mode_x, G),
+        start,
+    )
 
 
+@pytest.mark.parametrize("h0", [False, True], ids=["h0-zero", "h0-given"])
 @pytest.mark.parametrize("spec", SPECS)
-def test_gradcheck_and_gradgradcheck_of_the_fused_node(spec):
-    inputs = node_inputs(spec)
+def test_gradcheck_and_gradgradcheck_of_the_fused_node(spec, h0):
+    """Every input's gradient against finite differences (torch.autograd.gradcheck), with h_0 = 0
+    or a given initial state h_0 (whose own gradient dL/dh_0 is checked too), and the forward
+    against the recurrence in torch ops."""
+    inputs = node_inputs(spec, h0=h0)
     present = [i for i, t in enumerate(inputs) if t is not None]
 
     def f(*xs):

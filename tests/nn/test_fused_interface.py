@@ -107,7 +107,7 @@ def kernel_inputs(S=2, T=3, B=4, H=5, lstm=True, seed=3, dtype=torch.float32):
 def test_a_misnamed_or_missing_field_raises():
     """Names are checked: an unknown field raises AttributeError (at construction or later), a
     LayerNorm slot without gamma or with a gamma of the wrong size raises naming the slot, Saved
-    takes exactly its own number of tensors, and NodeInputs exactly its sixteen."""
+    takes exactly its own number of tensors, and NodeInputs exactly its seventeen."""
     kernel, inputs = kernel_inputs()
     with pytest.raises(AttributeError):
         kernel.NormSlot(mode=1, gama=torch.ones(2, 20))
@@ -125,7 +125,7 @@ def test_a_misnamed_or_missing_field_raises():
     with pytest.raises(RuntimeError, match="takes 10 tensors, got 9"):
         kernel.Saved.from_tensors(saved[:-1])
     with pytest.raises(TypeError):
-        fused.NodeInputs(*[None] * 15)
+        fused.NodeInputs(*[None] * 16)
 
 
 def test_the_kernel_structs_keep_each_field_under_its_name():
@@ -136,7 +136,7 @@ def test_the_kernel_structs_keep_each_field_under_its_name():
     slot = kernel.NormSlot(mode=3, eps=0.25, **tensors)
     assert (slot.mode, slot.eps) == (3, 0.25)
     assert {name: getattr(slot, name).item() for name in tensors} == {n: t.item() for n, t in tensors.items()}
-    node = {name: torch.full((1,), 10.0 + i) for i, name in enumerate(("U", "W_h", "bias", "tap"))}
+    node = {name: torch.full((1,), 10.0 + i) for i, name in enumerate(("U", "W_h", "bias", "tap", "h0"))}
     slots = {f"norm_{p}": kernel.NormSlot(mode=i) for i, p in enumerate(fused.POSITIONS)}
     inputs = kernel.Inputs(lstm=True, inner=False, count_saturated=True, group=7, **node, **slots)
     assert (inputs.lstm, inputs.inner, inputs.count_saturated, inputs.group) == (True, False, True, 7)
@@ -144,9 +144,14 @@ def test_the_kernel_structs_keep_each_field_under_its_name():
     assert [getattr(inputs, f"norm_{p}").mode for p in fused.POSITIONS] == [0, 1, 2]
     flags = [name == "beta" for name in fused.NORM_PARAMS]
     wants = kernel.Wants(
-        U=False, W_h=True, bias=False, tap=True, norm_x=kernel.NormWants(**dict(zip(fused.NORM_PARAMS, flags)))
+        U=False,
+        W_h=True,
+        bias=False,
+        tap=True,
+        h0=True,
+        norm_x=kernel.NormWants(**dict(zip(fused.NORM_PARAMS, flags))),
     )
-    assert (wants.U, wants.W_h, wants.bias, wants.tap) == (False, True, False, True)
+    assert (wants.U, wants.W_h, wants.bias, wants.tap, wants.h0) == (False, True, False, True, True)
     assert [getattr(wants.norm_x, n) for n in fused.NORM_PARAMS] == flags and not wants.norm_h.beta
     grads = kernel.OutputGrads(hidden=node["U"], last=node["tap"])
     assert (grads.hidden.item(), grads.last.item()) == (10.0, 13.0)

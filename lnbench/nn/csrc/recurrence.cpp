@@ -5,7 +5,7 @@
 // lnbench/nn/lstm.py, whose step-by-step Python code is the reference the tests compare with.
 //
 // The interface is named (the structs below, bound to Python as classes whose constructors take
-// keywords only; an unknown name raises): Inputs (the cell, U, W_h, bias, tap and one NormSlot
+// keywords only; an unknown name raises): Inputs (the cell, U, W_h, bias, tap, h0 and one NormSlot
 // per norm position, norm_h, norm_x, norm_c) -> Forward (hidden, saturated, the over-batch
 // statistics per slot, and Saved: what the backward reads); recurrence_backward(Inputs, Saved,
 // OutputGrads, Wants) -> Grads, one field per input, undefined where not wanted. Saved is kept by
@@ -19,8 +19,9 @@
 //   W_h   (S, G, H)     the (effective) recurrent weights; G = H (RNN) or 4H (LSTM, gates i f o g)
 //   bias  (S, G)        added after the norm (absent: a norm with a beta is the joint RNN's bias)
 //   tap   (T, S, B, H)  optional, added to h_t: its gradient is the total dL/dh_t (the probes)
+//   h0    (S, B, H)     optional, the initial state h_0 (absent: h_0 = 0; c_0 is always 0)
 // One step (inner = the joint RNN, eq. 4 of Ba et al. 2016):
-//   R = h_{t-1} W_h^T;  pre = norm_h(R + U_t) + bias          (inner)
+//   R = h_{t-1} W_h^T (R = 0 at t = 1 without h0);  pre = norm_h(R + U_t) + bias  (inner)
 //                       pre = norm_h(R) + norm_x(U_t) + bias  (otherwise)
 //   RNN:  h_t = tanh(pre)
 //   LSTM: i, f, o = sigmoid(pre_i, pre_f, pre_o), g = tanh(pre_g)
@@ -241,7 +242,7 @@ struct NormSlot {
 struct Inputs {
   bool lstm = false, inner = false, count_saturated = false, keep_x_hat = false;
   int64_t group = 1;
-  OptT U, W_h, bias, tap;
+  OptT U, W_h, bias, tap, h0;
   NormSlot norm_h, norm_x, norm_c;
 };
 
@@ -302,7 +303,7 @@ struct NormWants {
   bool gamma = false, beta = false, scale = false, shift = false;
 };
 struct Wants {
-  bool U = false, W_h = false, bias = false, tap = false;
+  bool U = false, W_h = false, bias = false, tap = false, h0 = false;
   NormWants norm_h, norm_x, norm_c;
 };
 
@@ -311,7 +312,7 @@ struct NormGrads {
   Tensor gamma, beta, scale, shift;
 };
 struct Grads {
-  Tensor U, W_h, bias, tap;
+  Tensor U, W_h, bias, tap, h0;
   NormGrads norm_h, norm_x, norm_c;
 };
 
@@ -584,9 +585,10 @@ static Inputs checked(const Inputs& given) {
     TORCH_CHECK(!has(t) || t->numel() == numel, "recurrence: ", slot, ".", name, " has ", has(t) ? t->numel() : 0,
                 " values, not ", numel);
   };
-  for (OptT* t : {&in.U, &in.W_h, &in.bias, &in.tap}) contiguous(*t);
+  for (OptT* t : {&in.U, &in.W_h, &in.bias, &in.tap, &in.h0}) contiguous(*t);
   check_size(in.bias, S * G, "Inputs", "bias");
   check_size(in.tap, T * S * B * H, "Inputs", "tap");
+  check_size(in.h0, S * B * H, "Inputs", "h0");
   const std::pair<NormSlot*, const char*> slots[] = {{&in.norm_h, "norm_h"}, {&in.norm_x, "norm_x"}, {&in.norm_c, "norm_c"}};
   for (auto [slot, name] : slots) {
     const int64_t D = slot == &in.norm_c ? H : G, m = slot->mode;
@@ -658,7 +660,9 @@ Forward recurrence_forward(const Inputs& given) {
       }
       const T_* ux_p = UX.data_ptr<T_>();
       auto urow = [&](int64_t row) { return mode_x != NONE ? ux_p + row * G : urow_raw(row); };
-      if (t == 0) {
+      if (t == 0 && has(in.h0)) {
+        member_products<T_>(in.h0->view({S, B, H}), W_hT, G, R);
+      } else if (t == 0) {
         R.zero_();  // h_0 = 0
       } else {
         member_products<T_>(Hs[t - 1], W_hT, G, R);  // (S, B, H) x (S, H, G)
@@ -791,7 +795,7 @@ Grads recurrence_backward(const Inputs& given, const Saved& saved, const OutputG
   const Inputs in = checked(given);
   TORCH_CHECK(saved.hidden.defined() && saved.gates.defined(), "recurrence: Saved needs hidden and gates");
   Wants want = given_want;  // nothing for an absent input
-  want.bias = want.bias && has(in.bias), want.tap = want.tap && has(in.tap);
+  want.bias = want.bias && has(in.bias), want.tap = want.tap && has(in.tap), want.h0 = want.h0 && has(in.h0);
   for (auto [w, s] : {std::pair<NormWants*, const NormSlot*>{&want.norm_h, &in.norm_h}, {&want.norm_x, &in.norm_x},
                       {&want.norm_c, &in.norm_c}}) {
     w->gamma = w->gamma && has(s->gamma), w->beta = w->beta && has(s->beta);
@@ -824,6 +828,7 @@ Grads recurrence_backward(const Inputs& given, const Saved& saved, const OutputG
   Tensor XU = recompute_x ? torch::empty({S, B, G}, o) : Tensor();
   Tensor XHC = recompute_c ? torch::empty({S, B, H}, o) : Tensor();
   const Tensor U = *in.U;
+  const bool has_h0 = has(in.h0);
   const BatchStats no_stats;
   AT_DISPATCH_FLOATING_TYPES(Hs.scalar_type(), "recurrence_backward", [&] {
     using T_ = scalar_t;
@@ -940,21 +945,26 @@ Grads recurrence_backward(const Inputs& given, const Saved& saved, const OutputG
       }
       norm_bwd<T_>(loop_h, t, dp, x_hat_at(loop_h, t, nullptr, Tensor()), dr, sum_h, S, B, group);
       if (inner && want.U) to_dU(dr);
-      if (t > 0) {
-        member_products<T_>(dR_t, W_h_panels, H, dh_rec);  // (S, B, G) x (S, G, H)
-        if (want.W_h)
-          for (int64_t m = 0; m < S; ++m)
-            std::copy(dr + m * B * G, dr + (m + 1) * B * G, dR_all.data_ptr<T_>() + (m * T + t) * B * G);
-      }
+      if (t > 0 || want.h0) member_products<T_>(dR_t, W_h_panels, H, dh_rec);  // (S, B, G) x (S, G, H)
+      if (want.W_h && (t > 0 || has_h0))
+        for (int64_t m = 0; m < S; ++m)
+          std::copy(dr + m * B * G, dr + (m + 1) * B * G, dR_all.data_ptr<T_>() + (m * T + t) * B * G);
     }
   });
   // dW_h = sum_{t >= 1} dR_t^T h_{t-1}: one matrix product over the (T - 1) B rows of each member
+  // (with h_0 given, over all T B rows: h_0 then h_1 .. h_{T-1}); dh_0 = dR_0 W_h, left in dh_rec
   Grads out;
   out.U = dU, out.tap = dtap;
-  out.W_h = !want.W_h ? Tensor()
-            : T > 1   ? at::bmm(dR_all.narrow(1, 1, T - 1).reshape({S, (T - 1) * B, G}).transpose(1, 2),
-                                Hs.narrow(0, 0, T - 1).transpose(0, 1).reshape({S, (T - 1) * B, H}))
-                      : torch::zeros({S, G, H}, o);
+  if (want.h0) out.h0 = dh_rec.clone();
+  if (want.W_h && has_h0) {
+    const Tensor prev = at::cat({in.h0->view({1, S, B, H}), Hs.narrow(0, 0, T - 1)}, 0);  // h_0 .. h_{T-1}
+    out.W_h = at::bmm(dR_all.reshape({S, T * B, G}).transpose(1, 2), prev.transpose(0, 1).reshape({S, T * B, H}));
+  } else {
+    out.W_h = !want.W_h ? Tensor()
+              : T > 1   ? at::bmm(dR_all.narrow(1, 1, T - 1).reshape({S, (T - 1) * B, G}).transpose(1, 2),
+                                  Hs.narrow(0, 0, T - 1).transpose(0, 1).reshape({S, (T - 1) * B, H}))
+                        : torch::zeros({S, G, H}, o);
+  }
   if (want.bias) out.bias = to_tensor(dbias, {S, G}, o);
   auto put = [&](NormGrads& g, const NormSums& s, int64_t D) {
     if (!s.gamma.empty()) g.gamma = to_tensor(s.gamma, {S, D}, o);
@@ -1019,10 +1029,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   Binder<NormSlot>(m, "NormSlot", "one norm position: mode, eps, gamma, beta, scale, shift")
       .FIELD(NormSlot, mode).FIELD(NormSlot, eps).FIELD(NormSlot, gamma).FIELD(NormSlot, beta)
       .FIELD(NormSlot, scale).FIELD(NormSlot, shift);
-  Binder<Inputs>(m, "Inputs", "the node's inputs: the cell, U, W_h, bias, tap, norm_h, norm_x, norm_c")
+  Binder<Inputs>(m, "Inputs", "the node's inputs: the cell, U, W_h, bias, tap, h0, norm_h, norm_x, norm_c")
       .FIELD(Inputs, lstm).FIELD(Inputs, inner).FIELD(Inputs, count_saturated).FIELD(Inputs, keep_x_hat)
       .FIELD(Inputs, group)
-      .FIELD(Inputs, U).FIELD(Inputs, W_h).FIELD(Inputs, bias).FIELD(Inputs, tap)
+      .FIELD(Inputs, U).FIELD(Inputs, W_h).FIELD(Inputs, bias).FIELD(Inputs, tap).FIELD(Inputs, h0)
       .FIELD(Inputs, norm_h).FIELD(Inputs, norm_x).FIELD(Inputs, norm_c);
   Binder<NormSaved>(m, "NormSaved", "what a norm slot saves: x_hat, rstd").FIELD(NormSaved, x_hat).FIELD(NormSaved, rstd);
   Binder<Saved>(m, "Saved", "what the backward reads")
@@ -1040,12 +1050,12 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   Binder<NormWants>(m, "NormWants", "which of a slot's parameter gradients to compute")
       .FIELD(NormWants, gamma).FIELD(NormWants, beta).FIELD(NormWants, scale).FIELD(NormWants, shift);
   Binder<Wants>(m, "Wants", "which gradients to compute, per input")
-      .FIELD(Wants, U).FIELD(Wants, W_h).FIELD(Wants, bias).FIELD(Wants, tap)
+      .FIELD(Wants, U).FIELD(Wants, W_h).FIELD(Wants, bias).FIELD(Wants, tap).FIELD(Wants, h0)
       .FIELD(Wants, norm_h).FIELD(Wants, norm_x).FIELD(Wants, norm_c);
   Binder<NormGrads>(m, "NormGrads", "a slot's parameter gradients")
       .FIELD(NormGrads, gamma).FIELD(NormGrads, beta).FIELD(NormGrads, scale).FIELD(NormGrads, shift);
   Binder<Grads>(m, "Grads", "the gradients, per input")
-      .FIELD(Grads, U).FIELD(Grads, W_h).FIELD(Grads, bias).FIELD(Grads, tap)
+      .FIELD(Grads, U).FIELD(Grads, W_h).FIELD(Grads, bias).FIELD(Grads, tap).FIELD(Grads, h0)
       .FIELD(Grads, norm_h).FIELD(Grads, norm_x).FIELD(Grads, norm_c);
   m.def("recurrence_forward", &recurrence_forward, py::arg("inputs"),
         "a whole RNN/LSTM recurrence with its norm, forward: Inputs -> Forward");
