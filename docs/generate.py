@@ -250,9 +250,9 @@ def figure_captions() -> list[str]:
 
 def claims_table() -> list[str]:
     """The table of the claims ``lnbench claims`` evaluates (claims.md)."""
-    from lnbench.analysis.claim_catalogue import CLAIMS
+    from lnbench.analysis.claim_catalogue import CLAIMS, DIVERGED
     from lnbench.analysis.metrics import METRICS, format_amount
-    from lnbench.experiments.claims import in_default_run
+    from lnbench.experiments.claims import run_by
     from lnbench.names import family_label
 
     lines = [
@@ -261,16 +261,19 @@ def claims_table() -> list[str]:
     ]
     for c in CLAIMS:
         margin = format_amount(c.metric, c.margin, signed=False)
-        if c.direction == "less":
+        if c.metric == DIVERGED:
+            held = f"a below b by at least {margin}, Holm p < 0.05 (Fisher's exact test, one-sided)"
+        elif c.direction == "less":
             held = f"a below b by at least {margin}, Holm p < 0.05"
         else:
             held = f"95% interval of a - b inside +-{margin}"
         row = [f"`{c.id}`", family_label(c.family), c.text, f"`{c.regime}`", METRICS[c.metric].column]
+        run = run_by(c)
         lines.append(
             "| "
             + " | ".join(_cell(x) for x in row)
             + f" | {_cell(c.sides_label())} | {held} | "
-            + ("default |" if in_default_run(c) else "`--all` |")
+            + ("default |" if run == "default" else f"`{run}` |")
         )
     return lines
 

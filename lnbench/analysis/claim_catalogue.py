@@ -9,8 +9,8 @@ configs) are loaded by :mod:`lnbench.experiments.claim_regimes`. A new claim is 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from lnbench.config import ConfigError
 from lnbench.names import GAINLESS_NORMS, norm_label, paper_gain_init
@@ -18,22 +18,56 @@ from lnbench.names import GAINLESS_NORMS, norm_label, paper_gain_init
 if TYPE_CHECKING:
     from lnbench.config import RunConfig
 
+#: the metric of a divergence claim: the fraction of a condition's seeds that diverged, tested
+#: with Fisher's exact test (:func:`lnbench.analysis.stats.fisher_exact_less`)
+DIVERGED = "diverged"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A change to a regime's config that a condition trains under: other keys than its norm,
+    batch size and gain, so that every variant of a regime is a cell of that one regime, paired by
+    seed with the others (same data, initial weights and batch order).
+
+    Attributes:
+        name: short, unique among a regime's variants: in the setting key, the child runs' names
+            and summary.json's rows (their ``variant``), e.g. ``no_clip``.
+        label: what it changes, in words, in the condition's label (``without clipping``).
+        overrides: ``(dotted key, value)`` pairs applied to the regime's config
+            (``(("train.grad_clip", None),)``).
+    """
+
+    name: str
+    label: str
+    overrides: tuple[tuple[str, Any], ...]
+
 
 @dataclass(frozen=True)
 class Condition:
-    """One side of a claim: a norm, a batch size (None: the regime's ``train.batch_size``) and an
-    initial gain of the norms (``model.norm_gain_init``; None: the regime's, by default each paper's)."""
+    """One side of a claim: a norm, a batch size (None: the regime's ``train.batch_size``), an
+    initial gain of the norms (``model.norm_gain_init``; None: the regime's, by default each
+    paper's), and a :class:`Variant` of the regime's config (None: the regime as it is)."""
 
     norm: str
     batch_size: int | None = None
     gain: float | None = None
+    variant: Variant | None = None
 
     def label(self) -> str:
+        inside = ", ".join(
+            ([f"gains {self.gain:g}"] if self.gain is not None else [])
+            + ([self.variant.label] if self.variant is not None else [])
+        )
         return (
             norm_label(self.norm)
-            + (f" (gains {self.gain:g})" if self.gain is not None else "")
+            + (f" ({inside})" if inside else "")
             + (f" at batch size {self.batch_size}" if self.batch_size is not None else "")
         )
+
+    @property
+    def overrides(self) -> tuple[tuple[str, Any], ...]:
+        """Its variant's overrides; none without a variant."""
+        return self.variant.overrides if self.variant is not None else ()
 
     def batch_size_in(self, regime: RunConfig) -> int:
         """Its batch size in ``regime``."""
@@ -51,13 +85,23 @@ class Condition:
 
     def setting(self, family: str, regime_name: str, regime: RunConfig) -> tuple:
         """The key of its rows (:func:`setting_key`)."""
-        return setting_key(regime_name, family, self.norm, self.batch_size_in(regime), self.gain_in(family, regime))
+        variant = self.variant.name if self.variant is not None else ""
+        return setting_key(
+            regime_name, family, self.norm, self.batch_size_in(regime), self.gain_in(family, regime), variant
+        )
 
 
-def setting_key(regime: str, family: str, norm: str, batch_size: int, norm_gain_init: float | None) -> tuple:
-    """The key of a setting's rows: ``(regime, family, norm, batch size)``, and its
-    ``model.norm_gain_init`` when one is set (``(..., 64, 0.1)``)."""
-    return (regime, family, norm, batch_size) + (() if norm_gain_init is None else (norm_gain_init,))
+def setting_key(
+    regime: str, family: str, norm: str, batch_size: int, norm_gain_init: float | None, variant: str = ""
+) -> tuple:
+    """The key of a setting's rows: ``(regime, family, norm, batch size)``, its
+    ``model.norm_gain_init`` when one is set (``(..., 64, 0.1)``), and its variant's name when it
+    has one (``(..., 100, 0.1, "no_clip")``)."""
+    return (
+        (regime, family, norm, batch_size)
+        + (() if norm_gain_init is None else (norm_gain_init,))
+        + ((variant,) if variant else ())
+    )
 
 
 @dataclass(frozen=True)
@@ -79,6 +123,18 @@ class Claim:
     #: [LN(1) - LN(64)] - [none(1) - none(64)]: what a norm adds beyond what the other conditions
     #: (the optimizer's step count) already do to every model. None: the effect is a - b.
     net: tuple[Condition, Condition] | None = None
+    #: an ablation's claim: the ingredient of the regime's recipe that b takes away or swaps, as the
+    #: verdicts name it (``clipping``; :func:`lnbench.analysis.ablation.ingredient_sentences`)
+    ingredient: str = ""
+    #: an accuracy claim: a seed that diverged counts at chance (1 / number of classes) instead of
+    #: leaving the pairs, so that a condition that diverges is not compared on its survivors alone
+    diverged_at_chance: bool = False
+
+    def __post_init__(self) -> None:
+        if self.metric == DIVERGED and (self.direction != "less" or self.net is not None):
+            raise ValueError(f"claim {self.id}: a divergence claim is one-sided (direction 'less') and has no net")
+        if self.diverged_at_chance and self.metric != "final_test_acc":
+            raise ValueError(f"claim {self.id}: diverged_at_chance is for accuracy claims, not {self.metric}")
 
     def sides_label(self) -> str:
         """``LayerNorm vs NoNorm``; a difference in differences
@@ -97,6 +153,116 @@ class Claim:
         """The conditions an accuracy is measured against (b, and net's second): at chance, nothing
         can degrade from them."""
         return (self.b,) + ((self.net[1],) if self.net else ())
+
+
+@dataclass(frozen=True)
+class Ingredient:
+    """One ingredient of a training recipe that an ablation takes away or swaps, one at a time.
+
+    Attributes:
+        short: its part of the claims' ids (``clip``).
+        name: what the verdicts call it (``clipping``).
+        change: the recipe without it, in words, for the claims' text (``without clipping``,
+            ``with Adam in place of RMSProp``).
+        variant: the config it trains under instead (None: the recipe's, as the gain's).
+        gain: the initial gain of the norms in place of the recipe's (None: the recipe's).
+    """
+
+    short: str
+    name: str
+    change: str
+    variant: Variant | None = None
+    gain: float | None = None
+
+
+#: The initial gain of every norm in Cooijmans et al.'s recipe (their section 4.2), LN's too.
+RECIPE_GAIN = 0.1
+
+#: Cooijmans et al. 2016's recipe for sequential MNIST (their code: clipping at norm 1, RMSProp,
+#: --init id, --noise 0.1, gains 0.1, eps 1e-5; configs/claims/lstm_recipe_rows.yaml), one
+#: ingredient at a time taken away or swapped.
+RECIPE_INGREDIENTS: tuple[Ingredient, ...] = (
+    Ingredient(
+        "noise",
+        "the initial-state noise",
+        "without the initial-state noise",
+        Variant("no_noise", "no initial-state noise", (("model.state_noise_std", 0.0),)),
+    ),
+    Ingredient("clip", "clipping", "without clipping", Variant("no_clip", "no clipping", (("train.grad_clip", None),))),
+    Ingredient("gain", f"initial gains {RECIPE_GAIN:g}", f"with initial gains 1 in place of {RECIPE_GAIN:g}", gain=1.0),
+    Ingredient(
+        "eps",
+        "the initial-state noise, with eps 1e-3 in its place",
+        "with eps 1e-3 in place of the initial-state noise",
+        Variant(
+            "eps1e-3", "eps 1e-3, no initial-state noise", (("model.norm_eps", 1e-3), ("model.state_noise_std", 0.0))
+        ),
+    ),
+    # RMSProp's decay (train.rmsprop_alpha) is a key of RMSProp alone: Adam's variant sets it back to its default
+    Ingredient(
+        "rmsprop",
+        "RMSProp",
+        "with Adam in place of RMSProp",
+        Variant("adam", "Adam", (("train.optimizer", "adam"), ("train.rmsprop_alpha", 0.99))),
+    ),
+)
+
+#: the normalized LSTMs an ablation takes its ingredients from: norm, short name (in ids), model name
+_ABLATED = (("layer", "ln", "LN-LSTM"), ("batch", "bn", "BN-LSTM"))
+
+
+def recipe_ablation(regime: str, prefix: str, task: str) -> tuple[Claim, ...]:
+    """The claims of an ablation of Cooijmans et al.'s recipe in ``regime`` (whose config is the
+    full recipe), for the LN-LSTM and the BN-LSTM, with the LSTM without a norm as the reference:
+    per norm and :data:`RECIPE_INGREDIENTS` entry, that the recipe without the ingredient diverges
+    in more seeds (``{prefix}_{ln|bn}_{short}_finite``: Fisher's exact test, one-sided) and is less
+    accurate, a diverged seed counted at chance (``..._accuracy``); and per norm that the LSTM without
+    a norm, trained with the same recipe, is less accurate than the normalized one (``..._vs_none``).
+    ``task``: where, in the claims' text (``MNIST by rows``)."""
+    out: list[Claim] = []
+    for norm, short, model in _ABLATED:
+        recipe = Condition(norm, gain=RECIPE_GAIN)
+        # an accuracy claim of this regime, a diverged seed at chance: the reference as it is, the others replace()d
+        template = Claim(
+            id=f"{prefix}_{short}_vs_none",
+            text=f"Trained with the same recipe, the LSTM without a norm is less accurate than the {model} on {task} "
+            "(a diverged seed counted at chance)",
+            regime=regime,
+            family="lstm",
+            metric="final_test_acc",
+            a=Condition("none"),
+            b=recipe,
+            direction="less",
+            margin=0.02,
+            why=f"Cooijmans et al.'s recipe on {task} for both (the gains and eps do not apply to NoNorm)",
+            diverged_at_chance=True,
+        )
+        for ing in RECIPE_INGREDIENTS:
+            variant = Condition(norm, gain=ing.gain or RECIPE_GAIN, variant=ing.variant)
+            change = ing.change[0].upper() + ing.change[1:]
+            why = f"Cooijmans et al.'s recipe on {task}, and the recipe {ing.change}: the rest held equal"
+            ablated = replace(template, why=why, ingredient=ing.name)
+            out += [
+                replace(
+                    ablated,
+                    id=f"{prefix}_{short}_{ing.short}_finite",
+                    text=f"{change}, the {model} diverges on {task}",
+                    metric=DIVERGED,
+                    a=recipe,
+                    b=variant,
+                    margin=0.5,
+                    diverged_at_chance=False,
+                ),
+                replace(
+                    ablated,
+                    id=f"{prefix}_{short}_{ing.short}_accuracy",
+                    text=f"{change}, the {model} is less accurate on {task} (a diverged seed counted at chance)",
+                    a=variant,
+                    b=recipe,
+                ),
+            ]
+        out.append(template)
+    return tuple(out)
 
 
 #: The claims ``lnbench claims`` evaluates, in table order.
@@ -477,6 +643,11 @@ CLAIMS: tuple[Claim, ...] = (
         margin=0.01,
         why="MNIST at batch size 128, where BatchNorm's statistics are good estimates; both gains start at 1",
     ),
+    # Cooijmans et al.'s recipe taken apart on real MNIST, where the normalized LSTMs diverge at lnbench's
+    # defaults (issue 55, C): which ingredient keeps them finite, which they need for accuracy. Run only
+    # with --only (lnbench.experiments.claims.ONLY_REGIMES)
+    *recipe_ablation("lstm_recipe_rows", "rows", "MNIST by rows"),
+    *recipe_ablation("lstm_recipe_pixels", "pixels", "MNIST by pixels"),
 )
 CLAIM_IDS = tuple(c.id for c in CLAIMS)
 

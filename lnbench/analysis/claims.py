@@ -16,8 +16,16 @@ and the verdict is computed from the paired differences a - b over the seeds
   accuracy at batch size 1 and 64) is ``held`` when the whole 95% interval lies inside
   (-margin, +margin); ``not held`` when it lies wholly outside; otherwise ``inconclusive``.
 
+- a *divergence* claim (metric ``diverged``: a diverges in fewer seeds than b) reads k_a of n
+  seeds against k_b of n and is decided by Fisher's exact test, one-sided (:func:`divergence_test`),
+  with the rules of a directional claim: its p-value in the same Holm family, Newcombe's interval
+  of the difference of the rates in place of the t interval, a margin of half the seeds.
+- an accuracy claim with ``diverged_at_chance`` keeps a diverged seed in its pairs at chance
+  accuracy, 1 / the number of classes (:func:`claim_value`), and says how many it so counted.
+
 The margins are the smallest effects the claims care about (2 accuracy points, 0.02 nats of
-mean train loss, 0.1 of an absolute rank correlation); they are printed with every verdict.
+mean train loss, 0.1 of an absolute rank correlation, half the seeds of a divergence count); they
+are printed with every verdict.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from lnbench.analysis import stats
-from lnbench.analysis.claim_catalogue import Claim, Condition
+from lnbench.analysis.claim_catalogue import DIVERGED, Claim, Condition
 from lnbench.analysis.metrics import METRICS, format_amount, format_interval, format_level
 from lnbench.names import family_label
 from lnbench.records.schema import SummaryRow
@@ -46,6 +54,18 @@ def metric_value(row: SummaryRow, metric: str) -> float | None:
         rho = row.final_scale_spearman
         return None if rho is None else abs(rho)
     return getattr(row, metric)
+
+
+def claim_value(claim: Claim, row: SummaryRow) -> float | None:
+    """What ``claim`` reads of one run: its metric of a finished run (:func:`metric_value`; None
+    for a diverged or failed one), except that a divergence claim reads whether the run diverged
+    (1.0) or finished (0.0), and an accuracy claim with ``diverged_at_chance`` reads a diverged
+    run's accuracy as chance, 1 / its number of classes. None: the run does not count."""
+    if claim.metric == DIVERGED:
+        return 1.0 if row.status == "diverged" else 0.0 if row.ok else None
+    if claim.diverged_at_chance and row.status == "diverged":
+        return 1 / row.num_classes
+    return metric_value(row, claim.metric) if row.ok else None
 
 
 @dataclass
@@ -86,11 +106,17 @@ class ClaimResult:
     stage: str = ""
     pilot: dict | None = None  # a confirmed run: the pilot's seeds, effect, ci95, p, Holm p, verdict, borderline
     plan: dict | None = None  # a confirmed run: the seeds planned, why, and the fresh seeds
+    #: a claim with ``diverged_at_chance``: each condition's diverged seeds counted at chance, by its
+    #: label (None: not such a claim; then summary.json leaves the key out)
+    counted_at_chance: dict[str, int] | None = None
 
     def to_dict(self) -> dict:
         from dataclasses import asdict
 
-        return asdict(self)
+        out = asdict(self)
+        if out["counted_at_chance"] is None:  # the claims without it keep summary.json's keys as they were
+            del out["counted_at_chance"]
+        return out
 
 
 def _alpha_for(p_value: float | None, p_adjusted: float | None, level: float) -> float:
@@ -165,14 +191,24 @@ def _verdict(
 
 
 def _borderline(
-    claim: Claim, r: stats.PairedResult, p_adj: float | None, verdict: str, at: float = stats.ALPHA
+    claim: Claim,
+    r: stats.PairedResult,
+    p_adj: float | None,
+    verdict: str,
+    at: float = stats.ALPHA,
+    counts: tuple[int, int, int] | None = None,
 ) -> bool:
     """Whether the verdict at level ``at`` (``r.ci95`` its ``1 - at`` interval) would differ at
     0.01 (99%) or 0.1 (90%): the data sit near the claim's threshold, where another machine's
-    rounding or a rerun can flip it."""
+    rounding or a rerun can flip it. ``counts``: a divergence claim's (k_a, k_b, n), whose
+    interval at each level is Newcombe's again (not a t interval rescaled)."""
     bound = METRICS[claim.metric].bound
     for alpha in stats.BORDERLINE_ALPHAS:
-        lo, hi = stats.interval_at(r.mean_diff, r.ci95, r.n, 1 - alpha, from_confidence=1 - at)
+        if counts is not None:
+            k_a, k_b, n = counts
+            lo, hi = stats.rate_difference_interval(k_a, n, k_b, n, 1 - alpha)
+        else:
+            lo, hi = stats.interval_at(r.mean_diff, r.ci95, r.n, 1 - alpha, from_confidence=1 - at)
         if bound is not None:
             lo, hi = max(-bound, lo), min(bound, hi)
         if _verdict(claim, r.mean_diff, (lo, hi), p_adj, alpha)[0] != verdict:
@@ -193,7 +229,7 @@ def _paired_values(
     matched = []
     for seed in seeds:
         here = {cond: by_seed[cond].get(seed) for cond in claim.conditions}
-        if all(r is not None and r.ok and metric_value(r, claim.metric) is not None for r in here.values()):
+        if all(r is not None and claim_value(claim, r) is not None for r in here.values()):
             matched.append({cond: r for cond, r in here.items() if r is not None})
     return matched, [r for rs in rows.values() for r in rs]
 
@@ -202,7 +238,7 @@ def _sides(claim: Claim, matched: Sequence[dict[Condition, SummaryRow]]) -> tupl
     """The per-seed values the paired test compares: a and b, or (a - b) and net's difference."""
 
     def value(seed_rows: dict[Condition, SummaryRow], cond: Condition) -> float:
-        v = metric_value(seed_rows[cond], claim.metric)
+        v = claim_value(claim, seed_rows[cond])
         assert v is not None  # matched rows have a value
         return v
 
@@ -231,6 +267,29 @@ class ClaimSamples:
     runs: list[str] = field(default_factory=list)
     why: str = ""
     at_chance: str = ""  # a reference condition at chance: the reason the claim cannot show (empty: none)
+    #: a claim with ``diverged_at_chance``: each condition's diverged seeds among the pairs, by its label
+    counted_at_chance: dict[str, int] | None = None
+
+    def divergence_counts(self) -> tuple[int, int, int]:
+        """A divergence claim's (k_a, k_b, n): the seeds of a and of b that diverged, of n each."""
+        return round(sum(self.a)), round(sum(self.b)), len(self.a)
+
+
+def divergence_test(sample: ClaimSamples, confidence: float = 0.95) -> stats.PairedResult:
+    """A divergence claim's test (:data:`lnbench.analysis.claim_catalogue.DIVERGED`): k_a of n seeds
+    of a diverged against k_b of n of b (``sample.a``, ``sample.b``: 1.0 per diverged seed, 0.0
+    per finished one). ``mean_diff`` is k_a / n - k_b / n, ``ci95`` Newcombe's interval of that
+    difference at ``confidence`` (:func:`lnbench.analysis.stats.rate_difference_interval`), and
+    ``p_value`` the one-sided Fisher's exact test that a's rate is below b's
+    (:func:`lnbench.analysis.stats.fisher_exact_less`)."""
+    k_a, k_b, n = sample.divergence_counts()
+    return stats.PairedResult(
+        k_a / n - k_b / n,
+        stats.rate_difference_interval(k_a, n, k_b, n, confidence),
+        stats.fisher_exact_less(k_a, n, k_b, n),
+        f"Fisher's exact test, one-sided, {n} seeds each",
+        n,
+    )
 
 
 def claim_samples(
@@ -252,16 +311,18 @@ def claim_samples(
         matched, all_rows = _paired_values(c, regimes[c.regime], rows)
         runs = [r.run_dir for r in all_rows]
         means = {
-            cond.label(): float(np.mean([metric_value(m[cond], c.metric) for m in matched]))
-            for cond in c.conditions
-            if matched
+            cond.label(): float(np.mean([claim_value(c, m[cond]) for m in matched])) for cond in c.conditions if matched
         }
         xa, xb = _sides(c, matched) if matched else ([], [])
         sample = ClaimSamples(xa, xb, [next(iter(m.values())).seed for m in matched], None, means, runs)
+        if c.diverged_at_chance:
+            sample.counted_at_chance = {
+                cond.label(): sum(m[cond].status == "diverged" for m in matched) for cond in c.conditions
+            }
         if len(matched) < 2:
             n_a = len(rows.get(c.a.setting(c.family, c.regime, regimes[c.regime]), []))
             diverged = sum(r.status == "diverged" for r in all_rows)
-            undefined = sum(r.ok and metric_value(r, c.metric) is None for r in all_rows)
+            undefined = sum(r.ok and claim_value(c, r) is None for r in all_rows)
             what = "for both runs" if c.net is None else f"for all {len(c.conditions)} runs"
             why = f"{len(matched)} of {n_a} seeds have a value {what}" + (
                 f" ({diverged} runs diverged)" if diverged else ""
@@ -272,7 +333,7 @@ def claim_samples(
                     if c.metric == "abs_scale_spearman"
                     else ")"
                 )
-            sample.why = why + "; a paired test needs 2"
+            sample.why = why + ("; the test needs 2" if c.metric == DIVERGED else "; a paired test needs 2")
         elif c.metric == "final_test_acc":
             sample.resolution = 1 / matched[0][c.a].n_test * (np.sqrt(2) if c.net is not None else 1.0)
         level = None if chance is None or c.metric != "final_test_acc" else chance.get(c.regime)
@@ -336,7 +397,9 @@ def claim_verdicts(
     tested: list[stats.PairedResult | None] = []
     for c, sample in zip(claims, samples, strict=True):
         result = None
-        if len(sample.a) >= 2:
+        if len(sample.a) >= 2 and c.metric == DIVERGED:
+            result = divergence_test(sample, 1 - alpha)
+        elif len(sample.a) >= 2:
             result = stats.paired_over_seeds(sample.a, sample.b, sample.resolution)
             ci = (
                 result.ci95
@@ -363,10 +426,12 @@ def claim_verdicts(
         else:
             p_adj = adjusted.get(k)
             verdict, reason = _verdict(c, r.mean_diff, r.ci95, p_adj, alpha)
-            borderline = _borderline(c, r, p_adj, verdict, alpha)
-            if verdict == "inconclusive" and hints:
+            counts = sample.divergence_counts() if c.metric == DIVERGED else None
+            borderline = _borderline(c, r, p_adj, verdict, alpha, counts)
+            hinted = hints and counts is None  # the seeds-needed hints are a paired t-test's
+            if verdict == "inconclusive" and hinted:
                 needed = seeds_needed(c, r.mean_diff, xa, xb, resolution, _alpha_for(r.p_value, p_adj, alpha))
-            if borderline and hints:
+            if borderline and hinted:
                 low = stats.BORDERLINE_ALPHAS[0]
                 settle = seeds_needed(
                     c, r.mean_diff, xa, xb, resolution, _alpha_for(r.p_value, p_adj, low), confidence=1 - low
@@ -400,6 +465,7 @@ def claim_verdicts(
                 means=sample.means,
                 seeds=sample.seeds,
                 alpha=alpha,
+                counted_at_chance=sample.counted_at_chance,
             )
         )
     return out
@@ -473,10 +539,17 @@ def claim_sentences(results: Sequence[ClaimResult]) -> list[str]:
                 " BORDERLINE: the verdict differs at level 0.01 or 0.1 (99% or 90% intervals), so another "
                 f"machine's rounding can flip it{settle}."
             )
-        if r.means and len(r.means) > 2:  # a difference in differences: its four conditions
+        if r.metric == DIVERGED:  # k of n seeds diverged
+            levels = f"{r.a} {round(r.mean_a * r.n_seeds)} of {r.n_seeds}, {r.b} {round(r.mean_b * r.n_seeds)} of {r.n_seeds}"
+        elif r.means and len(r.means) > 2:  # a difference in differences: its four conditions
             levels = ", ".join(f"{label} {format_level(r.metric, v)}" for label, v in r.means.items())
         else:
             levels = f"{r.a} {format_level(r.metric, r.mean_a)}, {r.b} {format_level(r.metric, r.mean_b)}"
+        counted = {label: k for label, k in (r.counted_at_chance or {}).items() if k}
+        if counted:
+            levels += "; counted at chance, 1 / the number of classes: the diverged seeds, " + ", ".join(
+                f"{label} {k} of {r.n_seeds}" for label, k in counted.items()
+            )
         out.append(
             f"{family_label(r.family)}, {r.claim} ({r.regime}): {METRICS[r.metric].label}, {r.a} minus {r.b} = {format_effect(r)}"
             f"{p}, {r.n_seeds} seeds ({levels}): {r.verdict.upper()} ({r.reason}).{more}{_stage_sentence(r)}"

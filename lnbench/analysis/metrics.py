@@ -59,6 +59,17 @@ METRICS: dict[str, Metric] = {
         axis_unit="absolute rank correlation",
         bound=1.0,
     ),
+    # a divergence claim's: the fraction of a condition's seeds that diverged (lnbench.analysis.claim_catalogue.DIVERGED)
+    "diverged": Metric(
+        "seeds diverged",
+        "seeds diverged",
+        "seeds diverged",
+        scale=100,
+        decimals=0,
+        unit="% of seeds",
+        axis_unit="percentage points of the seeds",
+        bound=1.0,
+    ),
     "batch_stats_vs_eval": Metric(
         "test accuracy, batch statistics minus running statistics",
         "BN batch - running stats",

@@ -10,7 +10,9 @@ weights, so their results are *paired*, and every test here is a paired test:
   the differences; an unpaired test would count it as noise and lose most of its power.
 
 With several conditions, correct the p-values of all pairs in one family with :func:`holm`.
-All p-values are two-sided. Accuracy differences are fractions (0.02 = 2 points).
+All p-values are two-sided but Fisher's exact test of two rates (:func:`fisher_exact_less`: how
+many seeds of each condition diverged), which is one-sided, the direction of the claim it decides.
+Accuracy differences are fractions (0.02 = 2 points).
 """
 
 from __future__ import annotations
@@ -56,6 +58,39 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
         raise ValueError(f"need 0 <= k <= n and n >= 1, got k={k}, n={n}")
     ci = _scipy_stats().binomtest(int(k), int(n)).proportion_ci(confidence, method="wilson")
     return float(ci.low), float(ci.high)
+
+
+def fisher_exact_less(k_a: int, n_a: int, k_b: int, n_b: int) -> float:
+    """One-sided Fisher's exact test that condition a's rate (k_a events of n_a runs) is below
+    condition b's (k_b of n_b): the p-value of ``scipy.stats.fisher_exact([[k_a, n_a - k_a], [k_b,
+    n_b - k_b]], alternative="less")``, i.e. P(X <= k_a) for X hypergeometric (n_a + n_b runs, k_a +
+    k_b events, n_a drawn): the chance of a's events being this few when the labels a and b are
+    exchangeable (Fisher 1935). Unpaired: it reads the counts, not which seed had which event.
+    0 of 6 against 6 of 6: 1 / C(12, 6) = 1/924.
+
+    Raises ValueError for n < 1 or k outside [0, n].
+    """
+    for k, n in ((k_a, n_a), (k_b, n_b)):
+        if n < 1 or not 0 <= k <= n:
+            raise ValueError(f"need 0 <= k <= n and n >= 1, got k={k}, n={n}")
+    table = [[int(k_a), int(n_a - k_a)], [int(k_b), int(n_b - k_b)]]
+    return float(_scipy_stats().fisher_exact(table, alternative="less").pvalue)
+
+
+def rate_difference_interval(k_a: int, n_a: int, k_b: int, n_b: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Newcombe's hybrid score interval of the difference of two rates, k_a / n_a - k_b / n_b
+    (Newcombe 1998, method 10): from each rate's Wilson interval (l, u) at ``confidence``,
+    ``d - sqrt((p_a - l_a)^2 + (u_b - p_b)^2)`` to ``d + sqrt((u_a - p_a)^2 + (p_b - l_b)^2)``;
+    within [-1, 1], and not zero-width at 0 of n against 0 of n (Wald's would be).
+
+    Raises ValueError for n < 1 or k outside [0, n] (:func:`wilson_interval`).
+    """
+    (lo_a, hi_a), (lo_b, hi_b) = wilson_interval(k_a, n_a, confidence), wilson_interval(k_b, n_b, confidence)
+    p_a, p_b = k_a / n_a, k_b / n_b
+    d = p_a - p_b
+    low = d - float(np.sqrt((p_a - lo_a) ** 2 + (hi_b - p_b) ** 2))
+    high = d + float(np.sqrt((hi_a - p_a) ** 2 + (p_b - lo_b) ** 2))
+    return max(-1.0, low), min(1.0, high)
 
 
 def accuracy_interval(acc: float, n: int) -> tuple[float, float]:

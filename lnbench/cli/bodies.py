@@ -37,10 +37,12 @@ def claims_list_table(listed: list) -> Table:
     """``lnbench claims --list``: each claim, its model, regime (and why), metric, conditions and
     margin, and whether a plain ``lnbench claims`` runs it."""
     from lnbench.analysis.metrics import format_amount
-    from lnbench.experiments.claims import in_default_run
+    from lnbench.experiments.claims import run_by
 
     table = Table(
-        title="lnbench claims", title_justify="left", caption="run: by a plain `lnbench claims`, or with --all"
+        title="lnbench claims",
+        title_justify="left",
+        caption="run: by a plain `lnbench claims`, with --all, or only with --only REGIME",
     )
     for col in ("id", "model", "claim", "regime (why)", "metric", "a vs b", "margin", "run"):
         table.add_column(col, no_wrap=col in ("id", "margin", "run"))
@@ -54,7 +56,7 @@ def claims_list_table(listed: list) -> Table:
             c.metric,
             c.sides_label(),
             margin,
-            "default" if in_default_run(c) else "--all",
+            run_by(c),
         )
     return table
 
@@ -98,7 +100,8 @@ def _claims(
             "--only",
             metavar="CLAIM",
             help="Evaluate only this claim id, or every claim of this regime (repeatable; --only figure6: Ba et al.'s "
-            "Figure 6 on MNIST); see --list.",
+            "Figure 6 on MNIST; --only lstm_recipe_rows: Cooijmans et al.'s recipe taken apart on MNIST by rows, which "
+            "--all leaves out); see --list.",
         ),
     ] = None,
     all_: Annotated[

@@ -60,8 +60,13 @@ def _pilot_summary(exp: Any, spec: Any, folder: Path, launcher: str) -> dict:
 
 def confirm_claims(spec: Any, source: str, args: ExperimentArgs, max_seeds: int, verbose: bool) -> None:
     """``lnbench claims --confirm``: :func:`_two_stage` with the claims' plan."""
-    from lnbench.experiments.claims import ConfirmSpec, confirm_cost, plan_from_pilot
+    from lnbench.experiments.claims import ConfirmSpec, check_confirmable, confirm_cost, plan_from_pilot
     from lnbench.report import confirm_tables
+
+    try:
+        check_confirmable(spec)
+    except ConfigError as exc:
+        fail(str(exc))
 
     def confirmed(summary: dict) -> tuple[Any, Table, Optional[float], Any, dict]:
         spec.confirm = ConfirmSpec(summary, max_seeds)

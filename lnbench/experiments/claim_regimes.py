@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from lnbench.analysis.claim_catalogue import Claim
+from lnbench.analysis.claim_catalogue import Claim, Condition
 from lnbench.analysis.claim_tasks import CLAIMS_TASK, base_regime, not_applicable, task_of
 from lnbench.config import ConfigError, DataConfig, RunConfig, apply_overrides, load_config, yaml12
 from lnbench.config.checks import check_keys_apply, check_memory_of_families, check_seeds
@@ -89,6 +89,7 @@ def check_regimes(claims: Sequence[Claim], regimes: dict[str, RunConfig], preset
             raise ConfigError(
                 f"{where}: seeds: a claim's verdict is a paired test over seeds and needs at least 2 (got {cfg.seed_list})"
             )
+        check_conditions(mine, cfg, where)
         for c in mine:
             for cond in c.conditions:
                 if cond.batch_size is not None and cond.batch_size > cfg.data.n_train:
@@ -105,32 +106,69 @@ def regimes_yaml(regimes: dict[str, RunConfig]) -> str:
     )
 
 
-def cells_needed(claims: Sequence[Claim], regimes: dict[str, RunConfig]) -> list[tuple[str, dict]]:
-    """Every (regime, changes) setting the claims need, each once: ``changes`` are
-    ``section__key`` values (family, norm, batch size, and an initial gain a condition sets) for
-    :meth:`RunConfig.with_changes`."""
-    out: dict[tuple, tuple[str, dict]] = {}
+def condition_changes(claim: Claim, cond: Condition, regime: RunConfig) -> dict:
+    """The ``section__key`` changes (for :meth:`RunConfig.with_changes`) that make ``regime`` train
+    ``cond`` of ``claim``: family, norm, batch size, an initial gain the condition sets, then its
+    variant's overrides (:attr:`lnbench.analysis.claim_catalogue.Variant.overrides`)."""
+    changes: dict = {
+        "model__family": claim.family,
+        "model__norm": cond.norm,
+        "train__batch_size": cond.batch_size_in(regime),
+    }
+    if cond.gain_in(claim.family, regime) is not None:
+        changes["model__norm_gain_init"] = cond.gain_in(claim.family, regime)
+    changes.update({key.replace(".", "__"): value for key, value in cond.overrides})
+    return changes
+
+
+def cells_needed(claims: Sequence[Claim], regimes: dict[str, RunConfig]) -> list[tuple[str, dict, str]]:
+    """Every (regime, changes, variant) setting the claims need, each once: its
+    :func:`condition_changes` and its variant's name (empty: none)."""
+    out: dict[tuple, tuple[str, dict, str]] = {}
     for c in claims:
         regime = regimes[c.regime]
         for cond in c.conditions:
-            changes: dict = {
-                "model__family": c.family,
-                "model__norm": cond.norm,
-                "train__batch_size": cond.batch_size_in(regime),
-            }
-            if cond.gain_in(c.family, regime) is not None:
-                changes["model__norm_gain_init"] = cond.gain_in(c.family, regime)
-            out.setdefault(cond.setting(c.family, c.regime, regime), (c.regime, changes))
+            variant = cond.variant.name if cond.variant is not None else ""
+            out.setdefault(
+                cond.setting(c.family, c.regime, regime), (c.regime, condition_changes(c, cond, regime), variant)
+            )
     return list(out.values())
 
 
-def setting_name(regime: str, changes: dict) -> str:
+def setting_name(regime: str, changes: dict, variant: str = "") -> str:
     """The child-run name prefix of a setting: ``unstable_recurrence_rnn_layer_bs64``, with a set
-    initial gain ``lstm_lstm_layer_gain0.1_bs64``."""
+    initial gain ``lstm_lstm_layer_gain0.1_bs64``, with a variant ``lstm_recipe_rows_lstm_layer_gain0.1_no_clip_bs100``."""
     gain = changes.get("model__norm_gain_init")
     gain_part = "" if gain is None else f"_gain{gain:g}"
+    gain_part += f"_{variant}" if variant else ""
     prefix = regime.replace("@", "_")  # a regime on another task, default@adding: default_adding_...
     return f"{prefix}_{changes['model__family']}_{changes['model__norm']}{gain_part}_bs{changes['train__batch_size']}"
+
+
+def check_conditions(claims: Sequence[Claim], cfg: RunConfig, where: str) -> None:
+    """Raise :class:`ConfigError` (one line naming ``where``, the claim and the key) if a claim's
+    condition cannot train in the regime ``cfg``: an override of a key the config does not have,
+    a value the key refuses in this regime, or a key that does not apply to the condition's model."""
+    for c in claims:
+        for cond in c.conditions:
+            if not cond.overrides:
+                continue
+            changes = condition_changes(c, cond, cfg)
+            for key, _ in cond.overrides:
+                section, _, leaf = key.partition(".")
+                if section not in ("data", "model", "train") or leaf not in type(getattr(cfg, section)).model_fields:
+                    raise ConfigError(f"{where}: claim {c.id} sets {key}, which is not a config key")
+            try:
+                changed = cfg.with_changes(**changes)
+                check_keys_apply(changed, [c.family])
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                at = ".".join(str(p) for p in first["loc"] if p)
+                raise ConfigError(
+                    f"{where}: claim {c.id} ({cond.label()}): {at}: {first['msg'].removeprefix('Value error, ')}"
+                ) from None
+            except ConfigError as exc:
+                raise ConfigError(f"{where}: claim {c.id} ({cond.label()}): {' '.join(str(exc).split())}") from None
 
 
 def parse_tasks(names: Sequence[str], option: str = "--task") -> list[str]:
@@ -192,8 +230,9 @@ def check_regimes_take_tasks(
     """Refuse tasks the user gave (``option``) that a regime of ``claims`` (those ``--only`` chose)
     cannot run on. A regime that holds its own data (the MLP's ``figure6``: flat MNIST) runs on that
     data alone, so it takes no task at all, trend included; a regime ``--only`` ``named`` must
-    measure one of its claims on one of ``tasks``. ``base``: the regimes' configs (from
-    ``presets``), whose ``data.task`` the message names.
+    measure one of its claims on one of ``tasks``. A regime whose preset sets a task of its own
+    (``lstm_recipe_rows``: MNIST by rows) holds its own data too. ``base``: the regimes' configs
+    (from ``presets``), whose ``data.task`` the message names.
 
     Raises:
         ConfigError: one line naming the first such regime, the task(s) it runs on and those given.
@@ -201,7 +240,7 @@ def check_regimes_take_tasks(
     given = f"{option} {','.join(tasks)}"
     for regime in dict.fromkeys(c.regime for c in claims):
         own = [c for c in claims if c.regime == regime]
-        if all(FAMILY_REGISTRY[c.family].reads_vectors for c in own):
+        if all(FAMILY_REGISTRY[c.family].reads_vectors for c in own) or base[regime].data.task != CLAIMS_TASK:
             raise ConfigError(
                 f"{given}: the {regime} regime (--only) runs on its own data only, the {base[regime].data.task} "
                 f"task as {presets / f'{regime}.yaml'} sets it; drop {option}"

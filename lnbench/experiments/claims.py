@@ -17,7 +17,7 @@ from typing import Any, Unpack
 
 from rich.table import Table
 
-from lnbench.analysis import claim_catalogue, claim_tasks
+from lnbench.analysis import ablation, claim_catalogue, claim_tasks
 from lnbench.analysis import claims as claim_rules
 from lnbench.analysis import confirm as confirm_rules
 from lnbench.analysis.aggregate import aggregate_over_seeds
@@ -87,13 +87,32 @@ class ConfirmPlan:
         return out
 
 
-def by_setting_of(pairs: Sequence[tuple[str, SummaryRow]]) -> dict[tuple, list[SummaryRow]]:
-    """Rows by :func:`lnbench.analysis.claim_catalogue.setting_key`, from ``(regime, row)`` pairs."""
+def by_setting_of(
+    pairs: Sequence[tuple[str, SummaryRow]], variants: Sequence[str] | None = None
+) -> dict[tuple, list[SummaryRow]]:
+    """Rows by :func:`lnbench.analysis.claim_catalogue.setting_key`, from ``(regime, row)`` pairs
+    and each row's variant (its condition's overrides as a name, summary.json's row ``variant``;
+    None: no row has one)."""
     out: dict[tuple, list[SummaryRow]] = {}
-    for regime, row in pairs:
-        key = claim_catalogue.setting_key(regime, row.family, row.norm, row.batch_size, row.norm_gain_init)
+    for (regime, row), variant in zip(pairs, variants or [""] * len(pairs), strict=True):
+        key = claim_catalogue.setting_key(regime, row.family, row.norm, row.batch_size, row.norm_gain_init, variant)
         out.setdefault(key, []).append(row)
     return out
+
+
+def variants_of(spec: ClaimsSpec, cells: Sequence[Cell]) -> list[str]:
+    """Each row's variant (the name of its condition's
+    :class:`lnbench.analysis.claim_catalogue.Variant`; empty: none), in plan order: a cell's
+    setting is that of one condition (:func:`lnbench.experiments.claim_regimes.cells_needed`)."""
+    named = {
+        (regime, _frozen(changes)): variant
+        for regime, changes, variant in claim_regimes.cells_needed(spec.selected, spec.regimes)
+    }
+    return [named.get((cell.group, _frozen(cell.setting)), "") for cell in cells for _ in cell.cfgs]
+
+
+def _frozen(changes: dict) -> tuple:
+    return tuple(sorted(changes.items()))
 
 
 def chance_of(baselines: dict) -> dict[str, float]:
@@ -138,7 +157,7 @@ def confirm_cost(spec: ClaimsSpec, plan: ConfirmPlan) -> float | None:
     wall: dict[tuple, float] = {}
     for raw, row in zip(summary.get("rows", []), rows_of(summary)):
         key = claim_catalogue.setting_key(
-            raw.get("regime", ""), row.family, row.norm, row.batch_size, row.norm_gain_init
+            raw.get("regime", ""), row.family, row.norm, row.batch_size, row.norm_gain_init, raw.get("variant", "")
         )
         if row.wall_seconds is not None:  # an ensemble's members each record the ensemble's time
             together = row.shares_ensemble_time
@@ -161,7 +180,8 @@ def plan_from_pilot(spec: ClaimsSpec) -> ConfirmPlan:
     summary = spec.confirm.pilot_summary
     rows = rows_of(summary)
     pairs = [(raw.get("regime", ""), row) for raw, row in zip(summary.get("rows", []), rows)]
-    return confirm_plan(spec, by_setting_of(pairs), chance_of(summary.get("baselines") or {}))
+    variants = [raw.get("variant", "") for raw in summary.get("rows", [])]
+    return confirm_plan(spec, by_setting_of(pairs, variants), chance_of(summary.get("baselines") or {}))
 
 
 #: Model families whose claims a plain ``lnbench claims`` leaves out for their cost: with the ten
@@ -175,10 +195,45 @@ OPT_IN_FAMILIES: tuple[str, ...] = ("lstm",)
 #: ~10 min on 2 cores: ``lnbench claims --only figure6``). ``--all`` runs them.
 OPT_IN_REGIMES: tuple[str, ...] = ("rnn_sgd", "transformer_sgd", "lstm_sgd", "figure6")
 
+#: Regimes that only ``--only`` runs, not ``--all`` either: the ablation of Cooijmans et al.'s recipe
+#: on MNIST (configs/claims/lstm_recipe_rows.yaml, lstm_recipe_pixels.yaml; each header gives its cost),
+#: which would add its cost to --all's (~10 min of its 11-minute budget) and its 22 directional claims
+#: to --all's Holm family, changing every other claim's Holm p.
+ONLY_REGIMES: tuple[str, ...] = ("lstm_recipe_rows", "lstm_recipe_pixels")
+
 
 def in_default_run(claim: claim_catalogue.Claim) -> bool:
     """Whether a plain ``lnbench claims`` (no ``--only``, no ``--all``) evaluates ``claim``."""
-    return claim.family not in OPT_IN_FAMILIES and claim.regime not in OPT_IN_REGIMES
+    return claim.family not in OPT_IN_FAMILIES and claim.regime not in OPT_IN_REGIMES + ONLY_REGIMES
+
+
+def in_all_run(claim: claim_catalogue.Claim) -> bool:
+    """Whether ``lnbench claims --all`` evaluates ``claim`` (every claim but :data:`ONLY_REGIMES`')."""
+    return claim.regime not in ONLY_REGIMES
+
+
+def run_by(claim: claim_catalogue.Claim) -> str:
+    """What runs ``claim``: ``default`` (a plain ``lnbench claims``), ``--all``, or ``--only REGIME``."""
+    if in_default_run(claim):
+        return "default"
+    return "--all" if in_all_run(claim) else f"--only {claim.regime}"
+
+
+def check_confirmable(spec: ClaimsSpec) -> None:
+    """Raise :class:`ConfigError` if a selected claim has no confirm stage: the confirm stage plans
+    seeds for a paired t-test's power, which a divergence claim (Fisher's exact test), an accuracy
+    claim that counts a diverged seed at chance, or a claim whose conditions override the regime's
+    config (their rows are told apart by their variant, which a pilot's rows do not carry) is not."""
+    own = [
+        c.id
+        for c in spec.selected
+        if c.metric == claim_catalogue.DIVERGED or c.diverged_at_chance or any(x.overrides for x in c.conditions)
+    ]
+    if own:
+        raise ConfigError(
+            f"--confirm: {', '.join(own[:3])}{' ...' if len(own) > 3 else ''} have no confirm stage (an ablation's "
+            "claims: Fisher's exact test, or a diverged seed counted at chance); run them without --confirm"
+        )
 
 
 def claims_spec(
@@ -202,8 +257,8 @@ def claims_spec(
             measures none (:func:`lnbench.analysis.claim_regimes.check_regimes_take_tasks`).
     """
     selected = claim_catalogue.select_claims(only)
-    if not only and not everything:
-        selected = [c for c in selected if in_default_run(c)]
+    if not only:
+        selected = [c for c in selected if (in_all_run if everything else in_default_run)(c)]
     given = tasks is not None
     tasks = claim_regimes.parse_tasks([claim_tasks.CLAIMS_TASK] if tasks is None else tasks, option)
     trend_overrides, task_overrides = claim_regimes.split_overrides(overrides, tasks)
@@ -245,9 +300,9 @@ class Claims(Experiment):
         """Each setting the claims need, on each regime's seeds; with ``--confirm``, then the
         settings of the claims the confirm stage runs, on their regime's fresh seeds."""
         cells = []
-        for regime, changes in claim_regimes.cells_needed(spec.selected, spec.regimes):
+        for regime, changes, variant in claim_regimes.cells_needed(spec.selected, spec.regimes):
             cfg = spec.regimes[regime]
-            name = lambda c, r=regime: claim_regimes.setting_name(r, c)  # noqa: E731
+            name = lambda c, r=regime, v=variant: claim_regimes.setting_name(r, c, v)  # noqa: E731
             cells += seed_cells(cfg, [changes], parent, cfg.compare.target_acc, name, group=regime)
         if spec.confirm is None:
             return cells
@@ -255,8 +310,8 @@ class Claims(Experiment):
         for regime, confirmed in plan.regimes_to_run().items():
             fresh = plan.fresh[regime]
             cfg = spec.regimes[regime].with_changes(seed=fresh[0], seeds=fresh)
-            for _, changes in claim_regimes.cells_needed(confirmed, {regime: cfg}):
-                name = lambda c, r=regime: claim_regimes.setting_name(r, c)  # noqa: E731
+            for _, changes, variant in claim_regimes.cells_needed(confirmed, {regime: cfg}):
+                name = lambda c, r=regime, v=variant: claim_regimes.setting_name(r, c, v)  # noqa: E731
                 cells += seed_cells(cfg, [changes], parent, cfg.compare.target_acc, name, group=regime)
         return cells
 
@@ -281,7 +336,8 @@ class Claims(Experiment):
 
     def analyse(self, spec: ClaimsSpec, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:
         regime_of_row = [cell.group for cell in cells for _ in cell.cfgs]
-        by_setting = by_setting_of(list(zip(regime_of_row, rows)))
+        variants = variants_of(spec, cells)
+        by_setting = by_setting_of(list(zip(regime_of_row, rows)), variants)
         chance = chance_of(baselines)
         results = []
         confirm_record = None
@@ -295,11 +351,14 @@ class Claims(Experiment):
             "seeds": self.seeds(spec),
             "regimes": list(spec.regimes),
             "baselines": baselines,
-            "aggregate": aggregate_over_seeds(self._pilot_rows(spec, rows, regime_of_row)),
+            "aggregate": self._aggregate(spec, rows, regime_of_row, variants),
             "claims": [r.to_dict() for r in results],
-            "verdicts": claim_rules.claim_sentences(results),
+            "verdicts": claim_rules.claim_sentences(results) + ablation.ingredient_sentences(spec.selected, results),
             "tasks": spec.tasks,
         }
+        cells_table = ablation.condition_cells(spec.selected, by_setting, spec.regimes)
+        if cells_table:  # an ablation's: each condition's seeds diverged and accuracy
+            out["cells"] = cells_table
         if confirm_record is not None:
             out["confirm"] = confirm_record
         if spec.tasks != [claim_tasks.CLAIMS_TASK]:
@@ -308,13 +367,23 @@ class Claims(Experiment):
             out["verdicts"] = [*out["verdicts"], *claim_tasks.task_sentences(table, spec.tasks)]
         return out
 
-    def _pilot_rows(self, spec: ClaimsSpec, rows: list[SummaryRow], regime_of_row: list[str]) -> list[SummaryRow]:
-        """The rows of the pilot's seeds (every row of a run without --confirm): the aggregate
-        table is the pilot's, as a plain run's; the fresh seeds serve the confirm stage's tests."""
-        if spec.confirm is None:
-            return rows
+    def _aggregate(
+        self, spec: ClaimsSpec, rows: list[SummaryRow], regime_of_row: list[str], variants: list[str]
+    ) -> list[dict]:
+        """The aggregate over the pilot's seeds (every row of a run without --confirm: the table is
+        the pilot's, as a plain run's; the fresh seeds serve the confirm stage's tests): the rows
+        without a variant as always, then each variant's rows apart, its entries with their
+        ``variant`` (a condition's overrides: the same norm, batch size and gain, another setting)."""
         seeds = pilot_seeds(spec)
-        return [r for r, regime in zip(rows, regime_of_row) if r.seed in seeds.get(regime, [])]
+        kept = [
+            (r, v)
+            for r, regime, v in zip(rows, regime_of_row, variants)
+            if spec.confirm is None or r.seed in seeds.get(regime, [])
+        ]
+        out = aggregate_over_seeds([r for r, v in kept if not v])
+        for variant in dict.fromkeys(v for _, v in kept if v):
+            out += [e | {"variant": variant} for e in aggregate_over_seeds([r for r, v in kept if v == variant])]
+        return out
 
     def _two_stage(
         self, spec: ClaimsSpec, by_setting: dict[tuple, list[SummaryRow]], chance: dict[str, float]
@@ -354,8 +423,13 @@ class Claims(Experiment):
         return results, record
 
     def annotate_rows(self, spec: ClaimsSpec, cells: Sequence[Cell], summary_rows: list[dict]) -> None:
-        for row, regime in zip(summary_rows, [cell.group for cell in cells for _ in cell.cfgs]):
+        """Each row's ``regime``, and its ``variant`` where its condition has overrides."""
+        for row, regime, variant in zip(
+            summary_rows, [cell.group for cell in cells for _ in cell.cfgs], variants_of(spec, cells)
+        ):
             row["regime"] = regime
+            if variant:
+                row["variant"] = variant
 
     def figures(self, path: Path, into: Path | None = None) -> list[str]:
         from lnbench.report import figures
@@ -381,6 +455,8 @@ class Claims(Experiment):
         n_regimes = len(summary.get("regimes") or [])
         title = f"lnbench claims ({plural(len(results), 'claim')}, {plural(n_regimes, 'regime')})"
         out = [claim_tables.claims_table(results, title)]
+        if summary.get("cells"):
+            out.append(claim_tables.condition_cells_table(summary["cells"]))
         if summary.get("claims_by_task"):
             out.append(claim_tables.claims_by_task_table(summary["claims_by_task"], summary["tasks"]))
         if summary.get("baselines"):

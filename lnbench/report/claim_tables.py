@@ -51,12 +51,42 @@ def claims_table(claims: Sequence[dict], title: str = "lnbench claims") -> Table
         "and the effect at least the margin; equivalence claims: held if the 95% CI lies within the margin (margins: lnbench claims --list); "
         "borderline: the verdict differs at level 0.01 or 0.1, so another machine's rounding can flip it"
     )
+    if any(r["metric"] == "diverged" for r in claims):
+        table.caption += (
+            "; seeds diverged: k of n seeds of each side, held if Holm p < 0.05 (Fisher's exact test, one-sided) and "
+            "the difference at least the margin, not held if Newcombe's 95% CI lies within it"
+        )
     if staged:
         table.caption += (
             "; stage: 'pilot' (decided on the pilot's seeds, standing at level 0.01), 'confirm' (on fresh seeds alone: "
             "Holm at 0.04 and 96% CIs, so that both stages together keep 0.05), 'not decidable' (it needs more seeds "
             "than --max-seeds, or the pilot had no test)"
         )
+    return table
+
+
+def condition_cells_table(cells: Sequence[dict]) -> Table:
+    """An ablation's conditions (``summary.json`` ``cells``,
+    :func:`lnbench.analysis.ablation.condition_cells`): per regime and condition, the seeds that
+    diverged (k of n) and the mean final test accuracy, over the finished seeds and with a diverged
+    seed counted at chance."""
+    table = Table(title="each condition's seeds", title_justify="left", caption_justify="left")
+    for col in ("regime", "model", "condition", "diverged", "test acc (finished)", "test acc (diverged at chance)"):
+        table.add_column(col, justify="right" if col.startswith(("diverged", "test")) else "left")
+    show = lambda x: "-" if x is None else f"{x:.1%}"  # noqa: E731
+    for c in cells:
+        table.add_row(
+            c["regime"],
+            family_label(c["family"]).split(" (")[0],
+            c["condition"],
+            f"{c['n_diverged']} of {c['n_seeds']}",
+            show(c["mean_final_test_acc"]),
+            show(c["mean_final_test_acc_at_chance"]),
+        )
+    table.caption = (
+        "test acc: the mean over seeds of the final test accuracy, over the seeds that finished, and over every seed "
+        "with a diverged one counted at chance (1 / the number of classes), as the accuracy claims compare them"
+    )
     return table
 
 

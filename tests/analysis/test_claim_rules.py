@@ -350,7 +350,8 @@ def test_a_condition_and_a_result_as_written():
     r = evaluate(claim(), [b - 0.1 + 0.001 * k for k, b in enumerate(B)], B)
     out = r.to_dict()
     assert out["id"] == "c" and out["verdict"] == "held" and out["ci95"] == r.ci95 and out["runs"] == r.runs
-    assert set(out) == set(ClaimResult.__dataclass_fields__)
+    # counted_at_chance is written by a claim that counts a diverged seed at chance only: the others' keys stay
+    assert set(out) == set(ClaimResult.__dataclass_fields__) - {"counted_at_chance"}
 
 
 # ---------------------------------------------------------------- seeds that would decide, and sentences of several

@@ -245,7 +245,7 @@ def test_a_claim_on_another_task_is_held_against_that_tasks_chance_level(level):
     for regime, cfg in spec.regimes.items():
         for cond in claim.conditions:
             seeds = cfg.seed_list
-            cells.append(SimpleNamespace(group=regime, cfgs=seeds))
+            cells.append(SimpleNamespace(group=regime, cfgs=seeds, setting={}))
             rows += [
                 SummaryRow(
                     family="rnn",

@@ -755,12 +755,15 @@ def test_resume_with_the_folder_alone_takes_its_config_and_says_what_it_keeps(tm
 
 def test_a_plain_claims_run_leaves_the_lstm_claims_out_and_all_or_only_runs_them(tmp_path):
     """The LSTM's claims (~17 min) stay out of the default run, like the LSTM out of the
-    default compare; --all runs every claim, --only a named one, and the two together are refused."""
+    default compare; --all runs every claim but the ablation's (run only by --only its regime), --only a
+    named one, and the two together are refused."""
     from lnbench.analysis.claim_catalogue import CLAIMS
-    from lnbench.experiments.claims import claims_spec
+    from lnbench.experiments.claims import ONLY_REGIMES, claims_spec
 
     presets = Path("configs/claims")
-    lstm = [c.id for c in CLAIMS if c.family == "lstm"]
+    only = {c.id: c.regime for c in CLAIMS if c.regime in ONLY_REGIMES}  # the recipe's ablation, 22 claims a regime
+    assert len(only) == 44
+    lstm = [c.id for c in CLAIMS if c.family == "lstm" and c.id not in only]
     assert len(lstm) == 11
     sgd = [c.id for c in CLAIMS if c.regime in ("rnn_sgd", "transformer_sgd", "lstm_sgd")]  # opt-in too
     assert sgd == ["rnn_faster_sgd", "tf_faster_sgd", "lstm_faster_sgd"]
@@ -768,8 +771,10 @@ def test_a_plain_claims_run_leaves_the_lstm_claims_out_and_all_or_only_runs_them
     assert len(figure6) == 4
     lstm_sgd = lstm + sgd + figure6
     plain = [c.id for c in claims_spec(None, presets).selected]
-    assert plain == [c.id for c in CLAIMS if c.id not in lstm_sgd] and len(plain) == len(CLAIMS) - 17
-    assert [c.id for c in claims_spec(None, presets, everything=True).selected] == [c.id for c in CLAIMS]
+    assert plain == [c.id for c in CLAIMS if c.id not in [*lstm_sgd, *only]] and len(plain) == len(CLAIMS) - 17 - 44
+    assert [c.id for c in claims_spec(None, presets, everything=True).selected] == [
+        c.id for c in CLAIMS if c.id not in only
+    ]
     assert [c.id for c in claims_spec(["lstm_faster"], presets).selected] == ["lstm_faster"]
     assert (
         "lstm" not in claims_spec(None, presets).regimes and "lstm" in claims_spec([], presets, everything=True).regimes
@@ -782,7 +787,9 @@ def test_a_plain_claims_run_leaves_the_lstm_claims_out_and_all_or_only_runs_them
 
     table = claims_list_table(list(CLAIMS))
     run_column = dict(zip(table.columns[0]._cells, table.columns[-1]._cells))
-    assert run_column == {c.id: "--all" if c.id in lstm_sgd else "default" for c in CLAIMS}
+    assert run_column == {
+        c.id: f"--only {only[c.id]}" if c.id in only else "--all" if c.id in lstm_sgd else "default" for c in CLAIMS
+    }
 
 
 def test_num_seeds_trains_that_many_seeds_from_seed(tmp_path):

@@ -14,14 +14,14 @@ def test_cells_needed_lists_each_setting_once_with_the_regimes_batch_size():
     regimes = {"small_batches": RunConfig(), "default": RunConfig().with_changes(train__batch_size=32)}
     needed = cells_needed(select_claims(["rnn_faster_default", "rnn_ln_batch_size", "rnn_bn_batch_size_1"]), regimes)
     assert needed == [
-        ("default", {"model__family": "rnn", "model__norm": "layer", "train__batch_size": 32}),
-        ("default", {"model__family": "rnn", "model__norm": "none", "train__batch_size": 32}),
-        ("small_batches", {"model__family": "rnn", "model__norm": "layer", "train__batch_size": 1}),
-        ("small_batches", {"model__family": "rnn", "model__norm": "layer", "train__batch_size": 64}),
-        ("small_batches", {"model__family": "rnn", "model__norm": "none", "train__batch_size": 1}),
-        ("small_batches", {"model__family": "rnn", "model__norm": "none", "train__batch_size": 64}),
-        ("small_batches", {"model__family": "rnn", "model__norm": "batch", "train__batch_size": 1}),
-        ("small_batches", {"model__family": "rnn", "model__norm": "batch", "train__batch_size": 64}),
+        ("default", {"model__family": "rnn", "model__norm": "layer", "train__batch_size": 32}, ""),
+        ("default", {"model__family": "rnn", "model__norm": "none", "train__batch_size": 32}, ""),
+        ("small_batches", {"model__family": "rnn", "model__norm": "layer", "train__batch_size": 1}, ""),
+        ("small_batches", {"model__family": "rnn", "model__norm": "layer", "train__batch_size": 64}, ""),
+        ("small_batches", {"model__family": "rnn", "model__norm": "none", "train__batch_size": 1}, ""),
+        ("small_batches", {"model__family": "rnn", "model__norm": "none", "train__batch_size": 64}, ""),
+        ("small_batches", {"model__family": "rnn", "model__norm": "batch", "train__batch_size": 1}, ""),
+        ("small_batches", {"model__family": "rnn", "model__norm": "batch", "train__batch_size": 64}, ""),
     ]
     assert setting_name(*needed[2]) == "small_batches_rnn_layer_bs1"
 
@@ -44,10 +44,10 @@ def test_cells_needed_sets_a_gain_only_where_it_differs_from_the_papers():
     needed = cells_needed(select_claims(["lstm_ln_vs_bn", "lstm_ln_vs_bn_gain01", "lstm_ln_vs_bn_gain1"]), regimes)
     base = {"model__family": "lstm", "train__batch_size": 64}
     assert needed == [
-        ("lstm", {**base, "model__norm": "layer"}),  # also LayerNorm at gain 1 (lstm_ln_vs_bn_gain1)
-        ("lstm", {**base, "model__norm": "batch"}),  # also BatchNorm at gain 0.1 (lstm_ln_vs_bn_gain01)
-        ("lstm", {**base, "model__norm": "layer", "model__norm_gain_init": 0.1}),
-        ("lstm", {**base, "model__norm": "batch", "model__norm_gain_init": 1.0}),
+        ("lstm", {**base, "model__norm": "layer"}, ""),  # also LayerNorm at gain 1 (lstm_ln_vs_bn_gain1)
+        ("lstm", {**base, "model__norm": "batch"}, ""),  # also BatchNorm at gain 0.1 (lstm_ln_vs_bn_gain01)
+        ("lstm", {**base, "model__norm": "layer", "model__norm_gain_init": 0.1}, ""),
+        ("lstm", {**base, "model__norm": "batch", "model__norm_gain_init": 1.0}, ""),
     ]
     assert [setting_name(*n) for n in needed[2:]] == ["lstm_lstm_layer_gain0.1_bs64", "lstm_lstm_batch_gain1_bs64"]
 
