@@ -107,7 +107,9 @@ def _jacobian_note(model: nn.Module) -> str:
     return (
         f"; a norm of an all-zero input has a Jacobian of gamma/sqrt(eps) ({1 / math.sqrt(eps):.0f} at gamma 1, "
         f"eps {eps:g}), and a recurrence over inputs that are zero for whole timesteps multiplies the gradient "
-        "by it at each such step (docs/task-and-models.md, 'Blank timesteps')"
+        "by it at each such step (docs/task-and-models.md, 'Blank timesteps'); Cooijmans et al.'s recipe trains "
+        "through it: model.state_noise_std 0.1 (h_0 not all zero) with train.grad_clip 1 "
+        "(configs/cooijmans_smnist.yaml)"
     )
 
 

@@ -406,3 +406,24 @@ def test_memory_estimate_bounds_what_a_training_step_keeps():
         assert kept < activations < 6 * kept, (norm, kept, activations)
     rnn = cfg.with_changes(model__family="rnn")
     assert memory_needed(cfg) > 2 * memory_needed(rnn) - memory_needed(no_activations)
+
+
+def test_a_layernorm_of_a_one_feature_inputs_projection_is_its_sign_times_layernorm_of_the_weights():
+    """LN(x w) = sign(x) LN(w) for a scalar x != 0 (LayerNorm's scale invariance, Ba et al. 2016,
+    section 5.1; eps 1e-12 so that eps does not blur it): the separately normalized LN-LSTM reads a
+    pixel (I = 1) only through its sign, so its logits on an image of intensities in [0, 1] equal
+    its logits on the binarized image (x > 0), while the LSTM without a norm tells them apart."""
+    from lnbench.nn.layernorm import LayerNorm
+
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(40, generator=g, dtype=torch.float64)
+    ln = LayerNorm(40, eps=1e-12).double()
+    for x in (-2.5, 0.3, 1.0, 7.0):
+        torch.testing.assert_close(ln(x * w), math.copysign(1.0, x) * ln(w), rtol=1e-9, atol=1e-9)
+    X = torch.rand(6, 12, 1, generator=g, dtype=torch.float64) * (torch.rand(6, 12, 1, generator=g) > 0.4)
+    binary = (X > 0).double()
+    for norm, same in (("layer", True), ("none", False)):
+        torch.manual_seed(1)
+        model = build_model(ModelConfig(family="lstm", norm=norm, hidden_size=5, norm_eps=1e-12), 1, 12).double()
+        equal = torch.allclose(model(X), model(binary), rtol=1e-8, atol=1e-8)
+        assert equal is same, norm

@@ -56,7 +56,7 @@ def test_thirty_blank_steps_diverge_naming_the_gradient_and_the_weights_stay_fin
 ):
     """30 blank steps: the float32 backward through 30 Jacobians of ~316 (BN-LSTM: 31.6) is inf and
     NaN (oracle: plain autograd on the Python path). The run is ``diverged`` in epoch 1, step 1,
-    with a reason naming a gradient and the norm's Jacobian, and no step was taken: every weight is
+    with a reason naming a gradient, the norm's Jacobian and the recipe's way out (state noise), and no step was taken: every weight is
     still its initial value (with or without clipping, which cannot give a NaN gradient a direction)."""
     reference = _model(family, norm, placement, "python")
     X, y = _data(30).X_train, _data(30).y_train
@@ -74,6 +74,7 @@ def test_thirty_blank_steps_diverge_naming_the_gradient_and_the_weights_stay_fin
     assert "a norm of an all-zero input has a Jacobian of gamma/sqrt(eps) (316 at gamma 1, eps 1e-05)" in (
         hist.divergence_reason
     )
+    assert "model.state_noise_std 0.1 (h_0 not all zero) with train.grad_clip 1" in hist.divergence_reason
     for name, p in model.named_parameters():
         assert torch.equal(p, initial[name]), name
 
