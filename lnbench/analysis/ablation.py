@@ -87,8 +87,9 @@ def _holm(r: ClaimResult) -> str:
     return "" if r.p_adjusted is None else f", Holm p = {r.p_adjusted:.2g}"
 
 
-def _names(pairs: Sequence[tuple[Claim, ClaimResult]]) -> str:
-    return "; ".join(c.ingredient for c, _ in pairs)
+def _counted(pairs: Sequence[tuple[Claim, ClaimResult]]) -> str:
+    """Each ingredient with the seeds of its variant that diverged: ``clipping (0 of 6); RMSProp (1 of 6)``."""
+    return "; ".join(f"{c.ingredient} ({_diverged(r, 'b')})" for c, r in pairs)
 
 
 def _finite_sentence(model: str, pairs: Sequence[tuple[Claim, ClaimResult]]) -> str:
@@ -97,7 +98,6 @@ def _finite_sentence(model: str, pairs: Sequence[tuple[Claim, ClaimResult]]) -> 
     not_held = [(c, r) for c, r in pairs if r.verdict == "not held"]
     undecided = [(c, r) for c, r in pairs if r.verdict == "inconclusive"]
     recipe = next((_diverged(r, "a") for _, r in pairs if r.effect is not None), "-")
-    counts = lambda ps: ", ".join(f"{r.b} {_diverged(r, 'b')}" for _, r in ps)  # noqa: E731
     if len(held) == 1:
         c, r = held[0]
         head = (
@@ -106,17 +106,17 @@ def _finite_sentence(model: str, pairs: Sequence[tuple[Claim, ClaimResult]]) -> 
         )
     elif held:
         head = (
-            f"each of {_names(held)} keeps it finite ({counts(held)} seeds diverged, the full recipe {recipe}; "
-            + ", ".join(f"{c.ingredient}{_holm(r)}" for c, r in held)
-            + ")"
+            f"each of {'; '.join(c.ingredient for c, _ in held)} keeps it finite (seeds diverged without it: "
+            + "; ".join(f"{c.ingredient} {_diverged(r, 'b')}{_holm(r)}" for c, r in held)
+            + f"; the full recipe {recipe})"
         )
     else:
         head = f"no ingredient taken away alone is shown to keep it finite (the full recipe: {recipe} diverged)"
     tail = ""
     if not_held:
-        tail += f" Not what keeps it finite: {_names(not_held)} ({counts(not_held)} diverged)."
+        tail += f" Not what keeps it finite (seeds diverged without it): {_counted(not_held)}."
     if undecided:
-        tail += f" Undecided: {_names(undecided)} ({counts(undecided)} diverged)."
+        tail += f" Undecided: {_counted(undecided)}."
     return f"{model}, what keeps it finite: {head}.{tail}"
 
 
@@ -130,17 +130,25 @@ def _accuracy_sentence(model: str, pairs: Sequence[tuple[Claim, ClaimResult]]) -
         )
 
     needed = [(c, r) for c, r in pairs if r.verdict == "held"]
-    not_needed = [(c, r) for c, r in pairs if r.verdict == "not held"]
+    # not held because the variant is significantly more accurate: the recipe does better without it
+    better = [(c, r) for c, r in pairs if r.verdict == "not held" and (r.effect or 0) > 0 and _significant(r)]
+    not_needed = [(c, r) for c, r in pairs if r.verdict == "not held" and (c, r) not in better]
     undecided = [(c, r) for c, r in pairs if r.verdict == "inconclusive"]
-    parts = [f"needed: {effects(needed) or 'none shown'}"]
+    parts = [f"Needed: {effects(needed) or 'none shown'}"]
     if not_needed:
-        parts.append(f"not needed: {effects(not_needed)}")
+        parts.append(f"Not needed: {effects(not_needed)}")
+    if better:
+        parts.append(f"Better without it (its variant more accurate): {effects(better)}")
     if undecided:
-        parts.append(f"undecided: {effects(undecided)}")
+        parts.append(f"Undecided: {effects(undecided)}")
     return (
         f"{model}, what it needs for accuracy (the recipe without the ingredient minus the full recipe, final test "
-        f"accuracy, a diverged seed counted at chance): {'. '.join(parts)}."
+        f"accuracy, a diverged seed counted at chance). {'. '.join(parts)}."
     )
+
+
+def _significant(r: ClaimResult) -> bool:
+    return r.p_adjusted is not None and r.p_adjusted < r.alpha
 
 
 def ingredient_sentences(claims: Sequence[Claim], results: Sequence[ClaimResult]) -> list[str]:
