@@ -26,6 +26,9 @@ from lnbench.config.checks import check_keys_apply, check_memory_of_families, ch
 from lnbench.config.ownership import owners as key_owners
 from lnbench.names import FAMILY_REGISTRY, TASK_NAMES, TASKS
 
+#: the config sections a claim condition's variant may override (its overrides' keys)
+OVERRIDE_SECTIONS = ("data", "model", "train")
+
 
 def load_regimes(
     claims: Sequence[Claim], presets: Path, overrides: Sequence[str] = (), seed: int | None = None
@@ -156,7 +159,7 @@ def check_conditions(claims: Sequence[Claim], cfg: RunConfig, where: str) -> Non
             changes = condition_changes(c, cond, cfg)
             for key, _ in cond.overrides:
                 section, _, leaf = key.partition(".")
-                if section not in ("data", "model", "train") or leaf not in type(getattr(cfg, section)).model_fields:
+                if section not in OVERRIDE_SECTIONS or leaf not in type(getattr(cfg, section)).model_fields:
                     raise ConfigError(f"{where}: claim {c.id} sets {key}, which is not a config key")
             try:
                 changed = cfg.with_changes(**changes)

@@ -35,6 +35,7 @@ METRIC_KEYS = {
     "test_loss",
     "test_acc",
     "test_acc_batch_stats",
+    "test_acc_running_stats",  # BatchNorm with recomputed population statistics
     "hidden_norm_init",
     "hidden_norm",
     "grad_norm",
