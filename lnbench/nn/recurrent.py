@@ -19,7 +19,7 @@ from lnbench.nn.fused import FusedSpec, LayerStates, Unrolled, kernel_covers, un
 
 SATURATION = 0.99  # |u| above this: a saturated unit (lnbench.training.probes)
 #: seeds the one generator of the evaluation's initial-state noise (:func:`eval_state_noise`)
-EVAL_STATE_NOISE_SEED = 20160209  # Cooijmans et al.'s arXiv submission, 2016-03-30; any fixed value
+EVAL_STATE_NOISE_SEED = 20160209  # any fixed value: it only has to be the same in every run
 
 
 def state_noise(

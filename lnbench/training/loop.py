@@ -265,7 +265,8 @@ def train_members(
             return None
         return eval_state_noise(X.shape[1], L, H, noise_std, dtype=X.dtype).expand(S, -1, -1, -1)  # (S, N, L, H)
 
-    h0_test, h0_val, h0_train = split_states(X_test), split_states(X_val), split_states(X_train)
+    h0_test, h0_val = split_states(X_test), split_states(X_val)
+    h0_train = split_states(X_train) if recompute else None  # the population pass's only
     s_test = torch.stack([d.s_test for d in datas])  # (S, N)
     if resume_from is None:
         init = probe_members(model, X_test, y_test, s_test, batch_size=cfg.batch_size, h0=h0_test)  # as in training
