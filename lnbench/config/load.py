@@ -4,6 +4,7 @@ one line each (``source: key: message (got value)``)."""
 from __future__ import annotations
 
 import difflib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,10 @@ def _yaml_problem(exc: yaml.YAMLError, line_too: bool = True) -> str:
     return where + (f": {problem}" if problem else "")
 
 
-def _format_error(source: str, err: ValidationError) -> str:
-    """One line per schema error: ``source: key: message (got value)``."""
+def _format_error(source: str, err: ValidationError, given: dict[str, str] | None = None) -> str:
+    """One line per schema error: ``source: key: message (got value)``; where a string is wanted and
+    YAML read a number, a boolean or a mapping (``:smile:``), how to quote it (``given``: each ``--set``
+    key's value as typed, quoted as is)."""
     lines = []
     for e in err.errors():
         key = ".".join(str(p) for p in e["loc"])
@@ -49,14 +52,25 @@ def _format_error(source: str, err: ValidationError) -> str:
             allowed = _allowed_keys(e["loc"][:-1])
             close = difflib.get_close_matches(str(e["loc"][-1]), allowed, n=1)
             msg = "unknown key" + (f" (did you mean {close[0]}?)" if close else "") + f"; allowed: {', '.join(allowed)}"
-        elif "input" in e and not isinstance(e["input"], dict):
+        elif "input" in e and (not isinstance(e["input"], dict) or e["type"] != "value_error"):
+            # a section's own check (value_error) has the whole section as its input: not echoed
             msg += f" (got {show_value(e['input'])})"
-            if e["type"] == "string_type" and isinstance(e["input"], (int, float)):
-                what = "a boolean" if isinstance(e["input"], bool) else "a number"
-                value = str(e["input"]).lower() if isinstance(e["input"], bool) else e["input"]
-                msg += f'; YAML read {what}: quote it, {e["loc"][-1]}: "{value}"'
+            if e["type"] == "string_type" and isinstance(e["input"], (int, float, dict)):
+                msg += "; " + _quote_hint(key, e["input"], (given or {}).get(key))
         lines.append(f"{source}: {key}: {msg}" if key else f"{source}: {msg}")
     return "\n".join(lines)
+
+
+def _quote_hint(key: str, value: Any, typed: str | None) -> str:
+    """How to give ``key`` the string YAML read as ``value`` (a number, a boolean, a mapping):
+    ``YAML read a number: quote it, name: "2024"``; with ``--set``, ``typed`` (the value as typed):
+    ``YAML read a mapping: quote it, --set 'name=":smile:"'``."""
+    what = "a boolean" if isinstance(value, bool) else "a mapping" if isinstance(value, dict) else "a number"
+    if typed is not None:
+        return f"YAML read {what}: quote it, --set '{key}={json.dumps(typed.strip(), ensure_ascii=False)}'"
+    if isinstance(value, dict):  # its text is not at hand: say what made it one
+        return f"YAML read {what} (a ': ' or a '{{' in the value): quote the value"
+    return f'YAML read {what}: quote it, {key.rpartition(".")[2]}: "{str(value).lower() if isinstance(value, bool) else value}"'
 
 
 def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str = "--set") -> dict[str, Any]:
@@ -137,4 +151,5 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None, see
     try:
         return RunConfig.model_validate(raw)
     except ValidationError as err:
-        raise ConfigError(_format_error(source, err)) from None
+        given = {key.strip(): value for key, _, value in (o.partition("=") for o in overrides or [])}
+        raise ConfigError(_format_error(source, err, given)) from None

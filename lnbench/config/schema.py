@@ -228,7 +228,7 @@ class RunConfig(Section):
         """The resolved config as YAML; with ``model_family_only``, without the model keys that
         do not apply to ``model.family`` or to ``model.norm`` (a run's config.yaml records what it
         used: :func:`lnbench.config.ownership.owners`)."""
-        return yaml.safe_dump(self._dump(model_family_only), sort_keys=False)
+        return yaml.safe_dump(self._dump(model_family_only, "python"), sort_keys=False)
 
     def identity_yaml(self) -> str:
         """What makes a child run the same run (``config_hash``): :func:`lnbench.config.identity.identity_yaml`
@@ -241,8 +241,11 @@ class RunConfig(Section):
         equal effective YAML give the same numbers: one is trained, the others copy it."""
         return effective_yaml(self._dump(True))
 
-    def _dump(self, model_family_only: bool) -> dict:
-        raw = self.model_dump(mode="json")
+    def _dump(self, model_family_only: bool, mode: Literal["json", "python"] = "json") -> dict:
+        """The config as nested dicts, as YAML writes it (``mode`` python: ``lr_by_batch_size``'s keys
+        integers, as the loader reads them back) or as its identity hashes it (json: those keys strings,
+        as every ``config_hash`` was computed)."""
+        raw = self.model_dump(mode=mode)
         if model_family_only:
             for by in PLAN_KEYS:  # model.family, model.norm
                 value = raw["model"][by.partition(".")[2]]

@@ -3,6 +3,7 @@ on cross-entropy (:mod:`lnbench.training.optim`)."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictBool, model_validator
@@ -137,11 +138,20 @@ class TrainConfig(Section):
     @classmethod
     def _lr_by_batch_size_is_batch_sizes_to_rates(cls, raw: Any) -> Any:
         """One line for the odd entries of ``lr_by_batch_size``: a key that is not an integer batch
-        size >= 1 (YAML's true, 4.5, 4.0, "4", null), a boolean value (pydantic's float would read 1.0);
-        the values' bounds are the field's."""
+        size >= 1 (YAML's true, 4.5, 4.0, null, "04"), a boolean value (pydantic's float would read 1.0);
+        the values' bounds are the field's. A key quoted as digits (``'4'``, as a config.yaml written
+        before its keys were integers holds them) is that batch size, as a quoted integer is for any
+        integer key."""
         table = raw.get("lr_by_batch_size") if isinstance(raw, dict) else None
         if not isinstance(table, dict):
             return raw  # null, or not a mapping: the field's own check says so
+        digits = [k for k in table if isinstance(k, str) and re.fullmatch("[1-9][0-9]*", k)]
+        if digits:
+            twice = [k for k in digits if int(k) in table]
+            if twice:
+                raise ValueError(f"lr_by_batch_size: batch size {twice[0]} given twice ({twice[0]} and '{twice[0]}')")
+            table = {int(k) if k in digits else k: v for k, v in table.items()}
+            raw = {**raw, "lr_by_batch_size": table}
         bad = [f"batch size {show_value(k)}" for k in table if isinstance(k, bool) or not isinstance(k, int) or k < 1]
         bad += [f"lr {show_value(v)} at batch size {show_value(k)}" for k, v in table.items() if isinstance(v, bool)]
         if bad:

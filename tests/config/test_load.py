@@ -111,7 +111,7 @@ def test_overrides_parse_yaml_values_and_seed(tmp_path):
                 ("{0: 1e-3, -4: 1e-3}", "batch size 0, batch size -4"),
                 ("{true: 1e-3}", "batch size true"),
                 ("{4.5: 1e-3, 4.0: 1e-3}", "batch size 4.5, batch size 4.0"),
-                ("{'4': 1e-3, null: 1e-3}", "batch size '4', batch size null"),
+                ("{'04': 1e-3, null: 1e-3}", "batch size '04', batch size null"),
                 ("{4: true}", "lr true at batch size 4"),
             ]
         ],
@@ -222,3 +222,63 @@ def test_epochs_are_bounded_where_no_experiment_goes():
     assert load_config(None, ["train.epochs=100000"]).train.epochs == 100_000
     with pytest.raises(ConfigError, match="train.epochs: Input should be less than or equal to 100000"):
         load_config(None, ["train.epochs=99999999999999999999"])
+
+
+#: every key whose value is an integer (or a list of integers), as docs/config-reference.md lists them
+INTEGER_KEYS = [
+    "seed", "seeds", "data.n_train", "data.n_test", "data.n_val", "data.seq_len", "data.features",
+    "data.permutation_seed", "model.hidden_size", "model.num_layers", "model.d_ff", "model.norm_groups",
+    "train.epochs", "train.batch_size", "train.lr_step_epochs", "train.warmup_epochs", "train.num_threads",
+    "sweep.batch_sizes", "sweep.reference_batch_size", "launcher.timeout_min", "launcher.cpus_per_task",
+    "launcher.array_parallelism",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("key", INTEGER_KEYS)
+@pytest.mark.parametrize("typed", ["1e3", "1000.0", "2.5"])
+def test_a_float_is_refused_for_every_integer_key_whole_or_not(tmp_path, key, typed):
+    """One rule for integers: a float (YAML 1.2 reads ``1e3`` and ``1000.0`` as floats) is refused for
+    every integer key, in one line naming the key and, when it is whole, the integer to write; in a
+    list (``seeds``, ``sweep.batch_sizes``) too, in a file as on the command line."""
+    value = f"[{typed}]" if key in ("seeds", "sweep.batch_sizes") else typed
+    section, _, leaf = key.rpartition(".")
+    text = f"{section}:\n  {leaf}: {value}\n" if section else f"{leaf}: {value}\n"
+    got = "1000.0" if typed != "2.5" else "2.5"
+    got += f" in [{got}]" if value.startswith("[") else ""
+    hint = "" if typed == "2.5" else " (YAML reads 1e3 and 1000.0 as floats); write 1000"
+    for load in (lambda: _load_text(tmp_path, text), lambda: load_config(None, [f"{key}={value}"])):
+        with pytest.raises(ConfigError) as err:
+            load()
+        assert str(err.value).endswith(f": {key}: expected an integer, got {got}{hint}"), str(err.value)
+    try:  # the integer itself is not refused as one (1000 may be out of the key's bounds)
+        load_config(None, [f"{key}={value.replace(typed, '1000')}"])
+    except ConfigError as exc:
+        assert "expected an integer" not in str(exc)
+
+
+@pytest.mark.parametrize(
+    ("typed", "got", "hint"),
+    [
+        (":smile:", "{':smile': null}", "YAML read a mapping: quote it, --set 'name=\":smile:\"'"),
+        ("a: b", "{a: b}", "YAML read a mapping: quote it, --set 'name=\"a: b\"'"),
+        ("2024", "2024", "YAML read a number: quote it, --set 'name=\"2024\"'"),
+        ("true", "true", "YAML read a boolean: quote it, --set 'name=\"true\"'"),
+    ],
+)
+def test_a_set_value_yaml_reads_as_a_mapping_is_echoed_with_how_to_quote_it(typed, got, hint):
+    """``--set name=:smile:`` (YAML: the mapping {':smile': null}) where a string is wanted echoes
+    the value and says how to quote it on the command line, as a number or a boolean does; the
+    quoted form is then the string."""
+    with pytest.raises(ConfigError) as err:
+        load_config(None, [f"name={typed}"])
+    assert str(err.value) == f"(defaults) (with --set): name: Input should be a valid string (got {got}); {hint}"
+    assert load_config(None, [f"launcher.partition={typed.join(chr(34) * 2)}"]).launcher.partition == typed
+
+
+def test_a_mapping_in_a_file_where_a_string_is_wanted_is_echoed(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        _load_text(tmp_path, "launcher:\n  partition: {gpu: 1}\n")
+    assert str(err.value).endswith(
+        "launcher.partition: Input should be a valid string (got {gpu: 1}); "
+        "YAML read a mapping (a ': ' or a '{' in the value): quote the value"
+    )
