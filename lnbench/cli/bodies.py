@@ -153,7 +153,8 @@ def _claims(
         table = claims_list_table(listed)
         print_table(table)
         return
-    from lnbench.experiments.claims import claims_spec
+    from lnbench.experiments.claim_resume import resumed_spec
+    from lnbench.experiments.claims import claims_spec, seed_overrides
 
     if all_ and only:
         fail("--all and --only: give one of them (--all evaluates every claim, --only the ones named)")
@@ -164,12 +165,16 @@ def _claims(
         first = seed if seed is not None else 0
         if first + num_seeds - 1 > MAX_SEED:
             fail(f"--seed {first} --num-seeds {num_seeds}: the last seed, {first + num_seeds - 1}, exceeds {MAX_SEED}")
-        overrides += [f"seed={first}", f"seeds=[{', '.join(str(first + k) for k in range(num_seeds))}]"]
+        overrides += seed_overrides(num_seeds, seed)
         seed = None  # --seed is the first of them, already in the overrides
     names = [*(task or []), *([tasks] if tasks is not None else [])] or None  # None: trend, not asked for
     option = "--tasks" if tasks is not None and not task else "--task"
     try:
-        spec = claims_spec(only, presets, overrides, seed, everything=all_, tasks=names, option=option)
+        if args.resume is not None:  # the folder's own claims, tasks and regimes; an option may only agree
+            given = list(args.set_ or [])
+            spec = resumed_spec(args.resume, only, all_, names, given, args.seed, num_seeds, option, presets)
+        else:
+            spec = claims_spec(only, presets, overrides, seed, everything=all_, tasks=names, option=option)
     except ConfigError as exc:
         fail(str(exc))
     if confirm:

@@ -136,6 +136,18 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None, see
         for section in ("data", "model", "train", "compare", "sweep", "launcher"):
             if section in raw and raw[section] is None:  # every key commented out: the defaults
                 raw[section] = {}
+    return validate_config(raw, source, overrides, seed)
+
+
+def validate_config(
+    raw: dict[str, Any], source: str, overrides: list[str] | None = None, seed: int | None = None
+) -> RunConfig:
+    """A config read as nested dicts (``raw``, from ``source``: a file's name in messages), with
+    ``overrides`` and ``seed`` applied as :func:`load_config` applies them, validated.
+
+    Raises:
+        ConfigError: as :func:`load_config` (not the file's errors); ``raw`` may have been changed.
+    """
     if overrides:
         raw = apply_overrides(raw, overrides)
         source += " (with --set)"

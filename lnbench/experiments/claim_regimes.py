@@ -23,6 +23,7 @@ from lnbench.analysis.claim_catalogue import Claim, Condition
 from lnbench.analysis.claim_tasks import CLAIMS_TASK, base_regime, not_applicable, task_of
 from lnbench.config import ConfigError, DataConfig, RunConfig, apply_overrides, load_config, yaml12
 from lnbench.config.checks import check_keys_apply, check_memory_of_families, check_seeds
+from lnbench.config.load import validate_config
 from lnbench.config.ownership import owners as key_owners
 from lnbench.names import FAMILY_REGISTRY, TASK_NAMES, TASKS
 
@@ -101,12 +102,75 @@ def check_regimes(claims: Sequence[Claim], regimes: dict[str, RunConfig], preset
                     )
 
 
-def regimes_yaml(regimes: dict[str, RunConfig]) -> str:
-    """The config.yaml of a claims run: every regime's resolved config under its name."""
-    return "".join(
+def regimes_yaml(
+    regimes: dict[str, RunConfig], claim_ids: Sequence[str] | None = None, tasks: Sequence[str] | None = None
+) -> str:
+    """The config.yaml of a claims run: every regime's resolved config under its name, after two
+    comment lines naming the claims it tests (``claim_ids``) and its tasks, which ``--resume``
+    reads back (:func:`recorded_selection`); YAML ignores them."""
+    head = ""
+    if claim_ids is not None and tasks is not None:
+        head = f"{_CLAIMS_LINE}{' '.join(claim_ids)}\n{_TASKS_LINE}{' '.join(tasks)}\n"
+    return head + "".join(
         f"# regime: {name}\n{name}:\n" + "".join(f"  {line}\n" for line in cfg.to_yaml().splitlines())
         for name, cfg in regimes.items()
     )
+
+
+_CLAIMS_LINE, _TASKS_LINE = "# claims: ", "# tasks: "  # config.yaml's first two lines (regimes_yaml)
+
+
+def recorded_selection(text: str) -> tuple[list[str], list[str]] | None:
+    """The claim ids and the tasks a claims folder's config.yaml (``text``) records in its first two
+    lines (:func:`regimes_yaml`); None for a folder written before it recorded them."""
+    lines = text.splitlines()[:2]
+    if len(lines) < 2 or not lines[0].startswith(_CLAIMS_LINE) or not lines[1].startswith(_TASKS_LINE):
+        return None
+    return lines[0].removeprefix(_CLAIMS_LINE).split(), lines[1].removeprefix(_TASKS_LINE).split()
+
+
+def regimes_from_yaml(text: str, source: str) -> dict[str, RunConfig]:
+    """Each regime of a claims folder's config.yaml (``text``, read from ``source``), in its order.
+
+    Raises:
+        ConfigError: invalid YAML, not a mapping of regimes, or a regime's config invalid (one line
+            naming ``source``, the regime and the key).
+    """
+    try:
+        raw = yaml12.load(text)
+    except yaml12.yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: invalid YAML ({' '.join(str(exc).split())})") from None
+    if not isinstance(raw, dict) or not raw or not all(isinstance(v, dict) for v in raw.values()):
+        raise ConfigError(f"{source}: expected a mapping of regimes (each regime's config under its name)")
+    return {str(name): validate_config(body, f"{source}: regime {name}") for name, body in raw.items()}
+
+
+def contradiction(regime: RunConfig, overrides: Sequence[str], seed: int | None = None) -> str | None:
+    """What ``--set`` ``overrides`` and ``--seed`` would change in ``regime`` (a resumed folder's):
+    ``train.epochs: 1 in the folder, 3 given``, the first key; None if they give it what it has.
+    An override of a data key the regime's task does not read leaves it alone (as a claims run
+    applies it to the tasks that read it).
+
+    Raises:
+        ConfigError: an override or seed that makes the regime invalid.
+    """
+    data_keys = {*TASKS[regime.data.task].keys, "task", "n_train", "n_val", "n_test"}
+    mine = [o for o in overrides if not o.startswith("data.") or o.partition("=")[0][5:].strip() in data_keys]
+    given = validate_config(regime.model_dump(mode="python"), f"the {regime.name} regime", mine, seed)
+    before, after = _flat(regime.model_dump(mode="python")), _flat(given.model_dump(mode="python"))
+    key = next((k for k in before if before[k] != after.get(k)), None)
+    if key is None:
+        return None
+    return f"{key}: {yaml12.show_value(before[key])} in the folder, {yaml12.show_value(after[key])} given"
+
+
+def _flat(raw: dict) -> dict:
+    """``{"train": {"epochs": 1}, "seed": 0}`` -> ``{"train.epochs": 1, "seed": 0}`` (the sections only)."""
+    out: dict = {}
+    for key, value in raw.items():
+        sections = isinstance(value, dict) and key in OVERRIDE_SECTIONS + ("compare", "sweep", "launcher")
+        out.update({f"{key}.{k}": v for k, v in value.items()} if sections else {key: value})
+    return out
 
 
 def condition_changes(claim: Claim, cond: Condition, regime: RunConfig) -> dict:

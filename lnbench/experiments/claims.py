@@ -256,9 +256,8 @@ def claims_spec(
             which none of the claims applies, ``tasks`` given on which a regime of ``only``'s claims
             measures none (:func:`lnbench.analysis.claim_regimes.check_regimes_take_tasks`).
     """
-    selected = claim_catalogue.select_claims(only)
-    if not only:
-        selected = [c for c in selected if (in_all_run if everything else in_default_run)(c)]
+    chosen = selection(only, everything)
+    selected = [c for c in claim_catalogue.CLAIMS if c.id in chosen]
     given = tasks is not None
     tasks = claim_regimes.parse_tasks([claim_tasks.CLAIMS_TASK] if tasks is None else tasks, option)
     trend_overrides, task_overrides = claim_regimes.split_overrides(overrides, tasks)
@@ -273,6 +272,28 @@ def claims_spec(
     return ClaimsSpec(on_tasks, regimes, tasks=tasks, skipped=skipped, presets=Path(presets))
 
 
+def claim_ids(spec: ClaimsSpec) -> list[str]:
+    """The ids of the claims ``spec`` tests (on one task or more, or on none where none applies), in
+    the catalogue's order: what its folder's config.yaml records for ``--resume``."""
+    ids = dict.fromkeys([c.id for c in spec.selected] + [s["id"] for s in spec.skipped])
+    order = {c.id: k for k, c in enumerate(claim_catalogue.CLAIMS)}
+    return sorted(ids, key=lambda i: order.get(i, len(order)))
+
+
+def seed_overrides(num_seeds: int, seed: int | None) -> list[str]:
+    """``--num-seeds N`` (with ``--seed S``, default 0) as ``--set`` overrides: seeds S .. S + N - 1."""
+    first = seed if seed is not None else 0
+    return [f"seed={first}", f"seeds=[{', '.join(str(first + k) for k in range(num_seeds))}]"]
+
+
+def selection(only: Sequence[str] | None, everything: bool) -> list[str]:
+    """The ids of the claims ``--only`` (or ``--all``; neither: a plain run) selects, as :func:`claims_spec` does."""
+    selected = claim_catalogue.select_claims(only)
+    if not only:
+        selected = [c for c in selected if (in_all_run if everything else in_default_run)(c)]
+    return [c.id for c in selected]
+
+
 class Claims(Experiment):
     kind = "claims"
     figure_group = "claims"
@@ -281,7 +302,7 @@ class Claims(Experiment):
         return {f"regime: {name}": cfg for name, cfg in spec.regimes.items()}
 
     def config_yaml(self, spec: ClaimsSpec) -> str:
-        return claim_regimes.regimes_yaml(spec.regimes)
+        return claim_regimes.regimes_yaml(spec.regimes, claim_ids(spec), spec.tasks)
 
     def name(self, spec: ClaimsSpec) -> str:
         return spec.name
