@@ -4,7 +4,8 @@ A norm of your own (a subclass of :class:`lnbench.nn.Norm`, named in a config as
 ``model.norm: "package.module:ClassName"``) goes wherever lnbench's built-in norms go, so it must
 pass what they pass. :data:`CHECKS` is the one list of those checks; :func:`check_norm` runs it
 (and measures the norm's row of Ba et al.'s Table 1), ``lnbench gradcheck --norm`` prints it
-(:func:`norm_checks`)::
+(:func:`norm_checks`), and ``lnbench train``, ``compare`` and ``sweep`` run it on a user's norm
+before they train it (:func:`first_failure`; ``--no-check`` skips it)::
 
     from lnbench.testing import check_norm
     from mypackage.norms import ScaleNorm
@@ -25,8 +26,10 @@ from __future__ import annotations
 
 import copy
 import math
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import torch
@@ -45,6 +48,19 @@ BATCH, STEPS, MEMBERS = 5, 3, 3
 class NormFailure(ValueError):
     """A user's norm raised, or returned an output that is not a norm's, while being measured
     (``lnbench invariance --norm``); the message is one line naming the class and the error."""
+
+
+class CheckFailed(AssertionError):
+    """A check of :data:`CHECKS` found the norm wrong; its message says how, in one line. An
+    ``AssertionError`` the norm's own code raises (a bare ``assert`` in its ``forward``) is not
+    one: it fails the check as any error the norm raises does, named with where it was raised."""
+
+
+def _require(condition: object, message: str) -> None:
+    """Raise :class:`CheckFailed` with ``message`` unless ``condition`` (a check's own test: not
+    an ``assert``, which ``python -O`` removes and which cannot be told from a user's)."""
+    if not condition:
+        raise CheckFailed(message)
 
 
 def one_line(exc: BaseException) -> str:
@@ -75,7 +91,7 @@ def _apply(layer: Norm, x: torch.Tensor) -> torch.Tensor:
 
 
 def _finite(cls: type[Norm], y: torch.Tensor, what: str) -> None:
-    assert torch.isfinite(y).all(), f"{cls.__name__}: its output is NaN or inf, so {what} cannot be checked"
+    _require(torch.isfinite(y).all(), f"{cls.__name__}: its output is NaN or inf, so {what} cannot be checked")
 
 
 def _ranks(cls: type[Norm]) -> tuple[int, ...]:
@@ -123,26 +139,44 @@ def _difference(a: torch.Tensor, b: torch.Tensor) -> str:
 def _capabilities(cls: type[Norm], features: int) -> None:
     for key in CAPABILITIES:
         value = getattr(cls, key)
-        assert isinstance(value, bool), f"{cls.__name__}.{key} must be a bool, got {value!r}"
+        _require(isinstance(value, bool), f"{cls.__name__}.{key} must be a bool, got {value!r}")
 
 
 def _forward(cls: type[Norm], features: int) -> None:
-    for rank in _ranks(cls):
+    """Its output has its input's shape and dtype and is finite, its input is left as it was,
+    and calling it writes nothing on its class (state every layer of the class would share:
+    every model, every member of an ensemble, the checks' fresh layers). The first check that
+    calls the norm: a cache that the class fills on its first call shows here, unless the norm
+    was called before in this process."""
+    layers = [_build(cls, features, 0) for _ in _ranks(cls)]
+    before = _class_state(cls)
+    for rank, layer in zip(_ranks(cls), layers, strict=True):
         x = _randn(*_shape(cls, features, rank), seed=3)
         given = x.clone()
-        y = _Unrolled(_build(cls, features, 0))(x)
-        assert isinstance(y, torch.Tensor), f"{cls.__name__}: returned {type(y).__name__}, not a tensor"
-        assert y.shape == x.shape, (
-            f"{cls.__name__}: maps {tuple(x.shape)} to {tuple(y.shape)}; a norm's output has its input's shape"
+        y = _Unrolled(layer)(x)
+        _require(isinstance(y, torch.Tensor), f"{cls.__name__}: returned {type(y).__name__}, not a tensor")
+        _require(
+            y.shape == x.shape,
+            f"{cls.__name__}: maps {tuple(x.shape)} to {tuple(y.shape)}; a norm's output has its input's shape",
         )
-        assert torch.equal(x, given), (
-            f"{cls.__name__}: changes its input in place (the caller's tensor, which autograd may need)"
+        _require(
+            torch.equal(x, given),
+            f"{cls.__name__}: changes its input in place (the caller's tensor, which autograd may need)",
         )
         bad = int((~torch.isfinite(y)).sum())
-        assert not bad, (
-            f"{cls.__name__}: {bad} of {y.numel()} outputs are NaN or inf for a finite input {tuple(x.shape)}"
+        _require(
+            not bad, f"{cls.__name__}: {bad} of {y.numel()} outputs are NaN or inf for a finite input {tuple(x.shape)}"
         )
-        assert y.dtype == x.dtype, f"{cls.__name__}: a {x.dtype} input gave a {y.dtype} output"
+        _require(y.dtype == x.dtype, f"{cls.__name__}: a {x.dtype} input gave a {y.dtype} output")
+        with torch.no_grad():
+            _Unrolled(layer.eval())(x)
+    after = _class_state(cls)
+    changed = sorted(".".join(key) for key in before.keys() | after.keys() if before.get(key) != after.get(key))
+    _require(
+        not changed,
+        f"{cls.__name__}: calling it writes {', '.join(changed)} on its class: state that every layer of the class "
+        "shares (keep it on the instance, or compute it in __init__)",
+    )
 
 
 def _gradchecks(cls: type[Norm], features: int) -> None:
@@ -157,12 +191,14 @@ def _gradchecks(cls: type[Norm], features: int) -> None:
 
     with torch.no_grad():
         finite = bool(torch.isfinite(f(x, *params)).all())
-    assert finite, f"{cls.__name__}: its output is NaN or inf, so its gradients cannot be checked"
-    assert torch.autograd.gradcheck(f, (x, *params), raise_exception=False), (
-        f"{cls.__name__}: gradcheck failed: its backward disagrees with finite differences (float64)"
+    _require(finite, f"{cls.__name__}: its output is NaN or inf, so its gradients cannot be checked")
+    _require(
+        torch.autograd.gradcheck(f, (x, *params), raise_exception=False),
+        (f"{cls.__name__}: gradcheck failed: its backward disagrees with finite differences (float64)"),
     )
-    assert torch.autograd.gradgradcheck(f, (x, *params), raise_exception=False), (
-        f"{cls.__name__}: gradgradcheck failed: its double backward (create_graph=True) is wrong"
+    _require(
+        torch.autograd.gradgradcheck(f, (x, *params), raise_exception=False),
+        (f"{cls.__name__}: gradgradcheck failed: its double backward (create_graph=True) is wrong"),
     )
 
 
@@ -171,14 +207,17 @@ def _members(cls: type[Norm], features: int) -> None:
     x = _randn(MEMBERS, *_shape(cls, features, min(_ranks(cls)), batch=4), seed=5)  # (S, B, D), as models call it
     out = _apply(ensemble, x)
     _finite(cls, out, "its members")
-    assert out.shape == x.shape, f"{cls.__name__}: members={MEMBERS} maps {tuple(x.shape)} to {tuple(out.shape)}"
+    _require(out.shape == x.shape, f"{cls.__name__}: members={MEMBERS} maps {tuple(x.shape)} to {tuple(out.shape)}")
     for s in range(MEMBERS):
         single = _build(cls, features, 1)
         with torch.no_grad():
             for (_, p), (_, q) in zip(single.named_parameters(), ensemble.named_parameters(), strict=True):
                 p.copy_(q[s].reshape(p.shape))
-        assert _close(out[s], _apply(single, x[s])), (
-            f"{cls.__name__}: member {s} is not its own model (its output differs from one layer's with its parameters)"
+        _require(
+            _close(out[s], _apply(single, x[s])),
+            (
+                f"{cls.__name__}: member {s} is not its own model (its output differs from one layer's with its parameters)"
+            ),
         )
 
 
@@ -196,34 +235,88 @@ def _batch_independence(cls: type[Norm], features: int) -> None:
         for i in range(x.shape[0]):
             alone = _apply(copy.deepcopy(pristine), x[i : i + 1])[0]
             for where, y in (("alone", alone), ("in another batch", moved[i])):
-                assert _close(full[i], y), (
-                    f"{cls.__name__}: declares uses_batch_statistics = False, but an example's output changes with the "
-                    f"other examples of its batch (example {i} of {tuple(x.shape)}: in its batch vs {where}, "
-                    f"{_difference(full[i], y)}): its statistics reach across examples (if they should, declare "
-                    "uses_batch_statistics = True)"
+                _require(
+                    _close(full[i], y),
+                    (
+                        f"{cls.__name__}: declares uses_batch_statistics = False, but an example's output changes with the "
+                        f"other examples of its batch (example {i} of {tuple(x.shape)}: in its batch vs {where}, "
+                        f"{_difference(full[i], y)}): its statistics reach across examples (if they should, declare "
+                        "uses_batch_statistics = True)"
+                    ),
                 )
 
 
 def _stateless(cls: type[Norm], features: int) -> None:
     """Without batch statistics, a norm keeps no state: an output does not depend on the batches
-    seen before, and eval mode gives training's output."""
+    seen before, in training mode or in eval mode (eval mode is called on two other batches
+    first, so a cache of the first eval batch shows), and eval mode gives training's output."""
     pristine = _build(cls, features, 2)
     x = _randn(*_shape(cls, features), seed=8)
     want = _apply(copy.deepcopy(pristine), x)
     _finite(cls, want, "whether it keeps state")
     layer = copy.deepcopy(pristine)
-    for seed in (9, 10):
-        _apply(layer, _randn(*x.shape, seed=seed, scale=3.0, shift=2.0))
-    got = _apply(layer, x)
-    assert _close(got, want), (
+    others = [_randn(*x.shape, seed=seed, scale=3.0, shift=2.0) for seed in (9, 10)]
+
+    def after_others() -> torch.Tensor:  # x's output once the layer has seen the other batches in its mode
+        for other in others:
+            _apply(layer, other)
+        return _apply(layer, x)
+
+    got = after_others()
+    _require(
+        _close(got, want),
         f"{cls.__name__}: declares uses_batch_statistics = False, but its output depends on the batches it saw "
-        f"before ({_difference(got, want)}): it keeps state across calls"
+        f"before ({_difference(got, want)}): it keeps state across calls",
     )
     with torch.no_grad():
-        evaluated = _apply(layer.eval(), x)
-    assert _close(evaluated, want), (
-        f"{cls.__name__}: declares uses_batch_statistics = False, but eval mode gives another output than training "
-        f"({_difference(evaluated, want)}; only a norm with batch statistics may differ)"
+        layer.eval()
+        evaluated = after_others()
+    _require(
+        _close(evaluated, want),
+        f"{cls.__name__}: declares uses_batch_statistics = False, but in eval mode, after two other batches, it "
+        f"gives another output than training ({_difference(evaluated, want)}): it keeps state in eval mode, or "
+        "eval mode computes something else (only a norm with batch statistics may differ)",
+    )
+
+
+def _class_state(cls: type) -> dict[tuple[str, str], tuple]:
+    """A fingerprint of the attributes of ``cls`` and of its bases outside torch: per attribute,
+    its object's identity, and for a tensor its version counter (bumped by an in-place write),
+    for a dict, list or set the identities of what it holds."""
+    state: dict[tuple[str, str], tuple] = {}
+    for klass in cls.__mro__:
+        if klass is object or klass.__module__.split(".")[0] in ("torch", "builtins"):
+            continue
+        for name, value in list(vars(klass).items()):
+            mark: tuple = (id(value),)
+            if isinstance(value, torch.Tensor):
+                mark += (value._version,)
+            elif isinstance(value, (dict, list, set)):
+                items = value.items() if isinstance(value, dict) else enumerate(value)
+                mark += tuple(sorted((repr(k), id(v)) for k, v in items))
+            state[(klass.__name__, name)] = mark
+    return state
+
+
+def _parameters_used(cls: type[Norm], features: int) -> None:
+    """Every parameter the norm has (its gamma and beta) changes its output: each one, moved by
+    a random step, moves the output (a gain that is never applied trains nothing)."""
+    pristine = _build(cls, features, 17)
+    x = _randn(*_shape(cls, features), seed=18)
+    want = _apply(copy.deepcopy(pristine), x)
+    _finite(cls, want, "whether its parameters are used")
+    unused = []
+    for k, (name, p) in enumerate(pristine.named_parameters()):
+        layer = copy.deepcopy(pristine)
+        with torch.no_grad():
+            dict(layer.named_parameters())[name].add_(_randn(*p.shape, seed=19 + k))
+        if _close(_apply(layer, x), want):
+            unused.append(name)
+    _require(
+        not unused,
+        f"{cls.__name__}: its parameter{'s' if len(unused) > 1 else ''} {', '.join(unused)} never change its output "
+        "(moved by a random step, the output stays the same): the norm does not apply "
+        f"{'them' if len(unused) > 1 else 'it'} (y = gamma * x_hat + beta)",
     )
 
 
@@ -232,11 +325,11 @@ def _dtypes(cls: type[Norm], features: int) -> None:
     for dtype in (torch.float32, torch.float64):
         layer = cls(features).to(dtype).to("cpu").train()
         y = _apply(layer, x.to(dtype))
-        assert y.dtype == dtype, f"{cls.__name__}: a {dtype} input gave a {y.dtype} output after .to({dtype})"
-        assert torch.isfinite(y).all(), f"{cls.__name__}: non-finite output in {dtype}"
+        _require(y.dtype == dtype, f"{cls.__name__}: a {dtype} input gave a {y.dtype} output after .to({dtype})")
+        _require(torch.isfinite(y).all(), f"{cls.__name__}: non-finite output in {dtype}")
         with torch.no_grad():
             evaluated = _apply(layer.eval(), x.to(dtype))
-        assert torch.isfinite(evaluated).all(), f"{cls.__name__}: non-finite output in eval mode ({dtype})"
+        _require(torch.isfinite(evaluated).all(), f"{cls.__name__}: non-finite output in eval mode ({dtype})")
 
 
 @dataclass(frozen=True)
@@ -265,7 +358,8 @@ class NormCheck:
 #: The checks a built-in norm passes, in order: what :func:`check_norm` and ``lnbench gradcheck --norm`` run.
 CHECKS: tuple[NormCheck, ...] = (
     NormCheck("capabilities declared as booleans", _capabilities),
-    NormCheck("forward: the input's shape and dtype, finite, the input unchanged", _forward),
+    NormCheck("forward: the input's shape and dtype, finite, the input unchanged, no state on its class", _forward),
+    NormCheck("every parameter changes the output (gamma and beta applied)", _parameters_used),
     NormCheck("gradcheck, gradgradcheck (float64)", _gradchecks),
     NormCheck(f"members={MEMBERS}: each member its own model", _members, {"has_member_axis": True}),
     NormCheck(
@@ -282,11 +376,22 @@ def _run(check: NormCheck, cls: type[Norm], features: int) -> str | None:
     """None if ``check`` passes, else its failure in one line (an error the norm raised, named)."""
     try:
         check.run(cls, features)
-    except (AssertionError, NormFailure) as exc:
+    except (CheckFailed, NormFailure) as exc:
         return " ".join(str(exc).split())
     except Exception as exc:  # the user's code raised: the check fails, naming the error; the others still run
-        return f"{cls.__name__}: raised {one_line(exc)}"
+        return f"{cls.__name__}: raised {_raised(exc)}"
     return None
+
+
+def _raised(exc: BaseException) -> str:
+    """An error the norm's code raised, in one line: :func:`one_line`, and for an
+    ``AssertionError`` (whose message is often empty) the file and line of the failed assert."""
+    if not isinstance(exc, AssertionError):
+        return one_line(exc)
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    text = one_line(exc) if str(exc).strip() else "AssertionError (an assert without a message)"
+    return f"{text}{where}"
 
 
 def norm_checks(cls: type, features: int = 6) -> list:
@@ -304,6 +409,20 @@ def norm_checks(cls: type, features: int = 6) -> list:
             failure = _run(check, cls, features)
             out.append(Check(f"{cls.__name__}: {check.name}", GROUP, nan, nan, 0.0, failure is None, failure or ""))
     return out
+
+
+def first_failure(cls: type[Norm], features: int = 6) -> tuple[str, str] | None:
+    """The first of :data:`CHECKS` that ``cls`` fails, as ``(check name, message in one line)``,
+    or None if it passes them all: the check ``lnbench train``, ``compare`` and ``sweep`` run on
+    a user's norm before any folder is made (well under a second for a small norm: the checks
+    run at D = ``features``, batch 5, 3 timesteps; Table 1's row is not measured). A check the
+    class's declared capabilities skip does not run; after a failure the others do not run."""
+    for check in CHECKS:
+        if check.skipped_because(cls) is None:
+            failure = _run(check, cls, features)
+            if failure is not None:
+                return check.name, failure
+    return None
 
 
 def _rows(layer: Norm, a: torch.Tensor) -> torch.Tensor:
@@ -342,7 +461,7 @@ def invariance_method(cls: type[Norm]):
         except NormFailure:
             raise
         except Exception as exc:
-            raise NormFailure(f"{cls.__name__}: raised {one_line(exc)}") from exc
+            raise NormFailure(f"{cls.__name__}: raised {_raised(exc)}") from exc
         if moved > 0:
             v = min(v, EPS * max(1.0, float(out.abs().max())) / (2 * moved))
         return out, v
@@ -369,7 +488,7 @@ def _invariance(cls: type[Norm], units: int = 32) -> dict[str, str]:
     broken = [
         name for (name, _), cell in zip(TRANSFORMATIONS, cells, strict=True) if not math.isfinite(cell.max_change)
     ]
-    assert not broken, f"{cls.__name__}: its output is NaN or inf under {', '.join(broken)}"
+    _require(not broken, f"{cls.__name__}: its output is NaN or inf under {', '.join(broken)}")
     return {name: cell.measured for (name, _), cell in zip(TRANSFORMATIONS, cells, strict=True)}
 
 
@@ -381,24 +500,30 @@ def check_norm(cls: type, features: int = 6, *, on_fail: Literal["raise", "retur
        ``uses_batch_statistics``, ``takes_timestep``, ``grouped_as_layer``, ``has_member_axis``)
        as booleans;
     2. its output has its input's shape and dtype, is finite, and its input is left unchanged,
-       for each of ``(B, D)`` and ``(B, T, D)`` it takes;
-    3. ``torch.autograd.gradcheck`` and ``gradgradcheck`` (float64) of its output in its input,
+       for each of ``(B, D)`` and ``(B, T, D)`` it takes; calling it (training and eval mode)
+       writes no attribute on its class or its bases (state every layer would share; seen when
+       the class was not called before in this process);
+    3. every parameter changes the output: each, moved by a random step, moves it (a gamma or a
+       beta that is never applied fails);
+    4. ``torch.autograd.gradcheck`` and ``gradgradcheck`` (float64) of its output in its input,
        gamma and beta (gains and biases moved off 1 and 0);
-    4. with ``has_member_axis``: ``members=3`` gives each member the output of a single layer
+    5. with ``has_member_axis``: ``members=3`` gives each member the output of a single layer
        with that member's parameters (to 1e-10), as lnbench's seed ensembles need;
-    5. without ``uses_batch_statistics``, in training mode: every example's output is the one it
+    6. without ``uses_batch_statistics``, in training mode: every example's output is the one it
        has alone and the one it has in another batch (to 1e-10);
-    6. without ``uses_batch_statistics``: no state, the output is the same after other batches
-       were normalized, and in eval mode;
-    7. ``.to(float32 / float64)`` and ``.to("cpu")``: the output follows the dtype and is finite,
+    7. without ``uses_batch_statistics``: no state, the output is the same after other batches
+       were normalized, in training mode and in eval mode (after two other eval batches: a cache
+       of the first eval batch fails), and eval mode gives training's output;
+    8. ``.to(float32 / float64)`` and ``.to("cpu")``: the output follows the dtype and is finite,
        in training and eval mode;
-    8. its row of Ba et al.'s Table 1 (:mod:`lnbench.nn.invariance`), measured, not checked
+    9. its row of Ba et al.'s Table 1 (:mod:`lnbench.nn.invariance`), measured, not checked
        against an expectation: ``I`` (invariant), ``N`` (not) or ``?`` per transformation; an
        output that is NaN or inf there fails.
 
     A ``takes_timestep`` norm is called as a recurrence calls it: ``norm(x_t, t)`` for each
     timestep of a ``(B, T, D)`` input, then ``end_sequence()``. A check in which the norm raises
-    fails, naming the error; the other checks still run.
+    fails, naming the error (an ``AssertionError`` of the norm's own code with the file and line
+    of its ``assert``: never shown as the check's message); the other checks still run.
 
     Args:
         cls: the norm class (it is built as ``cls(features)``, ``cls(features, members=3)``,

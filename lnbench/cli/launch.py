@@ -107,7 +107,7 @@ def launch(
     exp = EXPERIMENTS[kind] if exp is None else exp
     n_jobs = usable_cores() if jobs is None else jobs
     try:
-        cells = driver.prepare(exp, spec, n_jobs, launcher, resume)
+        cells = driver.prepare(exp, spec, n_jobs, launcher, resume, check_norm=not args.no_check)
     except ConfigError as exc:  # checks of the whole experiment: name the config they are about
         lines = str(exc).splitlines()
         fail("\n".join(line if line.startswith(("--", source)) else f"{source}: {line}" for line in lines))

@@ -120,6 +120,16 @@ TensorBoardOption = Annotated[
     ),
 ]
 
+NoCheckOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-check",
+        help="Train a user's norm (model.norm: 'package.module:Class') without checking it first (its gradients, "
+        "each example its own, no state, not in place, a finite output: lnbench gradcheck --norm shows them all); "
+        "each of its runs' run.json then says norm_check: not checked.",
+    ),
+]
+
 _OPTION_DEFAULT = "option_default"  # a field's default on the command line, where it differs from its value without
 
 
@@ -139,6 +149,7 @@ class ExperimentArgs:
     resume: ResumeOption = None
     launcher: LauncherOption = "local"
     tensorboard: TensorBoardOption = False
+    no_check: NoCheckOption = False
 
 
 def flag_of(name: str) -> str:

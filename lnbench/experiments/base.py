@@ -54,6 +54,9 @@ class LaunchOptions(TypedDict, total=False):
         resume: an earlier run folder of the same experiment and config to go on in: its finished
             cells are kept. Default: None.
         launcher: ``"local"`` or ``"submitit"`` (Slurm; ``launcher`` in the config). Default: ``"local"``.
+        check_norm: check each user's norm before anything is written
+            (:func:`lnbench.experiments.driver.check_plugin_norms`); False: train it unchecked, as
+            its runs' run.json then says. Default: True.
     """
 
     runs_dir: str | Path
@@ -61,10 +64,11 @@ class LaunchOptions(TypedDict, total=False):
     jobs: int
     resume: str | Path | None
     launcher: str
+    check_norm: bool
 
 
 #: Each :class:`LaunchOptions` key's value when it is left out.
-LAUNCH_DEFAULTS = LaunchOptions(runs_dir="runs", on_epoch=None, jobs=1, resume=None, launcher="local")
+LAUNCH_DEFAULTS = LaunchOptions(runs_dir="runs", on_epoch=None, jobs=1, resume=None, launcher="local", check_norm=True)
 
 
 def epoch_callback(on_epoch: EpochCallback | None) -> EpochCallback | None:
@@ -135,6 +139,7 @@ class Cell:
     setting: dict = field(default_factory=dict)
     group: str = ""
     tensorboard: bool = False  # also write TensorBoard event files into each run folder (--tensorboard)
+    manifest: dict = field(default_factory=dict)  # fields added to each of its runs' run.json (norm_check)
 
 
 def ensemble_mechanism(cfgs: Sequence[RunConfig]) -> str:

@@ -80,6 +80,7 @@ def run_cell(
     previous: Sequence[Path | None] | None = None,
     tensorboard: bool = False,
     resume: Path | None = None,
+    manifest: dict | None = None,
 ) -> list[tuple[SummaryRow, Path]]:
     """Train the seeds of one cell (configs equal but for ``seed`` and ``name``), each into its
     own run folder ``parent/<cfg.name>``; the building block of every experiment.
@@ -98,6 +99,7 @@ def run_cell(
         tensorboard: also write each run's curves as TensorBoard event files into its folder.
         resume: a cell of one run only: its earlier run folder, which the run goes on in (a train
             run resumed in place, ``lnbench train --resume``) instead of a new folder.
+        manifest: fields added to each run's run.json (a user's norm's ``norm_check``).
 
     Returns:
         Per seed, the summary row (docs/run-folder.md, "summary.json") and the run folder.
@@ -110,9 +112,9 @@ def run_cell(
         return [
             out
             for c, p in zip(cfgs, before)
-            for out in _train_members([c], parent, on_epoch, *options, [p], tensorboard)
+            for out in _train_members([c], parent, on_epoch, *options, [p], tensorboard, manifest=manifest)
         ]
-    return _train_members(cfgs, parent, on_epoch, *options, before, tensorboard, resume)
+    return _train_members(cfgs, parent, on_epoch, *options, before, tensorboard, resume, manifest)
 
 
 def run_one(
@@ -123,11 +125,13 @@ def run_one(
     target_acc: float = 0.9,
     tensorboard: bool = False,
     resume: Path | None = None,
+    manifest: dict | None = None,
 ) -> tuple[SummaryRow, Path]:
     """Train one model as its own run folder (``lnbench train``): :func:`run_cell` with one seed;
-    ``resume``: an earlier run folder of ``cfg`` to go on in, from its checkpoint if it has one."""
+    ``resume``: an earlier run folder of ``cfg`` to go on in, from its checkpoint if it has one;
+    ``manifest``: fields added to its run.json."""
     previous = None if resume is None else [resume]
-    return run_cell([cfg], parent, on_epoch, timestamped, target_acc, previous, tensorboard, resume)[0]
+    return run_cell([cfg], parent, on_epoch, timestamped, target_acc, previous, tensorboard, resume, manifest)[0]
 
 
 def _train_members(
@@ -140,6 +144,7 @@ def _train_members(
     previous: Sequence[Path | None],
     tensorboard: bool,
     resume: Path | None = None,
+    manifest: dict | None = None,
 ) -> list[tuple[SummaryRow, Path]]:
     """Train ``cfgs`` (one cell's seeds: one ensemble for ``mechanism`` native, else one model)
     into their child run folders under ``parent``, each going on from its ``previous`` attempt's
@@ -157,6 +162,7 @@ def _train_members(
         for run, c in zip(runs, cfgs):
             run.manifest["ensemble"] = {"mechanism": mechanism, "members": len(cfgs), "seeds": [c.seed for c in cfgs]}
             run.manifest["config_hash"] = config_hash(c)
+            run.manifest.update(manifest or {})
         datas = [cell_task_data(c.data, c.seed) for c in cfgs]  # the same seed's data as its regime's other cells
         models = []
         for c, d in zip(cfgs, datas):
@@ -255,7 +261,9 @@ def set_aside(cell: Cell) -> list[Path | None]:
 
 def run_cell_job(cell: Cell, progress: EpochCallback | None) -> list[tuple[SummaryRow, Path]]:
     previous = set_aside(cell)
-    return run_cell(cell.cfgs, cell.parent, progress, False, cell.target_acc, previous, cell.tensorboard)
+    return run_cell(
+        cell.cfgs, cell.parent, progress, False, cell.target_acc, previous, cell.tensorboard, manifest=cell.manifest
+    )
 
 
 def copy_cell(cell: Cell, source: Cell, on_epoch: EpochCallback | None = None) -> list[tuple[SummaryRow, Path]]:

@@ -41,10 +41,17 @@ if TYPE_CHECKING:
 
 
 def prepare(
-    exp: Experiment, spec: Any, jobs: int = 1, launcher: str = "local", resume: str | Path | None = None
+    exp: Experiment,
+    spec: Any,
+    jobs: int = 1,
+    launcher: str = "local",
+    resume: str | Path | None = None,
+    check_norm: bool = True,
 ) -> list[Cell]:
     """Every check of running ``exp`` on ``spec`` with these options, then its plan (the cells,
-    with their child names and configs). ``--dry-run`` shows exactly this plan.
+    with their child names and configs). ``--dry-run`` shows exactly this plan. ``check_norm``:
+    run :func:`lnbench.testing.first_failure` on each user's norm the cells train (False,
+    ``--no-check``: not, and each of its runs' run.json says so: :func:`check_plugin_norms`).
 
     Raises:
         ConfigError: any problem, one line each (the CLI prints it and exits with code 2).
@@ -65,28 +72,50 @@ def prepare(
     cfgs = [c for cell in cells for c in cell.cfgs]
     check_norm_options(cfgs)
     check_family_reads_task(cfgs)
-    check_plugin_norms(cfgs)
+    checked = check_plugin_norms(cfgs, check_norm)
+    for cell in cells:
+        if cell.cfgs[0].model.norm in checked:
+            cell.manifest["norm_check"] = checked[cell.cfgs[0].model.norm]
     return cells
 
 
-def check_plugin_norms(cfgs: Sequence[RunConfig]) -> None:
+#: A user's norm's pre-flight check in its runs' run.json (``norm_check``): it passed, or ``--no-check``.
+NORM_CHECKED, NORM_NOT_CHECKED = "passed", "not checked (--no-check)"
+
+
+def check_plugin_norms(cfgs: Sequence[RunConfig], conformance: bool = True) -> dict[str, str]:
     """Raise ConfigError (one line naming it) for a user's norm class (``model.norm:
-    "package.module:ClassName"``) that cannot be imported, is not a :class:`lnbench.nn.Norm`, or
-    fails in the model it is to train in: each distinct model with such a norm is built and run
-    forward once, in training mode, on a batch of 2 random sequences of its task's shape, before
-    any folder is made (:func:`probe_plugin_norm`)."""
+    "package.module:ClassName"``) that cannot be imported, is not a :class:`lnbench.nn.Norm`,
+    fails one of :data:`lnbench.testing.CHECKS` (``conformance``; in well under a second:
+    :func:`lnbench.testing.first_failure`), or fails in the model it is to train in: each
+    distinct model with such a norm is built and run forward and backward once, in training
+    mode, on a batch of 2 random sequences of its task's shape (:func:`probe_plugin_norm`).
+    All before any folder is made. The built-in norms are not checked here: the suite checks them.
+
+    Returns:
+        Each user's norm -> what its runs' run.json says of the check (``norm_check``):
+        :data:`NORM_CHECKED`, or :data:`NORM_NOT_CHECKED` without ``conformance``.
+    """
     from lnbench.names import is_plugin_norm
 
     plugins = sorted({c.model.norm for c in cfgs if is_plugin_norm(c.model.norm)})
     if not plugins:
-        return
+        return {}
     from lnbench.nn.registry import norm_kind
+    from lnbench.testing import first_failure
 
     for spec in plugins:
         try:
-            norm_kind(spec)
+            cls = norm_kind(spec).layer
         except ValueError as exc:
             raise ConfigError(f"model.norm: {exc}") from None
+        failure = first_failure(cls) if conformance and cls is not None else None
+        if failure is not None:
+            name, message = failure
+            raise ConfigError(
+                f"model.norm: {spec!r} fails the check {name!r}: {message} (every check: lnbench gradcheck "
+                f"--norm {spec}; to train it unchecked: --no-check)"
+            )
     probed: set[str] = set()
     for c in cfgs:
         key = f"{c.model.model_dump_json()} {c.data.shape()}"
@@ -95,14 +124,15 @@ def check_plugin_norms(cfgs: Sequence[RunConfig]) -> None:
             problem = probe_plugin_norm(c)
             if problem is not None:
                 raise ConfigError(f"model.norm: {problem}")
+    return dict.fromkeys(plugins, NORM_CHECKED if conformance else NORM_NOT_CHECKED)
 
 
 def probe_plugin_norm(cfg: RunConfig) -> str | None:
     """Why ``cfg``'s model cannot run with its user's norm, in one line, or None if it can: the
-    model is built as training builds it and run forward once, in training mode, on a
-    ``(2, T, D)`` batch of standard normal float32 sequences of its task's shape; every norm
-    layer of the user's class must return a tensor of its input's shape. Torch's global random
-    state is left as it was."""
+    model is built as training builds it and run forward and backward once (the sum of its
+    outputs), in training mode, on a ``(2, T, D)`` batch of standard normal float32 sequences of
+    its task's shape; every norm layer of the user's class must return a tensor of its input's
+    shape. Torch's global random state is left as it was."""
     import torch
 
     from lnbench.nn.models import build_model
@@ -121,11 +151,11 @@ def probe_plugin_norm(cfg: RunConfig) -> str | None:
             raise ValueError(f"maps {want} to {got}; a norm's output has its input's shape")
 
     try:
-        with torch.random.fork_rng(), torch.no_grad():
+        with torch.random.fork_rng():
             torch.manual_seed(0)
             model = build_model(cfg.model, D, T, C).train()
             hooks = [m.register_forward_hook(same_shape) for m in model.modules() if isinstance(m, cls)]
-            model(torch.randn(2, T, D))
+            model(torch.randn(2, T, D)).sum().backward()
             for h in hooks:
                 h.remove()
     except Exception as exc:  # the user's code raised, whatever it raised: one line
@@ -199,7 +229,7 @@ def run(exp: Experiment, spec: Any, **options: Unpack[LaunchOptions]) -> Experim
         KeyboardInterrupt: Ctrl-C or SIGTERM; the folder keeps what finished and says so.
     """
     o = LaunchOptions(**{**LAUNCH_DEFAULTS, **options})
-    cells = prepare(exp, spec, o["jobs"], o["launcher"], o["resume"])
+    cells = prepare(exp, spec, o["jobs"], o["launcher"], o["resume"], o["check_norm"])
     return execute(exp, spec, cells, **options)
 
 
@@ -265,6 +295,9 @@ def execute(exp: Experiment, spec: Any, cells: list[Cell], **options: Unpack[Lau
             for cell in cells:
                 cell.parent = folder.path
             executor = _executor(folder, len(cells), jobs, launcher, configs)
+            checks = {c.cfgs[0].model.norm: c.manifest["norm_check"] for c in cells if "norm_check" in c.manifest}
+            if checks:  # a user's norm: checked before training, or not (--no-check)
+                folder.manifest["norm_check"] = checks
             fit = Baselines(lambda: exp.baselines(spec), background=not getattr(executor, "in_process", False))
             folder.write_json("summary.json", summary(exp, folder.path, [], False, **fit.so_far()))
             rows = _run_cells(folder, cells, executor, on_epoch, exp, fit)
@@ -313,7 +346,13 @@ def _execute_own_run(
     else:
         folder = Path(resume) if resume is not None else None
         row, path = run_one(
-            cfg, runs_dir, on_epoch, target_acc=cell.target_acc, tensorboard=cell.tensorboard, resume=folder
+            cfg,
+            runs_dir,
+            on_epoch,
+            target_acc=cell.target_acc,
+            tensorboard=cell.tensorboard,
+            resume=folder,
+            manifest=cell.manifest,
         )
     baselines = exp.baselines(spec)
     body = summary(exp, path, [row], True, **exp.analyse(spec, cells, [row], baselines))

@@ -19,6 +19,7 @@ EXPERIMENT_OPTIONS = (
     "--resume",
     "--launcher",
     "--tensorboard",
+    "--no-check",
 )
 
 
@@ -93,6 +94,7 @@ EXPERIMENT_KINDS: dict[str, KindInfo] = {
         --only (see --list). With --task or --tasks each claim also runs on those tasks, with a
         claim x task table of verdicts.
         """,
+        options=tuple(o for o in EXPERIMENT_OPTIONS if o != "--no-check"),  # its norms are the built-in ones
         option_help={
             "--resume": "Continue this earlier claims folder with its own config.yaml (every regime's resolved "
             "config): keep the cells whose runs finished, run the rest."

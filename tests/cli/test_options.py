@@ -55,14 +55,15 @@ def test_a_command_has_exactly_the_shared_options_its_entry_names(kind):
 def test_the_commands_options_as_before():
     """What each built command takes (a hand-written list: train runs in process, claims has no CONFIG)."""
     everything = ["--set", "--runs-dir", "--seed", "--jobs", "--print-config", "--dry-run", "--resume", "--launcher"]
-    everything += ["--tensorboard", "--verbose"]
+    everything += ["--tensorboard", "--no-check", "--verbose"]
     expected = {
         "train": [o for o in everything if o not in ("--jobs", "--launcher")],
         "compare": [*everything[:-1], "--confirm", "--max-seeds", "--verbose"],
         "batchsize-sweep": everything,
         "sweep": [*everything[:-1], "--grid", "--verbose"],
-        "claims": ["--presets", "--only", "--all", "--list", "--task", "--tasks", *everything],
+        "claims": ["--presets", "--only", "--all", "--list", "--task", "--tasks", *everything],  # no user's norm
     }
+    expected["claims"].remove("--no-check")
     expected["claims"].insert(expected["claims"].index("--seed") + 1, "--num-seeds")
     expected["claims"][-1:-1] = ["--confirm", "--max-seeds"]  # its own, before --verbose
     for kind, flags in expected.items():

@@ -77,27 +77,58 @@ def test_a_users_norm_in_a_config_is_built_by_the_registry():
     torch.testing.assert_close(layer(torch.ones(2, 8)), torch.ones(2, 8), rtol=1e-5, atol=1e-5)  # sqrt(D) x / ||x||
 
 
+FORWARD = "forward: the input's shape and dtype, finite, the input unchanged, no state on its class"
+GRADCHECK = "gradcheck, gradgradcheck (float64)"
+TABLE_1 = "its row of Ba et al.'s Table 1, measured"
+ALL_BUT_CAPABILITIES = {c.name for c in CHECKS[1:]} | {TABLE_1}
+CHECK_HINT = "(every check: lnbench gradcheck --norm toy_norms:{name}; to train it unchecked: --no-check)"
+
+
 @pytest.mark.parametrize(
-    ("norm", "message"),
+    ("norm", "message", "extra"),
     [
-        ("no_such_module:Norm", "model.norm: norm 'no_such_module:Norm': cannot import no_such_module"),
-        ("toy_norms:Missing", "model.norm: norm 'toy_norms:Missing': toy_norms has no Missing"),
-        ("toy_norms:NotANorm", "model.norm: norm 'toy_norms:NotANorm': NotANorm is not a subclass of lnbench.nn.Norm"),
+        ("no_such_module:Norm", "model.norm: norm 'no_such_module:Norm': cannot import no_such_module", []),
+        ("toy_norms:Missing", "model.norm: norm 'toy_norms:Missing': toy_norms has no Missing", []),
+        (
+            "toy_norms:NotANorm",
+            "model.norm: norm 'toy_norms:NotANorm': NotANorm is not a subclass of lnbench.nn.Norm",
+            [],
+        ),
         (
             "toy_norms:RaisingNorm",
+            f"model.norm: 'toy_norms:RaisingNorm' fails the check {FORWARD!r}: RaisingNorm: raised RuntimeError: "
+            f"RaisingNorm: planted failure {CHECK_HINT.format(name='RaisingNorm')}",
+            [],
+        ),
+        (
+            "toy_norms:RaisingNorm",  # unchecked, it still fails in the model before any folder
             "model.norm: 'toy_norms:RaisingNorm' fails in a rnn of hidden size 8, on a batch of shape (2, 5, 8): "
             "RuntimeError: RaisingNorm: planted failure",
+            ["--no-check"],
+        ),
+        (
+            "toy_norms:InPlaceNorm",  # unchecked, its model's backward pass fails before any folder
+            "model.norm: 'toy_norms:InPlaceNorm' fails in a rnn of hidden size 8, on a batch of shape (2, 5, 8): "
+            "RuntimeError: one of the variables needed for gradient computation has been modified by an inplace",
+            ["--no-check"],
         ),
         (
             "toy_norms:WrongShapeNorm",
             "model.norm: 'toy_norms:WrongShapeNorm' fails in a rnn of hidden size 8, on a batch of shape (2, 5, 8): "
             "ValueError: maps (2, 8) to (2,); a norm's output has its input's shape",
+            ["--no-check"],
         ),
-        ("toy_norms:BrokenInitNorm", "TypeError: full() missing 1 required positional arguments"),
-        ("layer2", "model.norm: Input should be 'none', 'batch', 'layer', 'rms', 'weight' or 'group', or a norm class"),
+        ("toy_norms:BrokenInitNorm", "TypeError: full() missing 1 required positional arguments", []),
+        (
+            "layer2",
+            "model.norm: Input should be 'none', 'batch', 'layer', 'rms', 'weight' or 'group', or a norm class",
+            [],
+        ),
     ],
 )
-def test_a_bad_plugin_is_one_line_exit_2_and_no_folder(norm, message, tmp_path):
+def test_a_bad_plugin_is_one_line_exit_2_and_no_folder(norm, message, extra, tmp_path):
+    """A user's norm that cannot be imported, is not a Norm, fails a check, or (unchecked) fails
+    in its model is refused before any folder: one line naming it, exit code 2."""
     args = [
         "train",
         str(REPO / "configs/train.yaml"),
@@ -106,6 +137,7 @@ def test_a_bad_plugin_is_one_line_exit_2_and_no_folder(norm, message, tmp_path):
         *set_args(TINY_OVERRIDES),
         "--set",
         f"model.norm={norm}",
+        *extra,
     ]
     result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
@@ -125,6 +157,9 @@ def test_a_users_norm_trains_in_a_compare_against_layernorm(tmp_path):
     rows = [r for r in summary["rows"] if r["norm"] == SCALE]
     assert len(rows) == 6 and all(r["status"] == "completed" for r in rows)  # RNN x 2 placements + Transformer, 2 seeds
     assert "ScaleNorm" in (folder / "report.html").read_text()
+    assert json.loads((folder / "run.json").read_text())["norm_check"] == {SCALE: "passed"}  # checked before training
+    checked = [json.loads(p.read_text()).get("norm_check") for p in folder.glob("*/run.json")]
+    assert sorted(map(str, checked)) == ["None"] * 12 + ["passed"] * 6  # its runs only
 
 
 def _flat(text: str) -> str:
@@ -242,6 +277,7 @@ def test_a_cell_that_fails_says_failed_in_its_progress_line_not_finished(tmp_pat
         'compare.norms=[none, "toy_norms:RaisesWhenTrainedNorm"]',
         "--set",
         "compare.families=[transformer]",
+        "--no-check",  # checked, it is refused before training: its gradients cannot be computed
     ]
     result = runner.invoke(app, args)
     assert result.exit_code == 1, result.output
@@ -301,7 +337,7 @@ def test_a_nan_output_is_reported_as_a_nan_not_as_a_wrong_gradient():
     failed = report["failed"]
     assert (
         "NaNNorm: 30 of 30 outputs are NaN or inf"
-        in failed["forward: the input's shape and dtype, finite, the input unchanged"]
+        in failed["forward: the input's shape and dtype, finite, the input unchanged, no state on its class"]
     )
     assert failed["gradcheck, gradgradcheck (float64)"] == (
         "NaNNorm: its output is NaN or inf, so its gradients cannot be checked"
@@ -321,12 +357,6 @@ def test_a_nan_in_the_invariance_measurement_is_a_disagreement():
     )
     assert len(cells) == 6
     assert all(c.measured == "?" and not c.agrees and c.max_change != c.max_change for c in cells)  # NaN != NaN
-
-
-FORWARD = "forward: the input's shape and dtype, finite, the input unchanged"
-GRADCHECK = "gradcheck, gradgradcheck (float64)"
-TABLE_1 = "its row of Ba et al.'s Table 1, measured"
-ALL_BUT_CAPABILITIES = {c.name for c in CHECKS[1:]} | {TABLE_1}
 
 
 @pytest.mark.parametrize(
@@ -361,9 +391,9 @@ def test_an_in_place_norm_is_named_for_changing_its_input():
     import toy_norms
 
     report = check_norm(toy_norms.InPlaceNorm, on_fail="return")
-    assert report["failed"]["forward: the input's shape and dtype, finite, the input unchanged"] == (
-        "InPlaceNorm: changes its input in place (the caller's tensor, which autograd may need)"
-    )
+    assert report["failed"][
+        "forward: the input's shape and dtype, finite, the input unchanged, no state on its class"
+    ] == ("InPlaceNorm: changes its input in place (the caller's tensor, which autograd may need)")
 
 
 def test_a_wrong_shape_is_refused():
@@ -372,9 +402,9 @@ def test_a_wrong_shape_is_refused():
     import toy_norms
 
     report = check_norm(toy_norms.WrongShapeNorm, on_fail="return")
-    assert report["failed"]["forward: the input's shape and dtype, finite, the input unchanged"] == (
-        "WrongShapeNorm: maps (5, 6) to (5,); a norm's output has its input's shape"
-    )
+    assert report["failed"][
+        "forward: the input's shape and dtype, finite, the input unchanged, no state on its class"
+    ] == ("WrongShapeNorm: maps (5, 6) to (5,); a norm's output has its input's shape")
     assert report["failed"]["its row of Ba et al.'s Table 1, measured"] == (
         "WrongShapeNorm: maps (64, 32) to (64,); a norm's output has its input's shape"
     )
@@ -393,3 +423,133 @@ def test_the_checks_follow_the_declared_capabilities():
     assert not any("members=3" in r.name for r in norm_checks(toy_norms.MemberlessNorm))
     honest = type("HonestBatchNorm", (toy_norms.SecretBatchNorm,), {"uses_batch_statistics": True})
     assert set(check_norm(honest)["skipped"].values()) == {"declares uses_batch_statistics = True"}
+
+
+PARAMETERS = "every parameter changes the output (gamma and beta applied)"
+NO_STATE = "no state: the same output after other batches, and in eval mode"
+
+
+def test_a_norm_that_never_applies_its_gain_and_bias_is_refused():
+    """LayerNorm that returns x_hat and never applies gamma and beta: moving either parameter
+    leaves the output as it was (the oracle: a used parameter moves it), so that check fails and
+    names both; every other check passes (its forward and gradients are x_hat's)."""
+    import toy_norms
+
+    report = check_norm(toy_norms.UngainedNorm, on_fail="return")
+    assert list(report["failed"]) == [PARAMETERS]
+    assert report["failed"][PARAMETERS].startswith("UngainedNorm: its parameters gamma, beta never change its output")
+    half = type(
+        "GainOnly",
+        (toy_norms.UngainedNorm,),
+        {"forward": lambda self, x: self.gamma * super(type(self), self).forward(x)},
+    )
+    assert "its parameter beta never changes" not in str(check_norm(half, on_fail="return")["failed"])
+    assert check_norm(half, on_fail="return")["failed"][PARAMETERS].startswith("GainOnly: its parameter beta never")
+
+
+def test_a_norm_that_caches_its_first_eval_batch_is_refused():
+    """ScaleNorm in training mode that divides every eval batch by the norm of its first eval
+    batch: eval mode, called on two other batches first, gives another output than training on
+    the checked batch (the oracle: a stateless norm gives the same)."""
+    import toy_norms
+
+    report = check_norm(toy_norms.FirstEvalBatchNorm, on_fail="return")
+    assert list(report["failed"]) == [NO_STATE]
+    assert "in eval mode, after two other batches, it gives another output than training" in report["failed"][NO_STATE]
+
+
+def test_a_norm_that_keeps_the_first_batch_ever_on_its_class_is_refused():
+    """A norm that stores the RMS of the first batch any of its layers saw on its class, and
+    divides every later batch of every layer by it: every output-based check passes (each layer
+    agrees with every other), but calling it writes an attribute on the class, which the forward
+    check names."""
+    import toy_norms
+
+    cls = toy_norms.class_cache_norm()
+    report = check_norm(cls, on_fail="return")
+    assert list(report["failed"]) == [FORWARD]
+    assert report["failed"][FORWARD].startswith(
+        "ClassCacheNorm: calling it writes ClassCacheNorm.first_rms on its class"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("BareAssertNorm", "AssertionError (an assert without a message) at toy_norms.py:"),
+        ("MessageAssertNorm", "AssertionError: want a 2-D input at toy_norms.py:"),
+    ],
+)
+def test_an_assert_in_a_users_forward_is_its_error_not_the_checks_message(name, shown):
+    """A failing ``assert`` in the norm's own forward (every (B, T, D) call fails it) is an error
+    the norm raised, as a RuntimeError would be: each check it fails in says "raised
+    AssertionError", with the assert's message if it has one and its file and line (the oracle:
+    the line of the assert in toy_norms.py); never an empty message, nor the assert's message
+    shown as if the check had written it. The same in ``lnbench gradcheck --norm``'s rows."""
+    import inspect
+
+    import toy_norms
+
+    cls = getattr(toy_norms, name)
+    source, first = inspect.getsourcelines(cls.forward)
+    line = first + next(k for k, text in enumerate(source) if text.strip().startswith("assert "))
+    report = check_norm(cls, on_fail="return")
+    assert FORWARD in report["failed"] and GRADCHECK in report["failed"]
+    for text in report["failed"].values():
+        assert text == f"{name}: raised {shown}{line}", text
+    rows = [r for r in norm_checks(cls) if not r.passed]
+    assert rows and all(r.detail == f"{name}: raised {shown}{line}" for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("name", "check"),
+    [
+        ("WrongBackward", GRADCHECK),
+        ("FirstExampleNorm", "each example its own output (alone, in another batch)"),
+        ("CachedRMSNorm", NO_STATE),
+        ("FirstEvalBatchNorm", NO_STATE),
+        ("InPlaceNorm", FORWARD),
+        ("NaNNorm", FORWARD),
+        ("UngainedNorm", PARAMETERS),
+    ],
+)
+def test_train_refuses_a_users_norm_that_fails_a_check(name, check, tmp_path):
+    """lnbench train checks a user's norm before any folder: a norm that fails a check of
+    lnbench.testing.CHECKS is one line naming the check, its message (the one check_norm gives)
+    and the command that shows every check, exit code 2, and no run folder."""
+    import toy_norms
+
+    args = ["train", str(REPO / "configs/train.yaml"), "--runs-dir", str(tmp_path / "runs"), *set_args(TINY_OVERRIDES)]
+    result = runner.invoke(app, [*args, "--set", f"model.norm=toy_norms:{name}"])
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.strip().splitlines()
+    want = check_norm(getattr(toy_norms, name), on_fail="return")["failed"][check]
+    assert f"model.norm: 'toy_norms:{name}' fails the check {check!r}: {want} {CHECK_HINT.format(name=name)}" in line
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("kind", ["compare", "sweep"])
+def test_compare_and_sweep_refuse_a_users_norm_that_fails_a_check_and_train_it_with_no_check(kind, tmp_path):
+    """compare and sweep check each user's norm as train does (exit 2, nothing written); with
+    --no-check they train it, and the experiment's run.json and each of its runs' run.json say
+    it was not checked; a norm that passes is recorded as passed."""
+    tiny = set_args([*TINY_OVERRIDES, "train.epochs=1", "seeds=[0]"])
+    norms = '[layer, "toy_norms:WrongBackward", "toy_norms:ScaleNorm"]'
+    grid = ["--set", f"compare.norms={norms}", "--set", "compare.families=[rnn]"]
+    if kind == "sweep":
+        grid = ["--set", f"sweep.grid={{model.norm: {norms}}}"]
+    args = [kind, str(REPO / f"configs/{kind}.yaml"), "--runs-dir", str(tmp_path / "runs"), *tiny, *grid]
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 2 and "'toy_norms:WrongBackward' fails the check" in refused.output, refused.output
+    assert not (tmp_path / "runs").exists()
+    result = runner.invoke(app, [*args, "--no-check"])
+    assert result.exit_code == 0, result.output
+    (folder,) = (tmp_path / "runs").iterdir()
+    top = json.loads((folder / "run.json").read_text())
+    unchecked = "not checked (--no-check)"
+    assert top["norm_check"] == {"toy_norms:ScaleNorm": unchecked, "toy_norms:WrongBackward": unchecked}
+    children = {p.name: json.loads((p / "run.json").read_text()) for p in folder.iterdir() if (p / "run.json").exists()}
+    assert len(children) == (6 if kind == "compare" else 3)  # compare: the RNN's two norm placements
+    for name, manifest in children.items():
+        assert manifest.get("norm_check") == (None if "layer" in name.lower() else unchecked), name

@@ -20,6 +20,11 @@ Each wrong in one way that ``check_norm`` must name (and ``lnbench gradcheck --n
 - :class:`BrokenInitNorm`: its ``__init__`` raises (:class:`RaisingNorm`: its ``forward``).
 - :class:`NaNNorm`: every output NaN (0 / 0).
 - :class:`WrongShapeNorm`: ``(*, D)`` in, ``(*,)`` out.
+- :class:`UngainedNorm`: LayerNorm's x_hat, its gamma and beta never applied.
+- :class:`FirstEvalBatchNorm`: keeps its first eval batch's norm for every later eval batch.
+- :func:`class_cache_norm`: a class that keeps the first batch it ever saw on the class.
+- :class:`BareAssertNorm`, :class:`MessageAssertNorm`: an ``assert`` in forward (without and
+  with a message) that every ``(B, T, D)`` call fails.
 - :class:`MemberlessNorm`: declares ``has_member_axis = False`` and refuses ``members`` (a right
   norm: the members check must not run).
 """
@@ -79,11 +84,12 @@ class RaisingNorm(ScaleNorm):
 
 
 class RaisesWhenTrainedNorm(ScaleNorm):
-    """ScaleNorm that raises whenever gradients are recorded: the one forward run before a folder
-    is made (without gradients) passes, and every run with it fails in its first training step."""
+    """ScaleNorm that raises whenever gradients are recorded on a batch of more than 2 examples:
+    the one forward and backward run in its model before a folder is made (a batch of 2) passes,
+    and every run with it fails in its first training step (its check fails: train it unchecked)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if torch.is_grad_enabled():
+        if torch.is_grad_enabled() and x.shape[self.batch_axis] > 2:
             raise RuntimeError("RaisesWhenTrainedNorm: planted failure")
         return super().forward(x)
 
@@ -174,3 +180,60 @@ class MemberlessNorm(ScaleNorm):
         if members is not None:
             raise ValueError("MemberlessNorm has no member axis")
         super().__init__(features, eps)
+
+
+class UngainedNorm(Norm):
+    """LayerNorm that computes ``x_hat`` and returns it, never applying its ``gamma`` and ``beta``:
+    its gain and bias train nothing."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.check_input(x)
+        mean = x.mean(-1, keepdim=True)
+        return (x - mean) / (x.var(-1, unbiased=False, keepdim=True) + self.eps).sqrt()
+
+
+class FirstEvalBatchNorm(ScaleNorm):
+    """ScaleNorm in training mode; in eval mode it keeps the norm of its first eval batch and
+    divides every later eval batch by it (a cache meant for inference)."""
+
+    def __init__(self, features: int, eps: float = 1e-5, members: int | None = None) -> None:
+        super().__init__(features, eps, members)
+        self.cached: torch.Tensor | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.training:
+            return super().forward(x)
+        if self.cached is None:
+            self.cached = x.norm(dim=-1, keepdim=True) + self.eps
+        return self.gamma * x * (x.shape[-1] ** 0.5) / self.cached
+
+
+def class_cache_norm() -> type[Norm]:
+    """A new class (each call: its cache starts empty) that keeps the RMS of the first batch any
+    of its layers ever saw on the class, and divides every later batch, of every layer, by it."""
+
+    class ClassCacheNorm(ScaleNorm):
+        first_rms: torch.Tensor | None = None
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            if ClassCacheNorm.first_rms is None:
+                ClassCacheNorm.first_rms = (x.detach().square().mean() + self.eps).sqrt()  # one number
+            return self.gamma * x / ClassCacheNorm.first_rms.to(x.dtype)
+
+    return ClassCacheNorm
+
+
+class BareAssertNorm(ScaleNorm):
+    """ScaleNorm whose forward asserts, without a message, a 2-D input: every (B, T, D) call fails."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        assert x.dim() == 2
+        return super().forward(x)
+
+
+class MessageAssertNorm(ScaleNorm):
+    """ScaleNorm whose forward asserts a 2-D input, with a message: every (B, T, D) call fails."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        assert x.dim() == 2, "want a 2-D input"
+        return super().forward(x)
