@@ -15,7 +15,7 @@ import typer
 
 from lnbench.cli.console import console, fail, guarded, progress, work_of
 from lnbench.cli.options import ExperimentArgs
-from lnbench.cli.plan import plan_line, print_plan, workers_phrase
+from lnbench.cli.plan import plan_counts, plan_line, print_plan, resume_line, workers_phrase
 from lnbench.cli.results import print_results
 from lnbench.config import ConfigError  # not the schema (pydantic): --help answers at once
 from lnbench.names import EXPERIMENT_KINDS, plural
@@ -131,7 +131,8 @@ def launch(
         console.print(note, highlight=False, soft_wrap=True, markup=False)
     to_run = driver.cells_to_run(cells, resume, exp)
     copies = driver.cells_to_copy(cells, resume, exp)  # child run -> the child run it copies
-    to_train = [cell for cell in to_run if cell.cfgs[0].name not in copies]
+    counts = plan_counts(cells, to_run, copies)
+    to_train = counts.train
     if launcher == "local":  # no more workers than cells to train and CPU cores to train them on
         n_jobs = worker_count(n_jobs, len(to_train))
         if to_train and jobs is not None and n_jobs < jobs:
@@ -155,12 +156,9 @@ def launch(
         why = "a read-only file system" if os.statvfs(resume).f_flag & os.ST_RDONLY else "its permissions"
         fail(f"--resume {resume}: the folder is not writable ({why}); nothing was changed")
     if resume is not None:
-        n_kept = len(cells) - len(to_run)
-        console.print(
-            f"Resuming {resume}: {plural(n_kept, 'cell')} kept, {len(to_run)} to run", highlight=False, soft_wrap=True
-        )
+        console.print(resume_line(resume, counts), highlight=False, soft_wrap=True)
     if to_run:
-        console.print(plan_line(kind, to_train, n_jobs, launcher, len(copies)), highlight=False, soft_wrap=True)
+        console.print(plan_line(kind, to_train, n_jobs, launcher, counts.copies), highlight=False, soft_wrap=True)
     with guarded() as stop:
         from lnbench.experiments.cells import step_cost
 

@@ -3,6 +3,7 @@ runs in a :func:`plan_table`) and the line a run starts with (:func:`plan_line`)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -32,6 +33,32 @@ def print_plan(cells: list, n_cells: int, resume: Optional[Path], copies: dict[s
     if copies:
         line = f"{plural(len(trained), 'run')} trained ({plural(sum(c.train.epochs for c in trained), 'epoch')}) and {_copies(len(copies))}"
     console.print(line, highlight=False, soft_wrap=True)
+
+
+@dataclass(frozen=True)
+class PlanCounts:
+    """What a plan does with its cells, counted once for every line that says it (:func:`plan_counts`)."""
+
+    kept: int  #: cells a resumed folder keeps (their runs finished)
+    train: list  #: the cells to train: "to run", "N runs in M cells"
+    copied: int  #: cells whose runs are copied from an identical cell's, not trained
+    copies: int  #: the runs of those cells
+
+
+def plan_counts(cells: list, to_run: list, copies: dict[str, str]) -> PlanCounts:
+    """The counts of a plan of ``cells`` of which ``to_run`` are not kept, ``copies`` (child run ->
+    the child run it copies) their runs copied: a copied cell is all copies."""
+    train = [cell for cell in to_run if cell.cfgs[0].name not in copies]
+    return PlanCounts(len(cells) - len(to_run), train, len(to_run) - len(train), len(copies))
+
+
+def resume_line(resume: Path, counts: PlanCounts) -> str:
+    """``Resuming DIR: 7 cells kept, 7 to run, 1 copied from an identical cell`` (the cells to run are
+    those :func:`plan_line` trains)."""
+    copied = ""
+    if counts.copied:
+        copied = f", {counts.copied} copied from {'an identical cell' if counts.copied == 1 else 'identical cells'}"
+    return f"Resuming {resume}: {plural(counts.kept, 'cell')} kept, {len(counts.train)} to run{copied}"
 
 
 def workers_phrase(jobs: int) -> str:

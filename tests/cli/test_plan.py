@@ -79,3 +79,28 @@ def test_a_dry_run_says_the_reduction_too(tmp_path, started):
     result = runner.invoke(app, ["compare", "--jobs", "1000", "--dry-run", *ONE_FAMILY, "--runs-dir", str(tmp_path)])
     assert result.exit_code == 0 and started == []
     assert result.output.splitlines()[0] == "--jobs 1000: 2 worker processes (3 cells to run, 2 usable CPU cores)"
+
+
+@pytest.mark.e2e  # trains a tiny compare, then stops its resume before it trains
+def test_a_resume_counts_its_cells_as_the_plan_line_does(tmp_path, monkeypatch):
+    """A compare of NoNorm and LayerNorm in both placements (NoNorm's separate cell copies its joint
+    one), 2 seeds, three runs lost: by hand, the joint NoNorm cell and the joint LayerNorm cell are
+    trained (2 cells, 4 runs), the separate NoNorm cell is copied (2 runs), the separate LayerNorm
+    cell kept. The resume line's cells to run are the plan line's cells."""
+    import shutil
+
+    from conftest import tiny_args
+
+    sets = tiny_args("seeds=[0,1]", "train.epochs=1", "compare.families=[rnn]", "compare.norms=[none,layer]")
+    made = runner.invoke(app, ["compare", *sets, "--set", "compare.placements=[joint,separate]", "--runs-dir", str(tmp_path)])  # fmt: skip
+    assert made.exit_code == 0, made.output
+    (run,) = list(tmp_path.iterdir())
+    for lost in ("rnn-joint_none_seed1", "rnn-separate_none_seed0", "rnn-joint_layer_seed0"):
+        shutil.rmtree(run / lost)
+    monkeypatch.setattr(driver, "execute", lambda *a, **k: (_ for _ in ()).throw(typer.Exit(0)))
+    result = runner.invoke(app, ["compare", "--resume", str(run), "--jobs", "1"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[:2] == [
+        f"Resuming {run}: 1 cell kept, 2 to run, 1 copied from an identical cell",
+        "compare: 4 runs in 2 cells (4 epochs) and 2 copies of identical runs, seeds 0,1, on 1 process",
+    ]
