@@ -99,6 +99,7 @@ def launch(
     e.g. where a grid came from; ``verbose``: every table, :func:`print_results`; ``exp``: the
     experiment, default the kind's: a confirm stage's). Returns the folder."""
     runs_dir, jobs, launcher, resume = args.runs_dir, args.jobs, args.launcher, args.resume
+    from lnbench.config.checks import check_lr_used
     from lnbench.experiments import driver
     from lnbench.experiments.registry import EXPERIMENTS
     from lnbench.launchers.executors import usable_cores, worker_count
@@ -108,6 +109,7 @@ def launch(
     n_jobs = usable_cores() if jobs is None else jobs
     try:
         cells = driver.prepare(exp, spec, n_jobs, launcher, resume, check_norm=not args.no_check)
+        check_lr_used([c for cell in cells for c in cell.cfgs], args.set_ or [])
     except ConfigError as exc:  # checks of the whole experiment: name the config they are about
         lines = str(exc).splitlines()
         fail("\n".join(line if line.startswith(("--", source)) else f"{source}: {line}" for line in lines))

@@ -149,6 +149,23 @@ def check_not_overridden(cfg: RunConfig, owned: dict[str, str]) -> None:
             )
 
 
+def check_lr_used(cfgs: Iterable[RunConfig], overrides: Iterable[str]) -> None:
+    """Raise :class:`ConfigError` if ``--set train.lr`` (in ``overrides``) is used by none of the
+    runs ``cfgs`` of a plan: ``train.lr_by_batch_size`` gives each of their batch sizes its own rate,
+    so the value would be recorded in config.yaml as if it had been used. (A config file's
+    ``train.lr`` is let through: a child run's config.yaml records its experiment's.)"""
+    given = [o.strip() for o in overrides if o.partition("=")[0].strip() == "train.lr"]
+    cfgs = list(cfgs)
+    if not given or not cfgs or any(c.train.batch_size not in (c.train.lr_by_batch_size or {}) for c in cfgs):
+        return
+    rates = {c.train.batch_size: c.train.batch_lr for c in cfgs}
+    table = ", ".join(f"{b}: {show_value(rates[b])}" for b in sorted(rates))
+    raise ConfigError(
+        f"--set {given[-1]}: no run of this plan trains at it: train.lr_by_batch_size gives each of its batch "
+        f"sizes its own rate ({table}); set the rates there, or remove --set train.lr"
+    )
+
+
 def check_grid_keys_apply(cfg: RunConfig) -> None:
     """For ``lnbench sweep``: raise :class:`ConfigError` if a model key set in the config or swept
     in ``sweep.grid`` applies to no family the sweep trains (the grid's ``model.family`` values,

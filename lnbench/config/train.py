@@ -51,7 +51,8 @@ class TrainConfig(Section):
         1e-3,
         gt=0,
         description="Learning rate (the peak of a schedule); at most ~3e37, where float32 overflows. "
-        "lr_by_batch_size replaces it at the batch sizes it lists.",
+        "lr_by_batch_size replaces it at the batch sizes it lists (a --set train.lr that no run of the plan trains "
+        "at is refused).",
     )
     grad_clip: float | None = Field(
         None,

@@ -58,3 +58,12 @@ def test_print_config_and_dry_run_write_nothing(tmp_path):
     result = runner.invoke(app, ["compare", "--dry-run", "--set", "train.epochs=0", "--runs-dir", str(runs)])
     assert result.exit_code == 2  # a bad config is still an error
     assert not runs.exists()
+
+
+def test_a_set_learning_rate_figure6_does_not_use_is_refused_before_anything_is_written(tmp_path):
+    """Figure 6's regime gives batch sizes 4 and 128 their own rates: ``--set train.lr`` would train
+    no run, so it is one line, exit code 2, and no folder."""
+    args = ["claims", "--only", "figure6", "--set", "train.lr=0.02", "--runs-dir", str(tmp_path / "runs")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and result.output.startswith("lnbench: error: --set train.lr=0.02: no run of")
+    assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "runs").exists()

@@ -93,3 +93,22 @@ def test_the_pixel_by_pixel_mnist_preset_trains_one_seed():
     cfg = load_config("configs/compare_mnist_pixels.yaml")
     assert cfg.seed_list == [0]
     assert 8 * 2**30 < checks.memory_needed(cfg.with_changes(model__family="lstm"), 1) < 24 * 2**30
+
+
+def test_a_set_learning_rate_that_no_run_trains_at_is_refused():
+    """``--set train.lr`` where train.lr_by_batch_size covers every batch size of the plan is used by
+    no run: refused in one line naming it and each batch size's rate; a plan with one batch size the
+    table leaves out uses it, and a config file's lr (not --set) is let through."""
+    from lnbench.config.checks import check_lr_used
+
+    table = "train.lr_by_batch_size={4: 1e-4, 128: 1e-3}"
+    cfg = load_config(None, [table, "train.lr=0.02", "train.batch_size=4"])
+    covered = [cfg, cfg.with_changes(train__batch_size=128)]
+    with pytest.raises(ConfigError) as err:
+        check_lr_used(covered, [table, " train.lr = 0.02"])
+    assert str(err.value) == (
+        "--set train.lr = 0.02: no run of this plan trains at it: train.lr_by_batch_size gives each of its batch "
+        "sizes its own rate (4: 0.0001, 128: 0.001); set the rates there, or remove --set train.lr"
+    )
+    check_lr_used([*covered, cfg.with_changes(train__batch_size=16)], ["train.lr=0.02"])  # 16 trains at 0.02
+    check_lr_used(covered, [table])  # no --set train.lr
