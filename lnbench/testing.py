@@ -355,12 +355,14 @@ class NormCheck:
         return None
 
 
+GRADIENT_CHECK = "gradcheck, gradgradcheck (float64)"  # the name of the check of the norm's gradients
+
 #: The checks a built-in norm passes, in order: what :func:`check_norm` and ``lnbench gradcheck --norm`` run.
 CHECKS: tuple[NormCheck, ...] = (
     NormCheck("capabilities declared as booleans", _capabilities),
     NormCheck("forward: the input's shape and dtype, finite, the input unchanged, no state on its class", _forward),
     NormCheck("every parameter changes the output (gamma and beta applied)", _parameters_used),
-    NormCheck("gradcheck, gradgradcheck (float64)", _gradchecks),
+    NormCheck(GRADIENT_CHECK, _gradchecks),
     NormCheck(f"members={MEMBERS}: each member its own model", _members, {"has_member_axis": True}),
     NormCheck(
         "each example its own output (alone, in another batch)", _batch_independence, {"uses_batch_statistics": False}

@@ -94,6 +94,7 @@ for _name, _command in (
     ("invariance", checking.invariance),
     ("report", folders.report_cmd),
     ("gradcheck", checking.gradcheck),
+    ("card", checking.card),
     ("export", folders.export_cmd),
     ("ls", folders.ls_cmd),
     ("show", folders.show_cmd),

@@ -11,6 +11,7 @@ did not train here (:func:`lnbench.experiments.base.epoch_callback`).
 
 from lnbench.experiments.base import ExperimentResult
 from lnbench.experiments.batchsize_sweep import batchsize_sweep
+from lnbench.experiments.card import card
 from lnbench.experiments.checks import gradcheck, invariance
 from lnbench.experiments.claims import claims, claims_spec
 from lnbench.experiments.compare import compare
@@ -22,6 +23,7 @@ __all__ = [
     "EXPERIMENTS",
     "ExperimentResult",
     "batchsize_sweep",
+    "card",
     "claims",
     "claims_spec",
     "compare",

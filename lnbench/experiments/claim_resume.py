@@ -9,7 +9,7 @@ from pathlib import Path
 from lnbench.analysis import claim_catalogue, claim_tasks
 from lnbench.config import ConfigError
 from lnbench.experiments import claim_regimes
-from lnbench.experiments.claims import ClaimsSpec, in_default_run, seed_overrides, selection
+from lnbench.experiments.claims import CLAIMS, ClaimsSpec, in_default_run, seed_overrides, selection
 from lnbench.records.folder import RunFolder
 
 
@@ -43,8 +43,8 @@ def resumed_spec(
         raise ConfigError(f"--resume {folder}: not an experiment folder (no config.yaml)")
     check_not_a_child(folder)
     found = RunFolder(folder).kind
-    if found != "claims":
-        raise ConfigError(f"--resume {folder}: a {found!r} folder, not 'claims'; resume it with lnbench {found}")
+    if found != CLAIMS.kind:
+        raise ConfigError(f"--resume {folder}: a {found!r} folder, not {CLAIMS.kind!r}; resume it with lnbench {found}")
     regimes = claim_regimes.regimes_from_yaml(text, str(folder / "config.yaml"))
     chosen = None if not (only or everything) else selection(only, everything)
     flag = " ".join(f"--only {i}" for i in only or []) or "--all"

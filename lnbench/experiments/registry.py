@@ -13,6 +13,7 @@ from pathlib import Path
 
 from lnbench.experiments.base import Experiment
 from lnbench.experiments.batchsize_sweep import BATCHSIZE_SWEEP
+from lnbench.experiments.card import CARD
 from lnbench.experiments.checks import GRADCHECK, INVARIANCE
 from lnbench.experiments.claims import CLAIMS
 from lnbench.experiments.compare import COMPARE
@@ -25,7 +26,7 @@ from lnbench.records.index import Entry
 from lnbench.report.captions import FigureRecord
 
 EXPERIMENTS: dict[str, Experiment] = {
-    e.kind: e for e in (TRAIN, COMPARE, BATCHSIZE_SWEEP, SWEEP, CLAIMS, INVARIANCE, GRADCHECK)
+    e.kind: e for e in (TRAIN, COMPARE, BATCHSIZE_SWEEP, SWEEP, CLAIMS, INVARIANCE, GRADCHECK, CARD)
 }
 
 

@@ -110,6 +110,6 @@ def register_kind(name: str, info: KindInfo) -> None:
     EXPERIMENT_KINDS[name] = info
 
 
-#: Every kind of run folder (a run.json ``kind``): the experiment kinds and the two checks, which
-#: train nothing (:data:`lnbench.experiments.registry.EXPERIMENTS` holds their classes, in this order).
-RUN_KINDS = (*EXPERIMENT_KINDS, "invariance", "gradcheck")
+#: Every kind of run folder (a run.json ``kind``): the experiment kinds, the two checks and a norm's
+#: card, which train nothing (:data:`lnbench.experiments.registry.EXPERIMENTS` holds their classes, in this order).
+RUN_KINDS = (*EXPERIMENT_KINDS, "invariance", "gradcheck", "card")

@@ -1,0 +1,284 @@
+"""``lnbench card NORM``: a norm's report card, one run folder with one page.
+
+Any normalization layer, built in (``rms``, ``group``, ...) or a user's (``package.module:Class``
+or an entry point), is put through what lnbench measures without training
+(:mod:`lnbench.experiments.card_sections`): conformance (:func:`lnbench.testing.check_norm`),
+its gradients alone and inside an LSTM and a Transformer, its row of Ba et al.'s Table 1 beside
+LayerNorm's and BatchNorm's, and its cost as ratios to LayerNorm's. A norm that fails conformance
+still gets every other section, each marked as measured on a norm that failed conformance.
+
+The folder holds ``card.json`` (for machines), ``card.md`` (for a README or a paper's appendix),
+``card.html`` (the page) and report.html. The science section (the claims that take any norm,
+trained beside NoNorm, LayerNorm and BatchNorm) is not measured by this version: the card says so.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from lnbench.config import ConfigError
+from lnbench.experiments.base import Computed
+from lnbench.experiments.checks import Checking
+from lnbench.names import family_label
+from lnbench.records.folder import RunFolder
+from lnbench.records.index import make_headline
+from lnbench.records.io import write_text_atomic
+
+#: the sections of a card with a verdict each, in the page's order
+SECTIONS = ("conformance", "gradients", "invariance", "cost")
+TITLES = {
+    "conformance": "Conformance",
+    "gradients": "Gradients",
+    "invariance": "Invariances (Ba et al.'s Table 1)",
+    "cost": "Cost",
+    "science": "Science",
+}
+NOT_TRAINED = (
+    "not measured by this version of lnbench card: the claims that take any norm (convergence against NoNorm, "
+    "batch-size dependence, Figure 6, scale invariance, sequential MNIST with the published recipe) are not yet "
+    "run for a given norm; lnbench compare --set 'compare.norms=[none, layer, batch, NORM]' trains it beside them"
+)
+
+
+@dataclass
+class CardSpec:
+    """What ``lnbench card`` measures: the norm as given (``model.norm``'s syntax), ``draws`` of
+    Table 1's measurement and ``repeats`` of each timing."""
+
+    norm: str
+    draws: int = 3
+    repeats: int = 15
+
+
+def norm_class(spec: str) -> type:
+    """The layer class of ``spec`` (:func:`lnbench.nn.registry.norm_kind`).
+
+    Raises:
+        ConfigError: an unknown or unimportable norm, or ``none`` (no layer to measure), one line.
+    """
+    from lnbench.nn.registry import norm_kind
+
+    try:
+        cls = norm_kind(spec).layer
+    except ValueError as exc:
+        raise ConfigError(f"NORM: {exc}") from None
+    if cls is None:
+        raise ConfigError(f"NORM: {spec!r} has no layer to measure (NoNorm); give a norm, e.g. layer, rms or a class")
+    return cls
+
+
+class Card(Checking):
+    kind = "card"
+    holds = ("card.json", "card.md", "card.html")
+    items, good, word = "sections", "passed", "passed"
+
+    @property
+    def report(self) -> str:
+        return "card.json"
+
+    def check(self, spec: CardSpec) -> None:
+        norm_class(spec.norm)
+        if spec.draws < 1 or spec.repeats < 1:
+            raise ConfigError(f"--draws, --repeats: must be >= 1, got {spec.draws}, {spec.repeats}")
+
+    def name(self, spec: CardSpec) -> str:
+        return f"card_{spec.norm.replace(':', '-')}"
+
+    def seeds(self, spec: CardSpec) -> int:
+        return 0
+
+    def compute(self, spec: CardSpec) -> Computed:
+        """Measure every section (:mod:`lnbench.experiments.card_sections`): ``card.json``. The
+        folder is completed whatever the verdicts: a card reports a failure, it does not refuse."""
+        card = measure_card(spec)
+        return Computed({"card.json": card}, None, card["sections"])
+
+    def headline(self, folder: RunFolder, summary: dict) -> dict | None:
+        card = folder.json("card.json")
+        if card is None:
+            return None
+        return make_headline(f"{card['label']}: {card['conformance']['verdict']}")
+
+    def table(self, report: dict) -> Table:
+        table = Table(title=f"lnbench card: {report['label']} ({report['norm']})", title_justify="left")
+        table.add_column("section")
+        table.add_column("verdict", overflow="fold")
+        for name in (*SECTIONS, "science"):
+            table.add_row(TITLES[name], escape(report[name]["verdict"]))
+        return table
+
+    def figures(self, path: Path, into: Path | None = None) -> list[str]:
+        """Write the card's pages, ``card.md`` and ``card.html``, from its ``card.json``."""
+        card = RunFolder(path).json("card.json")
+        if card is None:
+            return []
+        into = path if into is None else into
+        write_text_atomic(into / "card.md", card_markdown(card))
+        write_text_atomic(into / "card.html", card_html(card))
+        return []
+
+
+CARD = Card()
+
+
+def measure_card(spec: CardSpec) -> dict[str, Any]:
+    """The card of ``spec.norm`` as ``card.json``'s body: ``norm``, ``label``, a section per
+    :data:`SECTIONS` and ``science`` (each with ``verdict`` and ``passed``), ``sections`` (the
+    verdicts in order) and ``summary`` (one sentence per section)."""
+    from lnbench.experiments import card_sections as measured
+    from lnbench.nn.registry import norm_kind
+
+    cls = norm_class(spec.norm)
+    conformance = measured.conformance(cls)
+    card: dict[str, Any] = {
+        "norm": spec.norm,
+        "label": norm_kind(spec.norm).label,
+        "conformance": conformance,
+        "gradients": measured.gradients(spec.norm, cls, conformance),
+        "invariance": measured.invariance(spec.norm, cls, spec.draws),
+        "cost": measured.cost(spec.norm, cls, spec.repeats),
+        "science": {"passed": None, "verdict": NOT_TRAINED, "claims": []},
+    }
+    caveat = "" if conformance["passed"] else " (measured on a norm that failed conformance)"
+    for name in SECTIONS[1:]:
+        card[name]["caveat"] = caveat.strip(" ()")
+    card["sections"] = [
+        {"name": name, "verdict": card[name]["verdict"], "passed": card[name]["passed"]}
+        for name in (*SECTIONS, "science")
+    ]
+    card["summary"] = [
+        f"{TITLES[name]}: {card[name]['verdict']}{caveat if name != 'conformance' else ''}." for name in SECTIONS
+    ]
+    return card
+
+
+def _md_table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(str(c) for c in row) + " |" for row in rows),
+    ]
+
+
+def _passed(ok: bool) -> str:
+    return "passed" if ok else "failed"
+
+
+def _section_tables(card: dict[str, Any]) -> dict[str, tuple[list[str], list[list[Any]]]]:
+    """Each section's table (header, rows), the same in card.md and card.html."""
+    conf, grads, inv, cost = (card[n] for n in SECTIONS)
+    transformations = list(next(iter(inv["rows"].values())).keys()) if inv["rows"] else []
+    labels = {"norm": card["label"], "layer": "LayerNorm", "batch": "BatchNorm"}
+    return {
+        "conformance": (["check", "result", "why"], [[c["name"], c["result"], c["detail"]] for c in conf["checks"]]),
+        "gradients": (
+            ["where", "gradcheck", "gradgradcheck"],
+            [["the norm alone (float64)", grads["alone"]["result"], grads["alone"]["result"]]]
+            + [
+                [
+                    f"in a {family_label(m['family'])} (input {tuple(m['shape'])}, {m['parameters']} norm parameters)",
+                    _passed(m["gradcheck"]),
+                    _passed(m["gradgradcheck"]),
+                ]
+                for m in grads["models"]
+            ],
+        ),
+        "invariance": (
+            ["", *transformations],
+            [[labels.get(m, m), *(row[t] for t in transformations)] for m, row in inv["rows"].items()],
+        ),
+        "cost": (
+            ["what", "time", "vs LayerNorm (C++ kernel)", "vs LayerNorm (Python path)"],
+            [
+                [
+                    f"one call {tuple(c['shape'])}, forward + backward",
+                    f"{c['microseconds']:g} us",
+                    f"{c['vs_layer_kernel']:.2f}x",
+                    f"{c['vs_layer_python']:.2f}x",
+                ]
+                for c in cost["calls"]
+            ]
+            + [
+                [
+                    f"one Adam step of a {family_label(s['family'])}",
+                    f"{s['milliseconds']:g} ms",
+                    f"{s['vs_layer']:.2f}x (LayerNorm as training runs it)",
+                    "",
+                ]
+                for s in cost["steps"]
+            ],
+        ),
+    }
+
+
+def card_markdown(card: dict[str, Any]) -> str:
+    """``card.md``: the card as Markdown, each section its verdict line and its table."""
+    lines = [f"# {card['label']} (`{card['norm']}`): lnbench report card", ""]
+    if not card["conformance"]["passed"]:
+        lines += [
+            f"**This norm failed conformance** ({card['conformance']['verdict']}): every other section was measured on a norm that failed it.",
+            "",
+        ]
+    tables = _section_tables(card)
+    for name in (*SECTIONS, "science"):
+        lines += [f"## {TITLES[name]}", "", f"**{card[name]['verdict']}**", ""]
+        if name in tables:
+            lines += [*_md_table(*tables[name]), ""]
+    lines += ["## Summary", "", *(f"- {s}" for s in card["summary"]), ""]
+    return "\n".join(lines)
+
+
+def card_html(card: dict[str, Any]) -> str:
+    """``card.html``: the card as one self-contained HTML page (the tables of :func:`card_markdown`)."""
+    e = html.escape
+    tables = _section_tables(card)
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>{e(card['label'])}: lnbench report card</title>",
+        "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.4}"
+        "table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}"
+        ".fail{color:#b00;font-weight:bold}</style></head><body>",
+        f"<h1>{e(card['label'])} (<code>{e(card['norm'])}</code>): lnbench report card</h1>",
+    ]
+    if not card["conformance"]["passed"]:
+        parts.append(
+            f"<p class='fail'>This norm failed conformance ({e(card['conformance']['verdict'])}): every other "
+            "section was measured on a norm that failed it.</p>"
+        )
+    for name in (*SECTIONS, "science"):
+        parts += [f"<h2>{e(TITLES[name])}</h2>", f"<p><b>{e(card[name]['verdict'])}</b></p>"]
+        if name in tables:
+            header, rows = tables[name]
+            parts.append("<table><tr>" + "".join(f"<th>{e(str(h))}</th>" for h in header) + "</tr>")
+            parts += ["<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in row) + "</tr>" for row in rows]
+            parts.append("</table>")
+    parts += ["<h2>Summary</h2><ul>", *(f"<li>{e(s)}</li>" for s in card["summary"]), "</ul></body></html>"]
+    return "\n".join(parts)
+
+
+def card(
+    norm: str, runs_dir: str | Path | None = "runs", draws: int = 3, repeats: int = 15
+) -> tuple[dict, Path | None]:
+    """``lnbench card NORM``: measure the card of ``norm`` and write its run folder under
+    ``runs_dir`` (card.json, card.md, card.html, report.html); nowhere if ``runs_dir`` is None.
+
+    Returns:
+        card.json's body and the folder (or None).
+
+    Raises:
+        ConfigError: an unknown norm, ``none``, ``draws`` or ``repeats`` < 1; before anything is written.
+    """
+    spec = CardSpec(norm, draws, repeats)
+    if runs_dir is None:
+        CARD.check(spec)
+        return CARD.compute(spec).files["card.json"], None
+    from lnbench.experiments import driver
+
+    result = driver.run(CARD, spec, runs_dir=runs_dir)
+    return RunFolder(result.path).json("card.json") or {}, result.path
