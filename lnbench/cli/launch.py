@@ -8,6 +8,7 @@ run folder exists."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -24,8 +25,10 @@ if TYPE_CHECKING:
     from lnbench.config import RunConfig
 
 
-def check_runs_dir(runs_dir: Path) -> None:
-    """Fail early, with one line and nothing created, if run folders cannot go under ``runs_dir``."""
+def check_runs_dir(runs_dir: Path, probe: bool = True) -> None:
+    """Fail early, with one line (exit code 2) and nothing created, if run folders cannot go under
+    ``runs_dir``. With ``probe``, a folder is made in (and removed from) its nearest existing folder:
+    ``os.access`` says yes to root in /proc, where making the run folder fails."""
     existing = runs_dir.absolute()
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -33,6 +36,13 @@ def check_runs_dir(runs_dir: Path) -> None:
         fail(f"--runs-dir {runs_dir}: {existing} is not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         fail(f"--runs-dir {runs_dir}: {existing} is not writable")
+    if probe:
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".lnbench-probe-", dir=existing))
+        except OSError as exc:
+            fail(
+                f"--runs-dir {runs_dir}: {existing} is not writable: a folder cannot be made in it ({exc.strerror or exc})"
+            )
 
 
 def _load(config: Optional[Path], overrides: Optional[list[str]], seed: Optional[int]) -> RunConfig:
@@ -113,7 +123,7 @@ def launch(
     except ConfigError as exc:  # checks of the whole experiment: name the config they are about
         lines = str(exc).splitlines()
         fail("\n".join(line if line.startswith(("--", source)) else f"{source}: {line}" for line in lines))
-    check_runs_dir(runs_dir)
+    check_runs_dir(runs_dir, probe=not (args.print_config or args.dry_run))  # those write nothing
     if args.tensorboard:
         from lnbench.experiments.tensorboard import INSTALL, available
 

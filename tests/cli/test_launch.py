@@ -2,6 +2,7 @@
 --dry-run print the config and the plan, and write nothing."""
 
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -67,3 +68,34 @@ def test_a_set_learning_rate_figure6_does_not_use_is_refused_before_anything_is_
     result = runner.invoke(app, args)
     assert result.exit_code == 2 and result.output.startswith("lnbench: error: --set train.lr=0.02: no run of")
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "runs").exists()
+
+
+def _runs_dir_commands() -> dict[str, list[str]]:
+    """Every command that takes --runs-dir, with the arguments it needs (train's CONFIG, card's NORM)."""
+    import typer
+
+    needs = {"train": ["configs/train.yaml"], "card": ["layer"]}
+    commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    return {
+        name: [name, *needs.get(name, [])]
+        for name, command in commands.items()
+        if any("--runs-dir" in getattr(p, "opts", ()) for p in command.params)
+    }
+
+
+def test_every_runs_dir_command_is_listed():
+    assert sorted(_runs_dir_commands()) == sorted(
+        ["train", "compare", "batchsize-sweep", "sweep", "claims", "invariance", "gradcheck", "card"]
+    )
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("command", list(_runs_dir_commands().values()), ids=lambda c: c[0])
+def test_a_runs_dir_where_no_folder_can_be_made_is_one_line_and_exit_2(command):
+    """``--runs-dir /proc/x``: /proc passes ``os.access`` (for root too) but no folder can be made in
+    it; every command that takes --runs-dir refuses it as docs/cli.md says of an unusable --runs-dir:
+    one line naming it, exit code 2, before anything is written."""
+    result = runner.invoke(app, [*command, "--runs-dir", "/proc/lnbench-no-such-runs"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("lnbench: error: --runs-dir /proc/lnbench-no-such-runs: /proc is not writable")
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
