@@ -671,3 +671,75 @@ def select_claims(ids: Sequence[str] | None) -> list[Claim]:
             f"--only: unknown claim {unknown[0]!r}; allowed: {', '.join(CLAIM_IDS)}, or a regime: {', '.join(CLAIM_REGIMES)}"
         )
     return [c for c in CLAIMS if c.id in ids or c.regime in ids]
+
+
+@dataclass(frozen=True)
+class NormTemplate:
+    """A claim of :data:`CLAIMS` about one norm (its ``subject``, e.g. ``layer``) against NoNorm
+    that any norm can be tested on: :meth:`instance` puts another norm in the subject's place.
+
+    Attributes:
+        claim_id: the built-in claim (its instance for ``subject`` is that claim itself).
+        subject: the norm the built-in claim is about.
+        batch_statistics: the instances it applies to: True for a norm that declares
+            ``uses_batch_statistics``, False for one that does not, None for every norm (decided by
+            the norm's declared capabilities, never by its name).
+    """
+
+    claim_id: str
+    subject: str
+    batch_statistics: bool | None = None
+
+    def applies_to(self, uses_batch_statistics: bool) -> bool:
+        return self.batch_statistics is None or self.batch_statistics == uses_batch_statistics
+
+    def instance(self, norm: str) -> Claim:
+        """The claim with ``norm`` in the subject's place: its conditions (a, b, net), its text (the
+        subject's name replaced), and its id ``<claim id>@<norm>`` (the built-in claim for its subject)."""
+        claim = CLAIMS_BY_ID[self.claim_id]
+        if norm == self.subject:
+            return claim
+
+        def swap(cond: Condition) -> Condition:
+            return replace(cond, norm=norm) if cond.norm == self.subject else cond
+
+        return replace(
+            claim,
+            id=f"{claim.id}@{norm}",
+            text=claim.text.replace(norm_label(self.subject), norm_label(norm)),
+            a=swap(claim.a),
+            b=swap(claim.b),
+            net=None if claim.net is None else (swap(claim.net[0]), swap(claim.net[1])),
+        )
+
+
+CLAIMS_BY_ID: dict[str, Claim] = {c.id: c for c in CLAIMS}
+
+#: The claims a norm's card tests (``lnbench card``): convergence against NoNorm in the RNN, the
+#: LSTM and the Transformer; the final state's dependence on the input's scale; and, by the norm's
+#: declared batch statistics, the batch-size claim net of NoNorm's change (batch size 1 vs 64).
+NORM_TEMPLATES: tuple[NormTemplate, ...] = (
+    NormTemplate("rnn_faster_default", "layer"),
+    NormTemplate("lstm_faster", "layer"),
+    NormTemplate("tf_faster", "layer"),
+    NormTemplate("rnn_scale_invariant", "layer"),
+    NormTemplate("tf_scale_invariant", "layer"),
+    NormTemplate("rnn_ln_batch_size", "layer", batch_statistics=False),
+    NormTemplate("tf_ln_batch_size", "layer", batch_statistics=False),
+    NormTemplate("rnn_bn_batch_size_1", "batch", batch_statistics=True),
+    NormTemplate("tf_bn_batch_size_1", "batch", batch_statistics=True),
+)
+
+#: the norms a card's claims are also tested on, on the same data and seeds: its reference
+REFERENCE_NORMS = ("layer", "batch")
+
+
+def norm_claims(norm: str, uses_batch_statistics: bool) -> list[tuple[Claim, dict[str, Claim]]]:
+    """The claims of :data:`NORM_TEMPLATES` that apply to ``norm`` (by its declared
+    ``uses_batch_statistics``), each with the same claim for LayerNorm and BatchNorm
+    (:data:`REFERENCE_NORMS`) beside it."""
+    return [
+        (t.instance(norm), {ref: t.instance(ref) for ref in REFERENCE_NORMS})
+        for t in NORM_TEMPLATES
+        if t.applies_to(uses_batch_statistics)
+    ]

@@ -156,8 +156,6 @@ def _claims(
     from lnbench.experiments.claim_resume import resumed_spec
     from lnbench.experiments.claims import claims_spec, seed_overrides
 
-    if all_ and only:
-        fail("--all and --only: give one of them (--all evaluates every claim, --only the ones named)")
     overrides, seed = list(args.set_ or []), args.seed
     if num_seeds is not None:
         if any(o.replace(" ", "").startswith(("seeds=", "seed=")) for o in overrides):

@@ -11,9 +11,9 @@ from typing import Annotated, NoReturn, Optional
 
 import typer
 
-from lnbench.cli.console import console, fail, guarded, print_table
+from lnbench.cli.console import console, fail, guarded, print_table, progress, work_of
 from lnbench.cli.launch import check_runs_dir
-from lnbench.cli.options import RunsDirOption
+from lnbench.cli.options import JobsOption, RunsDirOption
 from lnbench.config import MAX_SEED  # not the schema (pydantic): --help answers at once
 from lnbench.config.words import joined
 from lnbench.names import NORM_REGISTRY, plural
@@ -228,6 +228,16 @@ def card(
         ),
     ],
     runs_dir: RunsDirOption = Path("runs"),
+    seeds: Annotated[
+        int, typer.Option(metavar="N", min=2, max=100, help="Seeds of each claim of the science section.")
+    ] = 3,
+    jobs: JobsOption = None,
+    science: Annotated[
+        bool,
+        typer.Option(
+            "--science/--no-science", help="Train the science section's claims (minutes), or measure the rest only."
+        ),
+    ] = True,
     draws: Annotated[
         int, typer.Option(metavar="N", min=1, max=1000, help="Random draws per cell of its Table 1 row.")
     ] = 3,
@@ -235,43 +245,61 @@ def card(
         int, typer.Option(metavar="N", min=1, max=1000, help="Timings per cost measurement (the median counts).")
     ] = 15,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Say what the card measures, and exit; nothing is written.")
+        bool, typer.Option("--dry-run", help="Print what the card measures and trains, and exit; nothing is written.")
     ] = False,
 ) -> None:
-    """Measure a norm's report card: conformance, gradients, Table 1's invariances and cost, beside LayerNorm's.
+    """Measure a norm's report card: conformance, gradients, invariances, cost and its claims, beside LayerNorm's.
 
-    Writes card.json, card.md and card.html into a run folder (~20-40 s on 2 cores). Exit code 0 when the card
-    was made, whatever its verdicts (a norm that fails conformance gets a card that says so); 2 for a bad NORM.
+    One run folder with card.json, card.md and card.html; the science section's claims (the norm, NoNorm, LayerNorm
+    and BatchNorm on the same data and seeds) in its science folder. About 20-40 s without training, ~3-10 min with
+    it on 2 cores. Exit code 0 when the card was made, whatever its verdicts (a norm that fails conformance gets a
+    card that says so); 2 for a bad NORM or option.
     """
     from lnbench.config import ConfigError
+    from lnbench.experiments import driver
+    from lnbench.experiments.card import CARD, CardSpec, science_spec
+    from lnbench.experiments.card import card as make_card
+    from lnbench.experiments.claims import CLAIMS
+    from lnbench.launchers.executors import usable_cores, worker_count
 
+    try:
+        CARD.check(CardSpec(norm, draws, repeats))
+        claims_spec, pairs = science_spec(norm, seeds) if science else (None, [])
+        cells = driver.prepare(CLAIMS, claims_spec, check_norm=False) if claims_spec is not None else []
+    except ConfigError as exc:
+        fail(str(exc))
+    runs = [c for cell in cells for c in cell.cfgs]
+    n_jobs = worker_count(usable_cores() if jobs is None else jobs, len(cells))
     if dry_run:
-        from lnbench.experiments.card_sections import COST_SHAPES, GRAD_FAMILIES
-
+        trained = (
+            f"science: {plural(len(pairs), 'claim')} of {norm} (and of LayerNorm and BatchNorm): "
+            f"{plural(len(runs), 'run')} in {plural(len(cells), 'cell')}, {plural(seeds, 'seed')}, "
+            f"on {n_jobs} worker process{'' if n_jobs == 1 else 'es'} (~3 min for 3 seeds on 2 idle cores, measured)"
+            if science
+            else "science: not trained (--no-science)"
+        )
         console.print(
-            f"card {norm}: lnbench.testing's checks; gradcheck and gradgradcheck (float64) alone and in a tiny "
-            f"{' and a tiny '.join(GRAD_FAMILIES)}; its Table 1 row beside LayerNorm's and BatchNorm's; forward + "
-            f"backward at {', '.join(str(s) for s in COST_SHAPES)} and one Adam step of each family, as ratios to "
-            "LayerNorm's; ~20-40 s; no training (the science section is not measured by this version)",
+            f"card {norm}: lnbench.testing's checks; gradcheck and gradgradcheck (float64) alone and in a tiny LSTM "
+            "and Transformer; its Table 1 row beside LayerNorm's and BatchNorm's; its cost as ratios to LayerNorm's "
+            f"(~20-40 s); {trained}",
             highlight=False,
             soft_wrap=True,
         )
         raise typer.Exit()
     check_runs_dir(runs_dir)
-    from lnbench.experiments.card import CARD, CardSpec
-    from lnbench.experiments.card import card as make_card
-
-    try:
-        CARD.check(CardSpec(norm, draws, repeats))
-    except ConfigError as exc:
-        fail(str(exc))
-    with guarded(epochs=False) as stop:
-        report, path = make_card(norm, runs_dir, draws, repeats)
+    with guarded() as stop:
+        with progress(work_of(runs)) as on_epoch:
+            report, path = make_card(
+                norm, runs_dir, draws, repeats, seeds, science, jobs=n_jobs, on_epoch=on_epoch if runs else None
+            )
         stop.folder = path
         print_table(CARD.table(report))
+        if report["science"]["claims"]:
+            print_table(CARD.science_table(report))
         if not report["conformance"]["passed"]:
             console.print(
-                f"[bold red]{report['label']} failed conformance:[/] every other section was measured on a norm that failed it.",
+                f"[bold red]{report['label']} failed conformance:[/] every other section was measured on a norm "
+                "that failed it.",
                 highlight=False,
                 soft_wrap=True,
             )

@@ -114,12 +114,35 @@ def _help_types(params: list) -> list:
     return params
 
 
+#: the options that docs/cli.md's usage lines give as alternatives (``[--runs-dir DIR | --json PATH]``),
+#: each pair with why it is one or the other: given together, one would be ignored or the two merged
+ALTERNATIVES: tuple[tuple[str, str, str], ...] = (
+    ("--runs-dir", "--json", "--json writes the report to that file and makes no run folder"),
+    ("--task", "--tasks", "--task NAME is repeatable, --tasks A,B,C names several tasks at once"),
+    ("--all", "--only", "--all evaluates every claim, --only the ones named"),
+    ("--print-config", "--dry-run", "--print-config prints the resolved config, --dry-run the runs; each then exits"),
+)
+
+
 class Command(TyperCommand):
     """Every ``lnbench`` command (``app.command(cls=Command)``): its ``--help`` shows a flag without a
-    type and an argument by its metavar (:class:`_Flag`, :class:`_NamedArgument`)."""
+    type and an argument by its metavar (:class:`_Flag`, :class:`_NamedArgument`); two of its
+    :data:`ALTERNATIVES` given together are one line, exit code 2, before the command runs."""
 
     def get_params(self, ctx: Any) -> list:
         return _help_types(super().get_params(ctx))  # with --help, made on first use
+
+    def invoke(self, ctx: Any) -> Any:
+        given = {
+            flag
+            for p in self.params
+            if p.name is not None and getattr(ctx.get_parameter_source(p.name), "name", None) == "COMMANDLINE"
+            for flag in p.opts
+        }
+        for first, second, why in ALTERNATIVES:
+            if first in given and second in given:
+                fail(f"{first} and {second}: give one of them ({why})")
+        return super().invoke(ctx)
 
 
 def print_table(table: Table) -> None:

@@ -7,9 +7,15 @@ its gradients alone and inside an LSTM and a Transformer, its row of Ba et al.'s
 LayerNorm's and BatchNorm's, and its cost as ratios to LayerNorm's. A norm that fails conformance
 still gets every other section, each marked as measured on a norm that failed conformance.
 
+Its science section trains the claims that take any norm
+(:data:`lnbench.analysis.claim_catalogue.NORM_TEMPLATES`: convergence against NoNorm in the RNN, the
+LSTM and the Transformer, the final state against the input's scale, the batch-size claim its
+declared batch statistics select) with the norm, and the same claims with LayerNorm and BatchNorm,
+on the same data and seeds: one ``lnbench claims`` run (:func:`science_spec`) in a ``science``
+folder inside the card's, its verdicts, effects and intervals in the card (:func:`science_section`).
+
 The folder holds ``card.json`` (for machines), ``card.md`` (for a README or a paper's appendix),
-``card.html`` (the page) and report.html. The science section (the claims that take any norm,
-trained beside NoNorm, LayerNorm and BatchNorm) is not measured by this version: the card says so.
+``card.html`` (the page), report.html and the science folder.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from rich.table import Table
 from lnbench.config import ConfigError
 from lnbench.experiments.base import Computed
 from lnbench.experiments.checks import Checking
-from lnbench.names import family_label
+from lnbench.names import family_label, norm_slug
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import make_headline
 from lnbench.records.io import write_text_atomic
@@ -40,10 +46,11 @@ TITLES = {
     "science": "Science",
 }
 NOT_TRAINED = (
-    "not measured by this version of lnbench card: the claims that take any norm (convergence against NoNorm, "
-    "batch-size dependence, Figure 6, scale invariance, sequential MNIST with the published recipe) are not yet "
-    "run for a given norm; lnbench compare --set 'compare.norms=[none, layer, batch, NORM]' trains it beside them"
+    "not measured (--no-science): the claims that take any norm were not trained; lnbench card NORM trains them "
+    "beside NoNorm, LayerNorm and BatchNorm"
 )
+#: the seeds of the science section's claims by default (each claim's regime, its data and budget)
+SCIENCE_SEEDS = 3
 
 
 @dataclass
@@ -88,7 +95,7 @@ class Card(Checking):
             raise ConfigError(f"--draws, --repeats: must be >= 1, got {spec.draws}, {spec.repeats}")
 
     def name(self, spec: CardSpec) -> str:
-        return f"card_{spec.norm.replace(':', '-')}"
+        return f"card_{norm_slug(spec.norm)}"
 
     def seeds(self, spec: CardSpec) -> int:
         return 0
@@ -111,6 +118,16 @@ class Card(Checking):
         table.add_column("verdict", overflow="fold")
         for name in (*SECTIONS, "science"):
             table.add_row(TITLES[name], escape(report[name]["verdict"]))
+        return table
+
+    def science_table(self, report: dict) -> Table:
+        """The science section's claims, each with LayerNorm's and BatchNorm's verdict beside it."""
+        header, rows = _section_tables(report)["science"]
+        table = Table(title=f"science: {escape(report['science']['verdict'])}", title_justify="left")
+        for h in header:
+            table.add_column(h, overflow="fold")
+        for row in rows:
+            table.add_row(*(escape(str(c)) for c in row))
         return table
 
     def figures(self, path: Path, into: Path | None = None) -> list[str]:
@@ -143,7 +160,7 @@ def measure_card(spec: CardSpec) -> dict[str, Any]:
         "gradients": measured.gradients(spec.norm, cls, conformance),
         "invariance": measured.invariance(spec.norm, cls, spec.draws),
         "cost": measured.cost(spec.norm, cls, spec.repeats),
-        "science": {"passed": None, "verdict": NOT_TRAINED, "claims": []},
+        "science": {"passed": None, "verdict": NOT_TRAINED, "claims": [], "folder": None},
     }
     caveat = "" if conformance["passed"] else " (measured on a norm that failed conformance)"
     for name in SECTIONS[1:]:
@@ -164,6 +181,16 @@ def _md_table(header: list[str], rows: list[list[Any]]) -> list[str]:
         "|" + "---|" * len(header),
         *("| " + " | ".join(str(c) for c in row) + " |" for row in rows),
     ]
+
+
+def _effect(claim: dict[str, Any]) -> str:
+    """A claim's effect and interval, in its metric's units (accuracy in points)."""
+    if claim["effect"] is None:
+        return "-"
+    scale = 100 if claim["metric"].endswith("acc") else 1
+    bounds = claim["interval"]
+    interval = f" [{bounds[0] * scale:+.3g}, {bounds[1] * scale:+.3g}]" if bounds else ""
+    return f"{claim['effect'] * scale:+.3g}{interval}"
 
 
 def _passed(ok: bool) -> str:
@@ -192,6 +219,20 @@ def _section_tables(card: dict[str, Any]) -> dict[str, tuple[list[str], list[lis
         "invariance": (
             ["", *transformations],
             [[labels.get(m, m), *(row[t] for t in transformations)] for m, row in inv["rows"].items()],
+        ),
+        "science": (
+            ["claim", "verdict", "effect [95% interval]", "seeds", "LayerNorm", "BatchNorm"],
+            [
+                [
+                    f"{c['claim']} ({c['id'].partition('@')[0]})",
+                    c["verdict"],
+                    _effect(c),
+                    c["seeds"],
+                    c["reference"]["layer"],
+                    c["reference"]["batch"],
+                ]
+                for c in card["science"].get("claims", [])
+            ],
         ),
         "cost": (
             ["what", "time", "vs LayerNorm (C++ kernel)", "vs LayerNorm (Python path)"],
@@ -228,7 +269,7 @@ def card_markdown(card: dict[str, Any]) -> str:
     tables = _section_tables(card)
     for name in (*SECTIONS, "science"):
         lines += [f"## {TITLES[name]}", "", f"**{card[name]['verdict']}**", ""]
-        if name in tables:
+        if tables.get(name, ([], []))[1]:
             lines += [*_md_table(*tables[name]), ""]
     lines += ["## Summary", "", *(f"- {s}" for s in card["summary"]), ""]
     return "\n".join(lines)
@@ -253,7 +294,7 @@ def card_html(card: dict[str, Any]) -> str:
         )
     for name in (*SECTIONS, "science"):
         parts += [f"<h2>{e(TITLES[name])}</h2>", f"<p><b>{e(card[name]['verdict'])}</b></p>"]
-        if name in tables:
+        if tables.get(name, ([], []))[1]:
             header, rows = tables[name]
             parts.append("<table><tr>" + "".join(f"<th>{e(str(h))}</th>" for h in header) + "</tr>")
             parts += ["<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in row) + "</tr>" for row in rows]
@@ -262,23 +303,117 @@ def card_html(card: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def science_spec(norm: str, seeds: int = SCIENCE_SEEDS) -> tuple[Any, list]:
+    """The claims run of a card's science section: the claims of
+    :func:`lnbench.analysis.claim_catalogue.norm_claims` for ``norm`` (by its declared
+    ``uses_batch_statistics``) and their LayerNorm and BatchNorm instances, each in its regime
+    (``configs/claims/<regime>.yaml``) with ``seeds`` seeds 0 .. seeds - 1.
+
+    Returns:
+        The :class:`lnbench.experiments.claims.ClaimsSpec` (named ``science``) and the pairs
+        ``(claim, {"layer": claim, "batch": claim})``.
+
+    Raises:
+        ConfigError: a bad norm, ``seeds`` < 2 (a paired test needs two).
+    """
+    from lnbench.analysis.claim_catalogue import norm_claims
+    from lnbench.experiments import claim_regimes
+    from lnbench.experiments.claims import ClaimsSpec, seed_overrides
+
+    if seeds < 2:
+        raise ConfigError(f"--seeds: a paired test needs at least 2 seeds, got {seeds}")
+    cls = norm_class(norm)
+    pairs = norm_claims(norm, bool(getattr(cls, "uses_batch_statistics", False)))
+    selected = list({c.id: c for claim, refs in pairs for c in (claim, *refs.values())}.values())
+    presets = Path(__file__).resolve().parents[2] / "configs" / "claims"
+    regimes = claim_regimes.load_regimes(selected, presets, seed_overrides(seeds, 0), None)
+    return ClaimsSpec(selected, regimes, name="science", presets=presets), pairs
+
+
+def science_section(pairs: list, summary: dict, folder: str) -> dict[str, Any]:
+    """The science section from the claims run's summary.json: per claim of the norm, its verdict,
+    effect, interval and seeds, and the same claim's verdict for LayerNorm and BatchNorm in the
+    same run (``reference``); ``folder``: the run's folder, relative to the card's."""
+    results = {r["id"]: r for r in summary.get("claims") or []}
+    claims = []
+    for claim, refs in pairs:
+        r = results.get(claim.id, {})
+        claims.append(
+            {
+                "id": claim.id,
+                "claim": claim.text,
+                "verdict": r.get("verdict", "not run"),
+                "effect": r.get("effect"),
+                "interval": r.get("ci95"),
+                "seeds": r.get("n_seeds", 0),
+                "metric": claim.metric,
+                "reference": {ref: results.get(c.id, {}).get("verdict", "not run") for ref, c in refs.items()},
+            }
+        )
+    counts = {v: sum(c["verdict"] == v for c in claims) for v in ("held", "not held", "inconclusive")}
+    like = sum(c["verdict"] == c["reference"]["layer"] for c in claims)
+    verdict = (
+        f"{counts['held']} of {len(claims)} claims held ({counts['not held']} not held, {counts['inconclusive']} "
+        f"inconclusive; {max((c['seeds'] for c in claims), default=0)} seeds, Holm over the run's "
+        f"{len(results)} claims); the same verdict as LayerNorm's on {like} of {len(claims)}"
+    )
+    return {"passed": None, "verdict": verdict, "claims": claims, "folder": folder, "holm_family": len(results)}
+
+
+def add_science(card_folder: Path, science: dict[str, Any]) -> dict[str, Any]:
+    """Put the science section into ``card_folder``'s card.json (its summary sentence too) and
+    write its pages again; returns the card."""
+    from lnbench.records.io import write_json_atomic
+
+    card = RunFolder(card_folder).json("card.json") or {}
+    conformed = card["conformance"]["passed"]
+    card["science"] = {**science, "caveat": "" if conformed else "measured on a norm that failed conformance"}
+    for entry in card["sections"]:
+        if entry["name"] == "science":
+            entry["verdict"] = science["verdict"]
+    caveat = "" if conformed else " (measured on a norm that failed conformance)"
+    card["summary"] = [s for s in card["summary"] if not s.startswith(TITLES["science"])]
+    card["summary"].append(f"{TITLES['science']}: {science['verdict']}{caveat}.")
+    write_json_atomic(card_folder / "card.json", card)
+    CARD.figures(card_folder)
+    return card
+
+
 def card(
-    norm: str, runs_dir: str | Path | None = "runs", draws: int = 3, repeats: int = 15
+    norm: str,
+    runs_dir: str | Path | None = "runs",
+    draws: int = 3,
+    repeats: int = 15,
+    seeds: int = SCIENCE_SEEDS,
+    science: bool = True,
+    **options: Any,
 ) -> tuple[dict, Path | None]:
     """``lnbench card NORM``: measure the card of ``norm`` and write its run folder under
-    ``runs_dir`` (card.json, card.md, card.html, report.html); nowhere if ``runs_dir`` is None.
+    ``runs_dir`` (card.json, card.md, card.html, report.html), then, with ``science``, train its
+    claims (:func:`science_spec`, ``seeds`` seeds) into a ``science`` folder inside it; nowhere
+    (and no science) if ``runs_dir`` is None. ``options``: the claims run's
+    :class:`lnbench.experiments.base.LaunchOptions` (``jobs``, ``on_epoch``).
 
     Returns:
         card.json's body and the folder (or None).
 
     Raises:
-        ConfigError: an unknown norm, ``none``, ``draws`` or ``repeats`` < 1; before anything is written.
+        ConfigError: an unknown norm, ``none``, ``draws``, ``repeats`` < 1 or ``seeds`` < 2;
+            before anything is written.
     """
+    from lnbench.experiments import driver
+    from lnbench.experiments.claims import CLAIMS
+
     spec = CardSpec(norm, draws, repeats)
     if runs_dir is None:
         CARD.check(spec)
         return CARD.compute(spec).files["card.json"], None
-    from lnbench.experiments import driver
-
+    claims_spec, pairs = science_spec(norm, seeds) if science else (None, [])
     result = driver.run(CARD, spec, runs_dir=runs_dir)
-    return RunFolder(result.path).json("card.json") or {}, result.path
+    report = RunFolder(result.path).json("card.json") or {}
+    if claims_spec is None:
+        return report, result.path
+    checked = report["conformance"]["passed"]  # a norm that failed conformance is trained as measured, unchecked
+    run = driver.run(CLAIMS, claims_spec, runs_dir=result.path, check_norm=checked, **options)
+    summary = RunFolder(run.path).summary() or {}
+    return add_science(result.path, science_section(pairs, summary, run.path.name)), result.path

@@ -25,7 +25,7 @@ from lnbench.config import ConfigError, DataConfig, RunConfig, apply_overrides, 
 from lnbench.config.checks import check_keys_apply, check_memory_of_families, check_seeds
 from lnbench.config.load import validate_config
 from lnbench.config.ownership import owners as key_owners
-from lnbench.names import FAMILY_REGISTRY, TASK_NAMES, TASKS
+from lnbench.names import FAMILY_REGISTRY, TASK_NAMES, TASKS, norm_slug
 
 #: the config sections a claim condition's variant may override (its overrides' keys)
 OVERRIDE_SECTIONS = ("data", "model", "train")
@@ -209,7 +209,8 @@ def setting_name(regime: str, changes: dict, variant: str = "") -> str:
     gain_part = "" if gain is None else f"_gain{gain:g}"
     gain_part += f"_{variant}" if variant else ""
     prefix = regime.replace("@", "_")  # a regime on another task, default@adding: default_adding_...
-    return f"{prefix}_{changes['model__family']}_{changes['model__norm']}{gain_part}_bs{changes['train__batch_size']}"
+    norm = norm_slug(changes["model__norm"])  # a user's norm (a card's claims) without its colon
+    return f"{prefix}_{changes['model__family']}_{norm}{gain_part}_bs{changes['train__batch_size']}"
 
 
 def check_conditions(claims: Sequence[Claim], cfg: RunConfig, where: str) -> None:

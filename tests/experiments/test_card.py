@@ -11,8 +11,9 @@ import pytest
 import torch
 from conftest import REPO, runner
 
+from lnbench.analysis.claim_catalogue import CLAIMS, NORM_TEMPLATES, norm_claims
 from lnbench.cli.app import app
-from lnbench.experiments.card import CardSpec, card_markdown, measure_card
+from lnbench.experiments.card import CardSpec, add_science, card_markdown, measure_card, science_section, science_spec
 from lnbench.nn import Norm
 from lnbench.nn.invariance import EXPECTED, TRANSFORMATIONS
 
@@ -87,10 +88,12 @@ def test_a_card_of_no_norm_is_one_line_exit_2_and_no_folder(norm, message, tmp_p
 
 @pytest.mark.e2e
 def test_lnbench_card_writes_its_folder(tmp_path):
-    """lnbench card rms: one folder with card.json (every section with a verdict), card.md and
+    """lnbench card rms --no-science: one folder with card.json (every section with a verdict), card.md and
     card.html, exit 0; RMSNorm conforms, and its Table 1 row is not LayerNorm's (it does not
     re-center: weight matrix re-centering is N)."""
-    result = runner.invoke(app, ["card", "rms", "--runs-dir", str(tmp_path), "--draws", "2", "--repeats", "1"])
+    result = runner.invoke(
+        app, ["card", "rms", "--runs-dir", str(tmp_path), "--draws", "2", "--repeats", "1", "--no-science"]
+    )
     assert result.exit_code == 0, result.output
     (folder,) = tmp_path.iterdir()
     card = json.loads((folder / "card.json").read_text())
@@ -99,3 +102,89 @@ def test_lnbench_card_writes_its_folder(tmp_path):
     assert (folder / "card.md").read_text().startswith("# RMSNorm (`rms`): lnbench report card")
     assert "<h2>Cost</h2>" in (folder / "card.html").read_text()
     assert json.loads((folder / "run.json").read_text())["status"] == "completed"
+
+
+def test_each_template_is_a_claim_about_its_subject():
+    """A template's built-in claim names its subject in a condition (else putting another norm in its
+    place would change nothing), and its instance for the subject is the built-in claim itself."""
+    by_id = {c.id: c for c in CLAIMS}
+    for t in NORM_TEMPLATES:
+        claim = by_id[t.claim_id]
+        assert t.subject in (claim.a.norm, claim.b.norm), t.claim_id
+        assert t.instance(t.subject) is claim
+
+
+def test_a_norms_claims_swap_only_the_subject_and_follow_its_batch_statistics():
+    """RMSNorm (no batch statistics): the five claims for every norm and LayerNorm's two batch-size
+    claims, each with rms where the built-in claim had layer and every other condition as it was
+    (NoNorm stays the baseline, the net conditions stay NoNorm's); a norm with batch statistics gets
+    BatchNorm's batch-size claims instead."""
+    rms = norm_claims("rms", uses_batch_statistics=False)
+    assert [c.id for c, _ in rms] == [
+        "rnn_faster_default@rms",
+        "lstm_faster@rms",
+        "tf_faster@rms",
+        "rnn_scale_invariant@rms",
+        "tf_scale_invariant@rms",
+        "rnn_ln_batch_size@rms",
+        "tf_ln_batch_size@rms",
+    ]
+    by_id = {c.id: c for c in CLAIMS}
+    for claim, refs in rms:
+        built_in = by_id[claim.id.partition("@")[0]]
+        assert refs["layer"] is built_in and refs["batch"].id == f"{built_in.id}@batch"
+        for mine, theirs in ((claim.a, built_in.a), (claim.b, built_in.b)):
+            assert mine.norm == ("rms" if theirs.norm == "layer" else theirs.norm)
+            assert (mine.batch_size, mine.gain) == (theirs.batch_size, theirs.gain)
+        assert claim.net == built_in.net  # NoNorm's change: no layer in it
+        assert "RMSNorm" in claim.text and "LayerNorm" not in claim.text
+    batch = [c.id for c, _ in norm_claims("groupnorm_like", uses_batch_statistics=True)]
+    assert batch[-2:] == ["rnn_bn_batch_size_1@groupnorm_like", "tf_bn_batch_size_1@groupnorm_like"]
+
+
+def test_the_science_spec_trains_the_norm_and_its_references_on_the_same_seeds():
+    """science_spec: every claim of the norm and of LayerNorm and BatchNorm once, each regime with
+    seeds 0 .. N-1; fewer than 2 seeds is refused (a paired test needs two)."""
+    spec, pairs = science_spec("rms", seeds=2)
+    ids = [c.id for c in spec.selected]
+    assert len(ids) == len(set(ids)) == 3 * len(pairs)
+    assert all(list(cfg.seeds) == [0, 1] for cfg in spec.regimes.values())
+    with pytest.raises(Exception, match="at least 2 seeds"):
+        science_spec("rms", seeds=1)
+
+
+def test_the_science_section_reads_each_claims_verdict_and_its_references():
+    """From a claims summary: the norm's verdict, effect, interval and seeds per claim, LayerNorm's
+    and BatchNorm's verdict beside it, counts in the section's verdict, and the card's pages."""
+    pairs = norm_claims("rms", uses_batch_statistics=False)[:2]
+    (a, refs_a), (b, refs_b) = pairs
+    summary = {
+        "claims": [
+            {"id": a.id, "verdict": "held", "effect": 0.5, "ci95": [0.25, 0.75], "n_seeds": 3},
+            {"id": refs_a["layer"].id, "verdict": "held"},
+            {"id": refs_a["batch"].id, "verdict": "not held"},
+            {"id": b.id, "verdict": "inconclusive", "effect": -0.01, "ci95": [-0.05, 0.03], "n_seeds": 3},
+            {"id": refs_b["layer"].id, "verdict": "held"},
+        ]
+    }
+    section = science_section(pairs, summary, "science_folder")
+    rows = [(c["verdict"], c["reference"]["layer"], c["reference"]["batch"]) for c in section["claims"]]
+    assert rows == [("held", "held", "not held"), ("inconclusive", "held", "not run")]
+    assert section["verdict"].startswith("1 of 2 claims held (0 not held, 1 inconclusive; 3 seeds, Holm over")
+    assert section["verdict"].endswith("the same verdict as LayerNorm's on 1 of 2")
+    assert section["holm_family"] == 5 and section["folder"] == "science_folder"
+
+
+def test_the_science_section_is_written_into_the_cards_pages(tmp_path):
+    """add_science: card.json's science section and its summary sentence replaced, and card.md and
+    card.html written again with the claims' table (the norm's verdict, LayerNorm's beside it)."""
+    (tmp_path / "card.json").write_text(json.dumps(_card("rms")))
+    pairs = norm_claims("rms", uses_batch_statistics=False)[:1]
+    summary = {"claims": [{"id": pairs[0][0].id, "verdict": "held", "effect": 0.5, "ci95": [0.2, 0.8], "n_seeds": 3}]}
+    card = add_science(tmp_path, science_section(pairs, summary, "science"))
+    assert card["science"]["claims"][0]["verdict"] == "held"
+    assert [s for s in card["summary"] if s.startswith("Science")] == [f"Science: {card['science']['verdict']}."]
+    assert json.loads((tmp_path / "card.json").read_text())["science"]["folder"] == "science"
+    md = (tmp_path / "card.md").read_text()
+    assert f"| {pairs[0][0].text} (rnn_faster_default) | held | +0.5 [+0.2, +0.8] | 3 | not run | not run |" in md
+    assert pairs[0][0].text in (tmp_path / "card.html").read_text()

@@ -85,8 +85,13 @@ REPORT_KEYS = {
 }
 
 
+#: the kinds whose conformance is tested in a file of their own
+ELSEWHERE = {"card": "tests/experiments/test_card.py"}
+
+
 def test_every_registered_experiment_is_checked_here():
-    assert set(EXPERIMENTS) == set(TRAINED) | set(CHECKED)
+    assert set(EXPERIMENTS) == set(TRAINED) | set(CHECKED) | set(ELSEWHERE)
+    assert all((Path(__file__).parents[2] / path).is_file() for path in ELSEWHERE.values())
 
 
 @pytest.fixture(scope="module", params=CASES, ids=[f"{k}-{t}" for k, t in CASES])

@@ -209,17 +209,3 @@ def test_a_disk_too_full_for_run_json_leaves_no_folder_and_one_line(small_disk, 
     assert len(plan) <= 1 and all(": " in p and " on " in p for p in plan), result.output
     assert line.startswith("lnbench: error: could not write run.json in ") and line.endswith("No space left on device")
     assert [p.name for p in small_disk.iterdir()] == ["fill"]
-
-
-@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
-def test_a_runs_dir_that_takes_no_new_folder_is_one_line():
-    """``--runs-dir /proc`` (writable by os.access, no new folder possible): the start line, then
-    one error line naming /proc, exit code 1."""
-    result = runner.invoke(app, ["compare", "--runs-dir", "/proc", *set_args(TINY_OVERRIDES)])
-    plan, line = result.output.strip().splitlines()  # the start line with the plan, then the error
-    assert plan.startswith("compare: ") and " on " in plan
-    assert (
-        result.exit_code == 1
-        and line.startswith("lnbench: error: could not write ")
-        and line.endswith(" in /proc: No such file or directory")
-    )

@@ -54,6 +54,7 @@ def test_each_kind_reads_its_groups_records():
         "claims": "claims",
         "invariance": None,
         "gradcheck": None,
+        "card": None,
     }
     files = {kind: [r.file for r in exp.figure_records] for kind, exp in EXPERIMENTS.items()}
     run = ["training_loss.png", "test_accuracy.png", "hidden_norm.png", "hidden_norm_mean.png", "grad_norm.png"]
