@@ -184,13 +184,15 @@ def _md_table(header: list[str], rows: list[list[Any]]) -> list[str]:
 
 
 def _effect(claim: dict[str, Any]) -> str:
-    """A claim's effect and interval, in its metric's units (accuracy in points)."""
+    """A claim's effect (a - b, net of the net conditions) and interval, with its metric (accuracy in
+    points)."""
     if claim["effect"] is None:
         return "-"
     scale = 100 if claim["metric"].endswith("acc") else 1
     bounds = claim["interval"]
     interval = f" [{bounds[0] * scale:+.3g}, {bounds[1] * scale:+.3g}]" if bounds else ""
-    return f"{claim['effect'] * scale:+.3g}{interval}"
+    unit = "accuracy points" if scale == 100 else claim["metric"]
+    return f"{claim['effect'] * scale:+.3g}{interval} ({unit})"
 
 
 def _passed(ok: bool) -> str:
@@ -217,7 +219,7 @@ def _section_tables(card: dict[str, Any]) -> dict[str, tuple[list[str], list[lis
             ],
         ),
         "invariance": (
-            ["", *transformations],
+            ["", *(t.replace("_", " ") for t in transformations)],
             [[labels.get(m, m), *(row[t] for t in transformations)] for m, row in inv["rows"].items()],
         ),
         "science": (

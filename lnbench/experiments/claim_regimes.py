@@ -64,8 +64,25 @@ def load_regimes(
             raise ConfigError(
                 f"{path}: regime preset not found (claims use: {', '.join(sorted({c.regime for c in claims}))})"
             )
-        regimes[name] = load_config(path, list(overrides), seed)
+        cfg = load_config(path, list(overrides), seed)
+        regimes[name] = _without_untrained_norms_keys(cfg, [c for c in claims if c.regime == name], overrides)
     return regimes
+
+
+def _without_untrained_norms_keys(cfg: RunConfig, claims: Sequence[Claim], overrides: Sequence[str]) -> RunConfig:
+    """``cfg`` with the preset's keys of a norm that none of ``claims`` trains at their defaults
+    (``model.batch_norm_population`` in a regime whose selected claims train LayerNorm and NoNorm
+    only: ``--only rows_ln_vs_none``), so that a subset of a regime's claims runs as the whole
+    does; a key given by ``--set`` is kept (and refused by the plan's check, naming it)."""
+    trained = {cond.norm for c in claims for cond in c.conditions}
+    given = {item.partition("=")[0].strip() for item in overrides}
+    fields = type(cfg.model).model_fields
+    reset = {
+        f"model__{key.partition('.')[2]}": fields[key.partition(".")[2]].get_default(call_default_factory=True)
+        for key, norms in key_owners("model.norm").items()
+        if key.startswith("model.") and key not in given and not trained & set(norms)
+    }
+    return cfg.with_changes(**reset) if reset else cfg
 
 
 def check_regimes(claims: Sequence[Claim], regimes: dict[str, RunConfig], presets: Path | None = None) -> None:

@@ -5,7 +5,10 @@ invariance.EXPECTED); check_norm's verdicts; gradcheck of the norm's own formula
 
 from __future__ import annotations
 
+import html
 import json
+import shutil
+import subprocess
 
 import pytest
 import torch
@@ -13,7 +16,15 @@ from conftest import REPO, runner
 
 from lnbench.analysis.claim_catalogue import CLAIMS, NORM_TEMPLATES, norm_claims
 from lnbench.cli.app import app
-from lnbench.experiments.card import CardSpec, add_science, card_markdown, measure_card, science_section, science_spec
+from lnbench.experiments.card import (
+    CARD,
+    CardSpec,
+    add_science,
+    card_markdown,
+    measure_card,
+    science_section,
+    science_spec,
+)
 from lnbench.nn import Norm
 from lnbench.nn.invariance import EXPECTED, TRANSFORMATIONS
 
@@ -186,5 +197,37 @@ def test_the_science_section_is_written_into_the_cards_pages(tmp_path):
     assert [s for s in card["summary"] if s.startswith("Science")] == [f"Science: {card['science']['verdict']}."]
     assert json.loads((tmp_path / "card.json").read_text())["science"]["folder"] == "science"
     md = (tmp_path / "card.md").read_text()
-    assert f"| {pairs[0][0].text} (rnn_faster_default) | held | +0.5 [+0.2, +0.8] | 3 | not run | not run |" in md
+    assert (
+        f"| {pairs[0][0].text} (rnn_faster_default) | held | +0.5 [+0.2, +0.8] (mean_train_loss) | 3 | not run | not run |"
+        in md
+    )
     assert pairs[0][0].text in (tmp_path / "card.html").read_text()
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed (make test-browser installs it)")
+def test_card_html_renders_in_a_browser_with_every_section_and_no_console_error(tmp_path):
+    """card.html in headless Chromium: a page that is not blank, every section's heading and table
+    in its DOM, and no console error."""
+    (tmp_path / "card.json").write_text(json.dumps(_card("rms")))
+    CARD.figures(tmp_path)
+    page = f"file://{tmp_path / 'card.html'}"
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr", "--v=0"]
+    shot = tmp_path / "shot.png"
+    run = [CHROMIUM, *flags, "--window-size=1100,2400"]
+    r = subprocess.run([*run, f"--screenshot={shot}", page], capture_output=True, text=True, timeout=600)
+    from matplotlib.image import imread
+
+    assert shot.exists() and imread(shot).std() > 0.05, r.stderr[-2000:]  # not a blank page
+    dom = subprocess.run([*run, "--dump-dom", page], capture_output=True, text=True, timeout=600)
+    for title in ("Conformance", "Gradients", "Invariances (Ba et al.'s Table 1)", "Cost", "Science", "Summary"):
+        assert f"<h2>{html.escape(title, quote=False)}</h2>" in dom.stdout, title
+    assert dom.stdout.count("<table") == 4  # the science section has no table before it is trained
+    errors = [
+        line
+        for line in (r.stderr + dom.stderr).splitlines()
+        if "CONSOLE" in line and ("Error" in line or "Uncaught" in line)
+    ]
+    assert errors == []

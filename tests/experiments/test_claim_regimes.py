@@ -147,3 +147,34 @@ def test_check_regimes_checks_memory_for_all_seeds_and_names_every_line(tmp_path
         _load_and_check(["rnn_faster_default"], tmp_path)
     lines = str(err.value).splitlines()
     assert len(lines) == 2 and all(line.startswith(f"{tmp_path / 'default.yaml'}: model.") for line in lines)
+
+
+@pytest.mark.parametrize("only", ["rows_ln_vs_none", "mlp_ln_batch_size"])
+def test_a_regimes_claims_without_batchnorm_run_without_its_batchnorm_keys(only):
+    """A preset that sets BatchNorm's keys for its BN claims (lstm_recipe_rows: batch_norm_population;
+    figure6: batch_norm_unbiased) runs a selection of its claims that trains no BatchNorm with those
+    keys at their defaults, so ``claims --only`` of one LN claim plans; the same keys given by --set
+    are still refused, naming the key."""
+    from pathlib import Path
+
+    from lnbench.experiments import driver
+
+    presets = Path(__file__).parents[2] / "configs" / "claims"
+    claims = select_claims([only])
+    (cfg,) = load_regimes(claims, presets, ["seeds=[0, 1]"]).values()
+    full = next(iter(load_regimes(select_claims([claims[0].regime]), presets, ["seeds=[0, 1]"]).values()))
+    default = RunConfig().model
+    assert (cfg.model.batch_norm_population, cfg.model.batch_norm_unbiased) == (
+        default.batch_norm_population,
+        default.batch_norm_unbiased,
+    )
+    assert (full.model.batch_norm_population, full.model.batch_norm_unbiased) != (
+        default.batch_norm_population,
+        default.batch_norm_unbiased,
+    )
+    spec = ClaimsSpec(claims, {claims[0].regime: cfg}, presets=presets)
+    assert driver.prepare(CLAIMS_EXPERIMENT, spec, check_norm=False)  # plans
+    given = ["seeds=[0, 1]", "model.batch_norm_unbiased=true"]
+    with pytest.raises(ConfigError, match="model.batch_norm_unbiased: applies to BatchNorm only"):
+        spec = ClaimsSpec(claims, load_regimes(claims, presets, given), presets=presets)
+        driver.prepare(CLAIMS_EXPERIMENT, spec, check_norm=False)
