@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-no-kernels test-unit lint test-browser setup bench gradcheck sweep docs clean mutation
+.PHONY: run test test-no-kernels test-unit lint test-browser setup bench gradcheck sweep docs cards clean mutation
 
 setup: $(STAMP)
 
@@ -62,6 +62,14 @@ bench: $(STAMP)
 # the reference pages of docs/ that restate the code (config keys, JSON fields, captions), from the code
 docs: $(STAMP)
 	$(PY) docs/generate.py
+
+# the built-in norms' report cards and the ScaleNorm example's, into docs/cards/ (~4 min each on 2 cores)
+CARDS ?= layer batch rms group weight lnbench_scalenorm:ScaleNorm
+cards: $(STAMP)
+	for norm in $(CARDS); do \
+		PYTHONPATH=examples/scalenorm $(VENV)/bin/lnbench card $$norm --runs-dir runs/cards || exit 1; \
+	done
+	$(PY) docs/cards/collect.py runs/cards
 
 # mutation testing (mutmut; [tool.mutmut] in pyproject.toml) of the modules that decide and report results, one
 # module at a time with the unit tests that reach each mutant; prints the score per module. Equivalent survivors (they

@@ -684,11 +684,14 @@ class NormTemplate:
         batch_statistics: the instances it applies to: True for a norm that declares
             ``uses_batch_statistics``, False for one that does not, None for every norm (decided by
             the norm's declared capabilities, never by its name).
+        full: whether only ``lnbench card --full`` tests it (its regime costs minutes per seed).
     """
 
     claim_id: str
     subject: str
     batch_statistics: bool | None = None
+    #: only in a full card (``lnbench card --full``): a claim at its regime's own, larger sizes
+    full: bool = False
 
     def applies_to(self, uses_batch_statistics: bool) -> bool:
         return self.batch_statistics is None or self.batch_statistics == uses_batch_statistics
@@ -706,7 +709,9 @@ class NormTemplate:
         return replace(
             claim,
             id=f"{claim.id}@{norm}",
-            text=claim.text.replace(norm_label(self.subject), norm_label(norm)),
+            text=claim.text.replace(norm_label(self.subject), norm_label(norm)).replace(
+                _PAPER_LSTM.get(self.subject, norm_label(self.subject)), f"LSTM with {norm_label(norm)}"
+            ),
             a=swap(claim.a),
             b=swap(claim.b),
             net=None if claim.net is None else (swap(claim.net[0]), swap(claim.net[1])),
@@ -714,6 +719,8 @@ class NormTemplate:
 
 
 CLAIMS_BY_ID: dict[str, Claim] = {c.id: c for c in CLAIMS}
+#: the papers' names of the normalized LSTMs, as the claims' texts write them
+_PAPER_LSTM = {"layer": "LN-LSTM", "batch": "BN-LSTM"}
 
 #: The claims a norm's card tests (``lnbench card``): convergence against NoNorm in the RNN, the
 #: LSTM and the Transformer; the final state's dependence on the input's scale; and, by the norm's
@@ -728,18 +735,25 @@ NORM_TEMPLATES: tuple[NormTemplate, ...] = (
     NormTemplate("tf_ln_batch_size", "layer", batch_statistics=False),
     NormTemplate("rnn_bn_batch_size_1", "batch", batch_statistics=True),
     NormTemplate("tf_bn_batch_size_1", "batch", batch_statistics=True),
+    # --full: the LSTM's batch-size claim, Ba et al.'s Figure 6 (MNIST, batch size 4 vs 128), and
+    # sequential MNIST by rows with Cooijmans et al.'s recipe (NoNorm less accurate than the norm)
+    NormTemplate("lstm_ln_batch_size", "layer", batch_statistics=False, full=True),
+    NormTemplate("lstm_bn_batch_size_1", "batch", batch_statistics=True, full=True),
+    NormTemplate("mlp_ln_batch_size", "layer", batch_statistics=False, full=True),
+    NormTemplate("mlp_bn_batch_size_4", "batch", batch_statistics=True, full=True),
+    NormTemplate("rows_ln_vs_none", "layer", full=True),
 )
 
 #: the norms a card's claims are also tested on, on the same data and seeds: its reference
 REFERENCE_NORMS = ("layer", "batch")
 
 
-def norm_claims(norm: str, uses_batch_statistics: bool) -> list[tuple[Claim, dict[str, Claim]]]:
+def norm_claims(norm: str, uses_batch_statistics: bool, full: bool = False) -> list[tuple[Claim, dict[str, Claim]]]:
     """The claims of :data:`NORM_TEMPLATES` that apply to ``norm`` (by its declared
-    ``uses_batch_statistics``), each with the same claim for LayerNorm and BatchNorm
-    (:data:`REFERENCE_NORMS`) beside it."""
+    ``uses_batch_statistics``; with ``full``, the full card's too), each with the same claim for
+    LayerNorm and BatchNorm (:data:`REFERENCE_NORMS`) beside it."""
     return [
         (t.instance(norm), {ref: t.instance(ref) for ref in REFERENCE_NORMS})
         for t in NORM_TEMPLATES
-        if t.applies_to(uses_batch_statistics)
+        if t.applies_to(uses_batch_statistics) and (full or not t.full)
     ]

@@ -238,6 +238,23 @@ def card(
             "--science/--no-science", help="Train the science section's claims (minutes), or measure the rest only."
         ),
     ] = True,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full",
+            help="Also the LSTM's batch-size claim, Ba et al.'s Figure 6 and sequential MNIST by rows with the "
+            "published recipe (tens of minutes).",
+        ),
+    ] = False,
+    reference: Annotated[
+        Optional[Path],
+        typer.Option(
+            metavar="DIR",
+            help="An earlier card's folder: its runs of the same config (NoNorm's, LayerNorm's, BatchNorm's) are "
+            "copied, not trained again.",
+            show_default=False,
+        ),
+    ] = None,
     draws: Annotated[
         int, typer.Option(metavar="N", min=1, max=1000, help="Random draws per cell of its Table 1 row.")
     ] = 3,
@@ -257,24 +274,33 @@ def card(
     """
     from lnbench.config import ConfigError
     from lnbench.experiments import driver
-    from lnbench.experiments.card import CARD, CardSpec, science_spec
+    from lnbench.experiments.base import reusable
+    from lnbench.experiments.card import CARD, CardSpec, science_folder, science_seconds, science_spec
     from lnbench.experiments.card import card as make_card
     from lnbench.experiments.claims import CLAIMS
     from lnbench.launchers.executors import usable_cores, worker_count
 
+    if reference is not None and not science:
+        fail("--reference and --no-science: give one of them (--reference reuses the science section's runs)")
     try:
         CARD.check(CardSpec(norm, draws, repeats))
-        claims_spec, pairs = science_spec(norm, seeds) if science else (None, [])
+        claims_spec, pairs = science_spec(norm, seeds, full) if science else (None, [])
         cells = driver.prepare(CLAIMS, claims_spec, check_norm=False) if claims_spec is not None else []
+        earlier = science_folder(reference) if reference is not None else None
     except ConfigError as exc:
         fail(str(exc))
-    runs = [c for cell in cells for c in cell.cfgs]
-    n_jobs = worker_count(usable_cores() if jobs is None else jobs, len(cells))
+    copied = [cell for cell in cells if earlier is not None and reusable(cell, earlier) is not None]
+    to_train = [cell for cell in cells if cell not in copied]
+    runs = [c for cell in to_train for c in cell.cfgs]
+    n_jobs = worker_count(usable_cores() if jobs is None else jobs, len(to_train))
     if dry_run:
+        reused = f", {plural(len(copied), 'cell')} copied from {earlier}" if earlier is not None else ""
         trained = (
             f"science: {plural(len(pairs), 'claim')} of {norm} (and of LayerNorm and BatchNorm): "
-            f"{plural(len(runs), 'run')} in {plural(len(cells), 'cell')}, {plural(seeds, 'seed')}, "
-            f"on {n_jobs} worker process{'' if n_jobs == 1 else 'es'} (~3 min for 3 seeds on 2 idle cores, measured)"
+            f"{plural(len(runs), 'run')} in {plural(len(to_train), 'cell')} to train{reused}, "
+            f"{plural(seeds, 'seed')}, on {n_jobs} worker process{'' if n_jobs == 1 else 'es'}, "
+            f"about {round(science_seconds(to_train) / 60) or 1} min on 2 idle cores (a rough estimate from the "
+            "training steps, scaled by a measured card)"
             if science
             else "science: not trained (--no-science)"
         )
@@ -290,7 +316,16 @@ def card(
     with guarded() as stop:
         with progress(work_of(runs)) as on_epoch:
             report, path = make_card(
-                norm, runs_dir, draws, repeats, seeds, science, jobs=n_jobs, on_epoch=on_epoch if runs else None
+                norm,
+                runs_dir,
+                draws,
+                repeats,
+                seeds,
+                science,
+                full,
+                jobs=n_jobs,
+                on_epoch=on_epoch if runs else None,
+                reference=earlier,
             )
         stop.folder = path
         print_table(CARD.table(report))

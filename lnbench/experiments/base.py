@@ -57,6 +57,9 @@ class LaunchOptions(TypedDict, total=False):
         check_norm: check each user's norm before anything is written
             (:func:`lnbench.experiments.driver.check_plugin_norms`); False: train it unchecked, as
             its runs' run.json then says. Default: True.
+        reference: an earlier run folder whose child runs are copied instead of trained where a
+            whole cell's runs finished there under the same name and config (their
+            ``config_hash``); each copy's run.json names its source (``copy_of``). Default: None.
     """
 
     runs_dir: str | Path
@@ -65,10 +68,13 @@ class LaunchOptions(TypedDict, total=False):
     resume: str | Path | None
     launcher: str
     check_norm: bool
+    reference: str | Path | None
 
 
 #: Each :class:`LaunchOptions` key's value when it is left out.
-LAUNCH_DEFAULTS = LaunchOptions(runs_dir="runs", on_epoch=None, jobs=1, resume=None, launcher="local", check_norm=True)
+LAUNCH_DEFAULTS = LaunchOptions(
+    runs_dir="runs", on_epoch=None, jobs=1, resume=None, launcher="local", check_norm=True, reference=None
+)
 
 
 def epoch_callback(on_epoch: EpochCallback | None) -> EpochCallback | None:
@@ -203,12 +209,13 @@ def finished_run(path: Path, cfg: RunConfig, target_acc: float) -> tuple[Summary
     return row, path
 
 
-def reusable(cell: Cell) -> list[tuple[SummaryRow, Path]] | None:
+def reusable(cell: Cell, parent: Path | None = None) -> list[tuple[SummaryRow, Path]] | None:
     """The rows of a cell whose every run finished (completed or diverged) under the same
-    config, read from their folders; None if any must run again."""
+    config, read from their folders (in ``parent``, by default the cell's own folder); None if any
+    must run again."""
     out = []
     for c in cell.cfgs:
-        kept = finished_run(cell.parent / c.name, c, cell.target_acc)
+        kept = finished_run((cell.parent if parent is None else parent) / c.name, c, cell.target_acc)
         if kept is None:
             return None
         out.append(kept)

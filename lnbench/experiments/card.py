@@ -51,6 +51,19 @@ NOT_TRAINED = (
 )
 #: the seeds of the science section's claims by default (each claim's regime, its data and budget)
 SCIENCE_SEEDS = 3
+#: seconds per unit of :func:`lnbench.experiments.cells.cost` on 2 idle cores, measured: ``lnbench
+#: card rms``'s science section, 77746 units, trained in 166 s (its 3:06 less its other sections')
+SECONDS_PER_COST = 166 / 77746
+
+
+def science_seconds(cells: list) -> float:
+    """A rough estimate of the seconds ``cells`` train in on 2 idle cores: their training steps
+    (:func:`lnbench.experiments.cells.cost`) at the rate of a measured card (:data:`SECONDS_PER_COST`;
+    the cost model does not see sequence length or width, so a regime unlike the default card's,
+    MNIST's, can be off by a factor of a few)."""
+    from lnbench.experiments.cells import cost
+
+    return SECONDS_PER_COST * sum(cost(c) for c in cells)
 
 
 @dataclass
@@ -305,11 +318,12 @@ def card_html(card: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def science_spec(norm: str, seeds: int = SCIENCE_SEEDS) -> tuple[Any, list]:
+def science_spec(norm: str, seeds: int = SCIENCE_SEEDS, full: bool = False) -> tuple[Any, list]:
     """The claims run of a card's science section: the claims of
     :func:`lnbench.analysis.claim_catalogue.norm_claims` for ``norm`` (by its declared
-    ``uses_batch_statistics``) and their LayerNorm and BatchNorm instances, each in its regime
-    (``configs/claims/<regime>.yaml``) with ``seeds`` seeds 0 .. seeds - 1.
+    ``uses_batch_statistics``; ``full``: the full card's too) and their LayerNorm and BatchNorm
+    instances, each in its regime (``configs/claims/<regime>.yaml``, at its own sizes) with
+    ``seeds`` seeds 0 .. seeds - 1.
 
     Returns:
         The :class:`lnbench.experiments.claims.ClaimsSpec` (named ``science``) and the pairs
@@ -325,11 +339,32 @@ def science_spec(norm: str, seeds: int = SCIENCE_SEEDS) -> tuple[Any, list]:
     if seeds < 2:
         raise ConfigError(f"--seeds: a paired test needs at least 2 seeds, got {seeds}")
     cls = norm_class(norm)
-    pairs = norm_claims(norm, bool(getattr(cls, "uses_batch_statistics", False)))
+    pairs = norm_claims(norm, bool(getattr(cls, "uses_batch_statistics", False)), full)
     selected = list({c.id: c for claim, refs in pairs for c in (claim, *refs.values())}.values())
     presets = Path(__file__).resolve().parents[2] / "configs" / "claims"
     regimes = claim_regimes.load_regimes(selected, presets, seed_overrides(seeds, 0), None)
     return ClaimsSpec(selected, regimes, name="science", presets=presets), pairs
+
+
+def science_folder(reference: str | Path) -> Path:
+    """The claims run folder of an earlier card (``--reference DIR``: the card's folder or its
+    science folder), whose finished runs a new card copies instead of training them again.
+
+    Raises:
+        ConfigError: DIR is neither, or its card was made with ``--no-science``.
+    """
+    from lnbench.experiments.claims import CLAIMS
+
+    path = Path(reference)
+    card = RunFolder(path).json("card.json") if (path / "card.json").is_file() else None
+    if card is not None:
+        folder = (card.get("science") or {}).get("folder")
+        if not folder or not (path / folder).is_dir():
+            raise ConfigError(f"--reference {reference}: this card has no science folder (made with --no-science)")
+        return path / folder
+    if (RunFolder(path).manifest() or {}).get("kind") == CLAIMS.kind:
+        return path
+    raise ConfigError(f"--reference {reference}: not a card folder (lnbench card NORM) or its science folder")
 
 
 def science_section(pairs: list, summary: dict, folder: str) -> dict[str, Any]:
@@ -388,13 +423,15 @@ def card(
     repeats: int = 15,
     seeds: int = SCIENCE_SEEDS,
     science: bool = True,
+    full: bool = False,
     **options: Any,
 ) -> tuple[dict, Path | None]:
     """``lnbench card NORM``: measure the card of ``norm`` and write its run folder under
     ``runs_dir`` (card.json, card.md, card.html, report.html), then, with ``science``, train its
     claims (:func:`science_spec`, ``seeds`` seeds) into a ``science`` folder inside it; nowhere
-    (and no science) if ``runs_dir`` is None. ``options``: the claims run's
-    :class:`lnbench.experiments.base.LaunchOptions` (``jobs``, ``on_epoch``).
+    (and no science) if ``runs_dir`` is None; ``full``: the full card's claims too. ``options``:
+    the claims run's :class:`lnbench.experiments.base.LaunchOptions` (``jobs``, ``on_epoch``,
+    ``reference``: an earlier card's science folder, :func:`science_folder`).
 
     Returns:
         card.json's body and the folder (or None).
@@ -410,7 +447,7 @@ def card(
     if runs_dir is None:
         CARD.check(spec)
         return CARD.compute(spec).files["card.json"], None
-    claims_spec, pairs = science_spec(norm, seeds) if science else (None, [])
+    claims_spec, pairs = science_spec(norm, seeds, full) if science else (None, [])
     result = driver.run(CARD, spec, runs_dir=runs_dir)
     report = RunFolder(result.path).json("card.json") or {}
     if claims_spec is None:
@@ -418,4 +455,7 @@ def card(
     checked = report["conformance"]["passed"]  # a norm that failed conformance is trained as measured, unchecked
     run = driver.run(CLAIMS, claims_spec, runs_dir=result.path, check_norm=checked, **options)
     summary = RunFolder(run.path).summary() or {}
-    return add_science(result.path, science_section(pairs, summary, run.path.name)), result.path
+    section = science_section(pairs, summary, run.path.name)
+    reference = options.get("reference")
+    section.update(full=full, copied_from=None if reference is None else str(Path(reference).resolve()))
+    return add_science(result.path, section), result.path

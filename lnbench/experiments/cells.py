@@ -282,10 +282,20 @@ def copy_cell(cell: Cell, source: Cell, on_epoch: EpochCallback | None = None) -
     Returns:
         Per seed, the summary row and the run folder, as :func:`run_cell`.
     """
+    return copy_runs(cell, [source.parent / src.name for src in source.cfgs], on_epoch, same_folder=True)
+
+
+def copy_runs(
+    cell: Cell, sources: list[Path], on_epoch: EpochCallback | None = None, same_folder: bool = False
+) -> list[tuple[SummaryRow, Path]]:
+    """Give each run of ``cell`` the finished run folder of ``sources`` (one per seed, in order) as
+    :func:`copy_cell` does; ``copy_of`` is the source's name when it is in the same folder
+    (``same_folder``), else its absolute path (``--reference``: another run's child)."""
     set_aside(cell)
     out = []
-    for cfg, src in zip(cell.cfgs, source.cfgs):
-        row, path = _copy_run(cfg, source.parent / src.name, cell.parent, cell.target_acc, cell.tensorboard)
+    for cfg, src in zip(cell.cfgs, sources):
+        copy_of = src.name if same_folder else str(src.resolve())
+        row, path = _copy_run(cfg, src, cell.parent, cell.target_acc, cell.tensorboard, copy_of)
         if on_epoch is not None:
             on_epoch(label(cfg), cfg.train.epochs, cfg.train.epochs, row.final_test_acc, status="copied")
         out.append((row, path))
@@ -293,12 +303,12 @@ def copy_cell(cell: Cell, source: Cell, on_epoch: EpochCallback | None = None) -
 
 
 def _copy_run(
-    cfg: RunConfig, source: Path, parent: Path, target_acc: float, tensorboard: bool
+    cfg: RunConfig, source: Path, parent: Path, target_acc: float, tensorboard: bool, copy_of: str
 ) -> tuple[SummaryRow, Path]:
     original = RunFolder(source).manifest() or {}
     m = dataclasses.replace(read_metrics(source), **run_fields(cfg))
     with Run(parent, cfg.name, cfg.to_yaml(model_family_only=True), cfg.seed, "train", timestamped=False) as run:
-        run.manifest["copy_of"] = source.name
+        run.manifest["copy_of"] = copy_of
         run.manifest["config_hash"] = config_hash(cfg)
         for key in ("ensemble", "weight_decay_groups"):
             run.manifest[key] = original.get(key)

@@ -300,7 +300,7 @@ def execute(exp: Experiment, spec: Any, cells: list[Cell], **options: Unpack[Lau
                 folder.manifest["norm_check"] = checks
             fit = Baselines(lambda: exp.baselines(spec), background=not getattr(executor, "in_process", False))
             folder.write_json("summary.json", summary(exp, folder.path, [], False, **fit.so_far()))
-            rows = _run_cells(folder, cells, executor, on_epoch, exp, fit)
+            rows = _run_cells(folder, cells, executor, on_epoch, exp, fit, o["reference"])
             baselines = fit.result()
             computed = exp.compute(spec)
             for name, report in computed.files.items():
@@ -471,13 +471,14 @@ def _run_cells(
     on_epoch: EpochCallback | None,
     exp: Experiment,
     baselines: Baselines,
+    reference: str | Path | None = None,
 ) -> list[SummaryRow]:
     """Run every cell on ``executor``; rows in the cells' order, and a partial summary.json after
     each cell (with the baselines once they are fitted). A cell whose runs are another's (:func:`copy_sources`) is not trained: once that
     cell's runs finished, it gets copies of them (:func:`lnbench.experiments.cells.copy_cell`). A
     cell that failed gives ``failed`` rows (no values), and so do its copies; the others go on,
     and the experiment ends ``failed``."""
-    from lnbench.experiments.cells import copy_cell, cost, failed_row, label, run_cell_job
+    from lnbench.experiments.cells import copy_cell, copy_runs, cost, failed_row, label, run_cell_job
     from lnbench.records.runs import mark_unfinished
     from lnbench.training.tasks import forget_cell_data
 
@@ -491,6 +492,14 @@ def _run_cells(
                     if on_epoch is not None:
                         on_epoch(label(c), c.train.epochs, c.train.epochs, row.final_test_acc, status="kept")
         run.manifest["resumed"][-1]["cells_kept"] = len(finished)
+    if reference is not None:  # cells that finished in an earlier folder under the same config: copied
+        copied = 0
+        for k, cell in enumerate(cells):
+            found = None if k in finished else reusable(cell, Path(reference))
+            if found is not None:
+                finished[k] = [row for row, _ in copy_runs(cell, [path for _, path in found], on_epoch)]
+                copied += 1
+        run.manifest["reference"] = {"folder": str(Path(reference).resolve()), "cells_copied": copied}
     sources = copy_sources(cells, finished)
     copies: dict[int, list[int]] = {}
     for k, source in sources.items():

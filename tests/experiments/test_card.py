@@ -231,3 +231,46 @@ def test_card_html_renders_in_a_browser_with_every_section_and_no_console_error(
         if "CONSOLE" in line and ("Error" in line or "Uncaught" in line)
     ]
     assert errors == []
+
+
+def test_a_full_card_adds_the_lstms_batch_size_claim_figure_6_and_mnist_by_rows():
+    """--full: for a norm without batch statistics the LSTM's and the MLP's (Figure 6, batch size 4
+    vs 128) LayerNorm batch-size claims and MNIST by rows with the recipe (NoNorm less accurate than
+    the LSTM with the norm, its gains at the recipe's 0.1), after the default card's claims."""
+    default = [c.id for c, _ in norm_claims("rms", uses_batch_statistics=False)]
+    full = norm_claims("rms", uses_batch_statistics=False, full=True)
+    assert [c.id for c, _ in full] == [
+        *default,
+        "lstm_ln_batch_size@rms",
+        "mlp_ln_batch_size@rms",
+        "rows_ln_vs_none@rms",
+    ]
+    rows, refs = full[-1]
+    assert (rows.a.norm, rows.b.norm, rows.b.gain) == ("none", "rms", 0.1)
+    assert "than the LSTM with RMSNorm on MNIST by rows" in rows.text and refs["layer"].id == "rows_ln_vs_none"
+    batch = [c.id for c, _ in norm_claims("b", uses_batch_statistics=True, full=True)][-3:]
+    assert batch == ["lstm_bn_batch_size_1@b", "mlp_bn_batch_size_4@b", "rows_ln_vs_none@b"]
+
+
+@pytest.mark.parametrize(
+    ("make", "extra", "message"),
+    [
+        (lambda d: None, [], "not a card folder (lnbench card NORM) or its science folder"),
+        (
+            lambda d: (d / "card.json").write_text(json.dumps({"science": {"folder": None}})),
+            [],
+            "this card has no science folder (made with --no-science)",
+        ),
+        (lambda d: None, ["--no-science"], "--reference and --no-science: give one of them"),
+    ],
+)
+def test_a_reference_that_is_not_an_earlier_cards_science_is_one_line_exit_2(tmp_path, make, extra, message):
+    """--reference DIR: a folder that is not a card (or a claims run), a card made with
+    --no-science, or --reference with --no-science: one line naming it, exit code 2, nothing written."""
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    make(earlier)
+    args = ["card", "rms", "--reference", str(earlier), "--runs-dir", str(tmp_path / "runs"), *extra]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "runs").exists()

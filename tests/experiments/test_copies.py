@@ -234,3 +234,35 @@ def test_a_sweep_cell_of_copies_is_marked_and_not_the_best():
     ) in body["verdicts"]
     table = table_data(grid_table(body["cells"]))
     assert [r[-1] for r in table["rows"]] == ["*", "", "=", ""]
+
+
+@pytest.mark.e2e
+def test_a_reference_folders_finished_cells_are_copied_and_a_changed_config_is_trained(tmp_path, monkeypatch):
+    """``reference=`` an earlier compare: a cell whose runs finished there under the same name and
+    config is copied, not trained (run.json's copy_of the source's path, its metrics the source's,
+    the rows the source's but for their folders), and a cell whose config differs (its norm's,
+    a cell with a run missing there, or every cell at another learning rate) is trained; run.json
+    counts the cells copied."""
+    base = [*TINY_OVERRIDES, "seeds=[0, 1]", "compare.families=[rnn]", "compare.norms=[none, layer]"]
+    first = experiments.compare(load_config(None, base), runs_dir=tmp_path / "first")
+    trained = _count_trainings(monkeypatch)
+    again = experiments.compare(load_config(None, base), runs_dir=tmp_path / "again", reference=first.path)
+    assert trained == [] and again.status == "completed"
+    for seed in (0, 1):
+        name = f"rnn_none_seed{seed}"
+        manifest = json.loads((again.path / name / "run.json").read_text())
+        assert manifest["copy_of"] == str((first.path / name).resolve())
+        assert _metrics(again.path / name) == _metrics(first.path / name)
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "run_dir"} for r in rows]  # noqa: E731
+    assert strip(_rows(again.path)) == strip(_rows(first.path))
+    assert json.loads((again.path / "run.json").read_text())["reference"]["cells_copied"] == 2
+
+    shutil.rmtree(first.path / "rnn_layer_seed1")  # LayerNorm's cell no longer finished there
+    partly = experiments.compare(load_config(None, base), runs_dir=tmp_path / "partly", reference=first.path)
+    assert trained == [[0, 1]]  # LayerNorm's cell trained (both seeds), NoNorm's copied
+    assert json.loads((partly.path / "run.json").read_text())["reference"]["cells_copied"] == 1
+    changed = experiments.compare(
+        load_config(None, [*base, "train.lr=0.002"]), runs_dir=tmp_path / "changed", reference=first.path
+    )
+    assert trained == [[0, 1]] * 3  # another learning rate: every cell trained again
+    assert json.loads((changed.path / "run.json").read_text())["reference"]["cells_copied"] == 0
