@@ -665,12 +665,17 @@ def select_claims(ids: Sequence[str] | None) -> list[Claim]:
     """
     if not ids:
         return list(CLAIMS)
-    unknown = [i for i in ids if i not in CLAIM_IDS and i not in CLAIM_REGIMES]
+    try:
+        instances = [norm_claim(i) for i in ids if "@" in i and i.partition("@")[0] in TEMPLATE_IDS]
+    except ConfigError as exc:
+        raise ConfigError(f"--only: {exc}") from None
+    unknown = [i for i in ids if i not in CLAIM_IDS and i not in CLAIM_REGIMES and i not in {c.id for c in instances}]
     if unknown:
         raise ConfigError(
             f"--only: unknown claim {unknown[0]!r}; allowed: {', '.join(CLAIM_IDS)}, or a regime: {', '.join(CLAIM_REGIMES)}"
+            f", or a card's claim: {', '.join(TEMPLATE_IDS)} @NORM"
         )
-    return [c for c in CLAIMS if c.id in ids or c.regime in ids]
+    return [c for c in CLAIMS if c.id in ids or c.regime in ids] + instances
 
 
 @dataclass(frozen=True)
@@ -757,3 +762,26 @@ def norm_claims(norm: str, uses_batch_statistics: bool, full: bool = False) -> l
         for t in NORM_TEMPLATES
         if t.applies_to(uses_batch_statistics) and (full or not t.full)
     ]
+
+
+TEMPLATE_IDS = tuple(t.claim_id for t in NORM_TEMPLATES)
+
+
+def norm_claim(claim_id: str) -> Claim:
+    """A card's claim by its id, ``<template's claim>@<norm>`` (``lstm_faster@rms``: its
+    :meth:`NormTemplate.instance`), as a card's science folder records it.
+
+    Raises:
+        ConfigError: no template has that claim, or the norm is not a norm lnbench can build.
+    """
+    from lnbench.nn.registry import norm_kind
+
+    base, _, norm = claim_id.partition("@")
+    template = next((t for t in NORM_TEMPLATES if t.claim_id == base), None)
+    if template is None:
+        raise ConfigError(f"claim {claim_id!r}: no card's claim is {base!r} (allowed: {', '.join(TEMPLATE_IDS)})")
+    try:
+        norm_kind(norm)  # a norm lnbench cannot build is refused here, naming it
+    except ValueError as exc:
+        raise ConfigError(f"claim {claim_id!r}: {exc}") from None
+    return template.instance(norm)

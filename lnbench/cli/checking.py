@@ -331,6 +331,8 @@ def card(
         print_table(CARD.table(report))
         if report["science"]["claims"]:
             print_table(CARD.science_table(report))
+        if report["science"].get("confirm") and path is not None:
+            console.print(report["science"]["confirm"].replace("CARD", str(path)), highlight=False, soft_wrap=True)
         if not report["conformance"]["passed"]:
             console.print(
                 f"[bold red]{report['label']} failed conformance:[/] every other section was measured on a norm "

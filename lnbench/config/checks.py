@@ -286,6 +286,8 @@ def check_not_a_child(run_dir) -> None:
 
     run_dir = Path(run_dir)
     parent = RunFolder(run_dir.resolve().parent).manifest()
+    if parent is not None and (run_dir / "summary.json").is_file():
+        return  # an experiment inside another's folder (a card's science claims run): resumed as itself
     if parent is not None and parent.get("kind"):
         kind = parent["kind"]
         raise ConfigError(

@@ -31,7 +31,7 @@ from rich.table import Table
 from lnbench.config import ConfigError
 from lnbench.experiments.base import Computed
 from lnbench.experiments.checks import Checking
-from lnbench.names import family_label, norm_slug
+from lnbench.names import family_label, norm_slug, plural
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import make_headline
 from lnbench.records.io import write_text_atomic
@@ -134,13 +134,14 @@ class Card(Checking):
         return table
 
     def science_table(self, report: dict) -> Table:
-        """The science section's claims, each with LayerNorm's and BatchNorm's verdict beside it."""
+        """The science section's claims, one line each at 100 columns (the claim's id; its text is in
+        card.md and card.html), with LayerNorm's and BatchNorm's verdict beside it."""
         header, rows = _section_tables(report)["science"]
-        table = Table(title=f"science: {escape(report['science']['verdict'])}", title_justify="left")
-        for h in header:
+        table = Table(title="science", title_justify="left")
+        for h in ["claim", *header[1:]]:
             table.add_column(h, overflow="fold")
-        for row in rows:
-            table.add_row(*(escape(str(c)) for c in row))
+        for claim, row in zip(report["science"]["claims"], rows):
+            table.add_row(*(escape(str(c)) for c in [claim["id"].partition("@")[0], *row[1:]]))
         return table
 
     def figures(self, path: Path, into: Path | None = None) -> list[str]:
@@ -286,6 +287,8 @@ def card_markdown(card: dict[str, Any]) -> str:
         lines += [f"## {TITLES[name]}", "", f"**{card[name]['verdict']}**", ""]
         if tables.get(name, ([], []))[1]:
             lines += [*_md_table(*tables[name]), ""]
+        if card[name].get("confirm"):
+            lines += [card[name]["confirm"].replace("CARD/", "<card folder>/") + ".", ""]
     lines += ["## Summary", "", *(f"- {s}" for s in card["summary"]), ""]
     return "\n".join(lines)
 
@@ -394,7 +397,21 @@ def science_section(pairs: list, summary: dict, folder: str) -> dict[str, Any]:
         f"inconclusive; {max((c['seeds'] for c in claims), default=0)} seeds, Holm over the run's "
         f"{len(results)} claims); the same verdict as LayerNorm's on {like} of {len(claims)}"
     )
-    return {"passed": None, "verdict": verdict, "claims": claims, "folder": folder, "holm_family": len(results)}
+    open_ = counts["inconclusive"]
+    settle = (
+        f"{plural(open_, 'claim')} inconclusive at {plural(max((c['seeds'] for c in claims), default=0), 'seed')}: "
+        f"lnbench claims --resume CARD/{folder} --confirm settles them on fresh seeds (--dry-run: its plan and time)"
+        if open_
+        else ""
+    )
+    return {
+        "passed": None,
+        "verdict": verdict,
+        "claims": claims,
+        "folder": folder,
+        "holm_family": len(results),
+        "confirm": settle,
+    }
 
 
 def add_science(card_folder: Path, science: dict[str, Any]) -> dict[str, Any]:

@@ -63,10 +63,16 @@ def resumed_spec(
         raise ConfigError(
             f"{option} {','.join(given)}: {folder} runs on {','.join(on)} ({where}); resume without {option}"
         )
-    unknown = [i for i in ids if i not in claim_catalogue.CLAIM_IDS]
+    card = [i for i in ids if "@" in i and i.partition("@")[0] in claim_catalogue.TEMPLATE_IDS]  # a card's claims
+    unknown = [i for i in ids if i not in claim_catalogue.CLAIM_IDS and i not in card]
     if unknown:
         raise ConfigError(f"--resume {folder}: {where} names claims that lnbench does not have: {', '.join(unknown)}")
-    selected, skipped = claim_tasks.claims_on_tasks([c for c in claim_catalogue.CLAIMS if c.id in ids], on)
+    try:
+        instances = [claim_catalogue.norm_claim(i) for i in card]
+    except ConfigError as exc:
+        raise ConfigError(f"--resume {folder}: {where}: {exc}") from None
+    named = [c for c in claim_catalogue.CLAIMS if c.id in ids] + instances
+    selected, skipped = claim_tasks.claims_on_tasks(named, on)
     missing = [r for r in dict.fromkeys(c.regime for c in selected) if r not in regimes]
     if missing:
         raise ConfigError(f"--resume {folder}: {where} has no regime {missing[0]}, which its claims use")

@@ -258,6 +258,7 @@ def claims_spec(
     """
     chosen = selection(only, everything)
     selected = [c for c in claim_catalogue.CLAIMS if c.id in chosen]
+    selected += [claim_catalogue.norm_claim(i) for i in chosen if "@" in i]  # a card's claims (lstm_faster@rms)
     given = tasks is not None
     tasks = claim_regimes.parse_tasks([claim_tasks.CLAIMS_TASK] if tasks is None else tasks, option)
     trend_overrides, task_overrides = claim_regimes.split_overrides(overrides, tasks)

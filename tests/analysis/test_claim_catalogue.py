@@ -160,3 +160,19 @@ def test_select_claims_rejects_an_unknown_id():
     assert [c.id for c in select_claims(None)] == [c.id for c in CLAIMS]
     with pytest.raises(ConfigError, match="unknown claim 'nope'; allowed: rnn_faster_default"):
         select_claims(["nope"])
+
+
+def test_a_cards_claim_is_selected_by_its_id_with_the_norm_in_the_subjects_place():
+    """``--only lstm_faster@rms``: the card's claim (lstm_faster with RMSNorm where it has
+    LayerNorm), beside the built-in claims named; an id whose claim is no card's is refused, naming
+    the card's claims."""
+    from lnbench.analysis.claim_catalogue import TEMPLATE_IDS, select_claims
+
+    chosen = select_claims(["rnn_faster_default", "lstm_faster@rms"])
+    assert [c.id for c in chosen] == ["rnn_faster_default", "lstm_faster@rms"]
+    assert (chosen[1].a.norm, chosen[1].b.norm, chosen[1].regime) == ("rms", "none", "lstm")
+    with pytest.raises(
+        ConfigError, match=r"unknown claim 'rnn_separate_learns@rms'.*a card's claim: rnn_faster_default"
+    ):
+        select_claims(["rnn_separate_learns@rms"])
+    assert "lstm_faster" in TEMPLATE_IDS

@@ -274,3 +274,32 @@ def test_a_reference_that_is_not_an_earlier_cards_science_is_one_line_exit_2(tmp
     result = runner.invoke(app, args)
     assert result.exit_code == 2 and message in result.output, result.output
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "runs").exists()
+
+
+def test_a_cards_science_folder_resumes_as_a_claims_run_with_its_norms_claims(tmp_path):
+    """lnbench claims --resume of a card's science folder (a claims run inside the card's folder):
+    not refused as a child of the card, and its recorded claims (``lstm_faster@rms``, ...) read back
+    as the card's claims, the norm in the subject's place; a card's claim of a norm lnbench cannot
+    build is one line naming it."""
+    from lnbench.experiments.claim_resume import resumed_spec
+    from lnbench.experiments.claims import CLAIMS as CLAIMS_EXPERIMENT
+
+    spec, pairs = science_spec("rms", seeds=2)
+    card = tmp_path / "card_rms"
+    science = card / "science"
+    science.mkdir(parents=True)
+    (card / "run.json").write_text(json.dumps({"kind": CARD.kind, "status": "completed"}))
+    (science / "run.json").write_text(json.dumps({"kind": CLAIMS_EXPERIMENT.kind, "status": "completed"}))
+    (science / "summary.json").write_text(json.dumps({"kind": CLAIMS_EXPERIMENT.kind, "rows": []}))
+    yaml_text = CLAIMS_EXPERIMENT.config_yaml(spec)
+    (science / "config.yaml").write_text(yaml_text)
+    resumed = resumed_spec(science)
+    assert sorted(c.id for c in resumed.selected) == sorted(c.id for c in spec.selected)
+    mine = {c.id: c for c in resumed.selected}["lstm_faster@rms"]
+    assert (mine.a.norm, mine.b.norm) == ("rms", "none")
+    (science / "config.yaml").write_text(yaml_text.replace("lstm_faster@rms", "lstm_faster@nosuchnorm"))
+    with pytest.raises(Exception, match="lstm_faster@nosuchnorm"):
+        resumed_spec(science)
+    (science / "summary.json").unlink()  # a child run of the card, not an experiment: resume the card
+    with pytest.raises(Exception, match="a run of the card experiment"):
+        resumed_spec(science)
