@@ -63,8 +63,8 @@ bench: $(STAMP)
 docs: $(STAMP)
 	$(PY) docs/generate.py
 
-# the built-in norms' report cards and the ScaleNorm example's, into docs/cards/ (~4 min each on 2 cores)
-CARDS ?= layer batch rms group weight lnbench_scalenorm:ScaleNorm
+# the built-in norm layers' report cards and the ScaleNorm example's, into docs/cards/ (~4 min each on 2 cores; weight norm is no layer: it has none)
+CARDS ?= layer batch rms group lnbench_scalenorm:ScaleNorm
 cards: $(STAMP)
 	for norm in $(CARDS); do \
 		PYTHONPATH=examples/scalenorm $(VENV)/bin/lnbench card $$norm --runs-dir runs/cards || exit 1; \

@@ -21,8 +21,10 @@ from lnbench.names import norm_slug
 HERE = Path(__file__).resolve().parent
 HEADER = """# Report cards of the built-in norms
 
-`lnbench card NORM` for each built-in norm and for the ScaleNorm example package
-(`examples/scalenorm`), the reference a new norm's card compares against. Made by `make cards`
+`lnbench card NORM` for each built-in norm layer and for the ScaleNorm example package
+(`examples/scalenorm`), the reference a new norm's card compares against. Weight normalization has
+no card: it reparametrizes the weights, so there is no layer to check or time (its Table 1 row:
+`lnbench invariance`). Made by `make cards`
 (each card with its defaults: 3 seeds, the science section's 7 claims on 2 cores); the commit is
 the one each card was measured at (its run.json's `git_commit`). Numbers of cost are this
 machine's; verdicts at 3 seeds are mostly inconclusive, and each card says so.

@@ -85,12 +85,18 @@ def norm_class(spec: str) -> type:
     from lnbench.nn.registry import norm_kind
 
     try:
-        cls = norm_kind(spec).layer
+        kind = norm_kind(spec)
     except ValueError as exc:
         raise ConfigError(f"NORM: {exc}") from None
-    if cls is None:
+    if kind.reparametrizes_weights:
+        raise ConfigError(
+            f"NORM: {spec!r} normalizes the weights, not a layer's activations, so it has no layer to check or "
+            "time (its Table 1 row: lnbench invariance; it trains in lnbench compare); give a norm layer, e.g. "
+            "layer, rms or a class"
+        )
+    if kind.layer is None:
         raise ConfigError(f"NORM: {spec!r} has no layer to measure (NoNorm); give a norm, e.g. layer, rms or a class")
-    return cls
+    return kind.layer
 
 
 class Card(Checking):

@@ -89,7 +89,11 @@ def test_a_wrong_backward_fails_the_gradient_section_alone_and_in_both_models():
 
 @pytest.mark.parametrize(
     ("norm", "message"),
-    [("none", "NORM: 'none' has no layer to measure (NoNorm)"), ("nosuch", "NORM: unknown norm 'nosuch'")],
+    [
+        ("none", "NORM: 'none' has no layer to measure (NoNorm)"),
+        ("weight", "NORM: 'weight' normalizes the weights, not a layer's activations"),
+        ("nosuch", "NORM: unknown norm 'nosuch'"),
+    ],
 )
 def test_a_card_of_no_norm_is_one_line_exit_2_and_no_folder(norm, message, tmp_path):
     result = runner.invoke(app, ["card", norm, "--runs-dir", str(tmp_path / "runs")])
