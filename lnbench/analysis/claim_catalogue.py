@@ -673,7 +673,7 @@ def select_claims(ids: Sequence[str] | None) -> list[Claim]:
     if unknown:
         raise ConfigError(
             f"--only: unknown claim {unknown[0]!r}; allowed: {', '.join(CLAIM_IDS)}, or a regime: {', '.join(CLAIM_REGIMES)}"
-            f", or a card's claim: {', '.join(TEMPLATE_IDS)} @NORM"
+            f", or a card's claim ID@NORM (lstm_faster@rms) with ID one of: {', '.join(TEMPLATE_IDS)}"
         )
     return [c for c in CLAIMS if c.id in ids or c.regime in ids] + instances
 

@@ -186,4 +186,14 @@ def launch(
     if result.status == "failed":  # what finished is kept and reported above; the command did not succeed
         error = (RunFolder(result.path).manifest() or {}).get("error") or "a run failed"
         fail(f"{error}; run folder: {result.path} (status: failed)", code=1)
+    trained = [r for r in result.rows if r.status != "failed"]
+    if trained and all(r.status == "diverged" for r in trained):  # nothing learned to report or compare
+        what = "the run" if len(trained) == 1 else f"every run ({len(trained)})"
+        epochs = sorted({r.diverged_at_epoch for r in trained if r.diverged_at_epoch is not None})
+        at = f" at epoch {', '.join(map(str, epochs))}" if epochs else ""
+        fail(f"{what} diverged{at} (the results above say why); run folder: {result.path}", code=DIVERGED_EXIT)
     return result.path
+
+
+#: the exit code of a training command whose every run diverged (docs/cli.md, "Errors and exit codes")
+DIVERGED_EXIT = 3

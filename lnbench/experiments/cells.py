@@ -235,11 +235,18 @@ def _train_members(
             (run.path / checkpoints.CHECKPOINT).unlink(missing_ok=True)  # finished: nothing to go on from
             if m.status == "diverged":
                 run.set_status("diverged", f"diverged in epoch {m.diverged_at_epoch}: {m.divergence_reason}")
-                if on_epoch is not None:  # account for the epochs it will not run
-                    on_epoch(name, epochs, epochs, None)
+                if on_epoch is not None:  # account for the epochs it will not run, saying why
+                    on_epoch(name, epochs, epochs, None, ending("diverged", m.diverged_at_epoch))
     return [
         (summary_row(m, target_acc, run.path.name, *run_facts(run.manifest)), run.path) for run, m in zip(runs, metrics)
     ]
+
+
+def ending(status: str, diverged_at_epoch: int | None) -> str | None:
+    """What the progress line says of a run that ended ``status`` instead of ``finished``:
+    ``diverged at epoch 3``; None for a run that trained to its end (passed positionally, as a
+    worker's progress queue forwards it)."""
+    return f"diverged at epoch {diverged_at_epoch}" if status == "diverged" else None
 
 
 def set_aside(cell: Cell) -> list[Path | None]:

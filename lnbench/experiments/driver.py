@@ -478,7 +478,7 @@ def _run_cells(
     cell's runs finished, it gets copies of them (:func:`lnbench.experiments.cells.copy_cell`). A
     cell that failed gives ``failed`` rows (no values), and so do its copies; the others go on,
     and the experiment ends ``failed``."""
-    from lnbench.experiments.cells import copy_cell, copy_runs, cost, failed_row, label, run_cell_job
+    from lnbench.experiments.cells import copy_cell, copy_runs, cost, ending, failed_row, label, run_cell_job
     from lnbench.records.runs import mark_unfinished
     from lnbench.training.tasks import forget_cell_data
 
@@ -531,7 +531,8 @@ def _run_cells(
         else:
             if on_epoch is not None and not getattr(executor, "live_progress", True):  # progress per finished job
                 for (row, _), c in zip(outcome, cell.cfgs):
-                    on_epoch(label(c), c.train.epochs, c.train.epochs, row.final_test_acc)
+                    said = ending(row.status, row.diverged_at_epoch)
+                    on_epoch(label(c), c.train.epochs, c.train.epochs, row.final_test_acc, said)
             finished[order[k]] = [row for row, _ in outcome]
         copy_from(order[k])
         partial = [row for j in sorted(finished) for row in finished[j]]

@@ -172,7 +172,8 @@ def test_a_cards_claim_is_selected_by_its_id_with_the_norm_in_the_subjects_place
     assert [c.id for c in chosen] == ["rnn_faster_default", "lstm_faster@rms"]
     assert (chosen[1].a.norm, chosen[1].b.norm, chosen[1].regime) == ("rms", "none", "lstm")
     with pytest.raises(
-        ConfigError, match=r"unknown claim 'rnn_separate_learns@rms'.*a card's claim: rnn_faster_default"
+        ConfigError,
+        match=r"unknown claim 'rnn_separate_learns@rms'.*a card's claim ID@NORM .* one of: rnn_faster_default",
     ):
         select_claims(["rnn_separate_learns@rms"])
     assert "lstm_faster" in TEMPLATE_IDS

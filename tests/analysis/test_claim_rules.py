@@ -439,6 +439,7 @@ def test_format_amount_is_signed_by_default_and_select_claims_lists_the_ids():
     assert (
         str(err.value)
         == f"--only: unknown claim 'nope'; allowed: {', '.join(claim_catalogue.CLAIM_IDS)}, or a regime: {regimes}"
+        f", or a card's claim ID@NORM (lstm_faster@rms) with ID one of: {', '.join(claim_catalogue.TEMPLATE_IDS)}"
     )
 
 

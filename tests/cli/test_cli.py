@@ -560,7 +560,9 @@ def test_a_compare_of_stacked_rnns_and_lstms_runs_end_to_end_with_probes_per_lay
 
 def test_a_compare_where_every_run_diverges_still_ends_with_tables_and_figures(tmp_path):
     """lr = 1e10: every run diverges in epoch 1, and the compare still completes with every row
-    "diverged" and its 5 figures; a train run ends "diverged", exit code 0."""
+    "diverged" and its 5 figures, exit code 3 (docs/cli.md: every run diverged) and a last line
+    saying so; each run's progress line says "diverged at epoch 1", not "finished"; a train run
+    ends "diverged", exit code 3."""
     result = runner.invoke(
         app,
         [
@@ -576,18 +578,26 @@ def test_a_compare_where_every_run_diverges_still_ends_with_tables_and_figures(t
             *TINY,
         ],
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output
     run = _only_run(tmp_path)
     summary = json.loads((run / "summary.json").read_text())
+    lines = result.output.strip().splitlines()
+    assert lines[-1] == (
+        f"lnbench: error: every run ({len(summary['rows'])}) diverged at epoch 1 (the results above say why);"
+        f" run folder: {run}"
+    )
+    progress = [line for line in lines if line.startswith("[")]
+    assert progress and all("diverged at epoch 1" in line and "finished" not in line for line in progress)
     assert summary["complete"] and json.loads((run / "run.json").read_text())["status"] == "completed"
     assert {r["status"] for r in summary["rows"]} == {"diverged"} and len(summary["figures"]) == 5
     result = runner.invoke(
         app, ["train", "configs/train.yaml", "--runs-dir", str(tmp_path / "t"), "--set", "train.lr=1e10", *TINY]
     )
     assert (
-        result.exit_code == 0
+        result.exit_code == 3
         and json.loads((_only_run(tmp_path / "t") / "run.json").read_text())["status"] == "diverged"
     )
+    assert result.output.strip().splitlines()[-1].startswith("lnbench: error: the run diverged at epoch 1 (")
 
 
 def test_the_command_line_starts_without_torch_scipy_or_matplotlib():

@@ -143,12 +143,13 @@ def test_an_enormous_finite_gradient_is_a_note_in_metrics_run_json_and_the_print
 @pytest.mark.e2e
 def test_a_diverged_train_resumed_is_kept_and_its_report_written_again(tmp_path):
     """docs/cli.md: ``train --resume`` of a run that diverged trains nothing (metrics.json byte for
-    byte, "1 cell kept, 0 to run") and writes its report again (report.html deleted, then back)."""
+    byte, "1 cell kept, 0 to run"), writes its report again (report.html deleted, then back) and
+    exits 3, as the run itself did (its only run diverged)."""
     cfg = load_config("configs/train.yaml", [*TINY_OVERRIDES, "train.optimizer=sgd", "train.lr=1e30"])
     run = train(cfg, tmp_path).path
     assert json.loads((run / "run.json").read_text())["status"] == "diverged"
     before = (run / "metrics.json").read_bytes()
     (run / "report.html").unlink()
     result = runner.invoke(app, ["train", "--resume", str(run)])
-    assert result.exit_code == 0 and f"Resuming {run}: 1 cell kept, 0 to run" in result.output, result.output
+    assert result.exit_code == 3 and f"Resuming {run}: 1 cell kept, 0 to run" in result.output, result.output
     assert (run / "metrics.json").read_bytes() == before and (run / "report.html").is_file()
