@@ -19,6 +19,7 @@ from lnbench.analysis import stats
 from lnbench.analysis.comparisons import MEMORYLESS_MARGIN, Comparison, did_not_learn, model_group, rows_by
 from lnbench.analysis.metrics import METRICS
 from lnbench.names import group_label, model_group_of, norm_label, norm_order, plural
+from lnbench.names.tasks import DEFAULT_TASK, TASKS
 from lnbench.records.schema import SummaryRow
 
 
@@ -75,28 +76,31 @@ def memoryless_answer(learned: Sequence[tuple[str, dict]]) -> str:
     return "; ".join(parts)
 
 
-def describe_memoryless(test: dict) -> str:
+def describe_memoryless(test: dict, task: str = DEFAULT_TASK) -> str:
     """Where a model stands against the memoryless baseline, with the effect, its interval and
     Holm p: ``above the memoryless baseline (...): it learned more than the last input``;
     ``below the memoryless baseline (...)`` (significantly) or ``within 2 points of the memoryless
     baseline (...)`` (the whole interval): ``did not learn the memory task``; otherwise ``not
     significantly above the memoryless baseline (...): not shown to learn the memory task with N
     seeds``. A borderline test (:class:`Comparison`) adds ``(borderline: Holm p between 0.01 and
-    0.1, another machine's rounding can flip it; about N seeds would settle it)``."""
+    0.1, another machine's rounding can flip it; about N seeds would settle it)``. ``task``: its
+    words for the memory task and the last input (:class:`lnbench.names.tasks.Task`; MNIST's
+    ``more than its last row or pixel``)."""
+    what, last = TASKS[task].learned_what, TASKS[task].last_input
     effect = (
         f"{_points(test['diff'])} points [unadjusted 95% CI {_points(test['ci95'][0])}, {_points(test['ci95'][1])}], "
         f"{test['test']}, Holm p = {test['p_adjusted']:.2g}"
     )
     outcome = memoryless_outcome(test)
     if outcome == "learned":
-        text = f"above the memoryless baseline ({effect}): it learned more than the last input"
+        text = f"above the memoryless baseline ({effect}): it learned more than {last}"
     elif outcome == "did not learn":
         below = test["p_adjusted"] < stats.ALPHA and test["diff"] < 0
         where = "below" if below else f"within {100 * MEMORYLESS_MARGIN:g} points of"
-        text = f"{where} the memoryless baseline ({effect}): did not learn the memory task"
+        text = f"{where} the memoryless baseline ({effect}): did not learn {what}"
     else:
         seeds = f" with {plural(test['n_seeds'], 'seed')}" if "n_seeds" in test else ""
-        text = f"not significantly above the memoryless baseline ({effect}): not shown to learn the memory task{seeds}"
+        text = f"not significantly above the memoryless baseline ({effect}): not shown to learn {what}{seeds}"
     if test.get("borderline", stats.is_borderline(test["p_adjusted"])):
         text += (
             f" (borderline: {_BORDERLINE}, another machine's rounding can flip it"
@@ -263,10 +267,12 @@ def compare_verdicts(
                 "--set model.norm_gain_init=G (or compare.norm_gain_inits) starts every norm's gain at G."
             )
         learned = [(norm, memoryless[(group, norm)]) for norm in by_norm if (group, norm) in memoryless]
+        tasks = {r.task for r in group_rows}
+        task = tasks.pop() if len(tasks) == 1 else DEFAULT_TASK  # a group is one task (compare)
         if learned:
             verdicts.append(
-                f"{fam}, did it learn the memory task? {memoryless_answer(learned)}. "
-                + "; ".join(f"{norm_label(n)} {describe_memoryless(t)}" for n, t in learned)
+                f"{fam}, did it learn {TASKS[task].learned_what}? {memoryless_answer(learned)}. "
+                + "; ".join(f"{norm_label(n)} {describe_memoryless(t, task)}" for n, t in learned)
                 + "."
             )
         reach = []

@@ -28,27 +28,6 @@ VerboseOption = Annotated[
 ]
 
 
-def divergences(folder: Path, rows: list[SummaryRow]) -> list[str]:
-    """One line per diverged run of the experiment folder ``folder``: its name, the epoch and the
-    cause (the row's, else, in a summary.json written before rows carried them, its metrics.json's)."""
-    from lnbench.records.folder import RunFolder
-
-    lines = []
-    for row in rows:
-        if row.status != "diverged":
-            continue
-        child = folder / row.run_dir if row.run_dir else folder
-        run = RunFolder(child if child.is_dir() else folder)  # a train folder is its one run
-        epoch, reason = row.diverged_at_epoch, row.divergence_reason
-        if reason is None:
-            raw = run.raw_metrics() or {}
-            epoch, reason = raw.get("diverged_at_epoch"), raw.get("divergence_reason")
-        lines.append(
-            f"{run.name} diverged at epoch {epoch if epoch is not None else '?'}: {reason or 'no cause recorded'}"
-        )
-    return lines
-
-
 def print_results(
     tables: list[Table],
     verdicts: list[str],
@@ -59,19 +38,21 @@ def print_results(
 ) -> None:
     """A finished experiment's results, as its run prints them and ``lnbench show`` again: its
     tables (all of them with ``everything``, else :func:`lnbench.report.tables.brief`'s and one line
-    naming the others), the notes of its ``rows``, a line per diverged run (:func:`divergences`)
+    naming the others), the notes of its ``rows`` and a line per diverged run
+    (:mod:`lnbench.report.notes`)
     and its verdicts, each verdict wrapped to the console's width under its dash; then the folder
     with its ``status`` (run.json's), and its report.html if there is one."""
     import textwrap
 
+    from lnbench.report.notes import divergences, notes
     from lnbench.report.tables import RunsTable, brief
 
     shown, left = (tables, []) if everything else brief(tables)
     for table in shown:
         print_table(table)
-    for note in sorted({w for r in rows for w in r.warnings}):
-        console.print(f"note: {note}", style="dim", markup=False, highlight=False)
-    for line in divergences(folder, list(rows)):
+    for line in notes(folder, rows):
+        console.print(line, style="dim", markup=False, highlight=False)
+    for line in divergences(folder, rows):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     width = max(console.width, 40)
     for verdict in verdicts:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
@@ -241,8 +241,7 @@ def copy_sources(cells: Sequence[Cell], kept: Collection[int] = ()) -> dict[int,
 
 def rows_of(summary: dict) -> list[SummaryRow]:
     """The ``rows`` of a summary.json as :class:`SummaryRow` (extra keys such as ``regime`` dropped)."""
-    known = {f.name for f in fields(SummaryRow)}
-    return [SummaryRow(**{k: v for k, v in r.items() if k in known}) for r in summary.get("rows", [])]
+    return [SummaryRow.from_dict(r) for r in summary.get("rows", [])]
 
 
 def comparisons_of(summary: dict) -> list[Comparison]:

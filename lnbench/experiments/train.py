@@ -66,9 +66,16 @@ class Train(Experiment):
     holds = ("metrics.json",)
 
     def headline(self, folder: RunFolder, summary: dict) -> dict | None:
-        """The final test accuracy (metrics.json's last ``test_acc``), on its task."""
+        """The final test accuracy (metrics.json's last ``test_acc``), on its task; a run that
+        diverged says so first (``diverged at epoch 3, test acc 0.512``: the last epoch it
+        recorded, if any)."""
         metrics = folder.raw_metrics() or {}
         accs = metrics.get("test_acc") or []
+        if metrics.get("status") == "diverged":
+            said = f"diverged at epoch {metrics.get('diverged_at_epoch')}"
+            last = accs[-1] if accs and isinstance(accs[-1], (int, float)) else None
+            tasks = [metrics.get("task", DEFAULT_TASK)]
+            return make_headline(said if last is None else f"{said}, test acc", last, tasks, sep=" ")
         if not accs or not isinstance(accs[-1], (int, float)):
             return None
         return make_headline("test acc", accs[-1], [metrics.get("task", DEFAULT_TASK)], sep=" ")

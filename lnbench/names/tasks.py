@@ -28,6 +28,10 @@ class Task:
             the batch order only).
         applies_when: those of its keys that apply only at some values of another of its keys:
             ``key -> (that key, its values)`` (``permutation_seed`` at ``digits_order`` permuted).
+        learned_what: what a model above the memoryless baseline (a linear readout of x_T alone)
+            learned, as the verdicts ask it (``did it learn <learned_what>?``).
+        last_input: what that baseline reads (``it learned more than <last_input>``), saying
+            when it is near chance (MNIST's last row is blank), so the test says little.
     """
 
     label: str
@@ -40,6 +44,8 @@ class Task:
     max_test: int | None = None
     seeded: bool = True
     applies_when: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    learned_what: str = "the memory task"
+    last_input: str = "the last input"
 
 
 #: digits: 1797 8x8 images; 36 per class (360) are the test split, the other 1437 the training split
@@ -79,6 +85,8 @@ TASKS = {
         max_test=DIGITS_TEST,
         seeded=False,
         applies_when={"permutation_seed": ("digits_order", ("permuted",))},
+        learned_what="more than its last row or pixel",
+        last_input="its last row or pixel",
     ),
     "mnist": Task(
         "mnist",
@@ -91,6 +99,9 @@ TASKS = {
         max_test=MNIST_TEST,
         seeded=False,
         applies_when={"permutation_seed": ("mnist_order", ("permuted",))},
+        learned_what="more than its last row or pixel",
+        last_input="its last row or pixel, which is blank on most images (a baseline near chance: the test says "
+        "only that it learned something)",
     ),
 }
 TASK_NAMES = tuple(TASKS)

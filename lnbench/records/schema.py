@@ -238,6 +238,11 @@ def first_epoch_at(test_acc: Sequence[float | None], target: float) -> int | Non
 _PER_EXAMPLE = ("test_correct", "test_correct_batch_stats")
 
 
+#: what separates a run's note (``Metrics.warnings``) into its fact and its explanation:
+#: ``<fact>: <explanation>``, the fact holding no ``": "`` (:func:`lnbench.report.notes.split_note`)
+NOTE_WHY = ": "
+
+
 @dataclass
 class SummaryRow:
     """One run in a table: what was trained, how it ended, and its final numbers (fields:
@@ -284,6 +289,15 @@ class SummaryRow:
     divergence_reason: str | None = None
     test_correct: list[int] | None = field(default=None, repr=False)
     test_correct_batch_stats: list[int] | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_dict(cls, row: dict) -> SummaryRow:
+        """A summary.json row (extra keys such as ``regime`` dropped).
+
+        Raises:
+            TypeError: a row without one of the required fields (of another version)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in row.items() if k in known})
 
     def to_dict(self) -> dict:
         """The fields summary.json holds (all but the per-example ``test_correct*`` lists), as

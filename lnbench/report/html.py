@@ -22,7 +22,9 @@ from rich.table import Table
 from lnbench import __version__
 from lnbench.records.folder import RunFolder
 from lnbench.records.io import utc_now, write_text_atomic
+from lnbench.records.schema import SummaryRow
 from lnbench.report.captions import FigureRecord, caption_of, place_of
+from lnbench.report.notes import run_notes
 
 
 def _href(path: Path, out_dir: Path) -> str:
@@ -60,6 +62,16 @@ def table_data(table: Table) -> dict:
         "rows": rows,
         "caption": plain(table.caption or ""),
     }
+
+
+def _notes(path: Path, summary: dict | None) -> list[str]:
+    """The runs' notes and divergences, as the console prints them (:func:`run_notes`); none for
+    a summary.json of another version."""
+    try:
+        rows = [SummaryRow.from_dict(r) for r in (summary or {}).get("rows", []) if isinstance(r, dict)]
+    except TypeError:
+        return []
+    return run_notes(path, rows)
 
 
 def _view(
@@ -104,6 +116,7 @@ def _view(
         "config": config,
         "tables": [table_data(t) for t in tables],
         "verdicts": (summary or {}).get("verdicts", []),
+        "notes": _notes(path, summary),
         "figures": figures,
         "children": children,
     }

@@ -34,6 +34,7 @@ import torch
 from torch import nn
 
 from lnbench.nn.base import Norm
+from lnbench.records.schema import NOTE_WHY
 from lnbench.training.ensemble import per_member
 
 #: A parameter tensor's gradient L2 norm (one step, one member) above this is noted in the run's
@@ -160,5 +161,5 @@ def large_gradient_warning(
         what = f"without train.grad_clip (which bounds it), {LARGE_STEP[optimizer]}"
     return (
         f"the gradient of {names[k]} reached an L2 norm of {norms[k].item():.3g} in epoch {epoch}, step {step} "
-        f"(above {LARGE_GRAD_NORM:g}): {what}{_jacobian_note(model)}"
+        f"(above {LARGE_GRAD_NORM:g}){NOTE_WHY}{what}{_jacobian_note(model)}"
     )

@@ -578,3 +578,20 @@ def test_a_memoryless_outcome_is_read_from_the_stored_flags_or_else_computed(tes
     """``learned`` wins; a stored ``did_not_learn`` is read as given, else computed from the
     effect, its interval and Holm p (:func:`did_not_learn`). Oracle: the rule by hand."""
     assert verdicts.memoryless_outcome(test) == outcome
+
+
+@pytest.mark.parametrize(
+    "task, learned, did_not",
+    [
+        ("trend", "it learned more than the last input", "did not learn the memory task"),
+        ("mnist", "it learned more than its last row or pixel, which is blank on most images", "did not learn more than its last row or pixel"),
+    ],
+)  # fmt: skip
+def test_the_memoryless_verdict_is_worded_by_the_task(task, learned, did_not):
+    """The memoryless baseline reads x_T alone: on the trend task that is the memory task's test;
+    on MNIST x_T is a blank row on most images (a baseline near chance), and the verdict says so
+    (lnbench.names.tasks.Task's learned_what and last_input)."""
+    above = {"learned": True, "diff": 0.2, "ci95": (0.15, 0.25), "p_adjusted": 1e-4, "test": "paired t-test"}
+    below = {"learned": False, "diff": -0.2, "ci95": (-0.25, -0.15), "p_adjusted": 1e-4, "test": "paired t-test"}
+    assert verdicts.describe_memoryless(above, task).split(": ", 1)[1].startswith(learned)
+    assert verdicts.describe_memoryless(below, task).endswith(did_not)

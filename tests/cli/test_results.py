@@ -84,11 +84,11 @@ def test_a_diverged_run_is_printed_with_its_epoch_and_cause_after_the_run_and_by
 
 
 def test_a_compare_names_each_diverged_child_once_and_no_finished_one(tmp_path):
-    """:func:`lnbench.cli.results.divergences` over a compare's rows: one line per diverged row, named by
+    """:func:`lnbench.report.notes.divergences` over a compare's rows: one line per diverged row, named by
     its child folder, with the row's epoch and cause (oracle: the rows as written); a completed row
     gives none."""
-    from lnbench.cli.results import divergences
     from lnbench.records.schema import SummaryRow
+    from lnbench.report.notes import divergences
 
     def row(name: str, status: str, epoch=None, reason=None) -> SummaryRow:
         (tmp_path / name).mkdir()

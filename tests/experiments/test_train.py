@@ -137,7 +137,10 @@ def test_an_enormous_finite_gradient_is_a_note_in_metrics_run_json_and_the_print
     assert float(warnings[0].split("L2 norm of ")[1].split(" ")[0]) > 1e6
     assert json.loads((run / "run.json").read_text())["warnings"] == warnings
     assert json.loads((run / "run.json").read_text())["status"] == "completed"
-    assert "note: the gradient of cell.bias reached an L2 norm of" in " ".join(result.output.split())
+    from lnbench.records.folder import RunFolder
+
+    said = f"note: {RunFolder(run).name}: the gradient of cell.bias reached an L2 norm of"
+    assert said in " ".join(result.output.split())
 
 
 @pytest.mark.e2e

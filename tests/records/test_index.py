@@ -61,3 +61,19 @@ def test_a_headline_off_the_default_task_names_the_task(tmp_path):
     assert headline("claims", claims) == "1 held on trend, digits"
     assert headline("train", None, {"test_acc": [0.5], "task": "digits"}) == "test acc 0.500 on digits"
     assert headline("train", None, {"test_acc": [0.5]}) == "test acc 0.500"
+
+
+def test_a_diverged_train_headline_says_the_epoch_and_the_last_accuracy_it_recorded(tmp_path):
+    """``lnbench ls`` of a train run that diverged: ``diverged at epoch N`` (metrics.json's
+    ``diverged_at_epoch``), then the last test accuracy it recorded if it recorded one."""
+    from lnbench.experiments.registry import EXPERIMENTS
+    from lnbench.records.folder import RunFolder
+    from lnbench.records.index import headline_of
+
+    (tmp_path / "metrics.json").write_text(json.dumps({"status": "diverged", "diverged_at_epoch": 1, "test_acc": []}))
+    assert headline_of(EXPERIMENTS["train"], RunFolder(tmp_path), None) == "diverged at epoch 1"
+    metrics = {"status": "diverged", "diverged_at_epoch": 3, "test_acc": [0.4, 0.512], "task": "adding"}
+    (tmp_path / "metrics.json").write_text(json.dumps(metrics))
+    assert (
+        headline_of(EXPERIMENTS["train"], RunFolder(tmp_path), None) == "diverged at epoch 3, test acc 0.512 on adding"
+    )

@@ -224,7 +224,7 @@ def test_without_flock_lnbench_train_runs_warns_in_one_line_and_leaves_a_whole_f
         f"{tmp_path} has no file locks (flock); lnbench uses a soft lock there, "
         "so two processes started at the same moment could both write one run folder"
     ]
-    assert f"note: {manifest['warnings'][0]}" in " ".join(result.output.split())
+    assert f"note: {manifest['name']}: {manifest['warnings'][0]}" in " ".join(result.output.split())
     assert not (folder / LOCK_NAME).exists()
 
 
