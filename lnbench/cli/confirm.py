@@ -135,8 +135,8 @@ def _two_stage(
         if driver.cells_to_run(cells, folder, exp):
             if args.dry_run:
                 console.print(
-                    f"--confirm: the pilot in {folder} is not finished; lnbench {kind} --resume {folder} (with the "
-                    "pilot's options) finishes it, then the confirm stage can be planned",
+                    f"--confirm: the pilot in {folder} is not finished; lnbench {kind} --resume {folder} (its own "
+                    "config) finishes it, then the confirm stage can be planned",
                     highlight=False,
                     soft_wrap=True,
                 )

@@ -194,7 +194,7 @@ def interrupted_line(exc: BaseException, stop: Stop) -> str:
     if (
         folder / "confirm.json"
     ).is_file():  # a confirm stage: only --confirm resumes it (a plain resume is the pilot's)
-        note += f"; its confirm stage goes on with --resume {folder} --confirm (and the pilot's options)"
+        note += f"; its confirm stage goes on with --resume {folder} --confirm (with its own config)"
     if not stop.epochs:
         return f"stopped by {what}; {note}"
     kept = "finished epochs were kept" if epochs_kept(folder) else "no epoch had finished"

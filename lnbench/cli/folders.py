@@ -292,7 +292,7 @@ def show_cmd(
             console.print(
                 f"note: its confirm stage did not finish ({plural(len(summary.get('rows') or []), 'run')} had "
                 f"finished); the pilot's results follow; lnbench {manifest.get('kind')} --resume {run_dir} --confirm "
-                "(with the pilot's options) goes on",
+                "goes on (with the folder's own config)",
                 style="dim",
                 markup=False,
             )

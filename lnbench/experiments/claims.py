@@ -22,6 +22,7 @@ from lnbench.analysis import claims as claim_rules
 from lnbench.analysis import confirm as confirm_rules
 from lnbench.analysis.aggregate import aggregate_over_seeds
 from lnbench.config import ConfigError, RunConfig
+from lnbench.config.optimizers import OPTIMIZERS
 from lnbench.experiments import claim_regimes, driver
 from lnbench.experiments.base import (
     Cell,
@@ -460,8 +461,9 @@ class Claims(Experiment):
         if not summary.get("claims"):
             return []
         results = [claim_rules.ClaimResult(**c) for c in summary["claims"]]
-        runs, setting = figure6_runs(path, summary)
-        data = figures.ClaimsData(results, summary.get("claims_by_task"), summary.get("tasks") or (), runs, setting)
+        runs, setting, optimizer = figure6_runs(path, summary)
+        by_task, tasks = summary.get("claims_by_task"), summary.get("tasks") or ()
+        data = figures.ClaimsData(results, by_task, tasks, runs, setting, optimizer)
         return self.draw_figures(data, into or path)
 
     def headline(self, folder: RunFolder, summary: dict) -> dict | None:
@@ -492,10 +494,11 @@ CLAIMS = Claims()
 FIGURE6_REGIME = "figure6"
 
 
-def figure6_runs(path: Path, summary: dict) -> tuple[list[Metrics], str]:
+def figure6_runs(path: Path, summary: dict) -> tuple[list[Metrics], str, str]:
     """The metrics of the ``figure6`` regime's runs in a claims folder (from summary.json's rows
-    and their folders; a run whose metrics cannot be read is left out), and a line saying what they
-    trained: the task's sizes, the network and the budget, from the first run's config.yaml."""
+    and their folders; a run whose metrics cannot be read is left out), a line saying what they
+    trained (the task's sizes, the network and the budget) and the optimizer's name (``Adam``,
+    ``SGD``; "" if unknown), from the first run's config.yaml."""
     rows = [r for r in summary.get("rows") or [] if r.get("regime") == FIGURE6_REGIME and r.get("run_dir")]
     runs = []
     for row in rows:
@@ -505,15 +508,16 @@ def figure6_runs(path: Path, summary: dict) -> tuple[list[Metrics], str]:
             continue
     cfg = RunFolder(path / rows[0]["run_dir"]).config() if rows else None
     if not runs or cfg is None:
-        return runs, ""
+        return runs, "", ""
     data, model, train = cfg.get("data", {}), cfg.get("model", {}), cfg.get("train", {})
+    optimizer = OPTIMIZERS.get(str(train.get("optimizer", next(iter(OPTIMIZERS)))))  # Adam: the default
     n_train = data.get("n_train", 0) - data.get("n_val", 0)
     width = "-".join([str(784)] + [str(model.get("hidden_size"))] * int(model.get("num_layers", 1)) + ["10"])
     setting = (
         f"{n_train} training images (the paper: 55000), {data.get('n_test')} test; MLP {width}, "
         f"{plural(int(train.get('epochs', 0)), 'epoch')} at every batch size"
     )
-    return runs, setting
+    return runs, setting, optimizer.torch_class if optimizer is not None else ""
 
 
 def claims(

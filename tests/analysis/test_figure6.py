@@ -53,10 +53,10 @@ def test_the_figure_has_the_papers_panels_and_draws_the_seed_mean():
         for b in (4, 128)
         for s in (0, 1)
     ]
-    fig = figure_figure6(runs, "4000 training images")
+    fig = figure_figure6(runs, "4000 training images", "SGD")
     axes = fig.axes
     assert len(axes) == 4
-    assert [axes[i].get_title().split(" (")[0] for i in (0, 1)] == ["batch size 128", "batch size 4"]
+    assert [axes[i].get_title() for i in (0, 1)] == ["batch size 128 (SGD, lr 0.001)", "batch size 4 (SGD, lr 0.001)"]
     assert axes[0].get_yscale() == "log"
     layer = next(line for line in axes[2].lines if line.get_label() == "LayerNorm")
     assert np.allclose(layer.get_ydata(), [10.0, 5.5])  # 100 x (1 - mean acc)
@@ -91,7 +91,8 @@ def test_claims_only_figure6_gives_four_verdicts_and_the_figure(tmp_path):
     chance = next(b["mean"] for b in summary["baselines"]["figure6"] if b["name"] == "chance")
     assert chance == pytest.approx(0.1, abs=0.05)  # 10 classes
     # the line under the figure's title says what trained, from the first run's config.yaml
-    _, setting = figure6_runs(run, summary)
+    _, setting, optimizer = figure6_runs(run, summary)
+    assert optimizer == "Adam" and "(Adam, lr 0.001)" in figure_figure6(*figure6_runs(run, summary)).axes[1].get_title()
     assert setting == "200 training images (the paper: 55000), 100 test; MLP 784-16-16-10, 2 epochs at every batch size"
     first = run / summary["rows"][0]["run_dir"] / "config.yaml"
     first.write_text(first.read_text().replace("epochs: 2", "epochs: 1"))

@@ -136,19 +136,20 @@ def _claims_by_task(claims: ClaimsData) -> Figure:
 @figure(
     "claims.png",
     group="claims",
-    caption="Each claim's paired effect a - b (mean over seeds) with its 95% interval; shaded: the claim's margin; "
-    "colour: the verdict.",
+    caption="Each claim's paired effect a - b (mean over seeds) with its interval (95%; a confirm stage's level is "
+    "named in its row's title); shaded: the claim's margin; colour: the verdict.",
 )
 def _claims(claims: ClaimsData) -> Figure:
     return figure_claims(claims.results)
 
 
-def figure_figure6(runs: Sequence[Metrics], setting: str = "") -> Figure:
+def figure_figure6(runs: Sequence[Metrics], setting: str = "", optimizer: str = "") -> Figure:
     """Ba et al. 2016's Figure 6, measured: per batch size (columns, largest first), the training
     negative log-likelihood (the mean train loss of each epoch, log scale; top) and the test error
     (1 - test accuracy, eval mode; bottom) over the epochs, one line per norm (mean over seeds,
     the band from the lowest to the highest seed), in lnbench's colours. ``runs``: the ``figure6``
-    regime's metrics; ``setting``: what was trained, a line under the title."""
+    regime's metrics; ``setting``: what was trained, a line under the title; ``optimizer``: its
+    name in each column's title beside the learning rate (``(SGD, lr 0.1)``; none if "")."""
     batch_sizes = sorted({m.batch_size for m in runs}, reverse=True)
     fig = Figure(figsize=(5.2 * max(1, len(batch_sizes)), 7.0), layout="constrained")
     axes = fig.subplots(2, max(1, len(batch_sizes)), squeeze=False)
@@ -172,7 +173,8 @@ def figure_figure6(runs: Sequence[Metrics], setting: str = "") -> Figure:
                 ax.plot(epochs, 100 * mean if row else mean, color=color, marker="o", ms=3, label=norm_label(norm))
                 ax.fill_between(epochs, 100 * lo if row else lo, 100 * hi if row else hi, color=color, alpha=0.15)
         lr = at_b[0].lr[0] if at_b and at_b[0].lr else None
-        axes[0, col].set_title(f"batch size {b}" + (f" (Adam, lr {lr:g})" if lr is not None else ""), fontsize=10)
+        how = ", ".join(([optimizer] if optimizer else []) + ([f"lr {lr:g}"] if lr is not None else []))
+        axes[0, col].set_title(f"batch size {b}" + (f" ({how})" if how else ""), fontsize=10)
         axes[0, col].set_ylabel("train NLL (nats, mean over the epoch)")
         set_log_y(axes[0, col])
         axes[1, col].set_ylabel("test error (%)")
@@ -193,4 +195,4 @@ def figure_figure6(runs: Sequence[Metrics], setting: str = "") -> Figure:
     when=lambda claims: bool(claims.figure6),
 )
 def _figure6(claims: ClaimsData) -> Figure:
-    return figure_figure6(claims.figure6, claims.figure6_setting)
+    return figure_figure6(claims.figure6, claims.figure6_setting, claims.figure6_optimizer)

@@ -138,6 +138,7 @@ class ClaimsData:
     by_task: Sequence[dict] | None = None
     tasks: Sequence[str] = ()
     #: the learning curves of the ``figure6`` regime (Ba et al.'s Figure 6): its runs' metrics,
-    #: and a line saying what was trained (sizes, budget); () and "" without that regime
+    #: a line saying what was trained (sizes, budget) and the optimizer's name; () and "" without that regime
     figure6: Sequence[Metrics] = ()
     figure6_setting: str = ""
+    figure6_optimizer: str = ""
