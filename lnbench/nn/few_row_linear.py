@@ -29,7 +29,10 @@ def uses_kernel(x: torch.Tensor, weight: torch.Tensor) -> bool:
     return _fits(x, weight) and linear_kernel() is not None
 
 
-def _fits(x: torch.Tensor, weight: torch.Tensor) -> bool:
+def _fits(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> bool:
+    """Whether the kernel takes ``x @ weight.T + bias``: on the CPU, float32 or float64 alike, a
+    2-d weight, a few rows, and no bias or one of shape ``(out,)`` (a bias of shape ``()`` or
+    ``(1,)``, which ``F.linear`` broadcasts, goes to ``F.linear``)."""
     return (
         x.device.type == "cpu"
         and weight.device.type == "cpu"
@@ -37,6 +40,7 @@ def _fits(x: torch.Tensor, weight: torch.Tensor) -> bool:
         and weight.dtype == x.dtype
         and weight.dim() == 2
         and 0 < x.numel() <= MAX_ROWS * weight.shape[1]
+        and (bias is None or (bias.shape == (weight.shape[0],) and bias.dtype == x.dtype and bias.device.type == "cpu"))
     )
 
 
@@ -48,7 +52,7 @@ def linear(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
     Shape: ``(*, in)`` -> ``(*, out)``, float32 or float64.
     """
     # a subclass (weight norm's Linear) has a forward of its own: it is called as it is
-    if isinstance(layer, nn.Linear) and type(layer) is nn.Linear and _fits(x, layer.weight):
+    if isinstance(layer, nn.Linear) and type(layer) is nn.Linear and _fits(x, layer.weight, layer.bias):
         kernel = linear_kernel()
         if kernel is not None:
             return kernel.few_row_linear(x, layer.weight, layer.bias)

@@ -24,12 +24,19 @@ def _git(directory: Path, *args: str) -> bytes | None:
     return out.stdout if out.returncode == 0 else None
 
 
+def _in_run_folder(top: Path, name: str) -> bool:
+    """Whether the checkout's file ``name`` (from the root ``top``) lies in a run folder: one of its
+    folders holds a run.json (:func:`lnbench.records.index.is_run_folder`)."""
+    return any((top / parent / "run.json").is_file() for parent in Path(name).parents if parent != Path("."))
+
+
 def git_state(directory: str | Path) -> dict[str, Any]:
     """The provenance of the checkout holding ``directory``, as MLflow and Sacred record it.
 
     Returns:
         ``git_commit`` (the HEAD commit, or None outside a checkout), ``git_dirty`` (whether any
-        tracked file differs from HEAD or an untracked, not ignored, file exists; None outside a
+        tracked file differs from HEAD or an untracked, not ignored, file exists outside a run
+        folder: lnbench's own output, a folder holding a run.json, is not code; None outside a
         checkout), ``git_diff_sha256`` (SHA-256 of ``git diff HEAD --binary`` and of the untracked
         files' paths and contents; None when clean) and ``git_changed_files`` (paths from the
         checkout's root, sorted).
@@ -47,12 +54,12 @@ def git_state(directory: str | Path) -> dict[str, Any]:
     if root is None or diff is None or tracked is None or untracked is None:
         return state
     state["git_commit"] = head.decode().strip() or None
-    new_files = sorted(untracked.decode(errors="replace").split("\0")[:-1])
+    top = Path(root.decode().strip())
+    new_files = sorted(n for n in untracked.decode(errors="replace").split("\0")[:-1] if not _in_run_folder(top, n))
     changed = sorted(set(tracked.decode(errors="replace").split("\0")[:-1]) | set(new_files))
     state["git_dirty"], state["git_changed_files"] = bool(changed), changed
     if changed:
         digest = hashlib.sha256(diff)
-        top = Path(root.decode().strip())
         for name in new_files:  # a new file is part of what ran: its path and content
             digest.update(b"\0" + name.encode() + b"\0")
             try:

@@ -3,7 +3,8 @@
 Long ("tidy") form: one row per observation, one column per variable, column names the keys of
 the run folder's files (config.yaml keys dotted, ``model.norm``; metrics.json and summary.json
 keys as they are; a nested value's parts dotted, ``ci95.low``; a list that is one value, such as
-a claim's ``runs``, as its JSON text). Every table starts with ``experiment`` (the experiment
+a claim's ``runs`` or a baseline's ``correct_per_seed``, as a Python list, and in a file that
+:func:`export` writes as its JSON text). Every table starts with ``experiment`` (the experiment
 folder's name) and, where rows belong to a run, ``run`` (the child folder's name; a train run's
 is its own):
 
@@ -87,7 +88,8 @@ class Tables:
 
 def flat(mapping: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """Nested keys dotted (``{"model": {"norm": "layer"}}`` -> ``{"model.norm": "layer"}``), a
-    two-value ``ci95`` as ``ci95.low`` / ``ci95.high``, any other list or mapping as its JSON text."""
+    two-value ``ci95`` as ``ci95.low`` / ``ci95.high``, any other list (and an empty mapping) as
+    it is: one value of its column (:func:`export` writes it as its JSON text)."""
     out: dict[str, Any] = {}
     for key, value in mapping.items():
         name = f"{prefix}{key}"
@@ -96,7 +98,7 @@ def flat(mapping: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         elif key == "ci95" and isinstance(value, (list, tuple)) and len(value) == 2:
             out[f"{name}.low"], out[f"{name}.high"] = value
         elif isinstance(value, (list, tuple, dict)):
-            out[name] = json.dumps(value)
+            out[name] = list(value) if isinstance(value, tuple) else value
         else:
             out[name] = value
     return out
@@ -247,9 +249,9 @@ def export(tables: Tables, out: str | Path, fmt: str = "csv") -> list[Path]:
     created = [p for p in (out, *out.parents) if not p.exists()]  # deepest first
     writes = {
         out / f"{name}.{fmt}": (
-            functools.partial(frame.to_csv, index=False)
+            functools.partial(_as_text(frame).to_csv, index=False)
             if fmt == "csv"
-            else functools.partial(_parquet_ready(frame).to_parquet, index=False)
+            else functools.partial(_parquet_ready(_as_text(frame)).to_parquet, index=False)
         )
         for name, frame in tables.items()
     }
@@ -263,6 +265,18 @@ def export(tables: Tables, out: str | Path, fmt: str = "csv") -> list[Path]:
         if isinstance(exc, WriteError):
             raise
         raise WriteError(exc.errno or 0, exc.strerror or str(exc), str(out)) from None
+
+
+def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """A list or mapping in a cell (a claim's ``runs``) as its JSON text, which a CSV cell holds and
+    ``json.loads`` reads back; the frame itself is left as it is."""
+    nested = [c for c in frame.columns if any(isinstance(v, (list, dict)) for v in frame[c])]
+    if not nested:
+        return frame
+    frame = frame.copy()
+    for col in nested:
+        frame[col] = [json.dumps(v) if isinstance(v, (list, dict)) else v for v in frame[col]]
+    return frame
 
 
 def _parquet_ready(frame: pd.DataFrame) -> pd.DataFrame:

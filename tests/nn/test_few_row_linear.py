@@ -153,6 +153,21 @@ def test_a_linear_subclass_is_called_as_it_is():
     torch.testing.assert_close(few_row_linear.linear(layer, x), 2 * F.linear(x, layer.weight, layer.bias))
 
 
+@pytest.mark.parametrize("shape", [(), (1,)])
+def test_a_bias_that_f_linear_broadcasts_gives_f_linears_output_and_gradient(shape):
+    """A Linear whose bias was replaced by one of shape () or (1,) (F.linear broadcasts it over the
+    outputs): the product is F.linear's, value and gradient of the bias (the kernel reads a bias
+    of shape (out,) only)."""
+    torch.manual_seed(0)
+    layer = nn.Linear(6, 5).double()
+    layer.bias = nn.Parameter(torch.full(shape, 0.75, dtype=torch.float64))
+    x = torch.randn(3, 6, dtype=torch.float64)
+    y = few_row_linear.linear(layer, x)
+    torch.testing.assert_close(y, F.linear(x, layer.weight, layer.bias), rtol=0, atol=1e-12)
+    (grad,) = torch.autograd.grad(y.sum(), [layer.bias])
+    assert grad.shape == shape and grad.sum().item() == pytest.approx(15.0)  # 3 rows x 5 outputs
+
+
 @pytest.mark.skipif(not KERNELS_OFF, reason="runs under LNBENCH_KERNELS=0 (make test-no-kernels)")
 def test_with_the_kernels_off_every_product_is_torchs():
     """LNBENCH_KERNELS=0: the MLP on a few rows runs F.linear (the Python path), its logits those of

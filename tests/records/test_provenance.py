@@ -100,6 +100,24 @@ def test_a_clean_checkout_has_its_commit_and_no_changes(repo):
     assert state == {"git_commit": head, "git_dirty": False, "git_diff_sha256": None, "git_changed_files": []}
 
 
+def test_run_folders_written_inside_the_checkout_are_not_changes_to_its_code(repo):
+    """A run folder (a folder holding a run.json, and everything under it: a nested child run's
+    weights too) outside the git-ignored runs/ is lnbench's output, not code: the checkout stays
+    clean; a new file beside it, outside any run folder, still makes it dirty (oracle: git's list)."""
+    head = git(repo, "rev-parse", "HEAD").decode().strip()
+    run = repo / "results" / "20261207T000000_compare"
+    (run / "child").mkdir(parents=True)
+    (run / "run.json").write_text("{}\n")
+    (run / "child" / "run.json").write_text("{}\n")
+    (run / "child" / "model.pt").write_bytes(b"weights")
+    (run / "loss.png").write_bytes(b"png")
+    clean = {"git_commit": head, "git_dirty": False, "git_diff_sha256": None, "git_changed_files": []}
+    assert provenance.git_state(repo) == clean
+    (repo / "results" / "notes.py").write_text("y = 2\n")
+    state = provenance.git_state(repo)
+    assert state["git_dirty"] and state["git_changed_files"] == ["results/notes.py"]
+
+
 def test_without_git_or_when_git_hangs_the_provenance_is_unknown(repo, monkeypatch):
     monkeypatch.setenv("PATH", str(repo))  # no git here
     assert provenance.git_state(repo) == UNKNOWN

@@ -144,7 +144,7 @@ def test_comparisons_claims_and_aggregate_are_the_summary(mixed_runs, tables):
     claims = json.loads((mixed_runs["claims"] / "summary.json").read_text())["claims"]
     assert list(tables.claims.id) == [c["id"] for c in claims]
     assert list(tables.claims.verdict) == [c["verdict"] for c in claims]
-    assert json.loads(tables.claims.runs.iloc[0]) == claims[0]["runs"]
+    assert tables.claims.runs.iloc[0] == claims[0]["runs"]  # a list, as summary.json holds it
     assert set(tables.baselines[tables.baselines.experiment == mixed_runs["claims"].name].regime) == {"default"}
 
 
@@ -172,6 +172,12 @@ def test_export_writes_the_same_tables(mixed_runs, tables, tmp_path, fmt):
         for col in ("final_test_acc", "test_acc", "hidden_norm", "mean_diff", "verdict"):
             if col in frame:
                 assert all(_same(a, b) for a, b in zip(back[col], frame[col])), (name, col)
+    # a list in a cell (a baseline's correct_per_seed) is a list in memory and its JSON text in the file
+    lists = [(name, col) for name, f in tables.items() for col in f.columns if isinstance(f[col].iloc[0], list)]
+    assert ("baselines", "correct_per_seed") in lists or any(n == "baselines" for n, _ in lists)
+    for name, col in lists:
+        back = pd.read_csv(out / f"{name}.csv") if fmt == "csv" else pd.read_parquet(out / f"{name}.parquet")
+        assert [json.loads(v) for v in back[col]] == list(tables[name][col]), (name, col)
 
 
 def test_export_refuses_in_one_line(mixed_runs, tmp_path, monkeypatch):
