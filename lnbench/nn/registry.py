@@ -26,7 +26,9 @@ config through, so the factory knows no norm's options.
 from __future__ import annotations
 
 import pkgutil
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -211,6 +213,20 @@ def norm_kind(kind: str) -> NormKind:
 _PLUGINS: dict[str, NormKind] = {}
 
 
+def _path_hint(module: str) -> str:
+    """Where a module that is not importable is in the current folder: how to make it importable.
+    ``python -m lnbench`` searches the current folder (Python puts it first on ``sys.path``); the
+    ``lnbench`` console script does not, as no installed command does."""
+    top = module.partition(".")[0]
+    here = Path.cwd()
+    if str(here) in sys.path or "" in sys.path or not ((here / f"{top}.py").is_file() or (here / top).is_dir()):
+        return ""
+    return (
+        f"; {top} is in the current folder, which the lnbench command does not search (python -m lnbench does): "
+        f"run PYTHONPATH=. lnbench ..., or pip install -e the package that holds it"
+    )
+
+
 def plugin_norm(spec: str) -> NormKind:
     """The norm kind of a user's own class, ``"package.module:ClassName"`` or an installed
     package's entry point in the group ``lnbench.norms`` (``scalenorm``): a subclass of
@@ -230,7 +246,8 @@ def plugin_norm(spec: str) -> NormKind:
     try:
         imported = pkgutil.resolve_name(f"{module}:")  # the module itself: its own import errors propagate
     except ImportError as exc:
-        raise ValueError(f"norm {spec!r}: cannot import {module} ({' '.join(str(exc).split())})") from None
+        hint = _path_hint(module) if isinstance(exc, ModuleNotFoundError) else ""
+        raise ValueError(f"norm {spec!r}: cannot import {module} ({' '.join(str(exc).split())}){hint}") from None
     except Exception as exc:  # the user's module is broken (a SyntaxError, an error at import): one line too
         error = " ".join(f"{type(exc).__name__}: {exc}".split())
         raise ValueError(f"norm {spec!r}: cannot import {module} ({error})") from None

@@ -4,6 +4,7 @@ lnbench.nn.Norm), checked by lnbench.testing.check_norm as the built-in norms ar
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import pytest
@@ -553,3 +554,28 @@ def test_compare_and_sweep_refuse_a_users_norm_that_fails_a_check_and_train_it_w
     assert len(children) == (6 if kind == "compare" else 3)  # compare: the RNN's two norm placements
     for name, manifest in children.items():
         assert manifest.get("norm_check") == (None if "layer" in name.lower() else unchecked), name
+
+
+@pytest.mark.e2e
+def test_a_norm_module_in_the_current_folder_imports_with_python_m_and_the_console_script_says_how(tmp_path):
+    """Python puts the current folder on sys.path for ``python -m lnbench`` and not for the installed
+    ``lnbench`` command: there, a norm module in the current folder is one line saying so and how to
+    make it importable (PYTHONPATH=. or pip install -e), exit 2; with ``python -m`` the same
+    norm is found (its missing class is the error)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "herenorm.py").write_text("from lnbench.nn import Norm\n")
+    args = ["train", str(REPO / "configs/train.yaml"), "--dry-run", "--set", "model.norm=herenorm:Missing"]
+    script = Path(sys.executable).with_name("lnbench")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    console = subprocess.run([str(script), *args], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert console.returncode == 2, console.stderr + console.stdout
+    (line,) = (console.stdout + console.stderr).strip().splitlines()
+    assert "cannot import herenorm (No module named 'herenorm'); herenorm is in the current folder" in line
+    assert "PYTHONPATH=. lnbench" in line and "pip install -e" in line
+    module = subprocess.run(
+        [sys.executable, "-m", "lnbench", *args], cwd=tmp_path, capture_output=True, text=True, env=env
+    )
+    assert module.returncode == 2 and "herenorm has no Missing" in module.stdout + module.stderr
