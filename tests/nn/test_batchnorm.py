@@ -197,3 +197,28 @@ def test_unbiased_batchnorm_divides_by_the_unbiased_batch_variance():
     one = BatchNorm1d(7, unbiased=True).double().train()
     with pytest.warns(UserWarning):
         torch.testing.assert_close(one(x[:1]), one.beta.expand(1, 7))
+
+
+@pytest.mark.parametrize("group_size", [None, 3])
+@pytest.mark.parametrize("unbiased", [False, True])
+def test_eval_with_batch_statistics_normalizes_with_the_variance_training_uses(unbiased, group_size):
+    """In eval mode inside batch_statistics (the test accuracy "with batch statistics"), the layer
+    normalizes each batch (or each run of g examples) with the variance training normalizes with:
+    the unbiased one with model.batch_norm_unbiased, else the biased one (torch's var by hand); the
+    running statistics are not touched."""
+    torch.manual_seed(0)
+    layer = BatchNorm1d(4, unbiased=unbiased).double()
+    with torch.no_grad():
+        layer.gamma.copy_(torch.tensor([0.5, 1.0, 2.0, 3.0]))
+        layer.beta.copy_(torch.tensor([0.1, -0.2, 0.3, 0.0]))
+    x = torch.randn(6, 4, dtype=torch.float64) * 3 + 1
+    before = layer.running_var.clone()
+    layer.eval()
+    with batch_statistics(layer, group_size):
+        got = layer(x)
+    g = group_size or 6
+    groups = x.view(6 // g, g, 4)
+    var = groups.var(1, unbiased=unbiased, keepdim=True)
+    want = layer.gamma * (groups - groups.mean(1, keepdim=True)) / torch.sqrt(var + layer.eps) + layer.beta
+    torch.testing.assert_close(got, want.view(6, 4), rtol=1e-12, atol=1e-12)
+    assert torch.equal(layer.running_var, before)

@@ -302,3 +302,30 @@ def test_a_model_with_the_kernel_off_or_float16_takes_the_python_path(monkeypatc
     model(torch.randn(2, 5, 4, dtype=torch.float64))
     assert not fused.kernel_covers(make("rnn", "layer", "joint", "pooled", None), torch.randn(2, 5, 4).half())
     assert not fused.kernel_covers(make("rnn", "layer", "joint", "pooled", None), torch.randn(2, 0, 4))
+
+
+@pytest.mark.parametrize("family", ["lstm", "rnn"])
+def test_a_subclass_of_a_built_in_norm_takes_the_python_path_with_its_own_forward(family):
+    """A user's subclass of LayerNorm may change the arithmetic (here: twice LayerNorm's output):
+    the model runs its forward on the step-by-step Python path, not the kernel's LayerNorm (the
+    oracle: the same model with the kernel off; the kernel's LayerNorm would give other logits)."""
+    from lnbench.nn.layernorm import LayerNorm
+
+    class Twice(LayerNorm):
+        def forward(self, x):
+            return 2 * super().forward(x)
+
+    model = make(family, "layer", "separate" if family == "lstm" else "joint", "pooled", None)
+    plain = copy.deepcopy(model)
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) is LayerNorm:
+                twice = Twice(child.features, eps=child.eps).to(torch.float64)
+                twice.load_state_dict(child.state_dict())
+                setattr(parent, name, twice)
+    x = torch.randn(3, 5, 4, dtype=torch.float64)
+    assert fused.kernel_covers(plain, x)
+    got = model(x)
+    model.use_kernel = False
+    torch.testing.assert_close(got, model(x), rtol=1e-12, atol=1e-12)
+    assert not torch.allclose(got, plain(x), atol=1e-3)  # Twice's output, not LayerNorm's

@@ -169,3 +169,24 @@ def test_the_model_option_reaches_every_batchnorm_and_the_fused_kernel_steps_asi
         _norm_slot(next(m for m in plain.modules() if isinstance(m, RecurrentBatchNorm1d)).train(), 5, 1, 4).mode
         == "over_batch"
     )
+
+
+@pytest.mark.parametrize(
+    "norm, params",
+    [
+        ("none", (12 * 8 + 8) + (8 * 8 + 8) + (8 * 3 + 3)),  # each Linear its own bias
+        ("layer", 12 * 8 + 8 * 8 + (8 * 3 + 3) + 2 * (8 + 8)),  # no hidden bias: the norm's beta is b_l
+        ("batch", 12 * 8 + 8 * 8 + (8 * 3 + 3) + 2 * (8 + 8)),
+        ("group", 12 * 8 + 8 * 8 + (8 * 3 + 3) + 2 * (8 + 8)),
+        ("rms", 12 * 8 + 8 * 8 + (8 * 3 + 3) + 2 * 8 + 2 * 8),  # no beta: the MLP's own bias after the norm
+        ("weight", (12 * 8 + 8 + 8) + (8 * 8 + 8 + 8) + (8 * 3 + 3 + 3)),  # v, g and the bias
+    ],
+)
+def test_the_mlps_parameters_are_the_papers_one_bias_per_hidden_unit(norm, params):
+    """Ba et al. eq. 3-4: each hidden unit has one bias b_l, the norm's beta where the norm has one
+    (its Linear then has none), the Linear's own otherwise (the count by hand, 12-8-8-3)."""
+    cfg = ModelConfig(family="mlp", norm=norm, hidden_size=H, num_layers=2)
+    model = build_model(cfg, IN, 1, C)
+    assert sum(p.numel() for p in model.parameters()) == params
+    normalized = norm in ("layer", "batch", "group", "rms")  # a norm of the activations: no Linear bias
+    assert all((linear.bias is None) == normalized for linear in model.linears)

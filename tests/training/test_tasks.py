@@ -106,3 +106,27 @@ def test_a_cells_data_is_made_once_per_process_and_seed_and_each_caller_gets_its
     tasks.forget_cell_data()
     tasks.cell_task_data(cfg, 1)
     assert made == [1, 2, 1, 3, 1, 1]
+
+
+@pytest.mark.parametrize("task, order_key", [("digits", "digits_order"), ("mnist", "mnist_order")])
+def test_the_permuted_order_is_one_permutation_for_every_seed_through_the_task_registry(task, order_key):
+    """make_task_data, as training calls it: the permuted task's pixel order is
+    default_rng(permutation_seed)'s permutation of the pixels (Le et al.'s pMNIST: one fixed order),
+    the same for seeds 0 and 3, and another permutation_seed gives another order (oracle: the
+    pixels-order data permuted by hand)."""
+    import numpy as np
+
+    from lnbench.config import DataConfig
+    from lnbench.training.tasks import make_task_data
+
+    sizes = {"n_train": 40, "n_test": 20}
+    pixels = make_task_data(DataConfig(task=task, **{order_key: "pixels"}, **sizes), seed=0)
+    first, again = (
+        make_task_data(DataConfig(task=task, **{order_key: "permuted"}, permutation_seed=7, **sizes), seed=s)
+        for s in (0, 3)
+    )
+    order = np.random.default_rng(7).permutation(pixels.X_train.shape[1])
+    torch.testing.assert_close(first.X_train, pixels.X_train[:, order], rtol=0, atol=0)
+    torch.testing.assert_close(again.X_train, first.X_train, rtol=0, atol=0)
+    other = make_task_data(DataConfig(task=task, **{order_key: "permuted"}, permutation_seed=8, **sizes), seed=0)
+    assert not torch.equal(other.X_train, first.X_train)
