@@ -193,7 +193,7 @@ OPT_IN_FAMILIES: tuple[str, ...] = ("lstm",)
 
 #: Regimes a plain ``lnbench claims`` leaves out: the optimizer as an axis, so that the plain run's
 #: claims, and their Holm family, stay those it had before; and Ba et al.'s Figure 6 on MNIST (an MLP,
-#: ~10 min on 2 cores: ``lnbench claims --only figure6``). ``--all`` runs them.
+#: 2 min 27 s on 2 cores alone, 2026-12-07: ``lnbench claims --only figure6``). ``--all`` runs them.
 OPT_IN_REGIMES: tuple[str, ...] = ("rnn_sgd", "transformer_sgd", "lstm_sgd", "figure6")
 
 #: Regimes that only ``--only`` runs, not ``--all`` either: the ablation of Cooijmans et al.'s recipe
