@@ -63,6 +63,20 @@ def grad_norms(model: nn.Module, params: list[tuple[str, nn.Parameter]], S: int)
     return norms
 
 
+def layer_grad_norms(norms: torch.Tensor, layer_index: torch.Tensor, n_layers: int) -> torch.Tensor:
+    """Each layer's gradient L2 norm per member, ``(L, S)`` float32, from the tensors' ``norms``
+    ``(P, S)`` (finite) and ``layer_index`` ``(P,)`` (tensor k is in layer ``layer_index[k]``):
+    the square root of the sum of its tensors' squared norms. Float32 squares overflow above ~1.8e19;
+    then the sums are taken in float64, so a finite gradient is not recorded as inf (inf only
+    beyond float32's 3.4e38)."""
+    S = norms.shape[1]
+    step = torch.zeros(n_layers, S).index_add_(0, layer_index, norms.square()).sqrt()
+    if not bool(step.isfinite().all()):  # float32 squares of norms above ~1.8e19: in float64
+        wide = torch.zeros(n_layers, S, dtype=torch.float64)
+        step = wide.index_add_(0, layer_index, norms.double().square()).sqrt().float()
+    return step
+
+
 def clip_grad_norms(
     model: nn.Module, params: list[tuple[str, nn.Parameter]], norms: torch.Tensor, clip: float, alive: list[bool]
 ) -> None:

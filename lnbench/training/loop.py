@@ -341,11 +341,7 @@ def train_members(
                     return hists
                 norms = norms.nan_to_num(0.0, posinf=0.0)  # a diverged member's: it is not recorded
             norm_sum += norms
-            layer_step = torch.zeros(len(layers), S).index_add_(0, layer_index, norms.square()).sqrt()
-            if not bool(layer_step.isfinite().all()):  # float32 squares of norms above ~1.8e19: in float64
-                wide = torch.zeros(len(layers), S, dtype=torch.float64)
-                layer_step = wide.index_add_(0, layer_index, norms.double().square()).sqrt().float()
-            layer_sum += layer_step
+            layer_sum += gradients.layer_grad_norms(norms, layer_index, len(layers))
             if cfg.grad_clip is not None:  # torch.nn.utils.clip_grad_norm_, per member (lnbench.training.gradients)
                 gradients.clip_grad_norms(model, params, norms, cfg.grad_clip, alive)
             opt.step()

@@ -48,3 +48,68 @@ def test_each_members_gradient_norm_is_bit_for_bit_its_tensor_alone_and_the_floa
         assert torch.equal(norms[:, s], torch.stack(torch._foreach_norm([t[s] for t in stacked]))), s
     exact = torch.stack([t.double().reshape(S, -1).norm(dim=1) for t in stacked])
     torch.testing.assert_close(norms.double(), exact, rtol=2e-5, atol=0.0)
+
+
+def test_a_run_notes_its_large_gradient_once_however_many_steps_have_one(monkeypatch):
+    """Every step's largest gradient norm above 1e6 (the recorded norms scaled by 1e8, training
+    itself untouched, no clipping): the run's warnings hold one note, the first step's (oracle: the
+    steps counted by the spy)."""
+    import torch
+
+    from lnbench.config import load_config
+    from lnbench.nn.models import build_model
+    from lnbench.training import gradients
+    from lnbench.training.loop import train_model
+    from lnbench.training.tasks import make_task_data
+
+    overrides = ["data.n_train=96", "data.n_test=32", "model.hidden_size=8", "train.epochs=2", "train.batch_size=32"]
+    cfg = load_config("configs/train.yaml", overrides)
+    data = make_task_data(cfg.data, cfg.seed)
+    real, steps = gradients.grad_norms, []
+
+    def large(model, params, S):
+        steps.append(S)
+        return real(model, params, S) * 1e8
+
+    monkeypatch.setattr(gradients, "grad_norms", large)
+    shape = (data.X_train.shape[-1], data.X_train.shape[1], data.num_classes)
+    torch.manual_seed(0)
+    metrics = train_model(build_model(cfg.model, *shape), data, cfg.train, seed=0)
+    assert metrics.status == "completed" and len(steps) == 6  # 3 steps x 2 epochs, each above 1e6
+    notes = [w for w in metrics.warnings if w.startswith("the gradient of")]
+    assert len(notes) == 1 and " in epoch 1, step 1 " in notes[0], notes
+
+
+def test_a_layers_gradient_norm_beyond_float32_squares_is_summed_in_float64():
+    """Per layer, sqrt(sum of its tensors' squared norms): at norms of 1e20 (squares beyond
+    float32's 3.4e38) still finite, 1e20 * sqrt(2) for two such tensors (by hand), and at ordinary
+    norms the float32 sum as it is (3-4-5)."""
+    import math
+
+    import torch
+
+    from lnbench.training.gradients import layer_grad_norms
+
+    norms = torch.tensor([[3.0, 1e20], [4.0, 1e20], [2.0, 5.0]])  # (P=3, S=2); tensors 0, 1 in layer 0
+    got = layer_grad_norms(norms, torch.tensor([0, 0, 1]), 2)
+    assert got.dtype == torch.float32 and bool(got.isfinite().all())
+    assert got[0, 0].item() == 5.0 and got[1].tolist() == [2.0, 5.0]
+    assert got[0, 1].item() == torch.tensor(1e20 * math.sqrt(2), dtype=torch.float32).item()
+
+
+def test_a_non_finite_gradient_names_the_first_such_tensor_and_counts_the_rest():
+    """The divergence reason names the first tensor (in the model's order) whose gradient norm is
+    not finite, NaN or inf, and how many more there are (oracle: the names given)."""
+    import torch
+    from torch import nn
+
+    from lnbench.training.gradients import nonfinite_reason
+
+    names = ["cell.weight_ih", "cell.bias", "norm.gamma", "head.weight"]
+    norms = torch.tensor([1.0, float("nan"), float("inf"), 2.0])
+    reason = nonfinite_reason(nn.Linear(2, 2), names, norms, step=7)
+    assert reason == "the gradient of cell.bias became NaN in step 7 of the epoch (and 1 more of 4 tensors)"
+    norms = torch.tensor([1.0, 2.0, float("inf"), 3.0])
+    assert nonfinite_reason(nn.Linear(2, 2), names, norms, step=1).startswith(
+        "the gradient of norm.gamma became inf (a norm beyond float32's 3.4e38) in step 1 of the epoch"
+    )
