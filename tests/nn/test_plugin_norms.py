@@ -579,3 +579,18 @@ def test_a_norm_module_in_the_current_folder_imports_with_python_m_and_the_conso
         [sys.executable, "-m", "lnbench", *args], cwd=tmp_path, capture_output=True, text=True, env=env
     )
     assert module.returncode == 2 and "herenorm has no Missing" in module.stdout + module.stderr
+
+
+DTYPES = ".to(float32 / float64 / cpu), train and eval"
+
+
+def test_a_norm_that_turns_float32_into_float64_fails_the_dtype_check():
+    """A float32 input must give a float32 output (a float32 model stays float32): a norm that
+    returns float64 for any input is right in float64 and fails on float32 (the oracle: the
+    dtypes named in the message)."""
+    import toy_norms
+
+    report = check_norm(toy_norms.UpcastNorm, on_fail="return")
+    assert report["failed"] == {
+        DTYPES: "UpcastNorm: a torch.float32 input gave a torch.float64 output after .to(torch.float32)"
+    }

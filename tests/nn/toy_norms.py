@@ -237,3 +237,11 @@ class MessageAssertNorm(ScaleNorm):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         assert x.dim() == 2, "want a 2-D input"
         return super().forward(x)
+
+
+class UpcastNorm(ScaleNorm):
+    """ScaleNorm that returns float64 whatever its input: a float32 model would get float64
+    activations (right in float64, so only a float32 input shows it)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x).to(torch.float64)
