@@ -75,7 +75,8 @@ cards: $(STAMP)
 # module at a time with the unit tests that reach each mutant; prints the score per module. Equivalent survivors (they
 # cannot change an output) are listed in tests/mutation_equivalent.txt. Minutes, not for CI.
 MUTATION_MODULES ?= analysis.stats analysis.comparisons analysis.verdicts analysis.claims analysis.confirm \
-	analysis.aggregate analysis.grid training.baselines training.data training.tasks.trend records.runs records.schema testing
+	analysis.aggregate analysis.grid training.baselines training.data training.tasks.trend records.runs records.schema testing \
+	training.gradients training.optim training.tasks.images
 MUTATION_JOBS ?= 2
 mutation: $(STAMP)
 	rm -rf mutants

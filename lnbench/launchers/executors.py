@@ -18,6 +18,7 @@ import os
 import queue
 import signal
 import sys
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -177,7 +178,7 @@ class PoolExecutor:
             progress_queue.close()
 
     def _one_pool(self, ctx, fn, jobs, todo, workers, progress_queue, progress, on_done, outcomes, breaks) -> None:
-        pool, futures = None, {}
+        pool, futures, stopped = None, {}, False
         try:
             # a Ctrl-C waits until the workers have started: a worker started but not yet known to the
             # pool could be neither stopped nor waited for, and would outlive this process
@@ -202,6 +203,7 @@ class PoolExecutor:
                     if on_done is not None:
                         on_done(k, outcomes[k])
         except BaseException:
+            stopped = True
             for f in futures:
                 f.cancel()
             for process in list((getattr(pool, "_processes", None) or {}).values()):  # running cells: stop them
@@ -210,7 +212,7 @@ class PoolExecutor:
             raise
         finally:
             if pool is not None:  # waits for every worker to end: none outlives this process
-                pool.shutdown(wait=True, cancel_futures=True)
+                _shut_down(pool, progress_queue, None if stopped else progress, STOP_GRACE_SECONDS)
 
 
 def _nothing() -> None:
@@ -315,6 +317,29 @@ def _start_forkserver(ctx) -> int | None:
     ready.start()
     ready.join()
     return ready.exitcode
+
+
+#: how long the workers of a stopped pool have to record "interrupted" and end before they are killed
+STOP_GRACE_SECONDS = 60.0
+
+
+def _shut_down(pool, progress_queue, progress: Progress | None, grace: float) -> None:
+    """End a pool and wait for its workers, reading the progress queue meanwhile: a worker's exit
+    waits until every report it put has gone through the queue's pipe, so a full pipe that nobody
+    reads would hold the worker, and this process waiting for it, for ever (multiprocessing's
+    "joining processes that use queues"). A worker still alive after ``grace`` seconds is killed."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + grace
+    for process in processes:
+        while process.is_alive() and time.monotonic() < deadline:
+            _drain(progress_queue, progress)
+            process.join(0.05)
+        if process.is_alive():
+            process.kill()
+            process.join()
+    _drain(progress_queue, progress)
+    pool.shutdown(wait=True)
 
 
 def _drain(progress_queue, progress: Progress | None) -> None:

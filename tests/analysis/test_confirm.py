@@ -205,3 +205,18 @@ def test_the_confirm_family_is_the_largest_that_fits_within_max_seeds():
     assert confirm.choose_family([2, 0, 1], lambda k, m: base[k] * m, 20) == [0, 1]
     assert confirm.choose_family([2], lambda k, m: base[k] * m, 20) == []
     assert confirm.choose_family([0, 1], lambda k, m: None if k == 1 else base[k] * m, 20) == [0]
+
+
+def test_a_claim_left_out_of_the_family_states_the_seeds_it_would_need_as_one_more_member():
+    """A directional claim that cannot join the family reports the seeds it would need at the
+    level of a family one larger: 0.04 / (m + 1), m the claims confirmed (oracle:
+    seeds_to_decide at that level, computed here; at 0.04 / m it would need fewer)."""
+    claims = [make_claim("less", 0.0, 0), make_claim("less", 0.0, 1)]
+    unit = np.array([-1.2649, -0.6325, 0.0, 0.6325, 1.2649])
+    pilots = [ClaimSamples(list(-1.0 + unit), [0.0] * 5), ClaimSamples(list(-0.3 + unit), [0.0] * 5)]
+    results = claim_verdicts(claims, pilots)
+    plans = confirm.plan_claims(claims, results, pilots, max_seeds=20)
+    assert [p.action for p in plans] == ["confirm", "undecidable"]
+    assert plans[0].alpha == pytest.approx(0.04) and plans[0].why.endswith("(Holm over 1)")
+    at_two = confirm.seeds_to_decide(claims[1], pilots[1], 0.04 / 2)[0]
+    assert plans[1].seeds == at_two and at_two > confirm.seeds_to_decide(claims[1], pilots[1], 0.04)[0]

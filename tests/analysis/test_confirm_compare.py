@@ -98,3 +98,27 @@ def test_a_decided_pilot_pair_is_kept_and_a_tiny_effect_is_not_decidable():
     stages = {(c.norm_a, c.norm_b): (c.stage, c.significant) for c in final}
     assert stages[("none", "layer")] == ("pilot", True) and stages[("batch", "layer")] == ("pilot", True)
     assert stages[("none", "batch")][1] is False and stages[("none", "batch")][0] in ("not decidable", "confirm")
+
+
+def test_the_comparisons_confirmed_in_one_family_are_planned_at_its_bonferroni_level():
+    """Three open pairs of one family (a model group and metric) that all fit within max_seeds are
+    each planned at 0.04 / 3, with the seeds the paired t-test's 80% power needs at that level
+    from the pilot's effect and sd (oracle: stats.seeds_for_power, computed here); the level is
+    recorded in each plan."""
+    from lnbench.analysis import stats
+    from lnbench.analysis.comparisons import pair_by_seed, seed_values
+
+    pilot_rows = [
+        row(n, s, 0.5 + 0.1 * s + {"none": 0.0, "batch": 0.004, "layer": 0.008}[n] + 0.003 * ((s * 7 + k) % 3 - 1))
+        for s in range(5)
+        for k, n in enumerate(NORMS)
+    ]
+    pilot = [c for c in compare_comparisons(pilot_rows) if c.metric == "mean_train_loss"]
+    plans = confirm.plan_comparisons(pilot_rows, pilot, max_seeds=10_000)
+    assert len(pilot) == 3 and all(p.action == "confirm" for p in plans)
+    for c, p in zip(pilot, plans, strict=True):
+        sd = stats.paired_sd(*seed_values(pair_by_seed(
+            [r for r in pilot_rows if r.norm == c.norm_a], [r for r in pilot_rows if r.norm == c.norm_b], c.metric
+        ), c.metric))  # fmt: skip
+        assert p.alpha == pytest.approx(0.04 / 3) and p.why.endswith("(Holm over 3)")
+        assert p.seeds == stats.seeds_for_power(c.mean_diff, sd, power=0.8, alpha=0.04 / 3, max_n=confirm.MAX_N)

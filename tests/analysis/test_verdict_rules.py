@@ -595,3 +595,20 @@ def test_the_memoryless_verdict_is_worded_by_the_task(task, learned, did_not):
     below = {"learned": False, "diff": -0.2, "ci95": (-0.25, -0.15), "p_adjusted": 1e-4, "test": "paired t-test"}
     assert verdicts.describe_memoryless(above, task).split(": ", 1)[1].startswith(learned)
     assert verdicts.describe_memoryless(below, task).endswith(did_not)
+
+
+def test_a_verdict_without_a_winner_names_its_one_pair_and_the_seeds_its_tests_had():
+    """No significant pair: one pair is named ("LayerNorm vs NoNorm not distinguishable"), several
+    are summed up ("no tested pair"); the seed count is the tests' own (4 where a seed diverged
+    and was left out of both), and none is given when the pairs had different counts (oracle: the
+    hand-set n_seeds)."""
+    one = [_pair("final_test_acc", 0.01, False)]
+    assert verdicts.comparisons_answer(one) == "LayerNorm vs NoNorm not distinguishable with 5 seeds"
+    diverged = [_pair("final_test_acc", 0.01, False, n_seeds=4), _pair("final_test_acc", 0.0, False, 4, "batch")]
+    assert verdicts.comparisons_answer(diverged) == "no tested pair is distinguishable with 4 seeds"
+    mixed = [_pair("final_test_acc", 0.01, False, n_seeds=4), _pair("final_test_acc", 0.0, False, 5, "batch")]
+    assert verdicts.comparisons_answer(mixed) == "no tested pair is distinguishable"
+    winner = [_pair("final_test_acc", 0.1, True), _pair("final_test_acc", 0.0, False, 4, "batch")]
+    assert verdicts.comparisons_answer(winner) == (
+        "LayerNorm is more accurate than NoNorm; BatchNorm vs NoNorm not distinguishable with 4 seeds"
+    )

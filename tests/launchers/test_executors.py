@@ -81,13 +81,20 @@ def test_sigterm_stops_the_workers_and_marks_unfinished_runs_interrupted(tmp_pat
         "seeds=[0,1]",
     ]
     args += [f"--set={kv}" for kv in TINY_OVERRIDES if not kv.startswith("train.epochs")]  # its own 400 epochs
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}  # a hang is shown: SIGABRT prints every thread's stack
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env
+    )
     try:
         deadline = time.time() + 600
         while time.time() < deadline and len(list(Path(tmp_path).glob("*/*/metrics.json"))) < 2:  # two cells training
             time.sleep(0.2)
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=600)
+        out, err = proc.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGABRT)  # every process of the command prints where it waits
+        out, err = proc.communicate(timeout=60)
+        pytest.fail(f"compare did not end within 180 s of SIGTERM; its stacks:\n{err}")
     finally:
         if proc.poll() is None:  # hung: leave no process behind
             os.killpg(proc.pid, signal.SIGKILL)
@@ -100,6 +107,35 @@ def test_sigterm_stops_the_workers_and_marks_unfinished_runs_interrupted(tmp_pat
     children = [json.loads(p.read_text()) for p in run.glob("*/run.json")]
     assert children and {c["status"] for c in children} <= {"interrupted", "completed"}
     assert any(c["status"] == "interrupted" for c in children)
+
+
+def _flood(reports, progress):
+    for k in range(reports):
+        progress("x" * 1000, k, reports)  # 1 kB each: 2000 of them are far more than a pipe holds
+    return "ok"
+
+
+def _hung(signum, frame):
+    raise TimeoutError("PoolExecutor.run did not return: a worker did not end")
+
+
+def test_a_stop_while_the_workers_flood_the_progress_queue_ends_every_worker_within_seconds():
+    """The caller stops (its progress callback raises KeyboardInterrupt) while two workers have put
+    about 2 MB of progress reports: run raises that KeyboardInterrupt and returns, every worker
+    ended (oracle: a worker's exit waits until its reports have gone through the queue's pipe, so
+    a caller that stops reading the queue while it waits for the workers waits for ever)."""
+
+    def stop(*report):
+        raise KeyboardInterrupt("Ctrl-C")
+
+    before = signal.signal(signal.SIGALRM, _hung)
+    signal.alarm(60)
+    try:
+        with pytest.raises(KeyboardInterrupt, match="Ctrl-C"):
+            PoolExecutor(2).run(_flood, [2000, 2000], stop)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
 
 
 def _die_once_or_always(job, progress):
