@@ -15,6 +15,7 @@ from lnbench.cli.console import console, fail, print_table
 from lnbench.cli.launch import launch
 from lnbench.cli.options import ExperimentArgs
 from lnbench.config import ConfigError  # not the schema (pydantic): --help answers at once
+from lnbench.names import plural
 
 if TYPE_CHECKING:
     from lnbench.config import RunConfig
@@ -95,6 +96,28 @@ def confirm_compare(cfg: RunConfig, source: str, args: ExperimentArgs, max_seeds
     _two_stage("compare", cfg, source, args, verbose, confirmed, limit)
 
 
+def _worst_case(exp: Any, spec: Any, max_seeds: int, launcher: str) -> str:
+    """The confirm stage's largest possible size, before the pilot has run: every setting of the
+    pilot on ``max_seeds`` fresh seeds (no question decided in the pilot, every one confirmable)."""
+    from lnbench.experiments import driver
+
+    try:
+        configs = [c for cell in driver.prepare(exp, spec, 1, launcher, check_norm=False) for c in cell.cfgs]
+    except ConfigError:
+        return ""  # the pilot's own plan says what is wrong
+    seeds = exp.seeds(spec)
+    n_seeds = len(seeds) if isinstance(seeds, list) else 1
+    if not configs or n_seeds < 1:
+        return ""
+    settings = max(1, len(configs) // n_seeds)
+    epochs = sum(c.train.epochs for c in configs) * max_seeds // n_seeds
+    return (
+        f"At most, the confirm stage trains each of the pilot's {plural(settings, 'setting')} on --max-seeds "
+        f"{max_seeds} fresh seeds: up to {plural(settings * max_seeds, 'run')} ({epochs} epochs), "
+        f"{max_seeds / n_seeds:.3g} times the pilot's training"
+    )
+
+
 def _two_stage(
     kind: str,
     spec: Any,
@@ -121,7 +144,7 @@ def _two_stage(
     if args.resume is None:
         note = (
             "--confirm: the confirm stage is planned from the pilot's results; once the pilot has run, "
-            f"lnbench {kind} --resume DIR --confirm --dry-run prints its plan"
+            f"lnbench {kind} --resume DIR --confirm --dry-run prints its plan. {_worst_case(exp, spec, max_seeds, args.launcher)}"
             if args.dry_run
             else None
         )

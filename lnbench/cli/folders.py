@@ -15,10 +15,9 @@ import typer
 from rich.table import Table
 
 from lnbench.cli.console import console, fail, guarded
-from lnbench.cli.plan import seeds_phrase
 from lnbench.cli.results import print_results
 from lnbench.config.words import joined
-from lnbench.names import RUN_KINDS, plural
+from lnbench.names import RUN_KINDS, plural, seeds_phrase
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

@@ -181,8 +181,8 @@ def launch(
             )
         stop.folder = result.path
         summary = RunFolder(result.path).summary() or {}
-        tables = exp.tables(result.path, summary)
-        print_results(tables, result.verdicts, result.rows, result.path, result.status, verbose)
+        tables, verdicts = exp.printed_after_run(result.path, summary, result.verdicts)
+        print_results(tables, verdicts, result.rows, result.path, result.status, verbose)
     if result.status == "failed":  # what finished is kept and reported above; the command did not succeed
         error = (RunFolder(result.path).manifest() or {}).get("error") or "a run failed"
         fail(f"{error}; run folder: {result.path} (status: failed)", code=1)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Optional
 from rich.table import Table
 
 from lnbench.cli.console import console, print_table
-from lnbench.names import family_label, plural
+from lnbench.names import family_label, plural, seeds_phrase
 
 if TYPE_CHECKING:
     from lnbench.config import RunConfig
@@ -106,9 +106,3 @@ def plan_table(planned: list[RunConfig], title: str, copies: Optional[dict[str, 
             *((copies.get(c.name, ""),) if copies else ()),
         )
     return table
-
-
-def seeds_phrase(seeds: list[int]) -> str:
-    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[0] + len(seeds))):
-        return f"{seeds[0]}-{seeds[-1]}"
-    return ",".join(str(s) for s in seeds)

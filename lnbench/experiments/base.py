@@ -367,6 +367,12 @@ class Experiment:
         """The tables the command prints, from ``summary`` (and ``path``'s files) only."""
         return []
 
+    def printed_after_run(self, path: Path, summary: dict, verdicts: list[str]) -> tuple[list[Table], list[str]]:
+        """The tables and verdicts the command prints once its run ends (``lnbench show`` prints
+        :meth:`tables` and every verdict): by default the same; a stage that follows a printed one
+        (``compare --confirm``'s confirm stage) prints only what it added."""
+        return self.tables(path, summary), verdicts
+
     # -- what ``lnbench ls`` says of it ------------------------------------------------------------
     #: the files its folder holds besides run.json once it has a result (``lnbench ls`` notes a missing one)
     holds: ClassVar[tuple[str, ...]] = ("summary.json",)

@@ -30,7 +30,7 @@ from lnbench.experiments.base import (
     run_name,
     seed_cells,
 )
-from lnbench.names import has_placements, model_group_of, norm_slug, plural
+from lnbench.names import has_placements, model_group_of, norm_slug, plural, seeds_phrase
 from lnbench.records.folder import RunFolder
 from lnbench.records.schema import SummaryRow
 from lnbench.report import tables
@@ -243,6 +243,17 @@ class ConfirmedCompare(Compare):
 
     def answers(self, spec: Any, summary: dict) -> bool:
         return (summary.get("confirm") or {}).get("max_seeds") == spec.max_seeds
+
+    def printed_after_run(self, path: Path, summary: dict, verdicts: list[str]) -> tuple[list[Table], list[str]]:
+        """The confirm stage's own result, the pilot's having been printed before it: the table of
+        every comparison with the stage that decided it, and the confirm stage's sentences."""
+        confirm = summary.get("confirm") or {}
+        fresh = sorted({s for norms in (confirm.get("fresh_seeds") or {}).values() for f in norms.values() for s in f})
+        title = f"confirmed comparisons (pilot seeds {seeds_phrase(confirm.get('pilot_seeds') or [])}"
+        title += f", fresh seeds {seeds_phrase(fresh)})" if fresh else ", no fresh seeds)"
+        return [
+            tables.comparisons_table(comparisons_of(summary), title, detail=False)
+        ], confirm_rules.comparison_sentences(comparisons_of(summary))
 
     def analyse(self, spec: Any, cells: Sequence[Cell], rows: list[SummaryRow], baselines: Any) -> dict:
         """The pilot's analysis (its seeds' rows: the aggregate table, the memoryless tests, the

@@ -42,6 +42,7 @@ from lnbench.names.labels import (
     norm_order,
     norm_slug,
     plural,
+    seeds_phrase,
 )
 from lnbench.names.norms import (
     GAINLESS_NORMS,
@@ -123,6 +124,7 @@ __all__ = [
     "norm_uses_batch_statistics",
     "paper_gain_init",
     "plural",
+    "seeds_phrase",
     "register_family",
     "register_kind",
     "seeds_train_together",

@@ -85,6 +85,13 @@ def norm_order(kinds: Iterable[str]) -> list[str]:
     return [k for k in NORM_KINDS if k in given] + [k for k in given if k not in NORM_REGISTRY]
 
 
+def seeds_phrase(seeds: list[int]) -> str:
+    """``"0-4"`` for three or more consecutive seeds, else ``"0,2"``."""
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ",".join(str(s) for s in seeds)
+
+
 def plural(n: int, word: str) -> str:
     """``"1 run"``, ``"2 runs"``."""
     return f"{n} {word}{'' if n == 1 else 's'}"

@@ -192,11 +192,15 @@ def _memoryless_cell(test: dict | None) -> str:
     return f"{effect} not shown{borderline}"
 
 
-def comparisons_table(comparisons: Sequence[Comparison], title: str = "paired comparisons") -> Table:
+def comparisons_table(
+    comparisons: Sequence[Comparison], title: str = "paired comparisons", detail: bool = True
+) -> Table:
     """Every tested pair: effect (a minus b) with its 95% interval, test, raw and Holm p; a
-    confirmed compare (``--confirm``) adds the stage that decided each."""
+    confirmed compare (``--confirm``) adds the stage that decided each. ``detail``: a
+    :class:`ComparisonsTable`, which the console leaves to ``--verbose`` (:func:`brief`); else
+    a table printed by default (the answer of a confirm stage)."""
     staged = any(c.stage for c in comparisons)
-    table = ComparisonsTable(title=title, title_justify="left", caption_justify="left")
+    table = (ComparisonsTable if detail else Table)(title=title, title_justify="left", caption_justify="left")
     columns = ["model", "a", "b", "metric", r"a - b \[unadjusted 95% CI]", "test", "p", "Holm p", "verdict"]
     for col in columns + (["stage"] if staged else []):
         table.add_column(col, justify="right" if col in ("p", "Holm p") else "left")  # \[: not a markup tag

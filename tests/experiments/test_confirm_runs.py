@@ -16,6 +16,7 @@ from lnbench.analysis.claim_catalogue import Claim, Condition
 from lnbench.cli.app import app
 from lnbench.config import RunConfig
 from lnbench.experiments.claims import CLAIMS, ClaimsSpec, ConfirmSpec, plan_from_pilot
+from lnbench.names import seeds_phrase
 from lnbench.records.schema import SummaryRow
 
 CLAIM = Claim("c", "LayerNorm converges faster", "r", "rnn", "mean_train_loss", Condition("layer"), Condition("none"), "less", 0.02)  # fmt: skip
@@ -23,11 +24,14 @@ PILOT = {0: -0.030, 1: -0.045, 2: -0.020, 3: -0.040, 4: -0.010}  # seed -> layer
 FRESH_NOISE = [0.004, -0.003, 0.001, -0.002, 0.003, -0.004, 0.002, -0.001, 0.0, 0.001] * 3  # no effect
 
 
-def confirmed_run(tmp_path, args: list[str]) -> tuple[dict, dict]:
-    """Run ``lnbench ARGS`` (a --confirm run into an empty ``tmp_path``); its summary.json and its ``confirm`` record."""
+def confirmed_run(tmp_path, args: list[str], printed: list[str] | None = None) -> tuple[dict, dict]:
+    """Run ``lnbench ARGS`` (a --confirm run into an empty ``tmp_path``); its summary.json and its
+    ``confirm`` record (and its output appended to ``printed``)."""
     result = runner.invoke(app, [*args, "--runs-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "confirm stage: the plan from the pilot" in result.output
+    if printed is not None:
+        printed.append(result.output)
     (run,) = list(tmp_path.iterdir())
     summary = json.loads((run / "summary.json").read_text())
     return summary, summary["confirm"]
@@ -148,9 +152,11 @@ def test_max_seeds_without_confirm_is_one_line_exit_2(tmp_path):
 def test_compare_confirm_tests_the_open_pairs_on_the_fresh_seeds_alone(tmp_path):
     """A tiny compare and its confirm stage: each confirmed pair's p-value is scipy's paired
     t-test over the fresh seeds' rows alone (read back from summary.json), the fresh seeds are
-    disjoint from the pilot's, and every pair records its stage and the pilot's test."""
+    disjoint from the pilot's, and every pair records its stage and the pilot's test. The pilot's
+    results are printed once (its baselines and table over seeds), then the confirmed table of
+    every pair with its stage, and the confirm stage's sentences."""
     args = ["compare", *ONE_BATCH, "--set", "compare.families=[rnn]", "--set", "compare.placements=null", "--confirm"]
-    summary, record = confirmed_run(tmp_path, args)
+    summary, record = confirmed_run(tmp_path, args, printed := [])
     assert record["pilot_seeds"] == [0, 1, 2, 3, 4]
     fresh = {s for norms in record["fresh_seeds"].values() for seeds in norms.values() for s in seeds}
     assert fresh and not fresh & set(record["pilot_seeds"])
@@ -168,3 +174,26 @@ def test_compare_confirm_tests_the_open_pairs_on_the_fresh_seeds_alone(tmp_path)
         if c["metric"] == "mean_train_loss":  # accuracies floor the sd at their resolution: not scipy's
             assert c["p_value"] == pytest.approx(oracle, rel=1e-6)
         assert c["n_seeds"] == len(seeds) == len(c["seeds"])
+    (out,) = printed
+    assert out.count("baselines on the same data") == out.count("- Baselines on the same data") == 1  # the pilot once
+    fresh_phrase = seeds_phrase(sorted(fresh))
+    after = out.split("confirm stage: the plan from the pilot", 1)[1]
+    assert f"confirmed comparisons (pilot seeds 0-4, fresh seeds {fresh_phrase})" in after
+    assert "- Confirm stage, RNN (joint), " in after and "- RNN (joint), final test accuracy" not in after
+
+
+def test_a_confirm_dry_run_before_the_pilot_states_the_confirm_stages_worst_case(tmp_path):
+    """Before the pilot has run, ``--confirm --dry-run`` states the most the confirm stage can
+    train: every setting of the pilot on --max-seeds fresh seeds (oracle: the pilot's own plan,
+    its runs over its 2 seeds, times 7), and writes nothing."""
+    args = ["compare", *tiny_args(), "--set", "seeds=[0,1]", "--confirm", "--max-seeds", "7", "--dry-run"]
+    result = runner.invoke(app, [*args, "--runs-dir", str(tmp_path / "runs")])
+    assert result.exit_code == 0, result.output
+    runs = int(result.output.split("would start ", 1)[1].split(" runs", 1)[0])
+    settings = runs // 2
+    assert (
+        f"trains each of the pilot's {settings} settings on --max-seeds 7 fresh seeds: up to {settings * 7} runs"
+        in (" ".join(result.output.split()))
+    )
+    assert "3.5 times the pilot's training" in " ".join(result.output.split())
+    assert not (tmp_path / "runs").exists()
