@@ -113,3 +113,65 @@ def test_a_non_finite_gradient_names_the_first_such_tensor_and_counts_the_rest()
     assert nonfinite_reason(nn.Linear(2, 2), names, norms, step=1).startswith(
         "the gradient of norm.gamma became inf (a norm beyond float32's 3.4e38) in step 1 of the epoch"
     )
+
+
+def _ensemble_params(grads, members):
+    import torch
+    from torch import nn
+
+    class Ensemble(nn.Module):
+        pass
+
+    model = Ensemble()
+    model.members = members
+    params = []
+    for k, g in enumerate(grads):
+        p = nn.Parameter(torch.zeros_like(g) if g is not None else torch.zeros(members, 2))
+        p.grad = g
+        params.append((f"p{k}", p))
+    return model, params
+
+
+def test_zeroing_a_member_zeroes_its_gradient_alone_and_skips_a_tensor_without_one():
+    """Member 1 of 3: its rows of every gradient become 0, members 0 and 2 keep theirs bit for bit,
+    and a parameter without a gradient stays without one (oracle: the tensors before)."""
+    import torch
+
+    from lnbench.training.gradients import zero_member_grads
+
+    g = [torch.arange(1.0, 7.0).reshape(3, 2), torch.arange(1.0, 13.0).reshape(3, 2, 2), None]
+    before = [t.clone() if t is not None else None for t in g]
+    model, params = _ensemble_params(g, 3)
+    zero_member_grads(model, params, 1)
+    for (_, p), old in zip(params[:2], before[:2], strict=True):
+        assert torch.equal(p.grad[1], torch.zeros_like(old[1]))
+        assert torch.equal(p.grad[0], old[0]) and torch.equal(p.grad[2], old[2])
+    assert params[2][1].grad is None
+
+
+def test_clipping_scales_each_live_member_as_torchs_clip_grad_norm_and_leaves_a_dead_one():
+    """Each live member's gradient after clipping at 1 equals torch.nn.utils.clip_grad_norm_ of
+    that member's tensors alone (coefficient clip / (total + 1e-6), at most 1), for a total of 0.05
+    (unscaled), 3 and 400; a dead member's gradient is left as it was."""
+    import torch
+
+    from lnbench.training.gradients import clip_grad_norms, grad_norms
+
+    gen = torch.Generator().manual_seed(0)
+    scales = [0.05, 3.0, 400.0, 400.0]
+    rows = [torch.randn(4, 3, generator=gen), torch.randn(4, 5, generator=gen)]
+    totals = torch.cat(rows, dim=1).norm(dim=1, keepdim=True)  # each member's total: then scaled to scales
+    model, params = _ensemble_params([r / totals * torch.tensor(scales).view(4, 1) for r in rows], 4)
+    alive = [True, True, True, False]
+    expected = []
+    for s in range(4):
+        alone = [torch.nn.Parameter(p.grad[s].clone()) for _, p in params]
+        for a, (_, p) in zip(alone, params, strict=True):
+            a.grad = p.grad[s].clone()
+        if alive[s]:
+            torch.nn.utils.clip_grad_norm_(alone, 1.0)
+        expected.append([a.grad for a in alone])
+    clip_grad_norms(model, params, grad_norms(model, params, 4), 1.0, alive)
+    for s in range(4):
+        for (_, p), want in zip(params, expected[s], strict=True):
+            torch.testing.assert_close(p.grad[s], want, rtol=1e-6, atol=1e-9)
