@@ -1,10 +1,12 @@
 """TensorBoard event files for each run (``--tensorboard``), through ``torch.utils.tensorboard``.
 
-Every per-epoch metric of :class:`lnbench.records.schema.Metrics` is a scalar under its
-metrics.json key, step = the epoch: ``train_loss``, ``test_loss``, ``test_acc``,
-``test_acc_batch_stats``, ``test_acc_running_stats``, ``epoch_seconds`` and the probes ``scale_spearman``, ``saturation``,
-``grad_ratio``; the per-epoch vectors one scalar each: ``hidden_norm/t01`` .. (per timestep),
-``saturation_by_scale/q1`` .. ``q4``, ``grad_norm/<parameter>``, ``grad_norm_layer/<layer>``. When
+Every per-epoch metric of :class:`lnbench.records.schema.Metrics` (its ``EPOCH_*`` declarations)
+is a scalar under its metrics.json key, step = the epoch: the one-value ones (``train_loss``,
+``test_acc``, ``val_acc``, ``lr``, the probes ``scale_spearman``, ``saturation``, ``grad_ratio``, ...)
+as they are; the per-epoch vectors one scalar each: ``hidden_norm/t01`` .. (per timestep),
+``hidden_norm_by_scale/q1_t01`` .., ``saturation_by_scale/q1`` .. ``q4``, a stacked model's
+``<probe>_by_layer/l1`` .. and ``hidden_norm_by_layer/l1_t01`` .., ``grad_norm/<parameter>``,
+``grad_norm_layer/<layer>``. When
 the run ends its resolved config is written as hparams (dotted keys, ``model.norm``) with
 ``hparam/final_test_acc`` and ``hparam/final_test_loss``. The event files go into the run's own
 folder, so ``tensorboard --logdir RUN_DIR`` shows each child run of an experiment as a run.
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lnbench.config import RunConfig
-from lnbench.records.schema import Metrics
+from lnbench.records.schema import EPOCH_BY_LAYER, EPOCH_BY_NAME, EPOCH_BY_SCALE, EPOCH_SCALARS, Metrics
 
 INSTALL = "pip install 'lnbench[tensorboard]'"
 
@@ -57,25 +59,20 @@ class TensorBoard:
     def epoch(self, m: Metrics, epoch: int) -> None:
         """Write the metrics of ``epoch`` (1-based, one of ``m.epochs``)."""
         i = m.epochs.index(epoch)
-        scalars: dict[str, Any] = {
-            "train_loss": m.train_loss[i],
-            "test_loss": m.test_loss[i],
-            "test_acc": m.test_acc[i],
-            "epoch_seconds": m.epoch_seconds[i] if i < len(m.epoch_seconds) else None,
-        }
-        for series in ("test_acc_batch_stats", "test_acc_running_stats"):
-            values = getattr(m, series)
-            if values:
-                scalars[series] = values[i]
-        for probe in ("scale_spearman", "saturation", "grad_ratio"):
-            values = getattr(m, probe)
-            scalars[probe] = values[i] if i < len(values) else None
-        if i < len(m.hidden_norm):
-            scalars |= {f"hidden_norm/t{t + 1:02d}": v for t, v in enumerate(m.hidden_norm[i])}
-        if i < len(m.saturation_by_scale) and m.saturation_by_scale[i]:
-            scalars |= {f"saturation_by_scale/q{q + 1}": v for q, v in enumerate(m.saturation_by_scale[i] or [])}
-        scalars |= {f"grad_norm/{name}": values[i] for name, values in m.grad_norm.items() if i < len(values)}
-        scalars |= {f"grad_norm_layer/{name}": v[i] for name, v in m.grad_norm_layer.items() if i < len(v)}
+        scalars: dict[str, Any] = {}
+        for key in EPOCH_SCALARS:
+            values = getattr(m, key)
+            scalars[key] = values[i] if values and i < len(values) else None
+        for key in EPOCH_BY_LAYER + EPOCH_BY_SCALE:  # <key>/l1 .. lL, saturation_by_scale/q1 .. q4
+            row = _at(getattr(m, key), i) or []
+            mark = "q" if key in EPOCH_BY_SCALE else "l"
+            scalars |= {f"{key}/{mark}{j + 1}": v for j, v in enumerate(row)}
+        scalars |= {f"hidden_norm/t{t + 1:02d}": v for t, v in enumerate(_at(m.hidden_norm, i) or [])}
+        for key, mark in (("hidden_norm_by_scale", "q"), ("hidden_norm_by_layer", "l")):
+            for j, curve in enumerate(_at(getattr(m, key), i) or []):
+                scalars |= {f"{key}/{mark}{j + 1}_t{t + 1:02d}": v for t, v in enumerate(curve or [])}
+        for key in EPOCH_BY_NAME:  # grad_norm/<parameter>, grad_norm_layer/<layer>
+            scalars |= {f"{key}/{name}": v[i] for name, v in getattr(m, key).items() if i < len(v)}
         for tag, value in scalars.items():
             if value is not None:
                 self.writer.add_scalar(tag, value, epoch)
@@ -103,3 +100,7 @@ class TensorBoard:
         for tag, value in results.items():
             self.writer.add_scalar(tag, value)
         self.writer.close()
+
+
+def _at(values: list | None, i: int) -> Any:
+    return values[i] if values is not None and i < len(values) else None

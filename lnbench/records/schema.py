@@ -122,6 +122,28 @@ class Metrics:
         return cls(**body)
 
 
+#: The per-epoch fields of :class:`Metrics` by shape, declared once: ``lnbench.load``'s tables
+#: (:mod:`lnbench.records.tidy`) and TensorBoard's scalars (:mod:`lnbench.experiments.tensorboard`)
+#: iterate them, so a new per-epoch field reaches both by being listed here.
+EPOCH_SCALARS = (  # one value per epoch
+    "train_loss",
+    "test_loss",
+    "test_acc",
+    "val_loss",
+    "val_acc",
+    "lr",
+    "test_acc_batch_stats",
+    "test_acc_running_stats",
+    "scale_spearman",
+    "saturation",
+    "grad_ratio",
+    "epoch_seconds",
+)
+EPOCH_BY_LAYER = ("scale_spearman_by_layer", "saturation_by_layer", "grad_ratio_by_layer")  # epochs x L
+EPOCH_BY_SCALE = ("saturation_by_scale",)  # epochs x 4 input-scale quartiles
+EPOCH_CURVES = ("hidden_norm", "hidden_norm_by_scale", "hidden_norm_by_layer")  # epochs x T, x 4 x T, x L x T
+EPOCH_BY_NAME = ("grad_norm", "grad_norm_layer")  # {parameter or layer: per epoch}
+
 #: What each :class:`Metrics` field holds (docs/schema-reference.md is generated from this).
 #: "per epoch": one value per completed epoch; T: the sequence length; *_init: before training,
 #: with BatchNorm on batch statistics of mini-batches of the training batch size.

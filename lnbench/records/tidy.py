@@ -12,10 +12,12 @@ is its own):
   status, final metrics and probes), the probes before training (``*_init``), ``regime`` (claims),
   ``note`` (what could not be read), and the run's config.yaml flattened;
 - ``epochs``: one row per (run, epoch): every per-epoch metric of metrics.json
-  (``saturation_by_scale.q1`` .. ``q4`` for its four values);
-- ``hidden_norm``: one row per (run, epoch, quartile, timestep): ``hidden_norm`` (epoch 0: before
-  training, ``hidden_norm_init``; ``quartile`` ``all``, or ``q1`` .. ``q4`` of the input scale
-  for ``hidden_norm_by_scale``);
+  (``saturation_by_scale.q1`` .. ``q4`` for its four values; a stacked RNN or LSTM's
+  ``scale_spearman_by_layer.l1`` .. ``lL`` and the same of ``saturation`` and ``grad_ratio``);
+- ``hidden_norm``: one row per (run, epoch, quartile, layer, timestep): ``hidden_norm`` (epoch 0:
+  before training, ``hidden_norm_init``; ``quartile`` ``all``, or ``q1`` .. ``q4`` of the input
+  scale for ``hidden_norm_by_scale``; ``layer`` None, or 1 .. L for a stacked model's
+  ``hidden_norm_by_layer``);
 - ``grad_norm`` and ``grad_norm_layer``: one row per (run, epoch, parameter or layer);
 - ``aggregate``: one row per aggregate entry of summary.json (``aggregate``, a sweep's ``cells``);
 - ``comparisons``, ``claims``, ``baselines``: summary.json's lists, one row each (claims with their
@@ -44,24 +46,18 @@ from lnbench.names import DEFAULT_TASK, model_label
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import run_folders
 from lnbench.records.io import WriteError, atomic_write_all
-from lnbench.records.schema import SchemaError, run_facts, summary_row
+from lnbench.records.schema import EPOCH_BY_LAYER, EPOCH_SCALARS, SchemaError, run_facts, summary_row
 
 IDENTITY = ("family", "norm", "norm_placement", "norm_gain_init", "batch_size", "seed")
-PER_EPOCH = (
-    "train_loss",
-    "test_loss",
-    "test_acc",
-    "val_loss",
-    "val_acc",
-    "lr",
-    "test_acc_batch_stats",
-    "test_acc_running_stats",
-    "scale_spearman",
-    "saturation",
-    "grad_ratio",
-    "epoch_seconds",
+PER_EPOCH = EPOCH_SCALARS
+INIT = (
+    "scale_spearman_init",
+    "saturation_init",
+    "grad_ratio_init",
+    "scale_spearman_by_layer_init",
+    "saturation_by_layer_init",
+    "grad_ratio_by_layer_init",
 )
-INIT = ("scale_spearman_init", "saturation_init", "grad_ratio_init")
 QUARTILES = ("q1", "q2", "q3", "q4")
 
 
@@ -155,6 +151,8 @@ def _run_tables(experiment: str, kind: str, run: Path, row: dict, out: dict[str,
         values: dict[str, Any] = {k: _at(getattr(m, k), i) for k in PER_EPOCH}
         by_scale = _at(m.saturation_by_scale, i) or [None] * 4
         values |= {f"saturation_by_scale.{q}": v for q, v in zip(QUARTILES, by_scale)}
+        for key in EPOCH_BY_LAYER:  # a stacked RNN or LSTM: <probe>_by_layer.l1 .. lL
+            values |= {f"{key}.l{j + 1}": v for j, v in enumerate(_at(getattr(m, key), i) or [])}
         out["epochs"].append({**ident, "epoch": epoch, **values})
         for name, series in m.grad_norm.items():
             out["grad_norm"].append({**ident, "epoch": epoch, "parameter": name, "grad_norm": _at(series, i)})
@@ -165,9 +163,19 @@ def _run_tables(experiment: str, kind: str, run: Path, row: dict, out: dict[str,
     for i, epoch in enumerate(m.epochs):
         curves.append((epoch, "all", _at(m.hidden_norm, i) or []))
         curves += [(epoch, q, c) for q, c in zip(QUARTILES, _at(m.hidden_norm_by_scale, i) or [])]
+    layers: list[tuple[int, int, list | None]] = [
+        (0, j + 1, c) for j, c in enumerate(m.hidden_norm_by_layer_init or [])
+    ]
+    for i, epoch in enumerate(m.epochs):
+        layers += [(epoch, j + 1, c) for j, c in enumerate(_at(m.hidden_norm_by_layer, i) or [])]
     for epoch, quartile, curve in curves:
         out["hidden_norm"] += [
-            {**ident, "epoch": epoch, "quartile": quartile, "timestep": t + 1, "hidden_norm": v}
+            {**ident, "epoch": epoch, "quartile": quartile, "layer": None, "timestep": t + 1, "hidden_norm": v}
+            for t, v in enumerate(curve or [])
+        ]
+    for epoch, layer, curve in layers:  # a stacked RNN or LSTM: each layer's (hidden_norm_by_layer)
+        out["hidden_norm"] += [
+            {**ident, "epoch": epoch, "quartile": "all", "layer": layer, "timestep": t + 1, "hidden_norm": v}
             for t, v in enumerate(curve or [])
         ]
 
