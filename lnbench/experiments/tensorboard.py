@@ -22,7 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from lnbench.config import RunConfig
-from lnbench.records.schema import EPOCH_BY_LAYER, EPOCH_BY_NAME, EPOCH_BY_SCALE, EPOCH_SCALARS, Metrics
+from lnbench.records.schema import (
+    EPOCH_BY_LAYER,
+    EPOCH_BY_NAME,
+    EPOCH_BY_SCALE,
+    EPOCH_CURVES,
+    EPOCH_SCALARS,
+    Metrics,
+    at_epoch,
+)
 
 INSTALL = "pip install 'lnbench[tensorboard]'"
 
@@ -64,13 +72,12 @@ class TensorBoard:
             values = getattr(m, key)
             scalars[key] = values[i] if values and i < len(values) else None
         for key in EPOCH_BY_LAYER + EPOCH_BY_SCALE:  # <key>/l1 .. lL, saturation_by_scale/q1 .. q4
-            row = _at(getattr(m, key), i) or []
-            mark = "q" if key in EPOCH_BY_SCALE else "l"
-            scalars |= {f"{key}/{mark}{j + 1}": v for j, v in enumerate(row)}
-        scalars |= {f"hidden_norm/t{t + 1:02d}": v for t, v in enumerate(_at(m.hidden_norm, i) or [])}
-        for key, mark in (("hidden_norm_by_scale", "q"), ("hidden_norm_by_layer", "l")):
-            for j, curve in enumerate(_at(getattr(m, key), i) or []):
-                scalars |= {f"{key}/{mark}{j + 1}_t{t + 1:02d}": v for t, v in enumerate(curve or [])}
+            scalars |= {f"{key}/{_mark(key)}{j + 1}": v for j, v in enumerate(at_epoch(getattr(m, key), i) or [])}
+        for key in EPOCH_CURVES:  # hidden_norm/t01 .., hidden_norm_by_scale/q1_t01 .., hidden_norm_by_layer/l1_t01 ..
+            at = at_epoch(getattr(m, key), i) or []
+            curves = {"": at} if key == "hidden_norm" else {f"{_mark(key)}{j + 1}_": c for j, c in enumerate(at)}
+            for name, curve in curves.items():
+                scalars |= {f"{key}/{name}t{t + 1:02d}": v for t, v in enumerate(curve or [])}
         for key in EPOCH_BY_NAME:  # grad_norm/<parameter>, grad_norm_layer/<layer>
             scalars |= {f"{key}/{name}": v[i] for name, v in getattr(m, key).items() if i < len(v)}
         for tag, value in scalars.items():
@@ -102,5 +109,6 @@ class TensorBoard:
         self.writer.close()
 
 
-def _at(values: list | None, i: int) -> Any:
-    return values[i] if values is not None and i < len(values) else None
+def _mark(key: str) -> str:
+    """The tag letter of a field's inner axis: ``q`` for the input-scale quartiles, ``l`` for layers."""
+    return "q" if key.endswith("_by_scale") else "l"

@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from lnbench.names import FAMILY_NAMES, NORM_KINDS, seeds_train_together
 
@@ -143,6 +144,13 @@ EPOCH_BY_LAYER = ("scale_spearman_by_layer", "saturation_by_layer", "grad_ratio_
 EPOCH_BY_SCALE = ("saturation_by_scale",)  # epochs x 4 input-scale quartiles
 EPOCH_CURVES = ("hidden_norm", "hidden_norm_by_scale", "hidden_norm_by_layer")  # epochs x T, x 4 x T, x L x T
 EPOCH_BY_NAME = ("grad_norm", "grad_norm_layer")  # {parameter or layer: per epoch}
+
+
+def at_epoch(values: list | None, i: int) -> Any:
+    """The ``i``-th (0-based) epoch's entry of a per-epoch field, or None where it has none (an
+    empty or shorter list: an older file, or a probe that was not run)."""
+    return values[i] if values is not None and i < len(values) else None
+
 
 #: What each :class:`Metrics` field holds (docs/schema-reference.md is generated from this).
 #: "per epoch": one value per completed epoch; T: the sequence length; *_init: before training,

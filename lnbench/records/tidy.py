@@ -46,7 +46,7 @@ from lnbench.names import DEFAULT_TASK, model_label
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import run_folders
 from lnbench.records.io import WriteError, atomic_write_all
-from lnbench.records.schema import EPOCH_BY_LAYER, EPOCH_SCALARS, SchemaError, run_facts, summary_row
+from lnbench.records.schema import EPOCH_BY_LAYER, EPOCH_SCALARS, SchemaError, at_epoch, run_facts, summary_row
 
 IDENTITY = ("family", "norm", "norm_placement", "norm_gain_init", "batch_size", "seed")
 PER_EPOCH = EPOCH_SCALARS
@@ -148,40 +148,31 @@ def _run_tables(experiment: str, kind: str, run: Path, row: dict, out: dict[str,
     record["note"] = "; ".join(notes)
     out["runs"].append({**record, **{k: v for k, v in flat(config).items() if k not in record}})
     for i, epoch in enumerate(m.epochs):
-        values: dict[str, Any] = {k: _at(getattr(m, k), i) for k in PER_EPOCH}
-        by_scale = _at(m.saturation_by_scale, i) or [None] * 4
+        values: dict[str, Any] = {k: at_epoch(getattr(m, k), i) for k in PER_EPOCH}
+        by_scale = at_epoch(m.saturation_by_scale, i) or [None] * 4
         values |= {f"saturation_by_scale.{q}": v for q, v in zip(QUARTILES, by_scale)}
         for key in EPOCH_BY_LAYER:  # a stacked RNN or LSTM: <probe>_by_layer.l1 .. lL
-            values |= {f"{key}.l{j + 1}": v for j, v in enumerate(_at(getattr(m, key), i) or [])}
+            values |= {f"{key}.l{j + 1}": v for j, v in enumerate(at_epoch(getattr(m, key), i) or [])}
         out["epochs"].append({**ident, "epoch": epoch, **values})
         for name, series in m.grad_norm.items():
-            out["grad_norm"].append({**ident, "epoch": epoch, "parameter": name, "grad_norm": _at(series, i)})
+            out["grad_norm"].append({**ident, "epoch": epoch, "parameter": name, "grad_norm": at_epoch(series, i)})
         for name, series in m.grad_norm_layer.items():
-            out["grad_norm_layer"].append({**ident, "epoch": epoch, "layer": name, "grad_norm_layer": _at(series, i)})
-    curves: list[tuple[int, str, list | None]] = [(0, "all", m.hidden_norm_init)]
-    curves += [(0, q, c) for q, c in zip(QUARTILES, m.hidden_norm_by_scale_init or [])]
+            out["grad_norm_layer"].append(
+                {**ident, "epoch": epoch, "layer": name, "grad_norm_layer": at_epoch(series, i)}
+            )
+    # (epoch, quartile, layer, curve): epoch 0 before training; a stacked model's layers (hidden_norm_by_layer)
+    curves: list[tuple[int, str, int | None, list | None]] = [(0, "all", None, m.hidden_norm_init)]
+    curves += [(0, q, None, c) for q, c in zip(QUARTILES, m.hidden_norm_by_scale_init or [])]
+    curves += [(0, "all", j + 1, c) for j, c in enumerate(m.hidden_norm_by_layer_init or [])]
     for i, epoch in enumerate(m.epochs):
-        curves.append((epoch, "all", _at(m.hidden_norm, i) or []))
-        curves += [(epoch, q, c) for q, c in zip(QUARTILES, _at(m.hidden_norm_by_scale, i) or [])]
-    layers: list[tuple[int, int, list | None]] = [
-        (0, j + 1, c) for j, c in enumerate(m.hidden_norm_by_layer_init or [])
-    ]
-    for i, epoch in enumerate(m.epochs):
-        layers += [(epoch, j + 1, c) for j, c in enumerate(_at(m.hidden_norm_by_layer, i) or [])]
-    for epoch, quartile, curve in curves:
+        curves.append((epoch, "all", None, at_epoch(m.hidden_norm, i) or []))
+        curves += [(epoch, q, None, c) for q, c in zip(QUARTILES, at_epoch(m.hidden_norm_by_scale, i) or [])]
+        curves += [(epoch, "all", j + 1, c) for j, c in enumerate(at_epoch(m.hidden_norm_by_layer, i) or [])]
+    for epoch, quartile, layer, curve in curves:
         out["hidden_norm"] += [
-            {**ident, "epoch": epoch, "quartile": quartile, "layer": None, "timestep": t + 1, "hidden_norm": v}
+            {**ident, "epoch": epoch, "quartile": quartile, "layer": layer, "timestep": t + 1, "hidden_norm": v}
             for t, v in enumerate(curve or [])
         ]
-    for epoch, layer, curve in layers:  # a stacked RNN or LSTM: each layer's (hidden_norm_by_layer)
-        out["hidden_norm"] += [
-            {**ident, "epoch": epoch, "quartile": "all", "layer": layer, "timestep": t + 1, "hidden_norm": v}
-            for t, v in enumerate(curve or [])
-        ]
-
-
-def _at(values: list | None, i: int) -> Any:
-    return values[i] if values is not None and i < len(values) else None
 
 
 def load(*paths: str | Path) -> Tables:
