@@ -174,11 +174,10 @@ def test_compare_confirm_tests_the_open_pairs_on_the_fresh_seeds_alone(tmp_path)
         if c["metric"] == "mean_train_loss":  # accuracies floor the sd at their resolution: not scipy's
             assert c["p_value"] == pytest.approx(oracle, rel=1e-6)
         assert c["n_seeds"] == len(seeds) == len(c["seeds"])
-    (out,) = printed
+    out = " ".join(printed[0].split())  # the words, at any terminal width
     assert out.count("baselines on the same data") == out.count("- Baselines on the same data") == 1  # the pilot once
-    fresh_phrase = seeds_phrase(sorted(fresh))
     after = out.split("confirm stage: the plan from the pilot", 1)[1]
-    assert f"confirmed comparisons (pilot seeds 0-4, fresh seeds {fresh_phrase})" in after
+    assert f"confirmed comparisons (pilot seeds 0-4, fresh seeds {seeds_phrase(sorted(fresh))})" in after
     assert "- Confirm stage, RNN (joint), " in after and "- RNN (joint), final test accuracy" not in after
 
 
