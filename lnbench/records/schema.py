@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from lnbench.names import FAMILY_NAMES, NORM_KINDS, seeds_train_together
+from lnbench.names import FAMILY_NAMES, NORM_KINDS, TASKS, seeds_train_together
 
 
 def _listed(names: tuple[str, ...]) -> str:
@@ -34,6 +34,18 @@ class SchemaError(ValueError):
     """A metrics or summary file this version cannot read; the message names the file."""
 
 
+def _metric(
+    doc: str, *, default: Any = None, factory: Callable[[], Any] | None = None, per_epoch: str | None = None
+) -> Any:
+    """A :class:`Metrics` field declared once: its default (or ``factory``), what it holds (``doc``,
+    docs/schema-reference.md's text) and, for a field recorded per epoch, its shape
+    (:data:`PER_EPOCH_SHAPES`), which the readers (``lnbench.load``, TensorBoard) iterate."""
+    metadata = {"doc": doc, "per_epoch": per_epoch}
+    if factory is not None:
+        return field(default_factory=factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
 @dataclass
 class Metrics:
     """Per-epoch metrics of one run: the body of ``metrics.json`` (fields: :data:`METRICS_DOCS`).
@@ -43,62 +55,205 @@ class Metrics:
     compared pairwise, e.g. by an exact McNemar test).
     """
 
-    family: str = "rnn"
-    norm: str = "layer"
-    batch_size: int = 64
-    seed: int = 0
-    hidden_size: int = 64
-    n_test: int = 0
-    n_val: int = 0  # data.n_val: 0, no validation split (and val_loss, val_acc empty)
-    task: str = "trend"  # data.task (lnbench.names.TASKS)
-    num_classes: int = 2  # C: the task's classes (chance is 1 / C)
-    batch_norm_stats: str | None = None  # RNN with BatchNorm: "pooled" or "per_timestep"
-    norm_placement: str | None = None  # RNN: "joint" or "separate"; None for the Transformer (or older files)
-    num_layers: int | None = None  # model.num_layers (None: an older file)
-    norm_gain_init: float | None = None  # model.norm_gain_init as set (None: each paper's)
-    initial_gain: float | None = None  # the value the norm gains started at (None: no gain, or an older file)
-    status: str = "running"
-    epochs: list[int] = field(default_factory=list)
-    train_loss: list[float] = field(default_factory=list)
-    test_loss: list[float] = field(default_factory=list)
-    test_acc: list[float] = field(default_factory=list)
-    val_loss: list[float] = field(default_factory=list)  # empty: no validation split (or an older file)
-    val_acc: list[float] = field(default_factory=list)
-    lr: list[float] = field(default_factory=list)  # empty in older files
-    test_acc_batch_stats: list[float] | None = None
-    test_acc_running_stats: list[float] | None = None  # BatchNorm with recomputed population statistics only
-    test_correct: list[int] | None = None
-    test_correct_batch_stats: list[int] | None = None
-    hidden_norm_init: list[float] = field(default_factory=list)
-    hidden_norm: list[list[float]] = field(default_factory=list)
-    grad_norm: dict[str, list[float]] = field(default_factory=dict)
-    # probes (lnbench.training.probes), per epoch; *_init: before training, BatchNorm with batch statistics
-    scale_quartile_edges: list[float] | None = None  # the probe set's input-scale quartile boundaries (3)
-    hidden_norm_by_scale: list[list[list[float | None]]] = field(default_factory=list)  # epochs x 4 x T
-    hidden_norm_by_scale_init: list[list[float | None]] | None = None
-    scale_spearman: list[float | None] = field(default_factory=list)
-    scale_spearman_init: float | None = None
-    saturation: list[float | None] = field(default_factory=list)
-    saturation_by_scale: list[list[float | None] | None] = field(default_factory=list)
-    saturation_init: float | None = None
-    grad_ratio: list[float | None] = field(default_factory=list)
-    grad_ratio_init: float | None = None
-    # a stacked RNN or LSTM (model.num_layers > 1): the probes per layer, layer 1 first (the fields
-    # above hold layer 1's); None for one layer
-    hidden_norm_by_layer: list[list[list[float]]] | None = None  # epochs x L x T
-    hidden_norm_by_layer_init: list[list[float]] | None = None  # L x T
-    scale_spearman_by_layer: list[list[float | None]] | None = None  # epochs x L
-    scale_spearman_by_layer_init: list[float | None] | None = None
-    saturation_by_layer: list[list[float | None]] | None = None
-    saturation_by_layer_init: list[float | None] | None = None
-    grad_ratio_by_layer: list[list[float | None]] | None = None
-    grad_ratio_by_layer_init: list[float | None] | None = None
-    grad_norm_layer: dict[str, list[float]] = field(default_factory=dict)
-    epoch_seconds: list[float] = field(default_factory=list)
-    diverged_at_epoch: int | None = None
-    divergence_reason: str | None = None
-    warnings: list[str] = field(default_factory=list)  # what training noticed and went on (empty in older files)
-    schema_version: int = SCHEMA_VERSION
+    family: str = _metric(f"Model family trained: {_listed(FAMILY_NAMES)}.", default="rnn")
+    norm: str = _metric(f"Norm kind: {_listed(NORM_KINDS)}, or a user's `package.module:Class`.", default="layer")
+    batch_size: int = _metric("Training mini-batch size B.", default=64)
+    seed: int = _metric("The run's seed (its data, initial weights and batch order).", default=0)
+    hidden_size: int = _metric("Hidden size H of the model.", default=64)
+    n_test: int = _metric("Number of test sequences.", default=0)
+    n_val: int = _metric(
+        "Number of validation sequences (`data.n_val`, carved out of the training data); 0: no validation split.",
+        default=0,
+    )
+    task: str = _metric(f"The task (`data.task`): {_listed(tuple(TASKS))}.", default="trend")
+    num_classes: int = _metric(
+        "Number of classes C of the task (2 for trend and adding, 10 for digits and mnist); chance is 1 / C.", default=2
+    )
+    batch_norm_stats: str | None = _metric(
+        "RNN with BatchNorm: `pooled` or `per_timestep` running statistics; otherwise null.", default=None
+    )
+    norm_placement: str | None = _metric(
+        "RNN: where the norm sits, `joint` (Ba et al. eq. 4) or `separate`; null for the Transformer.", default=None
+    )
+    num_layers: int | None = _metric(
+        "`model.num_layers`: the RNN's and the LSTM's stacked layers, the Transformer's blocks; null in "
+        "files written before it was recorded.",
+        default=None,
+    )
+    norm_gain_init: float | None = _metric(
+        "`model.norm_gain_init` as set: the initial value of every norm gain; null: each model's paper's.", default=None
+    )
+    initial_gain: float | None = _metric(
+        "The value the norm gains started at (resolved: 1, or the BN-LSTM's 0.1, when `norm_gain_init` is "
+        "null); null for norm none or weight.",
+        default=None,
+    )
+    status: str = _metric(
+        "`running` while training, then `completed` or `diverged` (`interrupted` / `failed` if stopped).",
+        default="running",
+    )
+    epochs: list[int] = _metric("The epochs completed, 1..E.", factory=list)
+    train_loss: list[float] = _metric(
+        "Per epoch: mean cross-entropy over the epoch's mini-batches (nats).", factory=list, per_epoch="scalar"
+    )
+    test_loss: list[float] = _metric(
+        "Per epoch: cross-entropy over the whole test set in eval mode (nats; BatchNorm: running statistics).",
+        factory=list,
+        per_epoch="scalar",
+    )
+    test_acc: list[float] = _metric(
+        "Per epoch: accuracy over the whole test set in eval mode (a fraction; BatchNorm: running statistics).",
+        factory=list,
+        per_epoch="scalar",
+    )
+    val_loss: list[float] = _metric(
+        "Per epoch: cross-entropy over the whole validation split in eval mode (nats); empty when `n_val` is 0 "
+        "(and in files before version 4).",
+        factory=list,
+        per_epoch="scalar",
+    )
+    val_acc: list[float] = _metric(
+        "Per epoch: accuracy over the whole validation split in eval mode (a fraction); empty when `n_val` is 0. "
+        "Selections (the first epoch at the target, a sweep's best cell) read it when there is one.",
+        factory=list,
+        per_epoch="scalar",
+    )
+    lr: list[float] = _metric(
+        "Per epoch: the learning rate the epoch trained at (`train.lr_schedule`); empty in files before version 4.",
+        factory=list,
+        per_epoch="scalar",
+    )
+    test_acc_batch_stats: list[float] | None = _metric(
+        "BatchNorm only, per epoch: test accuracy with the statistics of test mini-batches of "
+        "the training batch size; otherwise null.",
+        default=None,
+        per_epoch="scalar",
+    )
+    test_acc_running_stats: list[float] | None = _metric(
+        "BatchNorm with `model.batch_norm_population: recomputed` only, per epoch: test "
+        "accuracy with the running averages of training, measured before the population statistics that `test_acc` "
+        "uses are recomputed; otherwise null.",
+        default=None,
+        per_epoch="scalar",
+    )
+    test_correct: list[int] | None = _metric(
+        "One 0/1 per test sequence at the last completed epoch: 1 where it was classified right "
+        "(pairs two runs on the same test set, e.g. for an exact McNemar test).",
+        default=None,
+    )
+    test_correct_batch_stats: list[int] | None = _metric(
+        "BatchNorm only: `test_correct` with batch statistics; otherwise null.", default=None
+    )
+    hidden_norm_init: list[float] = _metric(
+        ("T values: mean L2 norm of h_t over the test set at initialisation, as the network behaves in training."),
+        factory=list,
+    )
+    hidden_norm: list[list[float]] = _metric(
+        "Per epoch, T values: the same after the epoch (eval mode). Transformer: the residual "
+        "stream after the last block, per position.",
+        factory=list,
+        per_epoch="curve",
+    )
+    grad_norm: dict[str, list[float]] = _metric(
+        "{parameter name: per epoch}: L2 norm of each parameter tensor's gradient, mean over the "
+        "epoch's steps (before clipping).",
+        factory=dict,
+        per_epoch="by_name",
+    )
+    scale_quartile_edges: list[float] | None = _metric(
+        "3 values: the test set's input-scale (s) quartile boundaries the probes group by.", default=None
+    )
+    hidden_norm_by_scale: list[list[list[float | None]]] = _metric(
+        ("Per epoch, 4 x T: mean ||h_t|| per timestep for each quartile of the input scale s (eval mode)."),
+        factory=list,
+        per_epoch="curve",
+    )
+    hidden_norm_by_scale_init: list[list[float | None]] | None = _metric(
+        "4 x T: the same at initialisation.", default=None
+    )
+    scale_spearman: list[float | None] = _metric(
+        "Per epoch: Spearman correlation of ||h_T|| with s over the test set (1: the state's size "
+        "follows the input's scale; 0: it does not); null when undefined.",
+        factory=list,
+        per_epoch="scalar",
+    )
+    scale_spearman_init: float | None = _metric("The same at initialisation.", default=None)
+    saturation: list[float | None] = _metric(
+        "RNN and LSTM, per epoch: fraction of tanh units with |h| > 0.99 over the test set's samples, "
+        "timesteps and units (LSTM: of its gate units, sigmoids on tanh's scale); null for the Transformer.",
+        factory=list,
+        per_epoch="scalar",
+    )
+    saturation_by_scale: list[list[float | None] | None] = _metric(
+        "RNN and LSTM, per epoch, 4 values: `saturation` per input-scale quartile.", factory=list, per_epoch="by_scale"
+    )
+    saturation_init: float | None = _metric("RNN and LSTM: `saturation` at initialisation.", default=None)
+    grad_ratio: list[float | None] = _metric(
+        "RNN and LSTM, per epoch: ||dL/dh_1|| / ||dL/dh_T|| on the test set (total derivatives through "
+        "the recurrence); << 1: the gradient vanishes going back in time, >> 1: it explodes; null for the Transformer.",
+        factory=list,
+        per_epoch="scalar",
+    )
+    grad_ratio_init: float | None = _metric("RNN and LSTM: `grad_ratio` at initialisation.", default=None)
+    hidden_norm_by_layer: list[list[list[float]]] | None = _metric(
+        "A stacked RNN or LSTM (`model.num_layers` > 1), per epoch, L x T: `hidden_norm` of each "
+        "layer, layer 1 first (`hidden_norm` and the other probes without `_by_layer` are layer 1's); null for one layer.",
+        default=None,
+        per_epoch="curve",
+    )
+    hidden_norm_by_layer_init: list[list[float]] | None = _metric("L x T: the same at initialisation.", default=None)
+    scale_spearman_by_layer: list[list[float | None]] | None = _metric(
+        "A stacked RNN or LSTM, per epoch, L values: `scale_spearman` of each layer's h_T.",
+        default=None,
+        per_epoch="by_layer",
+    )
+    scale_spearman_by_layer_init: list[float | None] | None = _metric(
+        "L values: the same at initialisation.", default=None
+    )
+    saturation_by_layer: list[list[float | None]] | None = _metric(
+        "A stacked RNN or LSTM, per epoch, L values: `saturation` of each layer's units.",
+        default=None,
+        per_epoch="by_layer",
+    )
+    saturation_by_layer_init: list[float | None] | None = _metric("L values: the same at initialisation.", default=None)
+    grad_ratio_by_layer: list[list[float | None]] | None = _metric(
+        "A stacked RNN or LSTM, per epoch, L values: `grad_ratio` of each layer's h_1 and h_T "
+        "(total derivatives through the stack: layer l's dL/dh_t takes every path through the layers above).",
+        default=None,
+        per_epoch="by_layer",
+    )
+    grad_ratio_by_layer_init: list[float | None] | None = _metric("L values: the same at initialisation.", default=None)
+    grad_norm_layer: dict[str, list[float]] = _metric(
+        "{layer: per epoch}: `grad_norm` per layer (all tensors of one Linear or norm, e.g. "
+        "`head`, `cell.norm`; an RNN's `cell.W_hh` and `cell.W_xh` are layers of their own; a stacked model's layer l "
+        "is `cell_<l>`: `cell_2.W_hh`, `cell_2.norm`).",
+        factory=dict,
+        per_epoch="by_name",
+    )
+    epoch_seconds: list[float] = _metric(
+        "Per epoch: wall time in seconds (a member of a seed ensemble reports the ensemble's).",
+        factory=list,
+        per_epoch="scalar",
+    )
+    diverged_at_epoch: int | None = _metric(
+        ("The epoch the run diverged in (training stops there and it is not evaluated); otherwise null."), default=None
+    )
+    divergence_reason: str | None = _metric(
+        "Why it diverged (a non-finite loss, gradient, weights or optimizer state, or a loss above "
+        "100 ln C nats; a non-finite gradient's names its tensor); otherwise null.",
+        default=None,
+    )
+    warnings: list[str] = _metric(
+        "What training noticed and went on with, one sentence each, also in run.json's `warnings` and the "
+        "printed notes: a gradient L2 norm above 1e6 (`lnbench.training.gradients.LARGE_GRAD_NORM`), noted once, at its "
+        "first step; empty in files before version 5.",
+        factory=list,
+    )
+    schema_version: int = _metric(
+        f"{SCHEMA_VERSION}; files of versions 1 to 4 (without the per-example results, the "
+        "probes, the validation split and learning rates, or the warnings) are still read.",
+        default=SCHEMA_VERSION,
+    )
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -123,117 +278,42 @@ class Metrics:
         return cls(**body)
 
 
-#: The per-epoch fields of :class:`Metrics` by shape, declared once: ``lnbench.load``'s tables
+#: The shapes a per-epoch field of :class:`Metrics` comes in (its ``per_epoch`` metadata): one
+#: value per epoch; per layer (epochs x L); per input-scale quartile (epochs x 4); a curve over
+#: timesteps (epochs x T, x 4 x T, x L x T); by name ({parameter or layer: per epoch}).
+PER_EPOCH_SHAPES = ("scalar", "by_layer", "by_scale", "curve", "by_name")
+
+
+def epoch_fields(shape: str) -> tuple[str, ...]:
+    """The :class:`Metrics` fields recorded per epoch in ``shape`` (:data:`PER_EPOCH_SHAPES`), in
+    declaration order.
+
+    Raises:
+        ValueError: an unknown shape."""
+    if shape not in PER_EPOCH_SHAPES:
+        raise ValueError(f"per-epoch shape {shape!r}: expected one of {', '.join(PER_EPOCH_SHAPES)}")
+    return tuple(f.name for f in fields(Metrics) if f.metadata.get("per_epoch") == shape)
+
+
+#: The per-epoch fields by shape, read off the fields' declarations: ``lnbench.load``'s tables
 #: (:mod:`lnbench.records.tidy`) and TensorBoard's scalars (:mod:`lnbench.experiments.tensorboard`)
-#: iterate them, so a new per-epoch field reaches both by being listed here.
-EPOCH_SCALARS = (  # one value per epoch
-    "train_loss",
-    "test_loss",
-    "test_acc",
-    "val_loss",
-    "val_acc",
-    "lr",
-    "test_acc_batch_stats",
-    "test_acc_running_stats",
-    "scale_spearman",
-    "saturation",
-    "grad_ratio",
-    "epoch_seconds",
-)
-EPOCH_BY_LAYER = ("scale_spearman_by_layer", "saturation_by_layer", "grad_ratio_by_layer")  # epochs x L
-EPOCH_BY_SCALE = ("saturation_by_scale",)  # epochs x 4 input-scale quartiles
-EPOCH_CURVES = ("hidden_norm", "hidden_norm_by_scale", "hidden_norm_by_layer")  # epochs x T, x 4 x T, x L x T
-EPOCH_BY_NAME = ("grad_norm", "grad_norm_layer")  # {parameter or layer: per epoch}
+#: iterate them, so a new per-epoch field reaches both by its declaration alone.
+EPOCH_SCALARS = epoch_fields("scalar")
+EPOCH_BY_LAYER = epoch_fields("by_layer")
+EPOCH_BY_SCALE = epoch_fields("by_scale")
+EPOCH_CURVES = epoch_fields("curve")
+EPOCH_BY_NAME = epoch_fields("by_name")
+
+#: What each :class:`Metrics` field holds, from its declaration (docs/schema-reference.md is
+#: generated from this). "per epoch": one value per completed epoch; T: the sequence length;
+#: *_init: before training, with BatchNorm on batch statistics of mini-batches of the training batch size.
+METRICS_DOCS: dict[str, str] = {f.name: f.metadata["doc"] for f in fields(Metrics)}
 
 
 def at_epoch(values: list | None, i: int) -> Any:
     """The ``i``-th (0-based) epoch's entry of a per-epoch field, or None where it has none (an
     empty or shorter list: an older file, or a probe that was not run)."""
     return values[i] if values is not None and i < len(values) else None
-
-
-#: What each :class:`Metrics` field holds (docs/schema-reference.md is generated from this).
-#: "per epoch": one value per completed epoch; T: the sequence length; *_init: before training,
-#: with BatchNorm on batch statistics of mini-batches of the training batch size.
-METRICS_DOCS: dict[str, str] = {
-    "family": f"Model family trained: {_listed(FAMILY_NAMES)}.",
-    "norm": f"Norm kind: {_listed(NORM_KINDS)}, or a user's `package.module:Class`.",
-    "batch_size": "Training mini-batch size B.",
-    "seed": "The run's seed (its data, initial weights and batch order).",
-    "hidden_size": "Hidden size H of the model.",
-    "n_test": "Number of test sequences.",
-    "n_val": "Number of validation sequences (`data.n_val`, carved out of the training data); 0: no validation split.",
-    "task": "The task (`data.task`): trend, adding or digits.",
-    "num_classes": "Number of classes C of the task (2 for trend and adding, 10 for digits); chance is 1 / C.",
-    "batch_norm_stats": "RNN with BatchNorm: `pooled` or `per_timestep` running statistics; otherwise null.",
-    "norm_placement": "RNN: where the norm sits, `joint` (Ba et al. eq. 4) or `separate`; null for the Transformer.",
-    "num_layers": "`model.num_layers`: the RNN's and the LSTM's stacked layers, the Transformer's blocks; null in "
-    "files written before it was recorded.",
-    "norm_gain_init": "`model.norm_gain_init` as set: the initial value of every norm gain; null: each model's paper's.",
-    "initial_gain": "The value the norm gains started at (resolved: 1, or the BN-LSTM's 0.1, when `norm_gain_init` is "
-    "null); null for norm none or weight.",
-    "status": "`running` while training, then `completed` or `diverged` (`interrupted` / `failed` if stopped).",
-    "epochs": "The epochs completed, 1..E.",
-    "train_loss": "Per epoch: mean cross-entropy over the epoch's mini-batches (nats).",
-    "test_loss": "Per epoch: cross-entropy over the whole test set in eval mode (nats; BatchNorm: running statistics).",
-    "test_acc": "Per epoch: accuracy over the whole test set in eval mode (a fraction; BatchNorm: running statistics).",
-    "val_loss": "Per epoch: cross-entropy over the whole validation split in eval mode (nats); empty when `n_val` is 0 "
-    "(and in files before version 4).",
-    "val_acc": "Per epoch: accuracy over the whole validation split in eval mode (a fraction); empty when `n_val` is 0. "
-    "Selections (the first epoch at the target, a sweep's best cell) read it when there is one.",
-    "lr": "Per epoch: the learning rate the epoch trained at (`train.lr_schedule`); empty in files before version 4.",
-    "test_acc_batch_stats": "BatchNorm only, per epoch: test accuracy with the statistics of test mini-batches of "
-    "the training batch size; otherwise null.",
-    "test_acc_running_stats": "BatchNorm with `model.batch_norm_population: recomputed` only, per epoch: test "
-    "accuracy with the running averages of training, measured before the population statistics that `test_acc` "
-    "uses are recomputed; otherwise null.",
-    "test_correct": "One 0/1 per test sequence at the last completed epoch: 1 where it was classified right "
-    "(pairs two runs on the same test set, e.g. for an exact McNemar test).",
-    "test_correct_batch_stats": "BatchNorm only: `test_correct` with batch statistics; otherwise null.",
-    "hidden_norm_init": "T values: mean L2 norm of h_t over the test set at initialisation, as the network "
-    "behaves in training.",
-    "hidden_norm": "Per epoch, T values: the same after the epoch (eval mode). Transformer: the residual "
-    "stream after the last block, per position.",
-    "grad_norm": "{parameter name: per epoch}: L2 norm of each parameter tensor's gradient, mean over the "
-    "epoch's steps (before clipping).",
-    "scale_quartile_edges": "3 values: the test set's input-scale (s) quartile boundaries the probes group by.",
-    "hidden_norm_by_scale": "Per epoch, 4 x T: mean ||h_t|| per timestep for each quartile of the input scale s "
-    "(eval mode).",
-    "hidden_norm_by_scale_init": "4 x T: the same at initialisation.",
-    "scale_spearman": "Per epoch: Spearman correlation of ||h_T|| with s over the test set (1: the state's size "
-    "follows the input's scale; 0: it does not); null when undefined.",
-    "scale_spearman_init": "The same at initialisation.",
-    "saturation": "RNN and LSTM, per epoch: fraction of tanh units with |h| > 0.99 over the test set's samples, "
-    "timesteps and units (LSTM: of its gate units, sigmoids on tanh's scale); null for the Transformer.",
-    "saturation_by_scale": "RNN and LSTM, per epoch, 4 values: `saturation` per input-scale quartile.",
-    "saturation_init": "RNN and LSTM: `saturation` at initialisation.",
-    "grad_ratio": "RNN and LSTM, per epoch: ||dL/dh_1|| / ||dL/dh_T|| on the test set (total derivatives through "
-    "the recurrence); << 1: the gradient vanishes going back in time, >> 1: it explodes; null for the Transformer.",
-    "grad_ratio_init": "RNN and LSTM: `grad_ratio` at initialisation.",
-    "grad_norm_layer": "{layer: per epoch}: `grad_norm` per layer (all tensors of one Linear or norm, e.g. "
-    "`head`, `cell.norm`; an RNN's `cell.W_hh` and `cell.W_xh` are layers of their own; a stacked model's layer l "
-    "is `cell_<l>`: `cell_2.W_hh`, `cell_2.norm`).",
-    "hidden_norm_by_layer": "A stacked RNN or LSTM (`model.num_layers` > 1), per epoch, L x T: `hidden_norm` of each "
-    "layer, layer 1 first (`hidden_norm` and the other probes without `_by_layer` are layer 1's); null for one layer.",
-    "hidden_norm_by_layer_init": "L x T: the same at initialisation.",
-    "scale_spearman_by_layer": "A stacked RNN or LSTM, per epoch, L values: `scale_spearman` of each layer's h_T.",
-    "scale_spearman_by_layer_init": "L values: the same at initialisation.",
-    "saturation_by_layer": "A stacked RNN or LSTM, per epoch, L values: `saturation` of each layer's units.",
-    "saturation_by_layer_init": "L values: the same at initialisation.",
-    "grad_ratio_by_layer": "A stacked RNN or LSTM, per epoch, L values: `grad_ratio` of each layer's h_1 and h_T "
-    "(total derivatives through the stack: layer l's dL/dh_t takes every path through the layers above).",
-    "grad_ratio_by_layer_init": "L values: the same at initialisation.",
-    "epoch_seconds": "Per epoch: wall time in seconds (a member of a seed ensemble reports the ensemble's).",
-    "diverged_at_epoch": "The epoch the run diverged in (training stops there and it is not evaluated); "
-    "otherwise null.",
-    "divergence_reason": "Why it diverged (a non-finite loss, gradient, weights or optimizer state, or a loss above "
-    "100 ln C nats; a non-finite gradient's names its tensor); otherwise null.",
-    "warnings": "What training noticed and went on with, one sentence each, also in run.json's `warnings` and the "
-    "printed notes: a gradient L2 norm above 1e6 (`lnbench.training.gradients.LARGE_GRAD_NORM`), noted once, at its "
-    "first step; empty in files before version 5.",
-    "schema_version": f"{SCHEMA_VERSION}; files of versions 1 to 4 (without the per-example results, the "
-    "probes, the validation split and learning rates, or the warnings) are still read.",
-}
 
 
 def read_metrics(path: str | Path) -> Metrics:

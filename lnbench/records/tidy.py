@@ -46,18 +46,12 @@ from lnbench.names import DEFAULT_TASK, model_label
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import run_folders
 from lnbench.records.io import WriteError, atomic_write_all
-from lnbench.records.schema import EPOCH_BY_LAYER, EPOCH_SCALARS, SchemaError, at_epoch, run_facts, summary_row
+from lnbench.records.schema import EPOCH_BY_LAYER, EPOCH_SCALARS, Metrics, SchemaError, at_epoch, run_facts, summary_row
 
 IDENTITY = ("family", "norm", "norm_placement", "norm_gain_init", "batch_size", "seed")
 PER_EPOCH = EPOCH_SCALARS
-INIT = (
-    "scale_spearman_init",
-    "saturation_init",
-    "grad_ratio_init",
-    "scale_spearman_by_layer_init",
-    "saturation_by_layer_init",
-    "grad_ratio_by_layer_init",
-)
+#: the one-value-per-layer probes before training (``<key>_init``, where Metrics declares one)
+INIT = tuple(f"{k}_init" for k in EPOCH_SCALARS + EPOCH_BY_LAYER if f"{k}_init" in {f.name for f in fields(Metrics)})
 QUARTILES = ("q1", "q2", "q3", "q4")
 
 

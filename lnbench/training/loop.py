@@ -60,6 +60,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -75,7 +76,7 @@ from lnbench.training.checkpoints import restore
 from lnbench.training.data import TaskData
 from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, layer_names, per_member
 from lnbench.training.optim import build_optimizer, build_scheduler
-from lnbench.training.probes import probe_members, probe_passes, record_layer_probes
+from lnbench.training.probes import probe_members, probe_passes, record_probes
 
 EXPLODED_LOSS_FACTOR = 100.0
 
@@ -159,11 +160,6 @@ def _restore_running_buffers(model: nn.Module, saved: list[tuple[torch.Tensor, t
         norm.running_var.copy_(var)
 
 
-def _warned_gradient(hist: Metrics) -> bool:
-    """Whether the run already notes a large gradient (one note per run: the first)."""
-    return any(w.startswith("the gradient of") for w in hist.warnings)
-
-
 def _optimizer_state_finite(
     model: nn.Module, opt: torch.optim.Optimizer, params: list[tuple[str, nn.Parameter]], S: int
 ) -> torch.Tensor:
@@ -202,6 +198,81 @@ def train_model(
     return train_members(model, [data], cfg, [seed], callback, None if metrics is None else [metrics])[0]
 
 
+@dataclass
+class _Splits:
+    """The members' splits stacked on a leading member axis (``X (S, N, T, I)``, ``y (S, N)``,
+    ``s (S, N)``), and the fixed initial states of the evaluation's splits (``(S, N, L, H)``; None:
+    no state noise, or no such split)."""
+
+    X_train: torch.Tensor
+    y_train: torch.Tensor
+    X_test: torch.Tensor
+    y_test: torch.Tensor
+    s_test: torch.Tensor
+    X_val: torch.Tensor | None
+    y_val: torch.Tensor | None
+    h0_test: torch.Tensor | None = None
+    h0_val: torch.Tensor | None = None
+    h0_train: torch.Tensor | None = None  # the population pass's only (batch_norm_population: recomputed)
+
+
+def _stack_splits(datas: Sequence[TaskData]) -> _Splits:
+    vals = [(d.X_val, d.y_val) for d in datas if d.X_val is not None and d.y_val is not None]
+    return _Splits(
+        X_train=torch.stack([d.X_train for d in datas]),
+        y_train=torch.stack([d.y_train for d in datas]),
+        X_test=torch.stack([d.X_test for d in datas]),
+        y_test=torch.stack([d.y_test for d in datas]),
+        s_test=torch.stack([d.s_test for d in datas]),
+        X_val=torch.stack([x for x, _ in vals]) if vals else None,
+        y_val=torch.stack([y for _, y in vals]) if vals else None,
+    )
+
+
+class _Members:
+    """Which members are still trained, and the one way a member diverges: its metrics say
+    ``diverged``, at which epoch and why, and it is recorded no more."""
+
+    def __init__(self, hists: list[Metrics]) -> None:
+        self.hists = hists
+        self.alive = [hist.status != "diverged" for hist in hists]
+
+    def diverge(self, epoch: int, reasons: Sequence[str | None]) -> bool:
+        """Mark every member still alive whose reason is not None as diverged at ``epoch``;
+        returns whether any member is left."""
+        for s, reason in enumerate(reasons):
+            if self.alive[s] and reason is not None:
+                self.alive[s] = False
+                hist = self.hists[s]
+                hist.status, hist.diverged_at_epoch, hist.divergence_reason = "diverged", epoch, reason
+        return any(self.alive)
+
+
+def _exploded(what: str, loss: float, limit: float, num_classes: int) -> str | None:
+    """Why a loss (nats) means divergence, or None: a non-finite one (``test``'s) or one above ``limit``."""
+    if not math.isfinite(loss) and what == "test":
+        return f"the test loss became {loss}"
+    if loss > limit:
+        return f"{what} loss {loss:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}"
+    return None
+
+
+def _weights_reasons(
+    model: nn.Module, opt: torch.optim.Optimizer, params: list[tuple[str, nn.Parameter]], S: int, optimizer: str
+) -> list[str | None]:
+    """Per member, why its weights or optimizer state mean divergence at the end of an epoch, or None."""
+    finite = torch.stack([per_member(model, p.detach()).reshape(S, -1).isfinite().all(dim=1) for _, p in params])
+    state_finite = _optimizer_state_finite(model, opt, params, S)
+    state = (
+        f"the state of the optimizer ({optimizer}) became NaN or inf (e.g. Adam's second moment "
+        "of a gradient entry above ~6e20 overflows float32, and that weight stops for good)"
+    )
+    return [
+        "the weights became NaN or inf" if not finite[:, s].all() else None if state_finite[s] else state
+        for s in range(S)
+    ]
+
+
 def train_members(
     model: nn.Module,
     datas: Sequence[TaskData],
@@ -235,197 +306,210 @@ def train_members(
         One :class:`lnbench.records.schema.Metrics` per member, status ``completed`` or ``diverged``
         (a diverged member stops being recorded; the others go on).
     """
+    # --- set-up: the stacked splits, the optimizer, the names the gradient norms are recorded under
     keep_freed_memory()  # the recurrence's large buffers reused, not page-faulted in every step
     S = len(datas)
     hists = [Metrics() for _ in range(S)] if metrics is None else metrics
-    X_train = torch.stack([d.X_train for d in datas])  # (S, N, T, I)
-    y_train = torch.stack([d.y_train for d in datas])  # (S, N)
-    X_test = torch.stack([d.X_test for d in datas])
-    y_test = torch.stack([d.y_test for d in datas])
+    splits = _stack_splits(datas)
     gens = [torch.Generator().manual_seed(seed) for seed in seeds]
     opt = build_optimizer(model, cfg)
     scheduler = build_scheduler(opt, cfg)
-    vals = [(d.X_val, d.y_val) for d in datas if d.X_val is not None and d.y_val is not None]
-    X_val = torch.stack([x for x, _ in vals]) if vals else None  # (S, N_val, T, I); None: no validation split
-    y_val = torch.stack([y for _, y in vals]) if vals else None
     params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-    names = [n for n, _ in params]
     layer_of = layer_names(model)
     layers = list(dict.fromkeys(layer_of[n] for n, _ in params))
-    layer_index = torch.tensor([layers.index(layer_of[n]) for n, _ in params])
     has_bn = has_batch_norm(model)
     recompute = has_bn and getattr(getattr(model, "cfg", None), "batch_norm_population", "running") == "recomputed"
-    # the recurrent models' initial states: in training a draw per step from each member's generator,
-    # in evaluation each example's row of one fixed draw (the same for every member, norm and seed)
-    noise_std = model.state_noise_std if isinstance(model, RecurrentClassifier) else 0.0
-    L, H = (model.num_layers, model.cfg.hidden_size) if isinstance(model, RecurrentClassifier) else (1, 1)
+    noise = _StateNoise(model, S)
+    splits.h0_test, splits.h0_val = noise.of_split(splits.X_test), noise.of_split(splits.X_val)
+    splits.h0_train = noise.of_split(splits.X_train) if recompute else None
 
-    def split_states(X: torch.Tensor | None) -> torch.Tensor | None:
-        if X is None or noise_std == 0:
-            return None
-        return eval_state_noise(X.shape[1], L, H, noise_std, dtype=X.dtype).expand(S, -1, -1, -1)  # (S, N, L, H)
-
-    h0_test, h0_val = split_states(X_test), split_states(X_val)
-    h0_train = split_states(X_train) if recompute else None  # the population pass's only
-    s_test = torch.stack([d.s_test for d in datas])  # (S, N)
+    # --- before training: the probes as the network behaves in training (a resumed run has them)
     if resume_from is None:
-        init = probe_members(model, X_test, y_test, s_test, batch_size=cfg.batch_size, h0=h0_test)  # as in training
-        edges = torch.quantile(s_test, torch.tensor([0.25, 0.5, 0.75]), dim=1).T.tolist()  # (S, 3)
-    for s, hist in enumerate(hists if resume_from is None else []):
-        hist.grad_norm = {n: [] for n, _ in params}
-        hist.grad_norm_layer = {name: [] for name in layers}
-        hist.test_acc_batch_stats = [] if has_bn else None
-        hist.test_acc_running_stats = [] if recompute else None
-        hist.hidden_norm_init = init[s]["hidden_norm"]
-        hist.hidden_norm_by_scale_init = init[s]["hidden_norm_by_scale"]
-        hist.scale_spearman_init = init[s]["scale_spearman"]
-        hist.saturation_init = init[s]["saturation"]
-        hist.grad_ratio_init = init[s]["grad_ratio"]
-        record_layer_probes(hist, init[s], init=True)  # a stacked model's every layer
-        hist.scale_quartile_edges = edges[s]
+        init = probe_members(
+            model, splits.X_test, splits.y_test, splits.s_test, batch_size=cfg.batch_size, h0=splits.h0_test
+        )
+        edges = torch.quantile(splits.s_test, torch.tensor([0.25, 0.5, 0.75]), dim=1).T.tolist()  # (S, 3)
+        for s, hist in enumerate(hists):
+            hist.grad_norm = {n: [] for n, _ in params}
+            hist.grad_norm_layer = {name: [] for name in layers}
+            hist.test_acc_batch_stats = [] if has_bn else None
+            hist.test_acc_running_stats = [] if recompute else None
+            record_probes(hist, init[s], init=True)
+            hist.scale_quartile_edges = edges[s]
     num_classes = datas[0].num_classes
     exploded = EXPLODED_LOSS_FACTOR * math.log(max(num_classes, 2))
     start = 1 if resume_from is None else restore(resume_from, model, opt, gens, hists, scheduler)
-    alive = [hist.status != "diverged" for hist in hists]
+    members = _Members(hists)
 
-    def diverge(s: int, epoch: int, reason: str) -> None:
-        alive[s] = False
-        hists[s].status, hists[s].diverged_at_epoch, hists[s].divergence_reason = "diverged", epoch, reason
-
-    n_train, members = X_train.shape[1], torch.arange(S)[:, None]
     for epoch in range(start, cfg.epochs + 1):
+        # --- the steps of one epoch
         t0 = time.perf_counter()
         lr = opt.param_groups[0]["lr"]
-        model.train()
-        perms = torch.stack([torch.randperm(n_train, generator=g) for g in gens])  # (S, N)
-        loss_sum = torch.zeros(S)
-        norm_sum = torch.zeros(len(params), S)  # per tensor and member: sum over steps of the gradient's L2 norm
-        layer_sum = torch.zeros(len(layers), S)
-        steps = 0
-        for i in range(0, n_train, cfg.batch_size):
-            idx = perms[:, i : i + cfg.batch_size]  # (S, B)
-            h0 = None
-            if noise_std > 0:  # (S, B, L, H): each member's from its own generator, as when trained alone
-                h0 = torch.stack([state_noise(idx.shape[1], L, H, noise_std, g, X_train.dtype) for g in gens])
-            loss = cross_entropy(forward(model, X_train[members, idx], h0=h0), y_train[members, idx])  # (S,)
-            if not bool(torch.isfinite(loss).all()):
-                for s in range(S):
-                    if alive[s] and not math.isfinite(loss[s].item()):
-                        diverge(s, epoch, f"the loss of a mini-batch became {loss[s].item()}")
-                if not any(alive):
-                    return hists
-            opt.zero_grad(set_to_none=True)
-            total = loss.sum() if all(alive) else loss[torch.tensor(alive)].sum()
-            total.backward()  # each member's gradient is its own
-            norms = gradients.grad_norms(model, params, S)  # (P, S)
-            if not bool((norms <= gradients.LARGE_GRAD_NORM).all()):  # also true for NaN: the slow path, rarely
-                for s in range(S):
-                    if not alive[s]:
-                        continue
-                    if not bool(norms[:, s].isfinite().all()):
-                        diverge(s, epoch, gradients.nonfinite_reason(model, names, norms[:, s], steps + 1))
-                        gradients.zero_member_grads(model, params, s)
-                    elif float(norms[:, s].max()) > gradients.LARGE_GRAD_NORM and not _warned_gradient(hists[s]):
-                        hists[s].warnings.append(
-                            gradients.large_gradient_warning(
-                                model,
-                                names,
-                                norms[:, s],
-                                epoch,
-                                steps + 1,
-                                optimizer=cfg.optimizer,
-                                grad_clip=cfg.grad_clip,
-                            )
-                        )
-                if not any(alive):
-                    return hists
-                norms = norms.nan_to_num(0.0, posinf=0.0)  # a diverged member's: it is not recorded
-            norm_sum += norms
-            layer_sum += gradients.layer_grad_norms(norms, layer_index, len(layers))
-            if cfg.grad_clip is not None:  # torch.nn.utils.clip_grad_norm_, per member (lnbench.training.gradients)
-                gradients.clip_grad_norms(model, params, norms, cfg.grad_clip, alive)
-            opt.step()
-            loss_sum += loss.detach()
-            steps += 1
+        step = _train_epoch(model, opt, cfg, splits, gens, noise, params, layer_of, layers, members, epoch)
+        if step is None:
+            return hists
+        train_loss, grad_norms, layer_norms = step
         if scheduler is not None:
             scheduler.step()  # once per epoch: the next epoch's rate
-
-        train_loss = (loss_sum / steps).tolist()
-        finite = torch.stack(
-            [per_member(model, p.detach()).reshape(S, -1).isfinite().all(dim=1) for _, p in params]
-        ).all(dim=0)
-        state_finite = _optimizer_state_finite(model, opt, params, S)
-        for s in range(S):
-            if alive[s] and not finite[s]:
-                diverge(s, epoch, "the weights became NaN or inf")
-            elif alive[s] and not state_finite[s]:
-                diverge(
-                    s,
-                    epoch,
-                    f"the state of the optimizer ({cfg.optimizer}) became NaN or inf (e.g. Adam's second moment "
-                    "of a gradient entry above ~6e20 overflows float32, and that weight stops for good)",
-                )
-            elif alive[s] and train_loss[s] > exploded:
-                diverge(
-                    s, epoch, f"train loss {train_loss[s]:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}"
-                )
-        if not any(alive):
+        weights = _weights_reasons(model, opt, params, S, cfg.optimizer)
+        losses = [_exploded("train", loss, exploded, num_classes) for loss in train_loss]
+        if not members.diverge(epoch, [w or t for w, t in zip(weights, losses, strict=True)]):
             return hists
+
+        # --- evaluation and probes (eval mode; BatchNorm recomputed: on population statistics)
         running, running_acc = None, [0.0] * S
         if recompute:  # the running averages' accuracy, then the population statistics for the evaluation
-            running, running_acc = _running_buffers(model), evaluate(model, X_test, y_test, h0_test)[1]
-            recompute_population_statistics(model, X_train, cfg.batch_size, h0_train)
-        probes = probe_members(model, X_test, y_test, s_test, h0=h0_test)  # eval mode
-        test_loss, test_acc = [p["loss"] for p in probes], [p["acc"] for p in probes]
-        for s in range(S):
-            if alive[s] and not math.isfinite(test_loss[s]):
-                diverge(s, epoch, f"the test loss became {test_loss[s]}")
-            elif alive[s] and test_loss[s] > exploded:
-                diverge(
-                    s, epoch, f"test loss {test_loss[s]:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}"
-                )
-        val = evaluate(model, X_val, y_val, h0_val) if X_val is not None and y_val is not None else None
-        correct_bs = correct_with_batch_stats(model, X_test, y_test, cfg.batch_size, h0_test) if has_bn else None
+            running, running_acc = (
+                _running_buffers(model),
+                evaluate(model, splits.X_test, splits.y_test, splits.h0_test)[1],
+            )
+            recompute_population_statistics(model, splits.X_train, cfg.batch_size, splits.h0_train)
+        probes = probe_members(model, splits.X_test, splits.y_test, splits.s_test, h0=splits.h0_test)  # eval mode
+        members.diverge(epoch, [_exploded("test", p.loss, exploded, num_classes) for p in probes])
+        val = None
+        if splits.X_val is not None and splits.y_val is not None:
+            val = evaluate(model, splits.X_val, splits.y_val, splits.h0_val)
+        correct_bs = None
+        if has_bn:
+            correct_bs = correct_with_batch_stats(model, splits.X_test, splits.y_test, cfg.batch_size, splits.h0_test)
         if running is not None and epoch < cfg.epochs:  # training goes on with its own running averages
             _restore_running_buffers(model, running)
-        seconds = time.perf_counter() - t0
-        grad_norms, layer_norms = (norm_sum / steps).tolist(), (layer_sum / steps).tolist()
+
+        # --- recording: every member still alive gets the epoch's values
+        scalars: dict[str, list] = {
+            "train_loss": train_loss,
+            "test_loss": [p.loss for p in probes],
+            "test_acc": [p.acc for p in probes],
+            "lr": [lr] * S,
+            "epoch_seconds": [time.perf_counter() - t0] * S,
+        }
+        if val is not None:
+            scalars |= {"val_loss": val[0], "val_acc": val[1]}
+        if correct_bs is not None:
+            scalars["test_acc_batch_stats"] = [sum(c) / len(c) for c in correct_bs]
+        if running is not None:
+            scalars["test_acc_running_stats"] = running_acc
         for s, hist in enumerate(hists):
-            if not alive[s]:
+            if not members.alive[s]:
                 continue
             hist.epochs.append(epoch)
-            hist.train_loss.append(train_loss[s])
-            hist.test_loss.append(test_loss[s])
-            hist.test_acc.append(test_acc[s])
-            hist.lr.append(lr)
-            if val is not None:
-                hist.val_loss.append(val[0][s])
-                hist.val_acc.append(val[1][s])
-            hist.test_correct = probes[s]["correct"]
-            hist.hidden_norm.append(probes[s]["hidden_norm"])
-            hist.hidden_norm_by_scale.append(probes[s]["hidden_norm_by_scale"])
-            hist.scale_spearman.append(probes[s]["scale_spearman"])
-            hist.saturation.append(probes[s]["saturation"])
-            hist.saturation_by_scale.append(probes[s]["saturation_by_scale"])
-            hist.grad_ratio.append(probes[s]["grad_ratio"])
-            record_layer_probes(hist, probes[s])
+            for key, values in scalars.items():
+                getattr(hist, key).append(values[s])
+            hist.test_correct = probes[s].correct
+            if correct_bs is not None:
+                hist.test_correct_batch_stats = correct_bs[s]
+            record_probes(hist, probes[s])
             for k, (name, _) in enumerate(params):
                 hist.grad_norm[name].append(grad_norms[k][s])
             for k, name in enumerate(layers):
                 hist.grad_norm_layer[name].append(layer_norms[k][s])
-            if correct_bs is not None and hist.test_acc_batch_stats is not None:  # both exactly when has_bn
-                hist.test_correct_batch_stats = correct_bs[s]
-                hist.test_acc_batch_stats.append(sum(correct_bs[s]) / len(correct_bs[s]))
-            if running is not None and hist.test_acc_running_stats is not None:
-                hist.test_acc_running_stats.append(running_acc[s])
-            hist.epoch_seconds.append(seconds)
         if on_checkpoint is not None:
             on_checkpoint(epoch, opt, gens, scheduler)
         if on_epoch is not None:
             on_epoch(epoch, hists)
-        if not any(alive):
+        if not any(members.alive):
             return hists
     for s, hist in enumerate(hists):
-        if alive[s]:
+        if members.alive[s]:
             hist.status = "completed"
     return hists
+
+
+class _StateNoise:
+    """A recurrent model's initial states (``model.state_noise_std`` > 0): in training a draw per
+    step from each member's generator, in evaluation each example's row of one fixed draw (the same
+    for every member, norm and seed). Nothing (None) for std 0 or another model."""
+
+    def __init__(self, model: nn.Module, S: int) -> None:
+        self.std, self.L, self.H, self.S = 0.0, 1, 1, S
+        if isinstance(model, RecurrentClassifier):
+            self.std, self.L, self.H = model.state_noise_std, model.num_layers, model.cfg.hidden_size
+
+    def of_split(self, X: torch.Tensor | None) -> torch.Tensor | None:
+        """A split's fixed initial states ``(S, N, L, H)``."""
+        if X is None or self.std == 0:
+            return None
+        return eval_state_noise(X.shape[1], self.L, self.H, self.std, dtype=X.dtype).expand(self.S, -1, -1, -1)
+
+    def of_step(self, batch: int, gens: Sequence[torch.Generator], dtype: torch.dtype) -> torch.Tensor | None:
+        """A step's initial states ``(S, B, L, H)``: each member's from its own generator, as when trained alone."""
+        if self.std == 0:
+            return None
+        return torch.stack([state_noise(batch, self.L, self.H, self.std, g, dtype) for g in gens])
+
+
+def _train_epoch(
+    model: nn.Module,
+    opt: torch.optim.Optimizer,
+    cfg: TrainConfig,
+    splits: _Splits,
+    gens: list[torch.Generator],
+    noise: _StateNoise,
+    params: list[tuple[str, nn.Parameter]],
+    layer_of: dict[str, str],
+    layers: list[str],
+    members: _Members,
+    epoch: int,
+) -> tuple[list[float], list[list[float]], list[list[float]]] | None:
+    """One epoch's steps over each member's own batch order: per member the mean train loss
+    (nats), and per parameter tensor and per layer the gradient L2 norm averaged over the steps
+    (before clipping), ``(P, S)`` and ``(layers, S)``; None once every member has diverged."""
+    S, n_train = len(gens), splits.X_train.shape[1]
+    names = [n for n, _ in params]
+    layer_index = torch.tensor([layers.index(layer_of[n]) for n, _ in params])
+    model.train()
+    perms = torch.stack([torch.randperm(n_train, generator=g) for g in gens])  # (S, N)
+    rows = torch.arange(S)[:, None]
+    loss_sum = torch.zeros(S)
+    norm_sum = torch.zeros(len(params), S)  # per tensor and member: sum over steps of the gradient's L2 norm
+    layer_sum = torch.zeros(len(layers), S)
+    steps = 0
+    for i in range(0, n_train, cfg.batch_size):
+        idx = perms[:, i : i + cfg.batch_size]  # (S, B)
+        h0 = noise.of_step(idx.shape[1], gens, splits.X_train.dtype)
+        loss = cross_entropy(forward(model, splits.X_train[rows, idx], h0=h0), splits.y_train[rows, idx])  # (S,)
+        if not bool(torch.isfinite(loss).all()):
+            reasons = [None if math.isfinite(x) else f"the loss of a mini-batch became {x}" for x in loss.tolist()]
+            if not members.diverge(epoch, reasons):
+                return None
+        opt.zero_grad(set_to_none=True)
+        alive = members.alive
+        total = loss.sum() if all(alive) else loss[torch.tensor(alive)].sum()
+        total.backward()  # each member's gradient is its own
+        norms = gradients.grad_norms(model, params, S)  # (P, S)
+        if not bool((norms <= gradients.LARGE_GRAD_NORM).all()):  # also true for NaN: the slow path, rarely
+            reasons = [
+                gradients.nonfinite_reason(model, names, norms[:, s], steps + 1)
+                if alive[s] and not bool(norms[:, s].isfinite().all())
+                else None
+                for s in range(S)
+            ]
+            for s in range(S):
+                if reasons[s] is not None:
+                    gradients.zero_member_grads(model, params, s)
+                elif alive[s] and float(norms[:, s].max()) > gradients.LARGE_GRAD_NORM:
+                    _warn_large_gradient(members.hists[s], model, names, norms[:, s], epoch, steps + 1, cfg)
+            if not members.diverge(epoch, reasons):
+                return None
+            norms = norms.nan_to_num(0.0, posinf=0.0)  # a diverged member's: it is not recorded
+        norm_sum += norms
+        layer_sum += gradients.layer_grad_norms(norms, layer_index, len(layers))
+        if cfg.grad_clip is not None:  # torch.nn.utils.clip_grad_norm_, per member (lnbench.training.gradients)
+            gradients.clip_grad_norms(model, params, norms, cfg.grad_clip, members.alive)
+        opt.step()
+        loss_sum += loss.detach()
+        steps += 1
+    return (loss_sum / steps).tolist(), (norm_sum / steps).tolist(), (layer_sum / steps).tolist()
+
+
+def _warn_large_gradient(
+    hist: Metrics, model: nn.Module, names: list[str], norms: torch.Tensor, epoch: int, step: int, cfg: TrainConfig
+) -> None:
+    """Note a finite gradient norm above LARGE_GRAD_NORM in the run's warnings, once per run (the first)."""
+    if any(w.startswith("the gradient of") for w in hist.warnings):
+        return
+    hist.warnings.append(
+        gradients.large_gradient_warning(
+            model, names, norms, epoch, step, optimizer=cfg.optimizer, grad_clip=cfg.grad_clip
+        )
+    )

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass, fields
 
 import torch
 from scipy.stats import spearmanr
@@ -41,6 +42,62 @@ from lnbench.records.schema import Metrics
 from lnbench.training.ensemble import cross_entropy, forward, has_batch_norm, is_ensemble
 
 QUARTILES = 4
+
+
+@dataclass(kw_only=True)
+class LayerProbes:
+    """One layer's probes of one member (see the module docstring). Each field is named as the
+    :class:`lnbench.records.schema.Metrics` field it is recorded in (:func:`record_probes`): after
+    an epoch appended to ``<name>``, before training as ``<name>_init``, and for a stacked model
+    each layer's in ``<name>_by_layer`` (``_init``), where Metrics declares those fields. A new
+    probe is its field here, its computation in :func:`_layer_probes` and its Metrics field.
+
+    Shapes: T timesteps, 4 input-scale quartiles; None where the model has no such quantity (the
+    Transformer has no tanh state or recurrence) or it is undefined."""
+
+    hidden_norm: list[float]  # (T,): mean ||h_t|| per timestep
+    hidden_norm_by_scale: list[list[float | None]]  # (4, T): per input-scale quartile
+    scale_spearman: float | None  # Spearman's rho of ||h_T|| with the input scale s
+    saturation: float | None = None  # fraction of saturated tanh (LSTM: gate) units
+    saturation_by_scale: list[float | None] | None = None  # (4,): per input-scale quartile
+    grad_ratio: float | None = None  # ||dL/dh_1|| / ||dL/dh_T||
+
+
+@dataclass(kw_only=True)
+class MemberProbes(LayerProbes):
+    """One member's probes: layer 1's (a one-layer model's) as its own fields, the evaluation's
+    loss (mean cross-entropy, nats), accuracy (a fraction) and per-example correctness (N values
+    0/1), and for a stacked model every layer's, layer 1 first (None for one layer)."""
+
+    loss: float
+    acc: float
+    correct: list[int]
+    by_layer: list[LayerProbes] | None = None
+
+
+#: the names of the probes (:class:`LayerProbes`' fields), each a per-epoch field of Metrics
+PROBES = tuple(f.name for f in fields(LayerProbes))
+_METRICS = frozenset(f.name for f in fields(Metrics))
+
+
+def record_probes(hist: Metrics, probes: MemberProbes, init: bool = False) -> None:
+    """Put one member's probes into its metrics, each into the Metrics field of its name: after an
+    epoch appended to ``<name>`` (and for a stacked model ``<name>_by_layer``), before training
+    (``init``) set as ``<name>_init`` (``<name>_by_layer_init``), where Metrics declares those."""
+    suffix = "_init" if init else ""
+    for name in PROBES:
+        values = {name + suffix: getattr(probes, name)}
+        if probes.by_layer is not None:
+            values[f"{name}_by_layer{suffix}"] = [getattr(layer, name) for layer in probes.by_layer]
+        for key, value in values.items():
+            if key not in _METRICS:
+                continue
+            if init:
+                setattr(hist, key, value)
+            elif (series := getattr(hist, key)) is not None:
+                series.append(value)
+            else:  # a *_by_layer field starts as None
+                setattr(hist, key, [value])
 
 
 def scale_quartiles(scale: torch.Tensor) -> torch.Tensor:
@@ -80,7 +137,7 @@ def probe_members(
     scale: torch.Tensor,
     batch_size: int | None = None,
     h0: torch.Tensor | None = None,
-) -> list[dict]:
+) -> list[MemberProbes]:
     """Measure the probes of every member (see the module docstring) and the eval metrics.
 
     The model is put in eval mode. With ``batch_size``, every BatchNorm normalizes with the
@@ -96,10 +153,8 @@ def probe_members(
             evaluation's state noise); None: the model's own (zeros at ``state_noise_std`` 0).
 
     Returns:
-        Per member a dict: ``loss`` (mean cross-entropy, nats), ``acc`` (fraction), ``correct``
-        (N values 0/1), ``hidden_norm`` (T), ``hidden_norm_by_scale`` (4 x T),
-        ``scale_spearman``, ``saturation``, ``saturation_by_scale`` (4), ``grad_ratio``
-        (the last three None for the Transformer; the LSTM's saturation is of its gates).
+        Per member a :class:`MemberProbes`: the evaluation's loss, accuracy and per-example
+        correctness, layer 1's probes, and a stacked model's every layer's.
     """
     S, N = X.shape[0], X.shape[1]
     model.eval()
@@ -149,63 +204,42 @@ def probe_members(
     ]  # per layer, per member
     out = []
     for s in range(S):
-        entry = {
-            "loss": loss[s],
-            "acc": int(correct[s].sum()) / N,  # exact: 187 / 200, not float32
-            "correct": correct[s].tolist(),
-            **layers[0](s, quart[s], scale[s]),  # layer 1's (a one-layer model's): the fields of before stacking
-        }
-        for key in LAYER_PROBES:  # a stacked model's every layer, layer 1 first; None for one layer
-            entry[f"{key}_by_layer"] = [layer(s, quart[s], scale[s])[key] for layer in layers] if L > 1 else None
-        out.append(entry)
+        by_layer = [layer(s, quart[s], scale[s]) for layer in layers]
+        out.append(
+            MemberProbes(
+                **{f.name: getattr(by_layer[0], f.name) for f in fields(LayerProbes)},  # layer 1's
+                loss=loss[s],
+                acc=int(correct[s].sum()) / N,  # exact: 187 / 200, not float32
+                correct=correct[s].tolist(),
+                by_layer=by_layer if L > 1 else None,
+            )
+        )
     return out
-
-
-#: the probes a stacked recurrent model records per layer (``<key>_by_layer``, layer 1 first)
-LAYER_PROBES = ("hidden_norm", "scale_spearman", "saturation", "grad_ratio")
-
-
-def record_layer_probes(hist: Metrics, probes: dict, init: bool = False) -> None:
-    """Put one member's per-layer probes (:func:`probe_members`' ``<key>_by_layer``) into its
-    metrics: after an epoch appended to ``<key>_by_layer``, before training (``init``) as
-    ``<key>_by_layer_init``. Nothing for a one-layer model (the fields stay None)."""
-    for key in LAYER_PROBES:
-        values = probes[f"{key}_by_layer"]
-        if values is None:
-            continue
-        if init:
-            setattr(hist, f"{key}_by_layer_init", values)
-        else:
-            per_epoch = getattr(hist, f"{key}_by_layer")
-            setattr(hist, f"{key}_by_layer", [*(per_epoch or []), values])
 
 
 def _layer_probes(
     norm: torch.Tensor, sat: torch.Tensor | None, grad_sq: torch.Tensor
-) -> Callable[[int, torch.Tensor, torch.Tensor], dict]:
+) -> Callable[[int, torch.Tensor, torch.Tensor], LayerProbes]:
     """One layer's probes of member s, from its hidden-state norms ``(S, N, T)``, its saturated
     fractions ``(S, N)`` (None: the Transformer) and its gradients' sums of squares ``(S, 2)``."""
     T = norm.shape[-1]
 
-    def of(s: int, quart: torch.Tensor, scale: torch.Tensor) -> dict:
-        by_q = [
+    def of(s: int, quart: torch.Tensor, scale: torch.Tensor) -> LayerProbes:
+        by_q: list[list[float | None]] = [
             norm[s][quart == q].mean(dim=0).tolist() if (quart == q).any() else [None] * T for q in range(QUARTILES)
         ]
-        entry = {
-            "hidden_norm": norm[s].mean(dim=0).tolist(),
-            "hidden_norm_by_scale": by_q,
-            "scale_spearman": _spearman(norm[s, :, -1].tolist(), scale.tolist()),
-            "saturation": None,
-            "saturation_by_scale": None,
-            "grad_ratio": None,
-        }
+        probes = LayerProbes(
+            hidden_norm=norm[s].mean(dim=0).tolist(),
+            hidden_norm_by_scale=by_q,
+            scale_spearman=_spearman(norm[s, :, -1].tolist(), scale.tolist()),
+        )
         if sat is not None:  # RNN and LSTM
-            entry["saturation"] = float(sat[s].mean())
-            entry["saturation_by_scale"] = [
+            probes.saturation = float(sat[s].mean())
+            probes.saturation_by_scale = [
                 float(sat[s][quart == q].mean()) if (quart == q).any() else None for q in range(QUARTILES)
             ]
             first, last = grad_sq[s].sqrt().tolist()
-            entry["grad_ratio"] = first / last if last > 0 and math.isfinite(first) else None
-        return entry
+            probes.grad_ratio = first / last if last > 0 and math.isfinite(first) else None
+        return probes
 
     return of

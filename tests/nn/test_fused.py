@@ -155,10 +155,10 @@ def test_batch_statistics_in_groups_and_the_probes_match(family):
         got = probe_members(model, x, y, scale, batch_size)
         want = probe_members(reference, x, y, scale, batch_size)
         for a, b in zip(got, want, strict=True):
-            assert a["correct"] == b["correct"]
+            assert a.correct == b.correct
             for key in ("loss", "saturation", "grad_ratio"):
-                assert a[key] == pytest.approx(b[key], rel=1e-9), key
-            assert a["hidden_norm"] == pytest.approx(b["hidden_norm"], rel=1e-9)
+                assert getattr(a, key) == pytest.approx(getattr(b, key), rel=1e-9), key
+            assert a.hidden_norm == pytest.approx(b.hidden_norm, rel=1e-9)
 
 
 @pytest.mark.parametrize("family", ["rnn", "lstm"])

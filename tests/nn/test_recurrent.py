@@ -20,7 +20,7 @@ from lnbench.nn import fused
 from lnbench.nn.lstm import LSTM
 from lnbench.nn.models import build_model
 from lnbench.nn.rnn import SimpleRNN
-from lnbench.training.probes import probe_members
+from lnbench.training.probes import PROBES, probe_members
 
 H, D, T, B = 5, 3, 6, 8
 KERNEL = os.environ.get("LNBENCH_KERNELS") != "0"
@@ -257,8 +257,8 @@ def test_the_kernel_runs_every_layer_and_matches_the_python_path(family, norm, p
 
 
 def test_the_probes_of_a_stacked_model_per_layer():
-    """probe_members on a 2-layer LN-LSTM: the fields of before stacking are layer 1's and equal
-    ``*_by_layer[0]``; each layer's hidden_norm is the mean ||h_t|| of that layer's states (by hand,
+    """probe_members on a 2-layer LN-LSTM: the member's own probes are layer 1's and equal
+    ``by_layer[0]``'s; each layer's hidden_norm is the mean ||h_t|| of that layer's states (by hand,
     from the hand-stacked pair), and its grad_ratio ||dL/dh_1|| / ||dL/dh_T|| of its own states
     (autograd through the hand-stacked pair)."""
     model = _model("lstm", "layer")
@@ -276,15 +276,15 @@ def test_the_probes_of_a_stacked_model_per_layer():
         grads = torch.autograd.grad(loss, [states_1[0], states_1[-1], states_2[0], states_2[-1]])
     for k, states in enumerate((states_1, states_2)):
         want = torch.stack(states, dim=1).norm(dim=-1).mean(dim=0)
-        torch.testing.assert_close(torch.tensor(entry["hidden_norm_by_layer"][k]), want, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(torch.tensor(entry.by_layer[k].hidden_norm), want, rtol=1e-5, atol=1e-6)
         first, last = grads[2 * k : 2 * k + 2]
-        assert entry["grad_ratio_by_layer"][k] == pytest.approx(float(first.norm() / last.norm()), rel=1e-4)
-    for key in ("hidden_norm", "scale_spearman", "saturation", "grad_ratio"):
-        assert entry[key] == entry[f"{key}_by_layer"][0], key
-    assert len(entry["saturation_by_layer"]) == 2 and entry["saturation_by_layer"][0] != entry["saturation_by_layer"][1]
+        assert entry.by_layer[k].grad_ratio == pytest.approx(float(first.norm() / last.norm()), rel=1e-4)
+    for key in PROBES:
+        assert getattr(entry, key) == getattr(entry.by_layer[0], key), key
+    assert len(entry.by_layer) == 2 and entry.by_layer[0].saturation != entry.by_layer[1].saturation
     one = _model("lstm", "layer", num_layers=1).float()
     (single,) = probe_members(one, X, y, scale)
-    assert all(single[f"{k}_by_layer"] is None for k in ("hidden_norm", "scale_spearman", "saturation", "grad_ratio"))
+    assert single.by_layer is None
 
 
 def test_num_layers_applies_to_every_family_and_scales_memory_and_cost():

@@ -153,4 +153,4 @@ def test_batch_statistics_probes_of_a_batchnorm_ensemble_are_per_mini_batch(batc
             outs = [model(X[s, i : i + batch_size], return_hidden=True) for i in range(0, 10, batch_size)]
         logits, hidden = torch.cat([o[0] for o in outs]), torch.cat([o[1] for o in outs])
         assert correct[s] == (logits.argmax(-1) == y[s]).long().tolist()
-        torch.testing.assert_close(torch.tensor(probes[s]["hidden_norm"]), hidden.norm(dim=-1).mean(0))
+        torch.testing.assert_close(torch.tensor(probes[s].hidden_norm), hidden.norm(dim=-1).mean(0))

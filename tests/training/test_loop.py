@@ -89,7 +89,7 @@ def test_evaluate_runs_in_eval_mode_and_leaves_batchnorm_alone():
     buffers = [b.clone() for b in model.buffers()]
     model.train()  # the probes must switch to eval themselves
     (p,) = probe_members(model, DATA.X_test.unsqueeze(0), DATA.y_test.unsqueeze(0), DATA.s_test.unsqueeze(0))
-    acc, correct = p["acc"], p["correct"]
+    acc, correct = p.acc, p.correct
     assert all(torch.equal(a, b) for a, b in zip(buffers, model.buffers()))
     model.eval()
     expected = (model(DATA.X_test).argmax(-1) == DATA.y_test).tolist()

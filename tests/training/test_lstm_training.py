@@ -96,8 +96,8 @@ def test_saturation_counts_the_lstms_gates():
             torch.cat([torch.full((6,), 10.0), torch.zeros(6), torch.full((6,), -10.0), torch.zeros(6)])
         )
     (p,) = probe_members(model, X, y, s)
-    assert p["saturation"] == pytest.approx(0.4)
-    assert p["saturation_by_scale"] == pytest.approx([0.4] * 4)
+    assert p.saturation == pytest.approx(0.4)
+    assert p.saturation_by_scale == pytest.approx([0.4] * 4)
 
 
 def test_grad_ratio_of_an_lstm_at_its_zero_state():
@@ -111,21 +111,21 @@ def test_grad_ratio_of_an_lstm_at_its_zero_state():
         model.cell.W_x.zero_(), model.cell.bias.zero_(), model.cell.W_h.zero_()
         model.cell.W_h[18:24].copy_(a * torch.eye(6))  # the g rows
     (p,) = probe_members(model, X, y, s)
-    assert p["grad_ratio"] == pytest.approx(a / 4 * (0.5 + a / 4) ** 3, rel=1e-5)
+    assert p.grad_ratio == pytest.approx(a / 4 * (0.5 + a / 4) ** 3, rel=1e-5)
 
 
 def test_probes_tell_the_ln_lstms_scale_invariant_state_from_the_lstms():
     X, y, s = _inputs(n=80)
     (plain,) = probe_members(_model("none", 0), 4 * X, y, s)
     (layer,) = probe_members(_model("layer", 0), 4 * X, y, s)
-    assert plain["scale_spearman"] > 0.5  # ||h_T|| grows with s
-    quartiles = torch.tensor(plain["hidden_norm_by_scale"])
+    assert plain.scale_spearman > 0.5  # ||h_T|| grows with s
+    quartiles = torch.tensor(plain.hidden_norm_by_scale)
     assert (quartiles[3] > quartiles[0]).all()
-    assert abs(layer["scale_spearman"]) < 0.3
+    assert abs(layer.scale_spearman) < 0.3
     with torch.no_grad():
         logits, h = _model("layer", 0).eval()(4 * X[0], return_hidden=True)
-    torch.testing.assert_close(torch.tensor(layer["hidden_norm"]), h.norm(dim=-1).mean(0))
-    assert layer["acc"] == (logits.argmax(-1) == y[0]).sum().item() / y.shape[1]
+    torch.testing.assert_close(torch.tensor(layer.hidden_norm), h.norm(dim=-1).mean(0))
+    assert layer.acc == (logits.argmax(-1) == y[0]).sum().item() / y.shape[1]
 
 
 # ---- end to end: compare, report, resume -------------------------------------------------------------------

@@ -49,12 +49,12 @@ def test_probes_tell_a_scale_following_state_from_a_normalized_one():
     X, y, s = _scaled_inputs(n=80)
     (nonorm,) = probe_members(_rnn("none", "joint"), X, y, s)
     (layer,) = probe_members(_rnn("layer", "separate"), X, y, s)
-    assert nonorm["scale_spearman"] > 0.8  # ||h_T|| grows with s
-    quart = torch.tensor(nonorm["hidden_norm_by_scale"])  # (4, T): the largest quartile on top
+    assert nonorm.scale_spearman > 0.8  # ||h_T|| grows with s
+    quart = torch.tensor(nonorm.hidden_norm_by_scale)  # (4, T): the largest quartile on top
     assert (quart[3] > quart[0]).all()
-    q = torch.tensor(layer["hidden_norm_by_scale"])
-    assert ((q[3] - q[0]).abs() < 1e-4).all() or layer["scale_spearman"] is None or abs(layer["scale_spearman"]) < 0.5
-    assert nonorm["saturation_by_scale"][3] > nonorm["saturation_by_scale"][0]
+    q = torch.tensor(layer.hidden_norm_by_scale)
+    assert ((q[3] - q[0]).abs() < 1e-4).all() or layer.scale_spearman is None or abs(layer.scale_spearman) < 0.5
+    assert nonorm.saturation_by_scale[3] > nonorm.saturation_by_scale[0]
 
 
 def test_saturation_is_the_fraction_of_units_past_0_99():
@@ -65,8 +65,8 @@ def test_saturation_is_the_fraction_of_units_past_0_99():
         model.cell.W_hh.fill_(0.0)
         model.cell.bias.copy_(torch.tensor([10.0, 10.0, 0.0, 0.0, -10.0, 0.0]))  # tanh(+-10) saturates: 3 of 6 units
     (p,) = probe_members(model, X, y, s)
-    assert p["saturation"] == pytest.approx(0.5)
-    assert p["saturation_by_scale"] == pytest.approx([0.5] * 4)
+    assert p.saturation == pytest.approx(0.5)
+    assert p.saturation_by_scale == pytest.approx([0.5] * 4)
 
 
 def test_grad_ratio_is_the_product_of_the_recurrent_jacobians():
@@ -77,7 +77,7 @@ def test_grad_ratio_is_the_product_of_the_recurrent_jacobians():
         model.cell.W_xh.zero_()
         model.cell.W_hh.copy_(0.5 * torch.eye(6))
     (p,) = probe_members(model, X, y, s)
-    assert p["grad_ratio"] == pytest.approx(0.5**4, rel=1e-5)
+    assert p.grad_ratio == pytest.approx(0.5**4, rel=1e-5)
 
 
 def test_probe_eval_metrics_match_a_plain_forward():
@@ -86,10 +86,10 @@ def test_probe_eval_metrics_match_a_plain_forward():
     (p,) = probe_members(model, X, y, s)
     with torch.no_grad():
         logits, h = model(X[0], return_hidden=True)
-    assert p["acc"] == (logits.argmax(-1) == y[0]).sum().item() / y.shape[1]
-    assert p["loss"] == pytest.approx(torch.nn.functional.cross_entropy(logits, y[0]).item(), rel=1e-5)
-    torch.testing.assert_close(torch.tensor(p["hidden_norm"]), h.norm(dim=-1).mean(0))
-    assert p["correct"] == (logits.argmax(-1) == y[0]).long().tolist()
+    assert p.acc == (logits.argmax(-1) == y[0]).sum().item() / y.shape[1]
+    assert p.loss == pytest.approx(torch.nn.functional.cross_entropy(logits, y[0]).item(), rel=1e-5)
+    torch.testing.assert_close(torch.tensor(p.hidden_norm), h.norm(dim=-1).mean(0))
+    assert p.correct == (logits.argmax(-1) == y[0]).long().tolist()
 
 
 def test_scale_quartiles_by_rank():
@@ -171,7 +171,7 @@ def test_scale_spearman_is_of_the_last_hidden_state():
     with torch.no_grad():
         model.cell.W_hh.zero_()
     (p,) = probe_members(model, X, y, s)
-    assert p["scale_spearman"] > 0.95
+    assert p.scale_spearman > 0.95
 
 
 # ---- batch statistics: the whole mini-batches in one pass, the remainder in another ----------
@@ -210,5 +210,23 @@ def test_batch_statistics_probes_match_one_mini_batch_at_a_time(batch_size):
             logits.append(out), hidden.append(h)
         expected = (torch.cat(logits).argmax(-1) == ys[k]).long().tolist()
         assert correct[k] == expected
-        torch.testing.assert_close(torch.tensor(probes[k]["hidden_norm"]), torch.cat(hidden).norm(dim=-1).mean(0))
+        torch.testing.assert_close(torch.tensor(probes[k].hidden_norm), torch.cat(hidden).norm(dim=-1).mean(0))
     assert all(m.batch_group is None for m in model.modules() if hasattr(m, "batch_group"))
+
+
+def test_every_probe_is_recorded_in_a_per_epoch_metrics_field_of_its_name():
+    """record_probes puts each LayerProbes field into the Metrics field of its name: each must be
+    declared per epoch (records.schema.epoch_fields), or the loop would drop it."""
+    from lnbench.records.schema import PER_EPOCH_SHAPES, epoch_fields
+    from lnbench.training.probes import PROBES
+
+    declared = {name for shape in PER_EPOCH_SHAPES for name in epoch_fields(shape)}
+    assert set(PROBES) <= declared
+    assert set(PROBES) == {
+        "hidden_norm",
+        "hidden_norm_by_scale",
+        "scale_spearman",
+        "saturation",
+        "saturation_by_scale",
+        "grad_ratio",
+    }
