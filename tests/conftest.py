@@ -10,6 +10,7 @@ runs the unit tests alone (``make test-unit``). Tests import these as ``from con
 """
 
 import hashlib
+import shutil
 from pathlib import Path
 
 import matplotlib
@@ -40,6 +41,23 @@ def fingerprint(folder: Path) -> dict[str, tuple[str, int]]:
         for p in sorted(folder.rglob("*"))
         if p.is_file()
     }
+
+
+def package_copy(root: Path, *folders: str) -> Path:
+    """A copy of the package (and of the repository's ``folders``, e.g. ``docs``) under ``root``,
+    without built kernels or caches: a test edits it, then runs it with ``PYTHONPATH=root``."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.so", "build")
+    for folder in ("lnbench", *folders):
+        shutil.copytree(REPO / folder, root / folder, ignore=ignore)
+    return root
+
+
+def insert_at(path: Path, anchor: str, text: str, after: bool = False) -> None:
+    """Put ``text`` before (or ``after``) the one occurrence of ``anchor`` in the file ``path``;
+    an anchor that is not there once fails the test, naming it."""
+    source = path.read_text()
+    assert source.count(anchor) == 1, f"{path.name}: the anchor {anchor!r} moved"
+    path.write_text(source.replace(anchor, anchor + text if after else text + anchor))
 
 
 def set_args(overrides) -> list[str]:

@@ -7,7 +7,7 @@ and nothing here):
 - a task: :attr:`lnbench.names.Task.keys` (``data`` keys; ``data.task`` decides), and
   :attr:`lnbench.names.Task.applies_when` for a key of its own that applies only at some values of
   another of its keys (``permutation_seed`` at ``digits_order: permuted``);
-- a model family: :attr:`lnbench.names.FamilyInfo.keys` (``model`` keys; ``model.family`` decides);
+- a model family: :attr:`lnbench.names.FamilyInfo.options` (``model`` keys; ``model.family`` decides);
 - a norm kind: :attr:`lnbench.names.NormInfo.options` (``model`` keys; ``model.norm`` decides);
 - an optimizer and a learning-rate schedule: :data:`lnbench.config.optimizers.OPTIMIZERS` and
   :data:`~lnbench.config.optimizers.LR_SCHEDULES` (``train`` keys; ``train.optimizer`` and

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from lnbench.names.options import joined
 
-def joined(values: Sequence[Any], word: str = "or") -> str:
-    """``a``; ``a or b``; ``a, b or c`` (``word``: ``or`` or ``and``)."""
-    items = [str(v) for v in values]
-    return f" {word} ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} {word} {items[-1]}"
+__all__ = ["described", "joined"]
 
 
 def described(entries: Sequence[tuple[str, str]], word: str = "or") -> str:

@@ -55,6 +55,7 @@ from lnbench.names.norms import (
     norm_keys_without_effect,
     norm_uses_batch_statistics,
 )
+from lnbench.names.options import KeyOption
 from lnbench.names.tasks import (
     DEFAULT_TASK,
     DIGITS_TEST,
@@ -99,6 +100,7 @@ __all__ = [
     "NORM_KINDS",
     "NORM_NAMES",
     "NORM_REGISTRY",
+    "KeyOption",
     "NormInfo",
     "NormOption",
     "PLUGIN_NORM",

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lnbench.names.norms import GAINLESS_NORMS
+from lnbench.names.options import KeyOption, joined
 from lnbench.names.user_norms import norm_has_member_axis
 
 
@@ -82,8 +83,10 @@ class FamilyInfo:
         label: its name in tables, legends and verdicts.
         recurrent: a recurrence over timesteps (its state is h_t; figures label it so).
         placements: the norm placements it is compared in (each its own group), or ``()``.
-        keys: the ``model`` keys that apply to it alone (``num_layers``, like ``hidden_size``,
-            applies to every family; :mod:`lnbench.config.ownership`).
+        options: the ``model`` keys that apply to it alone, each declared once (:class:`KeyOption`:
+            type, default, bounds, allowed values, description), a key two families share by the same
+            declaration (``num_layers``, like ``hidden_size``, applies to every family;
+            :mod:`lnbench.config.ownership`). :attr:`keys` are their names.
         seeds_together: ``(norm, batch size) -> bool``: whether a cell's seeds train as one ensemble.
         member_fits: ``(batch size B, sequence length T, hidden size H) -> bool``: whether a member
             of that size still trains in an ensemble (where ``seeds_together`` says it does); None:
@@ -106,7 +109,7 @@ class FamilyInfo:
     label: str
     recurrent: bool
     placements: tuple[str, ...]
-    keys: tuple[str, ...]
+    options: dict[str, KeyOption]
     seeds_together: Callable[[str, int], bool]
     memory: Callable[[int, int, int, Any], tuple[int, int, int]]
     cost: float
@@ -116,6 +119,11 @@ class FamilyInfo:
     reads_vectors: bool = False
     summary: str = ""
     member_fits: Callable[[int, int, int], bool] | None = None
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The ``model`` keys that apply to it alone (its :attr:`options`' names)."""
+        return tuple(self.options)
 
 
 #: The model families: config name -> its entry.
@@ -170,13 +178,96 @@ def seeds_train_together(
     return info.member_fits(batch_size, seq_len, hidden_size)
 
 
+#: The ``model`` keys of the families' own, each declared once; the RNN and the LSTM share theirs.
+BATCH_NORM_STATS = KeyOption(
+    str,
+    "pooled",
+    "RNN with norm batch only: the running statistics used in eval mode. pooled: one set, "
+    "updated once per training step from the mean of the timesteps' batch statistics; per_timestep: one "
+    "set per timestep (Cooijmans et al. 2016). Training is the same for both.",
+    choices=("pooled", "per_timestep"),
+)
+NORM_PLACEMENT = KeyOption(
+    str,
+    "joint",
+    "RNN only: where the norm sits. joint: h_t = tanh(norm(W_hh h_{t-1} + W_xh x_t)) "
+    "(Ba et al. eq. 4); separate: h_t = tanh(norm_h(W_hh h_{t-1}) + norm_x(W_xh x_t) + b), each term "
+    "with its own gain and bias (the paper's layer-normalized LSTM, section 3.1).",
+    choices=("joint", "separate"),
+)
+RECURRENT_INIT = KeyOption(
+    str,
+    "uniform",
+    "RNN and LSTM: initialisation of the recurrent weights. uniform: torch.nn.RNN's and "
+    "torch.nn.LSTM's U(-1/sqrt(H), 1/sqrt(H)); orthogonal (torch.nn.init.orthogonal_): the RNN's W_hh, the "
+    "LSTM's whole (4H, H) W_h; identity: the RNN's W_hh = I (Le et al. 2015's IRNN), the LSTM's cell-input "
+    "block of W_h = I and its three gate blocks one orthogonal (3H, H) matrix (Cooijmans et al. 2016's "
+    "--init id). The RNN's W_hh is then times recurrent_gain.",
+    choices=("uniform", "orthogonal", "identity"),
+)
+RECURRENT_GAIN = KeyOption(
+    float,
+    1.0,
+    "RNN only: factor on W_hh's initial weights. With orthogonal, every singular value of "
+    "W_hh is this gain (> 1: an expanding recurrence).",
+    gt=0,
+)
+STATE_NOISE_STD = KeyOption(
+    float,
+    0.0,
+    "RNN and LSTM: the initial state h_0 of every layer drawn per example from N(0, std^2) "
+    "(Cooijmans et al. 2016's --noise: 0.1 on sequential MNIST, where blank first pixels otherwise keep h at "
+    "exactly 0); c_0 stays 0. In training a fresh draw every step from the seed's generator; in evaluation "
+    "from one fixed generator, the same noise on the same example for every norm and seed. 0: h_0 = 0.",
+    ge=0,
+    added=True,
+)
+FORGET_BIAS = KeyOption(
+    float,
+    1.0,
+    "LSTM only: the initial value of the forget gate's slice of the bias b (the other gates' "
+    "start at 0), for every norm. 1 (Gers et al. 2000; Jozefowicz et al. 2015; Cooijmans et al. 2016) keeps "
+    "c_{t-1} at the start; 0 is torch.nn.LSTM's expected value.",
+)
+D_FF = KeyOption(
+    int, None, "Transformer only: width of the feed-forward layer; null: 4 * hidden_size.", ge=1, nullable=True
+)
+POS_EMB = KeyOption(
+    str,
+    "sinusoidal",
+    "Transformer only: the position encoding added after the input projection, sinusoidal "
+    "(fixed; Vaswani et al. 2017, section 3.5) or learned (a (T, H) parameter).",
+    choices=("sinusoidal", "learned"),
+)
+POS_EMB_STD = KeyOption(
+    float,
+    1.0,
+    "Transformer with learned positions only: standard deviation of their N(0, std^2) "
+    "initialisation (the seed notebook used 0.02).",
+    gt=0,
+)
+INPUT_NORM = KeyOption(
+    bool,
+    True,
+    "Transformer only: apply the model's norm to the input projection W_in x_t before the "
+    "positions are added (the projection then has no bias); with LayerNorm the model is then invariant "
+    f"to each sequence's scale. No effect with norm {joined(GAINLESS_NORMS)}.",
+)
+
+
 register_family(
     "rnn",
     FamilyInfo(
         "RNN",
         recurrent=True,
-        placements=("joint", "separate"),
-        keys=("batch_norm_stats", "norm_placement", "recurrent_init", "recurrent_gain", "state_noise_std"),
+        placements=NORM_PLACEMENT.choices or (),
+        options={
+            "batch_norm_stats": BATCH_NORM_STATS,
+            "norm_placement": NORM_PLACEMENT,
+            "recurrent_init": RECURRENT_INIT,
+            "recurrent_gain": RECURRENT_GAIN,
+            "state_noise_std": STATE_NOISE_STD,
+        },
         seeds_together=_always,
         memory=_rnn_memory,
         cost=1.0,
@@ -190,7 +281,7 @@ register_family(
         "LSTM",
         recurrent=True,
         placements=(),
-        keys=("forget_bias", "recurrent_init", "state_noise_std"),
+        options={"forget_bias": FORGET_BIAS, "recurrent_init": RECURRENT_INIT, "state_noise_std": STATE_NOISE_STD},
         seeds_together=_always,
         member_fits=_lstm_member_fits,
         memory=_lstm_memory,
@@ -208,7 +299,7 @@ register_family(
         "Transformer (pre-norm)",
         recurrent=False,
         placements=(),
-        keys=("d_ff", "pos_emb", "pos_emb_std", "input_norm"),
+        options={"d_ff": D_FF, "pos_emb": POS_EMB, "pos_emb_std": POS_EMB_STD, "input_norm": INPUT_NORM},
         seeds_together=_transformer_ensemble,
         memory=_transformer_memory,
         cost=2.0,
@@ -222,7 +313,7 @@ register_family(
         "MLP",
         recurrent=False,
         placements=(),
-        keys=(),
+        options={},
         seeds_together=_never,
         memory=_mlp_memory,
         cost=1.0,

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lnbench.names.options import KeyOption
+
 
 def _divides_hidden_size(key: str) -> Callable[[Any], str | None]:
     """A check of a norm option that splits the features D (= ``model.hidden_size``; the LSTM's 4H
@@ -24,30 +26,11 @@ def _divides_hidden_size(key: str) -> Callable[[Any], str | None]:
     return check
 
 
-@dataclass(frozen=True)
-class NormOption:
-    """A ``model`` key of one norm kind's own (GroupNorm's ``norm_groups``), declared once, in the
-    kind's registry entry (:attr:`NormInfo.options`): the config schema makes it a field of
-    :class:`lnbench.config.model.ModelConfig` (type, default, bounds, description: the config
-    reference's text), and the layer reads it with ``model_cfg.norm_option(key)`` in its
-    ``from_config``. A constraint across keys (it must divide ``hidden_size``) is the entry's ``check``.
-
-    Attributes:
-        type: its Python type (``int``, ``float``, ``bool``, ``str``).
-        default: its value when the config does not set it; also the value that leaves a run's
-            identity as it was before the key existed (:data:`lnbench.config.identity.ADDED_KEYS`).
-        description: what it does, in the config reference.
-        ge, gt, le: bounds of a number (pydantic's ``Field`` constraints), or None.
-        choices: the values a ``str`` option allows (a ``Literal`` in the schema), or None.
-    """
-
-    type: type
-    default: Any
-    description: str
-    ge: float | None = None
-    gt: float | None = None
-    le: float | None = None
-    choices: tuple[str, ...] | None = None
+#: A ``model`` key of one norm kind's own (GroupNorm's ``norm_groups``), declared once, in the
+#: kind's registry entry (:attr:`NormInfo.options`); the layer reads it with
+#: ``model_cfg.norm_option(key)`` in its ``from_config``. A constraint across keys (it must divide
+#: ``hidden_size``) is the entry's ``check``. A norm's options are always ``added`` keys.
+NormOption = KeyOption
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,7 @@ from torch import nn
 
 from lnbench.config import ModelConfig
 from lnbench.names import paper_gain_init
+from lnbench.names.families import RECURRENT_INIT
 from lnbench.nn.base import Norm
 from lnbench.nn.fused import FusedSpec
 from lnbench.nn.recurrent import RecurrentClassifier
@@ -83,7 +84,7 @@ def init_recurrent_weights(W_h: torch.Tensor, init: str) -> None:
         nn.init.orthogonal_(W_h[: 3 * H])
         W_h[3 * H :] = torch.eye(H)
     else:
-        raise ValueError(f"recurrent_init: unknown {init!r}; allowed: uniform, orthogonal, identity")
+        raise ValueError(f"recurrent_init: unknown {init!r}; allowed: {', '.join(RECURRENT_INIT.choices or ())}")
 
 
 class LSTMCellWithNorm(nn.Module):

@@ -22,9 +22,8 @@ from lnbench.nn.ensemble_linear import EnsembleLinear
 from lnbench.nn.lstm import LSTM, LSTMCellWithNorm
 from lnbench.nn.recurrent import RecurrentClassifier
 from lnbench.nn.registry import initial_gain
-from lnbench.nn.rnn import PLACEMENTS, RECURRENT_INITS, RNNCellWithNorm, SimpleRNN
+from lnbench.nn.rnn import RNNCellWithNorm, SimpleRNN
 from lnbench.nn.transformer import (
-    POS_EMBS,
     SelfAttention,
     TransformerBlock,
     TransformerClassifier,
@@ -34,9 +33,6 @@ from lnbench.nn.transformer import (
 __all__ = [
     "ensemble_of",
     "FAMILIES",
-    "PLACEMENTS",
-    "POS_EMBS",
-    "RECURRENT_INITS",
     "EnsembleLinear",
     "LSTM",
     "LSTMCellWithNorm",

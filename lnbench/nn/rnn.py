@@ -27,9 +27,6 @@ from lnbench.nn.recurrent import RecurrentClassifier
 from lnbench.nn.registry import norm_kind
 from lnbench.nn.weightnorm import row_norms, weight_normalize
 
-PLACEMENTS = ("joint", "separate")
-RECURRENT_INITS = ("uniform", "orthogonal", "identity")
-
 
 class RNNCellWithNorm(nn.Module):
     """One step of a tanh RNN with a normalized pre-activation (Ba et al. 2016, section 3.1).
@@ -65,8 +62,9 @@ class RNNCellWithNorm(nn.Module):
         leading S axis).
 
     Raises:
-        ValueError: for an unknown ``norm``, ``batch_norm_stats``, ``norm_placement`` or
-            ``recurrent_init``.
+        ValueError: for an unknown ``norm``. The family's own keys (``norm_placement``,
+            ``recurrent_init``, ...) are the config's, validated there once
+            (:data:`lnbench.names.FAMILY_REGISTRY`'s options).
     """
 
     def __init__(
@@ -74,10 +72,6 @@ class RNNCellWithNorm(nn.Module):
     ) -> None:
         super().__init__()
         placement, recurrent_init, gain = cfg.norm_placement, cfg.recurrent_init, cfg.recurrent_gain
-        if placement not in PLACEMENTS:
-            raise ValueError(f"norm_placement: unknown {placement!r}; allowed: {', '.join(PLACEMENTS)}")
-        if recurrent_init not in RECURRENT_INITS:
-            raise ValueError(f"recurrent_init: unknown {recurrent_init!r}; allowed: {', '.join(RECURRENT_INITS)}")
         spec = norm_kind(cfg.norm)
         H = cfg.hidden_size
         input_size = H if input_size is None else input_size

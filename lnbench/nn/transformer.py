@@ -59,9 +59,6 @@ def _normalize(norm: nn.Module, z: torch.Tensor, members: int | None) -> torch.T
     return norm(z.flatten(1, -2)).view(z.shape)
 
 
-POS_EMBS = ("sinusoidal", "learned")
-
-
 class SelfAttention(nn.Module):
     """Single-head scaled dot-product self-attention (Vaswani et al. 2017, eq. 1), no mask:
     ``proj(softmax(q k^T / sqrt(D)) v)`` with ``q, k, v = qkv(x)``.
@@ -174,7 +171,8 @@ class TransformerClassifier(nn.Module):
         stream after the last block, ``(B, T, D)`` (``(S, B, T, D)``).
 
     Raises:
-        ValueError: for an unknown ``norm`` or ``pos_emb``, an ensemble with weight norm; in
+        ValueError: for an unknown ``norm``, an ensemble with weight norm (``pos_emb`` and the
+            family's other keys are the config's, validated there once); in
             forward, for T > ``seq_len``.
     """
 
@@ -182,8 +180,6 @@ class TransformerClassifier(nn.Module):
         self, cfg: ModelConfig, input_size: int, seq_len: int, num_classes: int = 2, members: int | None = None
     ) -> None:
         super().__init__()
-        if cfg.pos_emb not in POS_EMBS:
-            raise ValueError(f"pos_emb: unknown {cfg.pos_emb!r}; allowed: {', '.join(POS_EMBS)}")
         spec = norm_kind(cfg.norm)
         D = cfg.hidden_size
         self.cfg, self.input_size, self.seq_len, self.num_classes = cfg, input_size, seq_len, num_classes

@@ -13,6 +13,7 @@ from lnbench.config.checks import check_keys_apply
 from lnbench.config.optimizers import LR_SCHEDULES, OPTIMIZERS
 from lnbench.config.ownership import Rule, key_rules, out_of_place, owners, refusal, section_refusals
 from lnbench.names import FAMILY_REGISTRY, NORM_REGISTRY, TASKS, register_family
+from lnbench.names.families import D_FF
 
 SECTIONS = {"data": DataConfig, "model": ModelConfig, "train": TrainConfig}
 
@@ -96,7 +97,7 @@ def test_owners_lists_the_keys_of_one_deciding_key():
 @pytest.fixture
 def toy_family_with_a_key():
     """``toyfam``: a family registered with the key ``d_ff`` of its own (as the transformer's)."""
-    register_family("toyfam", replace(FAMILY_REGISTRY["rnn"], label="Toy", keys=("d_ff",)))
+    register_family("toyfam", replace(FAMILY_REGISTRY["rnn"], label="Toy", options={"d_ff": D_FF}))
     yield
     del FAMILY_REGISTRY["toyfam"], names.FAMILIES["toyfam"]
 

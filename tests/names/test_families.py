@@ -24,7 +24,7 @@ def toy_family():
         "MeanPool (toy)",
         recurrent=False,
         placements=(),
-        keys=(),
+        options={},
         seeds_together=lambda norm, batch_size: False,
         memory=lambda H, D, T, m: (H * D + 3 * H, 4 * H, 0),
         cost=0.5,

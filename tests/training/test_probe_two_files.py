@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
-from tests.conftest import REPO, TINY_OVERRIDES, set_args
+from conftest import TINY_OVERRIDES, insert_at, package_copy, set_args
 
 FIELD = "    hidden_norm_peak: float | None = None  # a toy: the largest mean ||h_t|| over timesteps\n"
 COMPUTATION = "        probes.hidden_norm_peak = max(probes.hidden_norm)\n"
@@ -46,24 +43,14 @@ print(json.dumps(out))
 """
 
 
-def _insert_before(path: Path, anchor: str, text: str) -> None:
-    source = path.read_text()
-    assert source.count(anchor) == 1, f"{path.name}: the anchor {anchor!r} moved"
-    path.write_text(source.replace(anchor, text + anchor))
-
-
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory) -> dict:
-    root = tmp_path_factory.mktemp("probe_two_files")
-    ignore = shutil.ignore_patterns("__pycache__", "*.so", "build")
-    shutil.copytree(REPO / "lnbench", root / "lnbench", ignore=ignore)
-    shutil.copytree(REPO / "docs", root / "docs", ignore=ignore)
-    shutil.copytree(REPO / "configs", root / "configs")
+    root = package_copy(tmp_path_factory.mktemp("probe_two_files"), "docs", "configs")
     probes = root / "lnbench" / "training" / "probes.py"  # file 1: the probe's field and computation
-    _insert_before(probes, "\n\n@dataclass(kw_only=True)\nclass MemberProbes", "\n" + FIELD.rstrip("\n"))
-    _insert_before(probes, "        if sat is not None:  # RNN and LSTM\n", COMPUTATION)
+    insert_at(probes, "\n\n@dataclass(kw_only=True)\nclass MemberProbes", "\n" + FIELD.rstrip("\n"))
+    insert_at(probes, "        if sat is not None:  # RNN and LSTM\n", COMPUTATION)
     schema = root / "lnbench" / "records" / "schema.py"  # file 2: its metrics fields
-    _insert_before(schema, "    hidden_norm_by_layer: ", METRICS_FIELDS)
+    insert_at(schema, "    hidden_norm_by_layer: ", METRICS_FIELDS)
     env = {**os.environ, "PYTHONPATH": str(root), "LNBENCH_KERNELS": "0", "COLUMNS": "120"}
     runs = root / "runs"
     overrides = [*TINY_OVERRIDES, "model.num_layers=2"]
