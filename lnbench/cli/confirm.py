@@ -44,56 +44,19 @@ MaxSeedsOption = Annotated[
 ]
 
 
-def _pilot_summary(exp: Any, spec: Any, folder: Path, launcher: str) -> dict:
-    """The pilot's results as a summary.json holds them (``rows``, each with its cell's group, a
-    claims regime; ``baselines``), its rows read from its finished child runs: the folder's
-    summary.json is the confirm stage's once that started (an interrupted confirm has its partial one)."""
-    from lnbench.experiments import driver
-    from lnbench.records.folder import RunFolder
-
-    try:
-        cells = driver.prepare(exp, spec, 1, launcher, folder)
-    except ConfigError as exc:
-        fail(str(exc))
-    rows = [row.to_dict() | {"regime": cell.group} for cell in cells for row, _ in exp.kept(cell) or []]
-    return {"rows": rows, "baselines": (RunFolder(folder).summary() or {}).get("baselines")}
-
-
 def confirm_claims(spec: Any, source: str, args: ExperimentArgs, max_seeds: int, verbose: bool) -> None:
-    """``lnbench claims --confirm``: :func:`_two_stage` with the claims' plan."""
-    from lnbench.experiments.claims import ConfirmSpec, check_confirmable, confirm_cost, plan_from_pilot
+    """``lnbench claims --confirm``: :func:`_two_stage` with the claims' plan table."""
     from lnbench.report import confirm_tables
 
-    try:
-        check_confirmable(spec)
-    except ConfigError as exc:
-        fail(str(exc))
-
-    def confirmed(summary: dict) -> tuple[Any, Table, Optional[float], Any, dict]:
-        spec.confirm = ConfirmSpec(summary, max_seeds)
-        plan = plan_from_pilot(spec)
-        cost = confirm_cost(spec, plan) if plan.fresh else None
-        return spec, confirm_tables.confirm_plan_table(plan, max_seeds), cost, None, plan.fresh
-
-    _two_stage("claims", spec, source, args, verbose, confirmed, max_seeds)
+    _two_stage("claims", spec, source, args, verbose, max_seeds, confirm_tables.confirm_plan_table)
 
 
 def confirm_compare(cfg: RunConfig, source: str, args: ExperimentArgs, max_seeds: Optional[int], verbose: bool) -> None:
-    """``lnbench compare --confirm``: :func:`_two_stage` with the compare's plan (``max_seeds``: None, the default)."""
-    from lnbench.experiments.compare import CONFIRMED_COMPARE, ConfirmCompareSpec, compare_cost, compare_plan
+    """``lnbench compare --confirm``: :func:`_two_stage` with the compare's plan table (``max_seeds``: None, the default)."""
     from lnbench.report import confirm_tables
 
-    if len(cfg.seed_list) < 2:
-        fail(f"--confirm: seeds: the pilot needs at least 2 seeds to plan from (got {cfg.seed_list})")
     limit = MAX_SEEDS_DEFAULT if max_seeds is None else max_seeds
-
-    def confirmed(summary: dict) -> tuple[Any, Table, Optional[float], Any, dict]:
-        confirm_spec = ConfirmCompareSpec(cfg, summary, limit)
-        plan = compare_plan(confirm_spec)
-        cost = compare_cost(confirm_spec, plan) if plan.fresh else None
-        return confirm_spec, confirm_tables.compare_plan_table(plan, limit), cost, CONFIRMED_COMPARE, plan.fresh
-
-    _two_stage("compare", cfg, source, args, verbose, confirmed, limit)
+    _two_stage("compare", cfg, source, args, verbose, limit, confirm_tables.compare_plan_table)
 
 
 def _worst_case(exp: Any, spec: Any, max_seeds: int, launcher: str) -> str:
@@ -124,23 +87,24 @@ def _two_stage(
     source: str,
     args: ExperimentArgs,
     verbose: bool,
-    confirmed: Callable[[dict], tuple[Any, Table, Optional[float], Any, dict]],
     max_seeds: int,
+    plan_table: Callable[[Any, int], Table],
 ) -> None:
-    """``--confirm``: the pilot (run now, or --resume's folder, finished first if it is not), the
-    confirm stage's plan from its rows (``confirmed(summary)``: the confirm stage's spec, its plan
-    table, its estimated cost in seconds, its experiment (None: the kind's), its fresh seeds),
-    printed, then the confirm stage in the same folder (or, with --dry-run, the runs it would
-    start). The plan is pinned in the folder's confirm.json when the confirm stage starts: a later
-    --confirm whose plan differs (another --max-seeds) is refused, since it would test seeds
-    already looked at."""
+    """``--confirm``: the steps of :mod:`lnbench.experiments.confirm`, printed: the pilot (run now,
+    or --resume's folder, finished first if it is not), the confirm stage's plan from its rows
+    (``plan_table(plan, max_seeds)``) and its cost, then the confirm stage in the same folder (or,
+    with --dry-run, the runs it would start). A folder whose confirm.json pins another plan
+    (another --max-seeds) is refused, since it would test seeds already looked at."""
     import dataclasses
 
-    from lnbench.experiments import driver
+    from lnbench.experiments import driver, two_stage
     from lnbench.experiments.registry import EXPERIMENTS
-    from lnbench.records.folder import RunFolder
 
     exp = EXPERIMENTS[kind]
+    try:
+        two_stage.check_confirmable(kind, spec)
+    except ConfigError as exc:
+        fail(str(exc))
     if args.resume is None:
         note = (
             "--confirm: the confirm stage is planned from the pilot's results; once the pilot has run, "
@@ -164,34 +128,20 @@ def _two_stage(
                     soft_wrap=True,
                 )
             launch(kind, spec, source, args, verbose=verbose)  # with --dry-run: its plan, and exit
-    confirm_spec, table, cost, confirm_exp, fresh = confirmed(_pilot_summary(exp, spec, folder, args.launcher))
-    pinned = folder / "confirm.json"
-    record = {"max_seeds": max_seeds, "fresh_seeds": fresh}
-    if pinned.is_file():
-        import json
-
-        stored = json.loads(pinned.read_text())
-        if stored != json.loads(json.dumps(record)):
-            fail(
-                f"--confirm: {folder}'s confirm stage was planned with --max-seeds {stored.get('max_seeds')} "
-                f"(fresh seeds {stored.get('fresh_seeds')}); another plan would test seeds already looked at: "
-                f"give --max-seeds {stored.get('max_seeds')} (with the same lnbench)"
-            )
-    print_table(table)
-    if cost is not None:
+    try:
+        stage = two_stage.plan_stage(kind, spec, folder, max_seeds, args.launcher)
+        two_stage.check_pinned(stage)
+    except ConfigError as exc:
+        fail(str(exc))
+    print_table(plan_table(stage.plan, max_seeds))
+    if stage.cost is not None:
         console.print(
-            f"confirm stage: about {cost / 60:.1f} min of training on one worker (the pilot's wall time of each "
+            f"confirm stage: about {stage.cost / 60:.1f} min of training on one worker (the pilot's wall time of each "
             "setting, scaled by its fresh seeds)",
             highlight=False,
             soft_wrap=True,
         )
-    if (
-        not args.dry_run and not pinned.is_file()
-    ):  # the plan, and the pilot's summary.json (the confirm stage rewrites it)
-        from lnbench.records.io import write_json_atomic
-
-        pilot = RunFolder(folder).summary() or {}
-        if pilot.get("complete") and "confirm" not in pilot:  # the pilot's own (not an interrupted stage's partial one)
-            write_json_atomic(folder / "pilot_summary.json", pilot)
-        write_json_atomic(pinned, record)
-    launch(kind, confirm_spec, source, dataclasses.replace(args, resume=folder), verbose=verbose, exp=confirm_exp)
+    if not args.dry_run:
+        two_stage.pin(stage)
+    confirm_exp = None if stage.experiment is exp else stage.experiment
+    launch(kind, stage.spec, source, dataclasses.replace(args, resume=folder), verbose=verbose, exp=confirm_exp)

@@ -81,8 +81,7 @@ class ModelConfig(Section):
         f"norm {joined(GAINLESS_NORMS)} (weight norm's g starts at the rows' norms).",
     )
     # each norm kind's own keys (GroupNorm's norm_groups), declared in its registry entry
-    for _info in NORM_REGISTRY.values():
-        _declare(locals(), _info.options)
+    _declare(locals(), {key: option for info in NORM_REGISTRY.values() for key, option in info.options.items()})
     _declare(locals(), _family_options("input_norm"))
     _declare(locals(), _family_options())  # any other family's keys, after the built-in ones
     if TYPE_CHECKING:  # the keys declared from the registry (above) are fields the type checker does not see

@@ -18,6 +18,7 @@ from lnbench.experiments.compare import compare
 from lnbench.experiments.registry import EXPERIMENTS, redraw, report
 from lnbench.experiments.sweep import sweep
 from lnbench.experiments.train import train
+from lnbench.experiments.two_stage import confirm
 
 __all__ = [
     "EXPERIMENTS",
@@ -27,6 +28,7 @@ __all__ = [
     "claims",
     "claims_spec",
     "compare",
+    "confirm",
     "gradcheck",
     "invariance",
     "redraw",

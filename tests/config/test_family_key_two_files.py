@@ -85,3 +85,17 @@ def test_the_key_is_validated_once_and_belongs_to_its_family_alone(probed):
     bound, foreign = probed["errors"]
     assert bound is not None and "model.logit_temperature" in bound and "greater than 0" in bound
     assert foreign == "model.logit_temperature: applies to the transformer only, and this run trains rnn; remove it"
+
+
+def test_the_declarations_leave_the_schema_nothing_but_fields():
+    """Declaring the registry's keys in the class body leaves no helper behind as a private
+    attribute of the model (pydantic keeps one for every ``_name`` in the body): a config must
+    pickle, as the worker processes receive it (oracle: a pickle round trip equals the config)."""
+    import pickle
+
+    from lnbench.config import load_config
+    from lnbench.config.model import ModelConfig
+
+    assert ModelConfig.__private_attributes__ == {}
+    cfg = load_config(None, ["model.family=transformer", "model.norm=group"])
+    assert pickle.loads(pickle.dumps(cfg)) == cfg
