@@ -30,7 +30,7 @@ a Holm family): each keeps its rate, 0.005 + 0.02 one-sided at the margin.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -144,6 +144,61 @@ class Plan:
         return {"action": self.action, "seeds": self.seeds, "alpha": self.alpha, "why": self.why}
 
 
+@dataclass(frozen=True)
+class Question:
+    """One question a pilot leaves to the confirm stage (a claim, or a paired comparison), as
+    :func:`plan_questions` plans it.
+
+    Attributes:
+        settled: its plan when the pilot settles it (``keep``: decided there; ``untested``: no
+            test to plan from); None: open, to be planned.
+        family: the Holm family it is confirmed in, each of its m members at
+            :data:`CONFIRM_ALPHA` / m; None: decided by its own interval at :data:`CONFIRM_ALPHA`
+            (an equivalence claim), in no family.
+        needed: ``alpha -> (N, route)``: the fresh seeds that decide it at level ``alpha`` with the
+            planned power (None: more than :data:`MAX_N`, or none would), and how (``the paired t-test``).
+        why: ``(route, alpha, m) -> str``: the plan's line for a confirmed question.
+    """
+
+    settled: Plan | None
+    family: str | None
+    needed: Callable[[float], tuple[int | None, str]]
+    why: Callable[[str, float, int], str]
+
+
+def plan_questions(questions: Sequence[Question], max_seeds: int = MAX_SEEDS) -> list[Plan]:
+    """The confirm stage's plan of each question, one rule for claims and comparisons: a settled
+    question keeps its plan; in each Holm family the largest subfamily within ``max_seeds``
+    (:func:`choose_family`) is confirmed, each member at :data:`CONFIRM_ALPHA` / m, and a member
+    left out reports the seeds it would need as one more (m + 1); a question in no family is
+    confirmed at :data:`CONFIRM_ALPHA` when its seeds fit within ``max_seeds``."""
+    plans: list[Plan | None] = [q.settled for q in questions]
+    families: dict[str | None, list[int]] = {}
+    for k, q in enumerate(questions):
+        if q.settled is None:
+            families.setdefault(q.family, []).append(k)
+
+    def needed(k: int, m: int) -> int | None:
+        return questions[k].needed(CONFIRM_ALPHA / max(m, 1))[0]
+
+    for family, members in families.items():
+        kept = [] if family is None else choose_family(members, needed, max_seeds)
+        m = len(kept)
+        for k in members:
+            if family is None:  # its own interval, at the stage's whole level
+                n, route = questions[k].needed(CONFIRM_ALPHA)
+                fits = n is not None and n <= max_seeds
+                why = questions[k].why(route, CONFIRM_ALPHA, 1)
+                plans[k] = Plan("confirm", n, CONFIRM_ALPHA, why) if fits else undecidable(n, max_seeds)
+            elif k in kept:
+                n, route = questions[k].needed(CONFIRM_ALPHA / m)
+                plans[k] = Plan("confirm", n, CONFIRM_ALPHA / m, questions[k].why(route, CONFIRM_ALPHA / m, m))
+            else:  # left out of its family: what it would need as one more member
+                plans[k] = undecidable(needed(k, m + 1), max_seeds)
+    assert all(p is not None for p in plans)
+    return [p for p in plans if p is not None]
+
+
 def plan_claims(
     claims: Sequence[Claim],
     pilot: Sequence[ClaimResult],
@@ -151,41 +206,31 @@ def plan_claims(
     max_seeds: int = MAX_SEEDS,
     power: float = POWER,
 ) -> list[Plan]:
-    """The confirm stage's plan for each claim, from the pilot's verdicts and paired values.
+    """The confirm stage's plan for each claim, from the pilot's verdicts and paired values
+    (:func:`plan_questions`): the directional claims are one Holm family, each planned at
+    :data:`CONFIRM_ALPHA` / m (the fewer seeds of the paired t-test and the interval,
+    :func:`seeds_to_decide`); an equivalence claim is decided by its own interval at :data:`CONFIRM_ALPHA`."""
 
-    The Holm family of the confirm stage is the directional claims it confirms, each planned at
-    :data:`CONFIRM_ALPHA` / m: the largest family within ``max_seeds`` (:func:`choose_family`);
-    a directional claim left out reports the seeds it would need as one more member (m + 1).
-    Equivalence claims are planned at :data:`CONFIRM_ALPHA` each (their own intervals)."""
-    plans: list[Plan | None] = []
-    for r, sample in zip(pilot, samples, strict=True):
+    def question(claim: Claim, r: ClaimResult, sample: ClaimSamples) -> Question:
+        settled = None
         if decided_in_pilot(r):
-            plans.append(Plan("keep", why=f"decided in the pilot ({r.verdict}, the same at level {PILOT_ALPHA:g})"))
+            settled = Plan("keep", why=f"decided in the pilot ({r.verdict}, the same at level {PILOT_ALPHA:g})")
         elif r.effect is None or sample.at_chance or len(sample.a) < 2:
-            plans.append(Plan("untested", why=f"the pilot has no test of it ({r.reason})"))
-        else:
-            plans.append(None)
-    candidates = [k for k, p in enumerate(plans) if p is None]
+            settled = Plan("untested", why=f"the pilot has no test of it ({r.reason})")
+        less = claim.direction == "less"
 
-    def level(k: int, m: int) -> float:
-        return CONFIRM_ALPHA / max(m, 1) if claims[k].direction == "less" else CONFIRM_ALPHA
-
-    def needed(k: int, m: int) -> int | None:
-        return seeds_to_decide(claims[k], samples[k], level(k, m), power)[0]
-
-    directional = [k for k in candidates if claims[k].direction == "less"]
-    family = choose_family(directional, needed, max_seeds)
-    m = len(family)
-    for k in candidates:
-        less = claims[k].direction == "less"
-        n, route = seeds_to_decide(claims[k], samples[k], level(k, m if k in family or not less else m + 1), power)
-        if (k in family) if less else (n is not None and n <= max_seeds):
+        def why(route: str, alpha: float, m: int) -> str:
             holm = f"Holm over {m}" if less else "its own interval, no Holm family"
-            why = f"{power:.0%} chance that {route} decides it at level {level(k, m):.2g} ({holm})"
-            plans[k] = Plan("confirm", n, level(k, m), why)
-        else:  # a directional claim left out: what it would need as one more of the family
-            plans[k] = undecidable(n, max_seeds)
-    return [p for p in plans if p is not None]
+            return f"{power:.0%} chance that {route} decides it at level {alpha:.2g} ({holm})"
+
+        return Question(
+            settled,
+            "directional" if less else None,
+            lambda alpha: seeds_to_decide(claim, sample, alpha, power),
+            why,
+        )
+
+    return plan_questions([question(*q) for q in zip(claims, pilot, samples, strict=True)], max_seeds)
 
 
 def undecidable(n: int | None, max_seeds: int) -> Plan:
@@ -311,45 +356,31 @@ def plan_comparisons(
     power: float = POWER,
 ) -> list[Plan]:
     """The confirm stage's plan for each comparison of a pilot compare (``pilot``, from
-    :func:`lnbench.analysis.comparisons.compare_comparisons` of ``pilot_rows``): ``keep`` where it
-    was decided (:func:`decided_comparison`); else the fresh seeds at which the paired t-test of
-    the pilot's effect, with the sd that test used, has ``power`` at level :data:`CONFIRM_ALPHA` /
-    m, m the comparisons its Holm family (a model group and metric) confirms: the largest family
-    within ``max_seeds`` (:func:`choose_family`); ``untested`` for a one-seed pilot (no
-    seed-to-seed sd to plan from)."""
-    plans: list[Plan | None] = []
-    sds: list[float] = []
-    for c in pilot:
+    :func:`lnbench.analysis.comparisons.compare_comparisons` of ``pilot_rows``), by
+    :func:`plan_questions`: ``keep`` where it was decided (:func:`decided_comparison`); else the
+    fresh seeds at which the paired t-test of the pilot's effect, with the sd that test used, has
+    ``power`` at level :data:`CONFIRM_ALPHA` / m, m the comparisons its Holm family (a model group
+    and metric) confirms; ``untested`` for a one-seed pilot (no seed-to-seed sd to plan from)."""
+
+    def question(c: comparisons.Comparison) -> Question:
         group = c.holm_family.rpartition("/")[0]
         pairs = comparisons.pair_by_seed(
             _rows_of(pilot_rows, group, c.norm_a), _rows_of(pilot_rows, group, c.norm_b), c.metric
         )
         sd = stats.paired_sd(*comparisons.seed_values(pairs, c.metric)) if len(pairs) >= 2 else float("nan")
-        sds.append(sd)
+        settled = None
         if decided_comparison(c):
-            plans.append(Plan("keep", why=f"decided in the pilot (Holm p {c.p_adjusted:.2g} < {PILOT_ALPHA:g})"))
+            settled = Plan("keep", why=f"decided in the pilot (Holm p {c.p_adjusted:.2g} < {PILOT_ALPHA:g})")
         elif not math.isfinite(sd):
-            plans.append(Plan("untested", why="one seed: no seed-to-seed sd to plan from (run the pilot with seeds)"))
-        else:
-            plans.append(None)
-    candidates = [k for k, p in enumerate(plans) if p is None]
+            settled = Plan("untested", why="one seed: no seed-to-seed sd to plan from (run the pilot with seeds)")
+        return Question(
+            settled,
+            c.holm_family,
+            lambda alpha: (stats.seeds_for_power(c.mean_diff, sd, power=power, alpha=alpha, max_n=MAX_N), ""),
+            lambda route, alpha, m: f"{power:.0%} power at level {alpha:.2g} (Holm over {m})",
+        )
 
-    def needed(k: int, m: int) -> int | None:
-        return stats.seeds_for_power(pilot[k].mean_diff, sds[k], power=power, alpha=CONFIRM_ALPHA / m, max_n=MAX_N)
-
-    for family in {pilot[k].holm_family for k in candidates}:
-        here = [k for k in candidates if pilot[k].holm_family == family]
-        kept = choose_family(here, needed, max_seeds)
-        m = len(kept)
-        for k in here:
-            if k in kept:
-                alpha = CONFIRM_ALPHA / m
-                plans[k] = Plan(
-                    "confirm", needed(k, m), alpha, f"{power:.0%} power at level {alpha:.2g} (Holm over {m})"
-                )
-            else:
-                plans[k] = undecidable(needed(k, m + 1), max_seeds)
-    return [p for p in plans if p is not None]
+    return plan_questions([question(c) for c in pilot], max_seeds)
 
 
 def group_seeds(pilot: Sequence[comparisons.Comparison], plans: Sequence[Plan]) -> dict[str, dict[str, int]]:

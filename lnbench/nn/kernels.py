@@ -8,7 +8,9 @@
   ``benchmarks/bench_training.py``).
 - ``recurrence.cpp``: a whole recurrence (the tanh RNN in either placement, or the LSTM, with any
   built-in norm) over T timesteps, forward and backward through time, for one autograd node per
-  sequence (:mod:`lnbench.nn.fused`).
+  sequence (:mod:`lnbench.nn.fused`); its parts, one concern each, are the headers it includes
+  (``fast_math.h``, ``panels.h``, ``recurrence_interface.h``, ``recurrence_norms.h``,
+  ``recurrence_forward.h``, ``recurrence_backward.h``).
 - ``linear.cpp``: a Linear layer on at most 8 rows as one C++ autograd node whose products read
   the weight matrix once (:mod:`lnbench.nn.few_row_linear`: the MLP's layers at a small batch).
 - ``norm.h``: the one C++ LayerNorm (and RMSNorm) over a row, and the vector lanes, which every
@@ -46,9 +48,9 @@ _SOURCES = {
     "recurrence": _CSRC / "recurrence.cpp",
     "linear": _CSRC / "linear.cpp",
 }
-#: the headers every kernel includes (``norm.h``: the one C++ LayerNorm): part of each build's name,
-#: so that a changed header is a new build, as a changed source is
-_HEADERS = (_CSRC / "norm.h",)
+#: the headers the kernels include (``norm.h``: the one C++ LayerNorm; the recurrence's parts): part of
+#: each build's name, so that a changed header is a new build, as a changed source is
+_HEADERS = tuple(sorted(_CSRC.glob("*.h")))
 _WHAT = {
     "layernorm": "C++ LayerNorm kernel",
     "recurrence": "C++ recurrence kernel (fused RNN and LSTM)",
