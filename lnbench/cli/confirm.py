@@ -102,7 +102,7 @@ def _two_stage(
 
     exp = EXPERIMENTS[kind]
     try:
-        two_stage.check_confirmable(kind, spec)
+        exp.check_confirmable(spec)
     except ConfigError as exc:
         fail(str(exc))
     if args.resume is None:

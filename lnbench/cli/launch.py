@@ -141,8 +141,9 @@ def launch(
         raise typer.Exit()
     if note is not None:
         console.print(note, highlight=False, soft_wrap=True, markup=False)
-    to_run = driver.cells_to_run(cells, resume, exp)
-    copies = driver.cells_to_copy(cells, resume, exp)  # child run -> the child run it copies
+    plan = driver.resume_plan(cells, resume, exp)  # the child folders read once, for the plan and the run
+    to_run = driver.cells_to_run(cells, resume, exp, plan)
+    copies = driver.cells_to_copy(cells, resume, exp, plan)  # child run -> the child run it copies
     counts = plan_counts(cells, to_run, copies)
     to_train = counts.train
     if launcher == "local":  # no more workers than cells to train and CPU cores to train them on
@@ -156,7 +157,7 @@ def launch(
     if args.dry_run:
         print_plan(to_run, len(cells), resume, copies)
         raise typer.Exit()
-    if driver.finished(cells, resume, exp, spec):
+    if driver.finished(cells, resume, exp, spec, plan):
         console.print(
             f"Nothing to do: {resume} is completed ({plural(len(cells), 'cell')}, every run finished); "
             f"lnbench show {resume} prints its results",
@@ -177,7 +178,15 @@ def launch(
         weights = {c.name: step_cost(cell) for cell in to_train for c in cell.cfgs}
         with progress(work_of([c for cell in to_train for c in cell.cfgs], weights)) as on_epoch:
             result = driver.execute(
-                exp, spec, cells, runs_dir=runs_dir, on_epoch=on_epoch, jobs=n_jobs, resume=resume, launcher=launcher
+                exp,
+                spec,
+                cells,
+                plan,
+                runs_dir=runs_dir,
+                on_epoch=on_epoch,
+                jobs=n_jobs,
+                resume=resume,
+                launcher=launcher,
             )
         stop.folder = result.path
         summary = RunFolder(result.path).summary() or {}

@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
-from lnbench.config import RunConfig
+from lnbench.config import ConfigError, RunConfig
 from lnbench.config.checks import check_memory_of_families, check_seeds
 from lnbench.names import DEFAULT_TASK, seeds_train_together
 from lnbench.records.folder import RunFolder
 from lnbench.records.index import make_headline
-from lnbench.records.schema import SummaryRow, read_metrics, run_facts, summary_row
+from lnbench.records.schema import SchemaError, SummaryRow, read_metrics, run_facts, summary_row
 from lnbench.report.captions import FigureRecord, caption_of
 
 EpochCallback = Callable[..., None]  # (label, epoch, epochs, acc), and status= if it takes one
@@ -199,13 +199,18 @@ def config_hash(cfg: RunConfig) -> str:
 
 def finished_run(path: Path, cfg: RunConfig, target_acc: float) -> tuple[SummaryRow, Path] | None:
     """The row of the run folder ``path`` if its run finished (completed or diverged) under
-    ``cfg`` (its run.json's ``config_hash``), read from its files; None if it must run again."""
+    ``cfg`` (its run.json's ``config_hash``), read from its files; None if it must run again (also
+    when its metrics.json is missing or cannot be read: the run is trained again, not trusted)."""
     manifest = RunFolder(path).manifest()
     if manifest is None:
         return None
     if manifest.get("status") not in ("completed", "diverged") or manifest.get("config_hash") != config_hash(cfg):
         return None
-    row = summary_row(read_metrics(path), target_acc, path.name, *run_facts(manifest))
+    try:
+        metrics = read_metrics(path)
+    except SchemaError:
+        return None
+    row = summary_row(metrics, target_acc, path.name, *run_facts(manifest))
     return row, path
 
 
@@ -376,6 +381,18 @@ class Experiment:
     # -- what ``lnbench ls`` says of it ------------------------------------------------------------
     #: the files its folder holds besides run.json once it has a result (``lnbench ls`` notes a missing one)
     holds: ClassVar[tuple[str, ...]] = ("summary.json",)
+
+    def check_confirmable(self, spec: Any) -> None:
+        """``--confirm``: raise :class:`ConfigError` when the pilot ``spec`` cannot be confirmed
+        (a kind without a confirm stage: always)."""
+        raise ConfigError(f"--confirm: lnbench {self.kind} has no confirm stage")
+
+    def confirm_stage(self, spec: Any, pilot: dict, max_seeds: int) -> tuple[Any, Experiment, Any, float | None]:
+        """``--confirm``: from the pilot's results (``pilot``, as a summary.json holds them) the
+        confirm stage's spec, its experiment, its plan (with ``fresh``: the fresh seeds it trains)
+        and its estimated cost in seconds on one worker (None: nothing to train, or no wall times);
+        :mod:`lnbench.experiments.two_stage`."""
+        raise ConfigError(f"--confirm: lnbench {self.kind} has no confirm stage")
 
     def answers(self, spec: Any, summary: dict) -> bool:
         """Whether a finished folder's summary.json is the analysis ``spec`` asks for, so that

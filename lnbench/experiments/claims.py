@@ -487,6 +487,14 @@ class Claims(Experiment):
             out.append(claim_tables.regime_baselines_table(summary["baselines"]))
         return out
 
+    def check_confirmable(self, spec: Any) -> None:
+        check_confirmable(spec)
+
+    def confirm_stage(self, spec: Any, pilot: dict, max_seeds: int) -> tuple[Any, Experiment, Any, float | None]:
+        spec.confirm = ConfirmSpec(pilot, max_seeds)
+        plan = plan_from_pilot(spec)
+        return spec, self, plan, confirm_cost(spec, plan) if plan.fresh else None
+
 
 CLAIMS = Claims()
 

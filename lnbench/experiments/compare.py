@@ -18,7 +18,7 @@ from lnbench.analysis import confirm as confirm_rules
 from lnbench.analysis import verdicts
 from lnbench.analysis.aggregate import aggregate_over_seeds
 from lnbench.analysis.comparisons import Comparison, compare_comparisons, memoryless_tests, model_group
-from lnbench.config import RunConfig
+from lnbench.config import ConfigError, RunConfig
 from lnbench.config.checks import check_keys_apply, check_not_overridden
 from lnbench.experiments import driver
 from lnbench.experiments.base import (
@@ -126,6 +126,16 @@ class Compare(Experiment):
         epochs = summary.get("epochs")
         title = f"lnbench compare: {run_name(path)}" + (f" ({plural(epochs, 'epoch')})" if epochs else "")
         return printed_tables(title, path, summary)
+
+    def check_confirmable(self, spec: Any) -> None:
+        if len(spec.seed_list) < 2:
+            raise ConfigError(f"--confirm: seeds: the pilot needs at least 2 seeds to plan from (got {spec.seed_list})")
+
+    def confirm_stage(self, spec: Any, pilot: dict, max_seeds: int) -> tuple[Any, Experiment, Any, float | None]:
+        confirm_spec = ConfirmCompareSpec(spec, pilot, max_seeds)
+        plan = compare_plan(confirm_spec)
+        cost = compare_cost(confirm_spec, plan) if plan.fresh else None
+        return confirm_spec, CONFIRMED_COMPARE, plan, cost
 
 
 COMPARE = Compare()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
@@ -175,21 +176,52 @@ def check_not_running(run_dir: str | Path) -> None:
         raise ConfigError(f"--resume {FolderBusy(Path(run_dir), holder)}")
 
 
-def cells_to_run(cells: list[Cell], resume: str | Path | None, exp: Experiment | None = None) -> list[Cell]:
-    """The cells a run would train: all of them, or with ``--resume`` those not finished in the
-    folder (:meth:`Experiment.kept` of ``exp``; without it, :func:`reusable`)."""
+@dataclass(frozen=True)
+class ResumePlan:
+    """What resuming a folder keeps of a plan's cells, read from their child folders once
+    (:func:`resume_plan`) and handed to whatever needs it: the printed plan, :func:`finished`,
+    :func:`execute`.
+
+    Attributes:
+        resume: the folder resumed, or None (a new run keeps nothing).
+        kept: cell index -> its rows and child folders, for each cell whose runs all finished
+            under this config (:meth:`Experiment.kept`).
+    """
+
+    resume: Path | None
+    kept: dict[int, list[tuple[SummaryRow, Path]]]
+
+
+def resume_plan(cells: list[Cell], resume: str | Path | None, exp: Experiment | None = None) -> ResumePlan:
+    """The cells of ``cells`` whose runs finished in the folder ``resume`` (:meth:`Experiment.kept`
+    of ``exp``; without it, :func:`reusable`), each cell's child folders read once."""
     if resume is None:
-        return cells
+        return ResumePlan(None, {})
     kept = exp.kept if exp is not None else reusable
-    return [c for c in cells if kept(c) is None]
+    return ResumePlan(Path(resume), {k: rows for k, c in enumerate(cells) if (rows := kept(c)) is not None})
 
 
-def cells_to_copy(cells: list[Cell], resume: str | Path | None, exp: Experiment | None = None) -> dict[str, str]:
+def _plan_of(
+    cells: list[Cell], resume: str | Path | None, exp: Experiment | None, plan: ResumePlan | None
+) -> ResumePlan:
+    return resume_plan(cells, resume, exp) if plan is None else plan
+
+
+def cells_to_run(
+    cells: list[Cell], resume: str | Path | None, exp: Experiment | None = None, plan: ResumePlan | None = None
+) -> list[Cell]:
+    """The cells a run would train: all of them, or with ``--resume`` those not finished in the
+    folder (``plan``, or :func:`resume_plan` read now)."""
+    kept = _plan_of(cells, resume, exp, plan).kept
+    return [c for k, c in enumerate(cells) if k not in kept]
+
+
+def cells_to_copy(
+    cells: list[Cell], resume: str | Path | None, exp: Experiment | None = None, plan: ResumePlan | None = None
+) -> dict[str, str]:
     """Of the cells a run would train (:func:`cells_to_run`), the runs it copies instead, each ->
     the child run it copies (:func:`copy_sources`: runs of the same effective config)."""
-    kept = (
-        set() if resume is None else {k for k, c in enumerate(cells) if (exp.kept if exp else reusable)(c) is not None}
-    )
+    kept = set(_plan_of(cells, resume, exp, plan).kept)
     return {
         c.name: s.name
         for k, source in copy_sources(cells, kept).items()
@@ -197,7 +229,13 @@ def cells_to_copy(cells: list[Cell], resume: str | Path | None, exp: Experiment 
     }
 
 
-def finished(cells: list[Cell], resume: str | Path | None, exp: Experiment | None = None, spec: Any = None) -> bool:
+def finished(
+    cells: list[Cell],
+    resume: str | Path | None,
+    exp: Experiment | None = None,
+    spec: Any = None,
+    plan: ResumePlan | None = None,
+) -> bool:
     """Whether resuming the folder ``resume`` has nothing to do: its run.json says ``completed``,
     its summary.json is complete and answers ``spec`` (:meth:`Experiment.answers`), its
     report.html is written and every cell's runs finished under this config (:func:`cells_to_run`
@@ -209,7 +247,7 @@ def finished(cells: list[Cell], resume: str | Path | None, exp: Experiment | Non
     manifest, body = folder.manifest() or {}, folder.summary() or {}
     done = manifest.get("status") == "completed" and body.get("complete") is True
     done = done and (exp is None or spec is None or exp.answers(spec, body))
-    return done and (path / "report.html").is_file() and not cells_to_run(cells, resume, exp)
+    return done and (path / "report.html").is_file() and not cells_to_run(cells, resume, exp, plan)
 
 
 def summary(exp: Experiment, path: Path, rows: list[SummaryRow], complete: bool, **extra: Any) -> dict:
@@ -251,7 +289,9 @@ def entry(exp: Experiment, doc: str) -> Entry:
     return run_kind
 
 
-def execute(exp: Experiment, spec: Any, cells: list[Cell], **options: Unpack[LaunchOptions]) -> ExperimentResult:
+def execute(
+    exp: Experiment, spec: Any, cells: list[Cell], plan: ResumePlan | None = None, **options: Unpack[LaunchOptions]
+) -> ExperimentResult:
     """Execute the plan ``cells`` of a prepared experiment (:func:`prepare`), as ``options`` say
     (:class:`lnbench.experiments.base.LaunchOptions`): one experiment
     folder under ``runs_dir`` (or, with ``resume``, that earlier folder again), one child run
@@ -264,6 +304,7 @@ def execute(exp: Experiment, spec: Any, cells: list[Cell], **options: Unpack[Lau
     check that failed makes the folder ``failed`` with its message. ``resume``: the cells whose runs all finished under the
     same config are kept, the others run again, and the summary is the one of a run in one go;
     a folder with nothing left to do (:func:`finished`) is not written to (its results are read).
+    ``plan``: what resuming keeps (:func:`resume_plan`), when the caller has read it already.
     """
     from lnbench.nn.kernels import ensure_built
     from lnbench.records.locks import FolderBusy
@@ -272,13 +313,12 @@ def execute(exp: Experiment, spec: Any, cells: list[Cell], **options: Unpack[Lau
     o = LaunchOptions(**{**LAUNCH_DEFAULTS, **options})
     runs_dir, jobs, resume, launcher = o["runs_dir"], o["jobs"], o["resume"], o["launcher"]
     on_epoch = epoch_callback(o["on_epoch"])
-    if resume is not None and finished(
-        cells, resume, exp, spec
-    ):  # nothing to run or to write: the folder stays as it is
+    plan = resume_plan(cells, resume, exp) if plan is None else plan
+    if resume is not None and finished(cells, resume, exp, spec, plan):  # nothing to do: the folder stays as it is
         body = RunFolder(resume).summary() or {}
         return _result(Path(resume), "completed", rows_of(body), body)
     if exp.own_run:
-        return _execute_own_run(exp, spec, cells, runs_dir, on_epoch, resume)
+        return _execute_own_run(exp, spec, cells, runs_dir, on_epoch, resume, plan)
     configs = exp.configs(spec)
     if cells:  # a first build (~30-60 s) says so, and is no run's time; a kind that trains no cells needs none
         ensure_built()
@@ -300,7 +340,7 @@ def execute(exp: Experiment, spec: Any, cells: list[Cell], **options: Unpack[Lau
                 folder.manifest["norm_check"] = checks
             fit = Baselines(lambda: exp.baselines(spec), background=not getattr(executor, "in_process", False))
             folder.write_json("summary.json", summary(exp, folder.path, [], False, **fit.so_far()))
-            rows = _run_cells(folder, cells, executor, on_epoch, exp, fit, o["reference"])
+            rows = _run_cells(folder, cells, executor, on_epoch, exp, fit, o["reference"], plan)
             baselines = fit.result()
             computed = exp.compute(spec)
             for name, report in computed.files.items():
@@ -327,6 +367,7 @@ def _execute_own_run(
     runs_dir: str | Path,
     on_epoch: EpochCallback | None,
     resume: str | Path | None,
+    plan: ResumePlan,
 ) -> ExperimentResult:
     """:func:`execute` for a kind whose folder is its one run (:attr:`Experiment.own_run`: train):
     the run is trained into its own timestamped folder under ``runs_dir`` (or continued in the
@@ -338,7 +379,7 @@ def _execute_own_run(
 
     (cell,) = cells
     cfg = cell.cfgs[0]
-    kept = exp.kept(cell) if resume is not None else None
+    kept = plan.kept.get(0) if resume is not None else None
     if kept is not None:
         ((row, path),) = kept
         if on_epoch is not None:
@@ -472,6 +513,7 @@ def _run_cells(
     exp: Experiment,
     baselines: Baselines,
     reference: str | Path | None = None,
+    plan: ResumePlan | None = None,
 ) -> list[SummaryRow]:
     """Run every cell on ``executor``; rows in the cells' order, and a partial summary.json after
     each cell (with the baselines once they are fitted). A cell whose runs are another's (:func:`copy_sources`) is not trained: once that
@@ -484,10 +526,10 @@ def _run_cells(
 
     finished: dict[int, list[SummaryRow]] = {}
     if run.resume is not None:  # --resume: keep every cell whose runs all finished under this config
+        kept_cells = (plan or resume_plan(cells, run.resume, exp)).kept
         for k, cell in enumerate(cells):
-            kept = reusable(cell)
-            if kept is not None:
-                finished[k] = [row for row, _ in kept]
+            if k in kept_cells:
+                finished[k] = [row for row, _ in kept_cells[k]]
                 for row, c in zip(finished[k], cell.cfgs):
                     if on_epoch is not None:
                         on_epoch(label(c), c.train.epochs, c.train.epochs, row.final_test_acc, status="kept")

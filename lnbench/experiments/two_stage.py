@@ -68,44 +68,21 @@ def pilot_summary(exp: Experiment, spec: Any, folder: Path, launcher: str = "loc
     return {"rows": rows, "baselines": (RunFolder(folder).summary() or {}).get("baselines")}
 
 
-def check_confirmable(kind: str, spec: Any) -> None:
-    """Raise :class:`ConfigError` when the pilot cannot be confirmed: a claim with no confirm stage
-    (:func:`lnbench.experiments.claims.check_confirmable`), a compare of fewer than 2 seeds."""
-    if kind == "claims":
-        from lnbench.experiments.claims import check_confirmable as check_claims
-
-        check_claims(spec)
-    elif len(spec.seed_list) < 2:
-        raise ConfigError(f"--confirm: seeds: the pilot needs at least 2 seeds to plan from (got {spec.seed_list})")
-
-
 def plan_stage(
     kind: str, spec: Any, folder: str | Path, max_seeds: int = MAX_SEEDS, launcher: str = "local"
 ) -> ConfirmStage:
     """The confirm stage of the finished pilot in ``folder`` (``spec``: the pilot's config, or the
-    claims spec), planned from its rows (``analysis.confirm``: :func:`plan_comparisons`,
-    :func:`plan_claims`).
+    claims spec), planned from its rows by the kind (:meth:`Experiment.confirm_stage`:
+    ``analysis.confirm``'s :func:`plan_comparisons` or :func:`plan_claims`).
 
     Raises:
-        ConfigError: the pilot cannot be confirmed (:func:`check_confirmable`) or planned."""
+        ConfigError: the pilot cannot be confirmed (:meth:`Experiment.check_confirmable`) or planned."""
     from lnbench.experiments.registry import EXPERIMENTS
 
-    folder = Path(folder)
-    check_confirmable(kind, spec)
-    summary = pilot_summary(EXPERIMENTS[kind], spec, folder, launcher)
-    if kind == "claims":
-        from lnbench.experiments.claims import ConfirmSpec, confirm_cost, plan_from_pilot
-
-        spec.confirm = ConfirmSpec(summary, max_seeds)
-        claims_plan = plan_from_pilot(spec)
-        cost = confirm_cost(spec, claims_plan) if claims_plan.fresh else None
-        return ConfirmStage(kind, folder, spec, EXPERIMENTS[kind], claims_plan, max_seeds, cost)
-    from lnbench.experiments.compare import CONFIRMED_COMPARE, ConfirmCompareSpec, compare_cost, compare_plan
-
-    confirm_spec = ConfirmCompareSpec(spec, summary, max_seeds)
-    plan = compare_plan(confirm_spec)
-    cost = compare_cost(confirm_spec, plan) if plan.fresh else None
-    return ConfirmStage(kind, folder, confirm_spec, CONFIRMED_COMPARE, plan, max_seeds, cost)
+    folder, exp = Path(folder), EXPERIMENTS[kind]
+    exp.check_confirmable(spec)
+    stage_spec, stage_exp, plan, cost = exp.confirm_stage(spec, pilot_summary(exp, spec, folder, launcher), max_seeds)
+    return ConfirmStage(kind, folder, stage_spec, stage_exp, plan, max_seeds, cost)
 
 
 def check_pinned(stage: ConfirmStage) -> None:
@@ -161,9 +138,9 @@ def confirm(
     from lnbench.experiments import driver
     from lnbench.experiments.registry import EXPERIMENTS
 
-    check_confirmable(kind, spec)
-    o = LaunchOptions(**{**LAUNCH_DEFAULTS, **options})
     exp = EXPERIMENTS[kind]
+    exp.check_confirmable(spec)
+    o = LaunchOptions(**{**LAUNCH_DEFAULTS, **options})
     if o["resume"] is None:
         folder = driver.run(exp, spec, **options).path
     else:
