@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -265,19 +266,36 @@ class TwoStage:
     final: list[ClaimResult] = field(default_factory=list)
 
 
-def _stage_record(r: ClaimResult) -> dict:
+def stage_record(
+    seeds: Any,
+    n_seeds: int,
+    effect: float | None,
+    ci: Any,
+    alpha: float,
+    p_value: Any,
+    p_adjusted: Any,
+    **decision: Any,
+) -> dict:
+    """One stage's test of a question as the confirm record holds it (a claim's ``pilot`` record,
+    a comparison's): its seeds, effect, interval, level and p values, then its decision
+    (``verdict``, ``reason``, ``borderline`` for a claim; ``significant``, ``borderline`` for a comparison)."""
     return {
-        "seeds": r.seeds,
-        "n_seeds": r.n_seeds,
-        "effect": r.effect,
-        "ci": r.ci95,
-        "alpha": r.alpha,
-        "p_value": r.p_value,
-        "p_adjusted": r.p_adjusted,
-        "verdict": r.verdict,
-        "reason": r.reason,
-        "borderline": r.borderline,
+        "seeds": seeds,
+        "n_seeds": n_seeds,
+        "effect": effect,
+        "ci": ci,
+        "alpha": alpha,
+        "p_value": p_value,
+        "p_adjusted": p_adjusted,
+        **decision,
     }
+
+
+def _stage_record(r: ClaimResult) -> dict:
+    return stage_record(
+        r.seeds, r.n_seeds, r.effect, r.ci95, r.alpha, r.p_value, r.p_adjusted,
+        verdict=r.verdict, reason=r.reason, borderline=r.borderline,
+    )  # fmt: skip
 
 
 def confirm_verdicts(
@@ -397,17 +415,10 @@ def group_seeds(pilot: Sequence[comparisons.Comparison], plans: Sequence[Plan]) 
 
 
 def _comparison_record(c: comparisons.Comparison, seeds: Sequence[int]) -> dict:
-    return {
-        "seeds": list(seeds),
-        "n_seeds": c.n_seeds,
-        "effect": c.mean_diff,
-        "ci": list(c.ci95),
-        "alpha": c.alpha,
-        "p_value": c.p_value,
-        "p_adjusted": c.p_adjusted,
-        "significant": c.significant,
-        "borderline": c.borderline,
-    }
+    return stage_record(
+        list(seeds), c.n_seeds, c.mean_diff, list(c.ci95), c.alpha, c.p_value, c.p_adjusted,
+        significant=c.significant, borderline=c.borderline,
+    )  # fmt: skip
 
 
 def confirm_comparisons(
