@@ -181,7 +181,7 @@ def launch(
                 exp,
                 spec,
                 cells,
-                plan,
+                plan=plan,
                 runs_dir=runs_dir,
                 on_epoch=on_epoch,
                 jobs=n_jobs,

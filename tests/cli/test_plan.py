@@ -21,7 +21,7 @@ def started(monkeypatch):
     """The jobs each experiment was started with (``driver.execute`` stops it there), on 2 cores."""
     calls: list[int] = []
 
-    def execute(exp, spec, cells, runs_dir, on_epoch, jobs, resume, launcher):
+    def execute(exp, spec, cells, plan, runs_dir, on_epoch, jobs, resume, launcher):
         calls.append(jobs)
         raise typer.Exit(0)
 
