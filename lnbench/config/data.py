@@ -3,20 +3,19 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, model_validator
 
-from lnbench.config.limits import MAX_SEED
-from lnbench.config.ownership import owners, section_refusals
+from lnbench.config.options import declare as _declare
+from lnbench.config.ownership import section_refusals
 from lnbench.config.sections import Section, TaskName
 from lnbench.config.words import described, joined
-from lnbench.names import DEFAULT_TASK, FAMILY_NAMES, FAMILY_REGISTRY, TASKS
+from lnbench.names import DEFAULT_TASK, TASK_OPTIONS, TASKS
 
 MAX_INPUT = 1e18  # the largest input magnitude data may reach: its square stays finite in float32
 
 _FIXED = [name for name, task in TASKS.items() if not task.seeded]  # one fixed dataset each: digits, mnist
-_VECTORS = [name for name in FAMILY_NAMES if FAMILY_REGISTRY[name].reads_vectors]  # the MLP: T = 1 only
 
 
 def _task_text(name: str) -> str:
@@ -63,69 +62,11 @@ class DataConfig(Section):
         "first epoch at the target, a sweep's best cell) then reads it instead of the test set; 0: none, "
         "selections read the test set.",
     )
-    seq_len: int = Field(
-        20,
-        ge=2,
-        description=f"Sequence length T (timesteps), {' and '.join(owners('data.task')['data.seq_len'])}: at least 2 "
-        "(trend's class is a direction "
-        "of change; adding marks one step in each half, so T sets the distance to remember). Digits' T comes "
-        "from digits_order.",
-    )
-    features: int = Field(
-        64, ge=1, description="Trend only: input features per timestep (the models' input size; adding has 2)."
-    )
-    digits_order: Literal["rows", "pixels", "permuted"] = Field(
-        "rows",
-        description="Digits only: how an image becomes a sequence: rows (8 steps of 8 pixels), pixels (64 steps "
-        "of 1 pixel, row by row: sequential digits) or permuted (the 64 pixels in a fixed random order, "
-        "permutation_seed: permuted digits).",
-    )
-    mnist_order: Literal["rows", "pixels", "permuted", "flat"] = Field(
-        "rows",
-        description="MNIST only: how an image becomes a sequence: rows (28 steps of 28 pixels), pixels (784 steps "
-        "of 1 pixel, row by row: sequential MNIST), permuted (the 784 pixels in a fixed random order, "
-        "permutation_seed: permuted MNIST) or flat (one vector of 784 pixels, T = 1: for model.family "
-        f"{joined(_VECTORS)}, which read{'s' if len(_VECTORS) == 1 else ''} nothing else; the sequence families do not "
-        "read it).",
-    )
-    permutation_seed: int = Field(
-        0,
-        ge=0,
-        le=MAX_SEED,
-        description="Digits and MNIST, with digits_order or mnist_order permuted only: the seed of the pixel order.",
-    )
-    trend_strength: float = Field(
-        0.5,
-        ge=0,
-        description="Trend only: total drift along the class direction d from the first to the last timestep "
-        "(x_t contains c * trend_strength * tau_t * d, tau_t from -1/2 to 1/2, c = +1 or -1 by class); "
-        "0 makes the classes indistinguishable.",
-    )
-    noise_std: float = Field(
-        1.0,
-        ge=0,
-        description="Trend only: standard deviation of the i.i.d. Gaussian noise eps_t on every value (before s).",
-    )
-    offset_std: float = Field(
-        4.0,
-        ge=0,
-        description="Trend only: standard deviation of each sequence's constant offset, N(0, offset_std^2 I). It hides the "
-        "class from any single timestep: at 4 a linear readout of x_T alone scores ~66%, at 1 (the seed "
-        "notebook's task) ~90%.",
-    )
-    scale_min: float = Field(
-        0.25,
-        gt=0,
-        description="Trend only: lower end of each sequence's scale s ~ log-uniform[scale_min, scale_max], a factor on the "
-        "whole sequence; <= scale_max.",
-    )
-    scale_max: float = Field(
-        4.0,
-        gt=0,
-        description="Trend only: upper end of the per-sequence scale s (scale_max / scale_min: the spread of input "
-        "magnitudes, 16x by default). scale_max x (6 offset_std + trend_strength + 6 noise_std) must stay "
-        "below 1e18 (float32).",
-    )
+    # each task's own keys, declared once in the registry (lnbench.names.TASK_OPTIONS), in its order
+    _declare(locals(), TASK_OPTIONS)
+    if TYPE_CHECKING:  # the keys declared from the registry are fields the type checker does not see
+
+        def __getattr__(self, key: str) -> Any: ...
 
     def shape(self) -> tuple[int, int, int]:
         """``(T, features, classes)`` of the task's sequences."""

@@ -3,28 +3,15 @@ with each norm kind's own keys declared in its registry entry (:attr:`lnbench.na
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, StrictBool
+from pydantic import Field
 
 from lnbench.config.identity import NORM_OPTION_DEFAULTS
+from lnbench.config.options import declare as _declare
 from lnbench.config.sections import Family, Norm, Section
 from lnbench.config.words import described, joined
 from lnbench.names import FAMILY_NAMES, FAMILY_REGISTRY, GAINLESS_NORMS, NORM_REGISTRY, KeyOption
-
-
-def _declare(namespace: dict[str, Any], options: dict[str, KeyOption]) -> None:
-    """Add ``options`` (registry entries' own keys, :class:`lnbench.names.KeyOption`) to the class
-    body ``namespace`` being defined, as fields with their type, default, bounds, allowed values and
-    description: a key is declared once, in its entry, and validated here like any key. A key
-    already declared (one the RNN and the LSTM share) is not declared again."""
-    for key, option in options.items():
-        if key in namespace:
-            continue
-        kind: Any = StrictBool if option.type is bool else option.type  # not 1, "yes"
-        kind = Literal[option.choices] if option.choices else kind
-        namespace["__annotations__"][key] = kind | None if option.nullable else kind
-        namespace[key] = Field(option.default, ge=option.ge, gt=option.gt, le=option.le, description=option.description)
 
 
 def _family_options(*keys: str) -> dict[str, KeyOption]:

@@ -66,6 +66,7 @@ from lnbench.names.tasks import (
     MNIST_TEST_PER_CLASS,
     MNIST_TRAIN,
     TASK_NAMES,
+    TASK_OPTIONS,
     TASKS,
     Task,
 )
@@ -105,6 +106,7 @@ __all__ = [
     "NormOption",
     "PLUGIN_NORM",
     "TASKS",
+    "TASK_OPTIONS",
     "TASK_NAMES",
     "TRANSFORMER_ENSEMBLE_MAX_BATCH",
     "Task",

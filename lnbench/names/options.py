@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+MAX_SEED = 2**32 - 1  # a seed's largest value: numpy's default_rng and torch.manual_seed both take [0, 2**32)
+
 
 def joined(values: Sequence[Any], word: str = "or") -> str:
     """``a``; ``a or b``; ``a, b or c`` (``word``: ``or`` or ``and``)."""
