@@ -10,7 +10,11 @@ runs the unit tests alone (``make test-unit``). Tests import these as ``from con
 """
 
 import hashlib
+import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -58,6 +62,23 @@ def insert_at(path: Path, anchor: str, text: str, after: bool = False) -> None:
     source = path.read_text()
     assert source.count(anchor) == 1, f"{path.name}: the anchor {anchor!r} moved"
     path.write_text(source.replace(anchor, anchor + text if after else text + anchor))
+
+
+def run_in_copy(root: Path, *args: str) -> str:
+    """Run ``python ARGS`` in the package copy ``root`` (:func:`package_copy`; the Python path, C++
+    kernels off), in a fresh interpreter; its stdout. A failure fails the test with its stderr."""
+    env = {**os.environ, "PYTHONPATH": str(root), "LNBENCH_KERNELS": "0"}
+    done = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=300, cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def probe_copy(root: Path, script: str, page: str) -> dict:
+    """In the package copy ``root``: the JSON that ``script`` prints last, and the reference ``page``
+    (``config-reference.md``) as the copy's ``docs/generate.py`` writes it, under ``"reference"``."""
+    out = json.loads(run_in_copy(root, "-c", script).strip().splitlines()[-1])
+    run_in_copy(root, "docs/generate.py")
+    return {**out, "reference": (root / "docs" / page).read_text()}
 
 
 def set_args(overrides) -> list[str]:

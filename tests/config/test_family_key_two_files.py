@@ -9,13 +9,8 @@ the logits at 2 are half those at 1 on the same weights."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
-from conftest import insert_at, package_copy
+from conftest import insert_at, package_copy, probe_copy
 
 DOC = "Transformer only: the divisor of the logits, a toy."
 OPTION = f', "logit_temperature": KeyOption(float, 1.0, "{DOC}", gt=0, le=10, added=True)'
@@ -58,15 +53,7 @@ def probed(tmp_path_factory) -> dict:
     insert_at(families, '"input_norm": INPUT_NORM', OPTION, after=True)
     transformer = root / "lnbench" / "nn" / "transformer.py"  # file 2: the family's module reads it
     insert_at(transformer, "        if return_hidden:\n            return logits, z\n", USE)
-    env = {**os.environ, "PYTHONPATH": str(root), "LNBENCH_KERNELS": "0"}
-    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=300, cwd=root)
-    assert done.returncode == 0, done.stderr
-    docs = subprocess.run(
-        [sys.executable, "docs/generate.py"], env=env, capture_output=True, text=True, timeout=300, cwd=root
-    )
-    assert docs.returncode == 0, docs.stderr
-    reference = (root / "docs" / "config-reference.md").read_text()
-    return {**json.loads(done.stdout.strip().splitlines()[-1]), "reference": reference}
+    return probe_copy(root, PROBE, "config-reference.md")
 
 
 def test_the_entry_declares_the_key_in_the_schema_and_the_reference(probed):

@@ -8,13 +8,8 @@ the inputs at 2 are twice those at 1 for the same seed."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
-from conftest import insert_at, package_copy
+from conftest import insert_at, package_copy, probe_copy
 
 DOC = "Trend only: a factor on every input value, a toy."
 OPTION = f'    "input_gain": KeyOption(float, 1.0, "{DOC}", gt=0, le=10),\n'
@@ -53,15 +48,7 @@ def probed(tmp_path_factory) -> dict:
         "    return TrendData(X_train, y_train, X_test, y_test, s_train, s_test)",
         "    X_train, X_test = input_gain * X_train, input_gain * X_test\n",
     )
-    env = {**os.environ, "PYTHONPATH": str(root), "LNBENCH_KERNELS": "0"}
-    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=300, cwd=root)
-    assert done.returncode == 0, done.stderr
-    docs = subprocess.run(
-        [sys.executable, "docs/generate.py"], env=env, capture_output=True, text=True, timeout=300, cwd=root
-    )
-    assert docs.returncode == 0, docs.stderr
-    reference = (root / "docs" / "config-reference.md").read_text()
-    return {**json.loads(done.stdout.strip().splitlines()[-1]), "reference": reference}
+    return probe_copy(root, PROBE, "config-reference.md")
 
 
 def test_the_declaration_is_the_schema_field_and_its_reference_row(probed):
