@@ -111,6 +111,7 @@ def launch(
     runs_dir, jobs, launcher, resume = args.runs_dir, args.jobs, args.launcher, args.resume
     from lnbench.config.checks import check_lr_used
     from lnbench.experiments import driver
+    from lnbench.experiments.base import LaunchOptions
     from lnbench.experiments.registry import EXPERIMENTS
     from lnbench.launchers.executors import usable_cores, worker_count
     from lnbench.records.folder import RunFolder
@@ -177,17 +178,8 @@ def launch(
 
         weights = {c.name: step_cost(cell) for cell in to_train for c in cell.cfgs}
         with progress(work_of([c for cell in to_train for c in cell.cfgs], weights)) as on_epoch:
-            result = driver.execute(
-                exp,
-                spec,
-                cells,
-                plan=plan,
-                runs_dir=runs_dir,
-                on_epoch=on_epoch,
-                jobs=n_jobs,
-                resume=resume,
-                launcher=launcher,
-            )
+            where = LaunchOptions(runs_dir=runs_dir, on_epoch=on_epoch, jobs=n_jobs, resume=resume, launcher=launcher)
+            result = driver.execute(exp, spec, cells, plan=plan, **where)
         stop.folder = result.path
         summary = RunFolder(result.path).summary() or {}
         tables, verdicts = exp.printed_after_run(result.path, summary, result.verdicts)
