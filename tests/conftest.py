@@ -73,10 +73,28 @@ def run_in_copy(root: Path, *args: str) -> str:
     return done.stdout
 
 
+#: a probe script's helper (prepended by :func:`probe_copy`): each call's ConfigError message, or None
+REFUSALS = """
+from lnbench.config import ConfigError
+
+
+def refusals(*calls):
+    out = []
+    for call in calls:
+        try:
+            call()
+            out.append(None)
+        except ConfigError as exc:
+            out.append(str(exc))
+    return out
+"""
+
+
 def probe_copy(root: Path, script: str, page: str) -> dict:
-    """In the package copy ``root``: the JSON that ``script`` prints last, and the reference ``page``
+    """In the package copy ``root``: the JSON that ``script`` (which may call :data:`REFUSALS`'
+    ``refusals``) prints last, and the reference ``page``
     (``config-reference.md``) as the copy's ``docs/generate.py`` writes it, under ``"reference"``."""
-    out = json.loads(run_in_copy(root, "-c", script).strip().splitlines()[-1])
+    out = json.loads(run_in_copy(root, "-c", REFUSALS + script).strip().splitlines()[-1])
     run_in_copy(root, "docs/generate.py")
     return {**out, "reference": (root / "docs" / page).read_text()}
 

@@ -1,6 +1,7 @@
 """``--confirm`` of compare and claims: the pilot (run now, or --resume's folder), the confirm
 stage's plan from its results, printed and pinned in the folder's confirm.json, then the confirm
-stage on fresh seeds in the same folder (:func:`_two_stage`)."""
+stage on fresh seeds in the same folder (:func:`_two_stage`, the steps of
+:mod:`lnbench.experiments.two_stage`)."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def _two_stage(
     max_seeds: int,
     plan_table: Callable[[Any, int], Table],
 ) -> None:
-    """``--confirm``: the steps of :mod:`lnbench.experiments.confirm`, printed: the pilot (run now,
+    """``--confirm``: the steps of :mod:`lnbench.experiments.two_stage`, printed: the pilot (run now,
     or --resume's folder, finished first if it is not), the confirm stage's plan from its rows
     (``plan_table(plan, max_seeds)``) and its cost, then the confirm stage in the same folder (or,
     with --dry-run, the runs it would start). A folder whose confirm.json pins another plan

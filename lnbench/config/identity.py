@@ -16,19 +16,23 @@ from typing import Any
 
 import yaml
 
-from lnbench.names import FAMILY_REGISTRY, NORM_REGISTRY, norm_keys_without_effect
+from lnbench.names import FAMILY_REGISTRY, NORM_REGISTRY, TASK_OPTIONS, norm_keys_without_effect
 
 #: every norm kind's own keys (:attr:`lnbench.names.NormInfo.options`) at their defaults
 NORM_OPTION_DEFAULTS = {
     f"model.{key}": option.default for info in NORM_REGISTRY.values() for key, option in info.options.items()
 }
 
-#: the model families' own keys declared ``added`` (:attr:`lnbench.names.KeyOption.added`), at their defaults
-ADDED_FAMILY_OPTIONS = {
-    f"model.{key}": option.default
-    for info in FAMILY_REGISTRY.values()
-    for key, option in info.options.items()
-    if option.added
+#: the model families' and the tasks' own keys declared ``added`` (:attr:`lnbench.names.KeyOption.added`),
+#: at their defaults
+ADDED_REGISTRY_OPTIONS = {
+    **{
+        f"model.{key}": option.default
+        for info in FAMILY_REGISTRY.values()
+        for key, option in info.options.items()
+        if option.added
+    },
+    **{f"data.{key}": option.default for key, option in TASK_OPTIONS.items() if option.added},
 }
 
 #: Keys added after run folders were first written, each with the value that does what a folder
@@ -40,7 +44,6 @@ ADDED_KEYS: dict[str, Any] = {
     "model.num_layers": 1,  # of the RNN and the LSTM (ADDED_FOR); the Transformer always had it
     **NORM_OPTION_DEFAULTS,  # every norm's own keys (model.norm_groups: 2), at their defaults
     "data.n_val": 0,
-    "data.mnist_order": "rows",
     "train.optimizer": "adam",
     "train.momentum": 0.0,
     "train.nesterov": False,
@@ -55,7 +58,7 @@ ADDED_KEYS: dict[str, Any] = {
     "train.lr_by_batch_size": None,
     "train.rmsprop_alpha": 0.99,
     "model.norm_eps": 1e-5,
-    **ADDED_FAMILY_OPTIONS,  # the family keys declared added (model.state_noise_std: 0.0)
+    **ADDED_REGISTRY_OPTIONS,  # the family and task keys declared added (model.state_noise_std, data.mnist_order)
     # of the LSTM (ADDED_FOR): the RNN always had it; the LSTM's W_h was uniform before the key reached it
     "model.recurrent_init": "uniform",
 }

@@ -16,8 +16,15 @@ from lnbench.names import FAMILY_NAMES, FAMILY_REGISTRY, GAINLESS_NORMS, NORM_RE
 
 def _family_options(*keys: str) -> dict[str, KeyOption]:
     """The families' own keys (:attr:`lnbench.names.FamilyInfo.options`): ``keys`` in that order,
-    or with none given every one (the config reference's order: a new key comes after these)."""
-    every = {key: option for info in FAMILY_REGISTRY.values() for key, option in info.options.items()}
+    or with none given every one (the config reference's order: a new key comes after these).
+
+    Raises:
+        TypeError: two families declare one key differently."""
+    every: dict[str, KeyOption] = {}
+    for info in FAMILY_REGISTRY.values():
+        for key, option in info.options.items():
+            if every.setdefault(key, option) != option:  # two families share a key by sharing its declaration
+                raise TypeError(f"model.{key}: declared differently by two families; give both the same KeyOption")
     return {key: every[key] for key in keys} if keys else every
 
 

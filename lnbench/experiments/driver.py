@@ -183,12 +183,10 @@ class ResumePlan:
     :func:`execute`.
 
     Attributes:
-        resume: the folder resumed, or None (a new run keeps nothing).
         kept: cell index -> its rows and child folders, for each cell whose runs all finished
-            under this config (:meth:`Experiment.kept`).
+            under this config (:meth:`Experiment.kept`); empty for a new run.
     """
 
-    resume: Path | None
     kept: dict[int, list[tuple[SummaryRow, Path]]]
 
 
@@ -196,9 +194,9 @@ def resume_plan(cells: list[Cell], resume: str | Path | None, exp: Experiment | 
     """The cells of ``cells`` whose runs finished in the folder ``resume`` (:meth:`Experiment.kept`
     of ``exp``; without it, :func:`reusable`), each cell's child folders read once."""
     if resume is None:
-        return ResumePlan(None, {})
+        return ResumePlan({})
     kept = exp.kept if exp is not None else reusable
-    return ResumePlan(Path(resume), {k: rows for k, c in enumerate(cells) if (rows := kept(c)) is not None})
+    return ResumePlan({k: rows for k, c in enumerate(cells) if (rows := kept(c)) is not None})
 
 
 def _plan_of(
@@ -512,8 +510,8 @@ def _run_cells(
     on_epoch: EpochCallback | None,
     exp: Experiment,
     baselines: Baselines,
-    reference: str | Path | None = None,
-    plan: ResumePlan | None = None,
+    reference: str | Path | None,
+    plan: ResumePlan,
 ) -> list[SummaryRow]:
     """Run every cell on ``executor``; rows in the cells' order, and a partial summary.json after
     each cell (with the baselines once they are fitted). A cell whose runs are another's (:func:`copy_sources`) is not trained: once that
@@ -526,10 +524,9 @@ def _run_cells(
 
     finished: dict[int, list[SummaryRow]] = {}
     if run.resume is not None:  # --resume: keep every cell whose runs all finished under this config
-        kept_cells = (plan or resume_plan(cells, run.resume, exp)).kept
         for k, cell in enumerate(cells):
-            if k in kept_cells:
-                finished[k] = [row for row, _ in kept_cells[k]]
+            if k in plan.kept:
+                finished[k] = [row for row, _ in plan.kept[k]]
                 for row, c in zip(finished[k], cell.cfgs):
                     if on_epoch is not None:
                         on_epoch(label(c), c.train.epochs, c.train.epochs, row.final_test_acc, status="kept")

@@ -146,8 +146,9 @@ def confirm(
     else:
         folder = Path(o["resume"])
         cells = driver.prepare(exp, spec, o["jobs"], o["launcher"], folder, o["check_norm"])
-        if driver.cells_to_run(cells, folder, exp):
-            driver.execute(exp, spec, cells, **options)
+        plan = driver.resume_plan(cells, folder, exp)  # the child folders read once
+        if driver.cells_to_run(cells, folder, exp, plan):
+            driver.execute(exp, spec, cells, plan=plan, **options)
     stage = plan_stage(kind, spec, folder, max_seeds, o["launcher"])
     check_pinned(stage)
     pin(stage)

@@ -151,6 +151,7 @@ TASK_OPTIONS: dict[str, KeyOption] = {
         f"{joined(_VECTORS)}, which read{'s' if len(_VECTORS) == 1 else ''} nothing else; the sequence families do not "
         "read it).",
         choices=("rows", "pixels", "permuted", "flat"),
+        added=True,
     ),
     "permutation_seed": KeyOption(
         int,

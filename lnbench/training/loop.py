@@ -249,9 +249,10 @@ class _Members:
 
 
 def _exploded(what: str, loss: float, limit: float, num_classes: int) -> str | None:
-    """Why a loss (nats) means divergence, or None: a non-finite one (``test``'s) or one above ``limit``."""
-    if not math.isfinite(loss) and what == "test":
-        return f"the test loss became {loss}"
+    """Why an epoch's ``what`` (train, test) loss (nats) means divergence, or None: not finite, or
+    above ``limit``."""
+    if not math.isfinite(loss):
+        return f"the {what} loss became {loss}"
     if loss > limit:
         return f"{what} loss {loss:.3g} nats exceeds {EXPLODED_LOSS_FACTOR:g} x ln {num_classes}"
     return None

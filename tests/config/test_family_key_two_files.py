@@ -18,7 +18,7 @@ USE = "        logits = logits / self.cfg.logit_temperature\n"
 
 PROBE = """
 import json, torch
-from lnbench.config import ConfigError, load_config
+from lnbench.config import load_config
 from lnbench.config.checks import check_keys_apply
 from lnbench.config.identity import ADDED_KEYS
 from lnbench.config.model import ModelConfig
@@ -35,13 +35,10 @@ for value in ("1", "2"):
 out["ratio"] = (logits[1] / logits[0]).tolist()
 out["yaml_transformer"] = "logit_temperature" in cfg.to_yaml(True)
 out["yaml_rnn"] = "logit_temperature" in load_config(None, ["model.family=rnn"]).to_yaml(True)
-out["errors"] = []
-for bad, families in ((["model.logit_temperature=0"], ["transformer"]), (["model.logit_temperature=2"], ["rnn"])):
-    try:
-        check_keys_apply(load_config(None, bad), families)
-        out["errors"].append(None)
-    except ConfigError as exc:
-        out["errors"].append(str(exc))
+out["errors"] = refusals(
+    lambda: check_keys_apply(load_config(None, ["model.logit_temperature=0"]), ["transformer"]),
+    lambda: check_keys_apply(load_config(None, ["model.logit_temperature=2"]), ["rnn"]),
+)
 print(json.dumps(out))
 """
 

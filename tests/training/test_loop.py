@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 import torch
 from torch.nn import functional as F
 from torch.optim.optimizer import register_optimizer_step_post_hook
@@ -208,3 +209,31 @@ def test_batchnorm_initial_hidden_norm_uses_batch_statistics():
     hist = train_model(_model("batch"), DATA, TrainConfig(epochs=1, batch_size=16), seed=0)
     torch.testing.assert_close(torch.tensor(hist.hidden_norm_init), expected)
     assert not torch.allclose(expected, as_identity)
+
+
+class _ConstantLogits(torch.nn.Module):
+    """Logits (a, -a) for every example: cross-entropy softplus(-2a) on class 0 and softplus(2a)
+    on class 1, so about a nats on balanced classes."""
+
+    def __init__(self, a: float):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.tensor(a))
+
+    def forward(self, x, return_hidden=False):
+        logits = torch.stack([self.a, -self.a]).expand(x.shape[0], 2)
+        return (logits, x) if return_hidden else logits
+
+
+@pytest.mark.parametrize("a", [60.0, 80.0])
+def test_the_exploded_loss_limit_is_100_ln_c(a):
+    """A finite epoch loss diverges exactly above EXPLODED_LOSS_FACTOR x ln C (69.3 nats for C = 2).
+    Oracle: the loss by hand, class 1's share of softplus(2a) plus class 0's of softplus(-2a)."""
+    share = float(DATA.y_train.float().mean())
+    expected = share * F.softplus(torch.tensor(2 * a)).item() + (1 - share) * F.softplus(torch.tensor(-2 * a)).item()
+    hist = train_model(_ConstantLogits(a), DATA, TrainConfig(epochs=1, batch_size=64, lr=1e-12), seed=0)
+    if expected > 100 * math.log(2):
+        assert hist.status == "diverged" and hist.divergence_reason == (
+            f"train loss {expected:.3g} nats exceeds 100 x ln 2"
+        )
+    else:
+        assert hist.status == "completed" and hist.train_loss[0] == pytest.approx(expected, rel=1e-3)
